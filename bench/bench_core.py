@@ -1,0 +1,54 @@
+"""Core speed figures (printed, not asserted). Goals: one scenario against the whole catalog < 5 ms."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gpuplan_core.catalog import get_preset, load_gpus  # noqa: E402
+from gpuplan_core.memory import MemoryRequest, evaluate_catalog  # noqa: E402
+
+
+def timeit(fn, repeat: int = 50) -> tuple[float, float]:
+    fn()  # warm caches
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    times.sort()
+    return statistics.median(times), times[int(0.95 * (len(times) - 1))]
+
+
+def main() -> None:
+    gpus = load_gpus()
+    cases = {
+        "memory: Llama-3.1-8B inference, whole catalog": (
+            get_preset("Llama-3.1-8B"),
+            MemoryRequest(context_tokens=8192, batch=8),
+        ),
+        "memory: Llama-3.1-70B inference, whole catalog": (
+            get_preset("Llama-3.1-70B"),
+            MemoryRequest(context_tokens=8192, batch=8),
+        ),
+        "memory: DeepSeek-V3 inference, whole catalog": (
+            get_preset("DeepSeek-V3"),
+            MemoryRequest(context_tokens=8192, batch=8),
+        ),
+        "memory: Llama-3.1-70B training ZeRO-3, whole catalog": (
+            get_preset("Llama-3.1-70B"),
+            MemoryRequest(mode="training", zero_stage=3, gpus=8, context_tokens=4096),
+        ),
+    }
+    print(f"{'benchmark':<58} {'median ms':>10} {'p95 ms':>8}")
+    for name, (m, req) in cases.items():
+        med, p95 = timeit(lambda m=m, req=req: evaluate_catalog(m, req, gpus))
+        print(f"{name:<58} {med:>10.2f} {p95:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

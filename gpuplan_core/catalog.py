@@ -1,0 +1,280 @@
+"""Data catalogs: the GPU table (data/gpus.csv) and the model presets (data/models.json).
+
+GPU names are matched case-insensitively with the usual aliases ("H100", "H100-SXM",
+"H100 SXM5 80GB", "A100-40GB", "RTX PRO 6000 Blackwell") by ``resolve_gpu``; the UI, the CLI and
+the pricing loader all go through it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, PositiveFloat
+
+from .model import ModelArch
+from .units import GB, TFLOP, GiB
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+
+class GPU(BaseModel):
+    """One GPU variant. Peaks are DENSE; sparse (2:4) figures are never used for speed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    gpu: str
+    family: str
+    variant: str
+    aliases: tuple[str, ...] = ()
+    vram_nominal_gb: PositiveFloat
+    vram_usable_gib: PositiveFloat
+    vram_usable_source: str
+    memory_type: str
+    bandwidth_gb_s: PositiveFloat
+    bf16_dense_tflops: PositiveFloat
+    fp8_dense_tflops: PositiveFloat | None = None
+    int8_dense_tops: PositiveFloat | None = None
+    fp4_dense_tflops: PositiveFloat | None = None
+    link_gb_s_per_direction: PositiveFloat | None = None
+    tdp_w: PositiveFloat
+    sources: str
+    notes: str = ""
+
+    # --- units in bytes / seconds -------------------------------------------------------------
+    @property
+    def vram_nominal_bytes(self) -> float:
+        """The vendor's label. Vendors' memory labels are binary in practice (an "80 GB" H100 has
+        80 GiB of HBM), so the label is read as GiB."""
+        return self.vram_nominal_gb * GiB
+
+    @property
+    def vram_usable_bytes(self) -> float:
+        """What the CUDA runtime reports as total memory (ECC and driver reserve removed)."""
+        return self.vram_usable_gib * GiB
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        return self.bandwidth_gb_s * GB
+
+    @property
+    def link_bandwidth_bytes_per_s(self) -> float | None:
+        return None if self.link_gb_s_per_direction is None else self.link_gb_s_per_direction * GB
+
+    def dense_peak_flops(self, math: str) -> tuple[float, str]:
+        """Dense peak FLOP/s for a math format, falling back to the best supported one.
+
+        Returns (flops_per_s, format actually used). FP32 runs as TF32 on tensor cores, taken as
+        half the BF16 peak (true of A100, H100, L40S, L4, MI300X datasheets).
+        """
+        if math == "fp32":
+            return self.bf16_dense_tflops * TFLOP / 2, "tf32"
+        order = {"fp4": ["fp4", "fp8", "bf16"], "fp8": ["fp8", "bf16"], "int8": ["int8", "bf16"], "bf16": ["bf16"]}
+        for fmt in order.get(math, ["bf16"]):
+            value = {
+                "fp4": self.fp4_dense_tflops,
+                "fp8": self.fp8_dense_tflops,
+                "int8": self.int8_dense_tops,
+                "bf16": self.bf16_dense_tflops,
+            }[fmt]
+            if value:
+                return value * TFLOP, fmt
+        return self.bf16_dense_tflops * TFLOP, "bf16"
+
+    @property
+    def label(self) -> str:
+        return f"{self.family} {self.variant}" if self.family != self.gpu else self.gpu
+
+
+def _norm(name: str) -> str:
+    s = re.sub(r"[^a-z0-9]", "", name.lower())
+    for noise in ("nvidia", "tesla", "geforce", "hbm3e", "hbm3", "hbm2e", "hbm2", "gddr6", "gddr7"):
+        s = s.replace(noise, "")
+    return s
+
+
+@lru_cache(maxsize=4)
+def load_gpus(path: str | None = None) -> tuple[GPU, ...]:
+    df = pd.read_csv(path or DATA_DIR / "gpus.csv", dtype=str, keep_default_na=False)
+    gpus = []
+    for row in df.to_dict("records"):
+        clean = {k: (v if v != "" else None) for k, v in row.items()}
+        clean["aliases"] = tuple(a for a in (row.get("aliases") or "").split(";") if a)
+        clean["notes"] = row.get("notes") or ""
+        gpus.append(GPU(**clean))
+    return tuple(gpus)
+
+
+@lru_cache(maxsize=4)
+def _alias_map(path: str | None = None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for g in load_gpus(path):
+        for key in (g.gpu, *g.aliases):
+            out[_norm(key)] = g.gpu
+    return out
+
+
+def resolve_gpu_name(name: str, path: str | None = None) -> str | None:
+    """Canonical GPU id for a user's spelling, or None when nothing matches."""
+    return _alias_map(path).get(_norm(name or ""))
+
+
+def get_gpu(name: str, path: str | None = None) -> GPU:
+    gid = resolve_gpu_name(name, path)
+    if gid is None:
+        allowed = ", ".join(g.gpu for g in load_gpus(path))
+        raise ValueError(f"gpu: unknown GPU {name!r}; allowed: {allowed} (and their usual aliases)")
+    return next(g for g in load_gpus(path) if g.gpu == gid)
+
+
+@lru_cache(maxsize=2)
+def load_presets(path: str | None = None) -> dict[str, ModelArch]:
+    data = json.loads(Path(path or DATA_DIR / "models.json").read_text())
+    return {d["name"]: ModelArch(**d) for d in data["models"]}
+
+
+def get_preset(name: str) -> ModelArch:
+    presets = load_presets()
+    for key, m in presets.items():
+        if _norm(key) == _norm(name):
+            return m
+    raise ValueError(f"preset: unknown model {name!r}; allowed: {', '.join(presets)}")
+
+
+class HFConfigError(ValueError):
+    pass
+
+
+_GATED_FAMILIES_PLAIN = {"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "gpt_bigcode", "phi", "starcoder2"}
+_TIED_BY_DEFAULT = {
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "gpt2",
+    "gpt_neox_japanese",
+    "opt",
+    "bloom",
+    "gpt_bigcode",
+}
+_QKV_BIAS_FAMILIES = {"qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl"}
+_FOUR_NORM_FAMILIES = {"gemma2", "gemma3", "gemma3_text"}
+_QK_NORM_FAMILIES = {"qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2"}
+_MAX_CONFIG_BYTES = 2_000_000
+
+
+def model_from_hf_config(config: dict | str | bytes, name: str | None = None) -> ModelArch:
+    """Build a ModelArch from a Hugging Face ``config.json`` (a dict, or its text).
+
+    Handles nested ``text_config`` (multimodal wrappers), explicit ``head_dim``, MoE keys
+    (Mixtral ``num_local_experts``, Qwen ``num_experts``, DeepSeek ``n_routed_experts``) and MLA
+    keys (``kv_lora_rank`` ...). Missing required keys raise HFConfigError naming them.
+    """
+    if isinstance(config, (str, bytes)):
+        if len(config) > _MAX_CONFIG_BYTES:
+            raise HFConfigError(f"config.json: larger than {_MAX_CONFIG_BYTES:,} bytes; not a model config")
+        try:
+            config = json.loads(config)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise HFConfigError(f"config.json: not valid JSON ({exc})") from None
+    if not isinstance(config, dict):
+        raise HFConfigError("config.json: must be a JSON object with keys such as hidden_size, num_hidden_layers")
+    cfg = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    model_type = str(cfg.get("model_type") or config.get("model_type") or "").lower()
+
+    def get(*keys, default=None, required=False):
+        for k in keys:
+            if k in cfg and cfg[k] is not None:
+                return cfg[k]
+        if required:
+            raise HFConfigError(f"config.json: missing required key {' or '.join(repr(k) for k in keys)}")
+        return default
+
+    layers = get("num_hidden_layers", "n_layer", "num_layers", required=True)
+    hidden = get("hidden_size", "n_embd", "d_model", required=True)
+    heads = get("num_attention_heads", "n_head", required=True)
+    kv_heads = get("num_key_value_heads", "num_kv_heads", "multi_query_group_num", default=heads)
+    vocab = get("vocab_size", required=True)
+    inter = get("intermediate_size", "n_inner", "ffn_dim", default=None)
+    n_experts = get("num_local_experts", "num_experts", "n_routed_experts", default=0) or 0
+    expert_inter = get("moe_intermediate_size", default=None)
+    if inter is None:
+        if n_experts and expert_inter:
+            inter = expert_inter
+        elif model_type in _GATED_FAMILIES_PLAIN:
+            inter = 4 * hidden if isinstance(hidden, int) else None
+        else:
+            raise HFConfigError("config.json: missing required key 'intermediate_size'")
+    layer_types = get("layer_types", default=None)
+    window = get("sliding_window", default=0) or 0
+    swa_layers = 0
+    if isinstance(layer_types, list) and window:
+        swa_layers = sum(1 for t in layer_types if "sliding" in str(t))
+    elif window and model_type in ("gemma2",):
+        swa_layers = layers // 2
+    elif window and model_type in ("gemma3", "gemma3_text"):
+        pattern = get("sliding_window_pattern", default=6) or 6
+        swa_layers = layers - layers // pattern
+    elif window and (model_type == "mistral" or get("use_sliding_window", default=False)):
+        swa_layers = layers
+    if model_type == "mixtral" and not get("sliding_window", default=None):
+        swa_layers = 0
+    fields = dict(
+        name=name or cfg.get("_name_or_path") or config.get("_name_or_path") or (model_type or "custom model"),
+        source="Hugging Face config.json",
+        num_layers=layers,
+        hidden_size=hidden,
+        num_attention_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=get("head_dim", default=None),
+        intermediate_size=inter,
+        mlp_gated=model_type not in _GATED_FAMILIES_PLAIN,
+        vocab_size=vocab,
+        tied_embeddings=bool(get("tie_word_embeddings", default=model_type in _TIED_BY_DEFAULT)),
+        qkv_bias=bool(get("attention_bias", "qkv_bias", default=model_type in _QKV_BIAS_FAMILIES)),
+        o_bias=bool(get("attention_bias", default=False)),
+        mlp_bias=bool(get("mlp_bias", default=False)),
+        norms_per_layer=4 if model_type in _FOUR_NORM_FAMILIES else 2,
+        qk_norm=model_type in _QK_NORM_FAMILIES,
+        max_context_tokens=get("max_position_embeddings", "n_positions", default=131_072),
+        sliding_window_tokens=window if swa_layers else 0,
+        sliding_window_layers=swa_layers,
+    )
+    if n_experts:
+        fields.update(
+            num_experts=n_experts,
+            experts_per_token=get("num_experts_per_tok", "num_experts_per_token", "moe_top_k", required=True),
+            expert_intermediate_size=expert_inter or inter,
+            num_shared_experts=get("n_shared_experts", default=0) or 0,
+            shared_expert_intermediate_size=get("shared_expert_intermediate_size", default=0) or 0,
+            first_dense_layers=get("first_k_dense_replace", default=0) or 0,
+            router_bias=model_type in ("deepseek_v3",),
+        )
+    if get("kv_lora_rank", default=0):
+        fields.update(
+            kv_lora_rank=get("kv_lora_rank"),
+            q_lora_rank=get("q_lora_rank", default=0) or 0,
+            qk_rope_head_dim=get("qk_rope_head_dim", required=True),
+            qk_nope_head_dim=get("qk_nope_head_dim", required=True),
+            v_head_dim=get("v_head_dim", required=True),
+            head_dim=None,
+        )
+    try:
+        return ModelArch(**fields)
+    except ValueError as exc:  # pydantic ValidationError is a ValueError
+        raise HFConfigError(f"config.json: {_first_error(exc)}") from None
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        parts = []
+        for e in errors():
+            loc = ".".join(str(x) for x in e.get("loc", ())) or "model"
+            msg = str(e.get("msg", "")).removeprefix("Value error, ")
+            parts.append(f"{loc}: {msg}" if not msg.startswith(loc) else msg)
+        return "; ".join(parts)
+    return str(exc)

@@ -1,0 +1,132 @@
+"""Command line: ``python -m gpuplan_core memory|perf|calibrate|cost|plan ...``.
+
+Bad arguments exit 2 with one line naming the field and what is allowed; never a traceback.
+The --json output is the stable interface documented in the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from . import api
+from .errors import describe
+from .formats import FORMATS
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would print usage + exit 2; keep exit 2, one clear line
+        self.exit(2, f"error: {message}\n")
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--preset", help="bundled model preset, e.g. Llama-3.1-8B")
+    src.add_argument("--config", help="path to a Hugging Face config.json")
+    src.add_argument("--params", help="bare parameter count, e.g. 7e9 (derives an approximate dense shape)")
+    p.add_argument("--mode", default="inference", help="inference | training | finetune")
+    p.add_argument("--method", default="full", help="finetune method: full | lora | qlora")
+    p.add_argument("--zero-stage", type=int, default=0, help="ZeRO stage 0-3 (training)")
+    p.add_argument("--accounting", default="zero", help="zero (16 B/param) | hf (18 B/param)")
+    p.add_argument("--optimizer", default="adamw", help="adamw | adam8bit | sgd")
+    p.add_argument("--recompute", default="none", help="activation recompute: none | selective | full")
+    p.add_argument("--lora-rank", type=int, default=16)
+    p.add_argument("--weights-format", default="bf16", help=f"one of {', '.join(FORMATS)}")
+    p.add_argument("--kv-format", default="bf16")
+    p.add_argument("--context", type=int, default=4096, help="tokens per sequence")
+    p.add_argument("--batch", default="1", help="sequences at once")
+    p.add_argument("--gpu", help="GPU name (aliases accepted); default: every catalog GPU")
+    p.add_argument("--gpus", type=int, default=1, help="GPU count")
+    p.add_argument("--tp", type=int, default=1, help="tensor-parallel degree")
+    p.add_argument("--pp", type=int, default=1, help="pipeline-parallel degree")
+    p.add_argument("--memory-utilization", type=float, default=None, help="share of usable VRAM to fill (0.5-1.0)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m gpuplan_core", description="gpuplan sizing engine")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    mem = sub.add_parser("memory", help="memory budget and fit per GPU")
+    _add_model_options(mem)
+    return parser
+
+
+def _scenario_from_args(args: argparse.Namespace) -> dict:
+    out = {
+        "mode": args.mode,
+        "method": args.method,
+        "weights_format": args.weights_format,
+        "kv_format": args.kv_format,
+        "context_tokens": args.context,
+        "batch": args.batch,
+        "gpus": args.gpus,
+        "tp": args.tp,
+        "pp": args.pp,
+        "zero_stage": args.zero_stage,
+        "accounting": args.accounting,
+        "optimizer": args.optimizer,
+        "recompute": args.recompute,
+        "lora_rank": args.lora_rank,
+        "gpu": args.gpu,
+    }
+    if args.memory_utilization is not None:
+        out["memory_utilization"] = args.memory_utilization
+    if args.config:
+        try:
+            out["config_text"] = Path(args.config).read_text()
+        except OSError as exc:
+            raise ValueError(f"config: cannot read {args.config!r} ({exc.strerror})") from None
+    elif args.params:
+        try:
+            out["params"] = int(float(args.params))
+        except ValueError:
+            raise ValueError(f"params: {args.params!r} is not a number (e.g. 7e9)") from None
+    else:
+        out["preset"] = args.preset or "Llama-3.1-8B"
+    for extra in (
+        "input_tokens",
+        "output_tokens",
+        "training_tokens",
+        "mfu",
+        "requests_per_day",
+        "billing",
+        "ttft_target_s",
+        "tpot_target_s",
+        "deadline_hours",
+    ):
+        val = getattr(args, extra, None)
+        if val is not None:
+            out[extra] = val
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "calibrate":
+            result = api.calibration_report()
+            text = api.format_calibration(result)
+        else:
+            scenario = _scenario_from_args(args)
+            pricing = getattr(args, "pricing", None)
+            handlers = {
+                "memory": api.memory_report,
+                "perf": lambda s: api.perf_report(s),
+                "cost": lambda s: api.cost_report(s, pricing_path=pricing),
+                "plan": lambda s: api.plan_report(s, pricing_path=pricing),
+            }
+            result = handlers[args.command](scenario)
+            text = api.format_report(args.command, result)
+    except (ValueError, ValidationError) as exc:
+        print(f"error: {describe(exc)}", file=sys.stderr)
+        return 2
+    if getattr(args, "json", False):
+        print(json.dumps(result, indent=2, sort_keys=False))
+    else:
+        print(text)
+    return 0

@@ -1,0 +1,531 @@
+"""The memory engine: every byte of a job's budget, per GPU, with its scope named.
+
+Scopes (each budget says which one it is):
+  "weights only"   the parameters alone, in the weights format
+  "model states"   training: weights + master weights + gradients + optimizer states
+  "whole runtime"  everything the process holds: the above + KV cache or activations + workspace,
+                   CUDA context and communication buffers
+
+Formulas (one place; the Methodology page shows the same):
+  weights        = params x bytes_per_weight / (tp x pp)            [/ dp with ZeRO-3]
+  KV cache       = 2 x layers x kv_heads x head_dim x kv_bytes x tokens x sequences
+                   (MLA: layers x (kv_lora_rank + qk_rope_head_dim) x kv_bytes x tokens x sequences;
+                   sliding-window layers hold min(tokens, window); TP splits KV heads, never
+                   below one per rank; sequences are rounded up to whole paged blocks)
+  training       ZeRO paper accounting, 16 B/param: bf16 weights 2 + bf16 grads 2 + fp32 master 4
+                   + Adam momentum 4 + variance 4. Hugging Face accounting, 18 B/param: weights 6
+                   (bf16 2 + fp32 master 4) + fp32 grads 4 + Adam 8. ZeRO-1 shards master +
+                   optimizer over dp, ZeRO-2 also gradients, ZeRO-3 also weights.
+  activations    Korthikanti et al. 2022 per layer, generalised to GQA and gated MLPs:
+                   s*b*(attention 3h + 4*a*d + 4*kv*d + MLP 3h + (6 or 4)*I + norms 4h) bytes at 2-byte
+                   activations, + 5*a*s^2*b for the attention scores unless FlashAttention;
+                   selective recompute drops the s^2 term, full recompute keeps 2*s*b*h per layer;
+                   divided by tp (sequence parallel); pipeline stages do not reduce it (1F1B);
+                   + fp32 logits s*b*V*4 / tp.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .catalog import GPU
+from .formats import get_format
+from .model import (
+    ModelArch,
+    _ceil_div,
+    check_tp,
+    kv_bytes_per_token,
+    kv_cache_bytes,
+    params_active,
+    params_total,
+    valid_tp_degrees,
+)
+from .units import GiB
+
+Mode = Literal["inference", "training", "finetune"]
+Method = Literal["full", "lora", "qlora"]
+Accounting = Literal["zero", "hf"]
+Optimizer = Literal["adamw", "adam8bit", "sgd"]
+Recompute = Literal["none", "selective", "full"]
+LoraTargets = Literal["attention", "all-linear"]
+
+MAX_CONTEXT_TOKENS = 10_000_000  # "beyond reason": no model in 2026 serves more
+MAX_BATCH = 1_000_000
+MAX_GPUS = 100_000
+
+
+class Assumptions(BaseModel):
+    """Named, adjustable overheads with their defaults' sources (see Methodology)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    memory_utilization: float = Field(
+        0.90,
+        ge=0.5,
+        le=1.0,
+        description="share of usable VRAM a job may fill (vLLM gpu_memory_utilization, default 0.9)",
+    )
+    cuda_context_bytes: float = Field(
+        0.25 * GiB,
+        ge=0,
+        le=64 * GiB,
+        description="CUDA context and other non-torch memory at TP=1 (vLLM 0.19 measured 0.25 GiB)",
+    )
+    comm_buffer_bytes: float = Field(
+        1.85 * GiB,
+        ge=0,
+        le=64 * GiB,
+        description="extra NCCL/communication buffers at TP>=2 (vLLM non-torch 2.1 GiB vs 0.25)",
+    )
+    cuda_graph_bytes: float = Field(
+        1.0 * GiB, ge=0, le=64 * GiB, description="inference CUDA-graph pool (observed 0.51-1.85 GiB, mean 1.04)"
+    )
+    activation_workspace_bytes: float | None = Field(
+        None, ge=0, le=1024 * GiB, description="inference activation peak; None = estimate from max_batched_tokens"
+    )
+    max_batched_tokens: int = Field(
+        8192, ge=1, le=1_000_000, description="tokens in one engine step (vLLM profile run)"
+    )
+    max_sampled_sequences: int = Field(
+        256, ge=1, le=100_000, description="sequences whose fp32 logits are held at once"
+    )
+    kv_block_tokens: int = Field(16, ge=1, le=4096, description="paged KV-cache block size (vLLM default 16)")
+    framework_reserve_fraction: float = Field(
+        0.0, ge=0, le=0.5, description="training: allocator fragmentation as a share of the rest"
+    )
+
+
+class MemoryRequest(BaseModel):
+    """What the user asks about. Validated; every field is named in error messages."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Mode = "inference"
+    method: Method = "full"
+    weights_format: str = "bf16"
+    kv_format: str = "bf16"
+    activation_format: str = "bf16"
+    context_tokens: int = Field(4096, ge=1, le=MAX_CONTEXT_TOKENS)
+    batch: int = Field(1, ge=1, le=MAX_BATCH)
+    gpus: int = Field(1, ge=1, le=MAX_GPUS)
+    tp: int = Field(1, ge=1, le=1024)
+    pp: int = Field(1, ge=1, le=1024)
+    zero_stage: int = Field(0, ge=0, le=3)
+    accounting: Accounting = "zero"
+    optimizer: Optimizer = "adamw"
+    recompute: Recompute = "none"
+    flash_attention: bool = True
+    lora_rank: int = Field(16, ge=1, le=4096)
+    lora_targets: LoraTargets = "all-linear"
+    assumptions: Assumptions = Assumptions()
+
+    @model_validator(mode="after")
+    def _check(self) -> MemoryRequest:
+        for fld in ("weights_format", "kv_format", "activation_format"):
+            try:
+                get_format(getattr(self, fld))
+            except ValueError as exc:
+                raise ValueError(f"{fld}: {exc}") from None
+        if self.gpus % (self.tp * self.pp):
+            raise ValueError(f"gpus: {self.gpus} must be a multiple of tp x pp = {self.tp * self.pp}")
+        return self
+
+    @property
+    def dp(self) -> int:
+        return self.gpus // (self.tp * self.pp)
+
+
+@dataclass
+class MemoryBudget:
+    """Bytes per GPU by component (whole runtime), with the narrower scopes alongside."""
+
+    components: dict[str, float]
+    budgets: dict[str, float]  # scope -> per-GPU bytes ("weights only", "model states", "whole runtime")
+    gpus: int
+    notes: list[str] = field(default_factory=list)
+    scope: str = "whole runtime"
+
+    @property
+    def per_gpu_bytes(self) -> float:
+        return sum(self.components.values())
+
+    @property
+    def total_bytes(self) -> float:
+        return self.per_gpu_bytes * self.gpus
+
+
+# ---- pure component functions ----------------------------------------------------------------------
+
+
+def weights_bytes(n_params: float, bytes_per_weight: float) -> float:
+    return n_params * bytes_per_weight
+
+
+TRAINING_BYTES_PER_PARAM = {
+    # accounting -> component -> bytes per trainable parameter (mixed precision, AdamW)
+    "zero": {"weights": 2.0, "gradients": 2.0, "master weights": 4.0, "optimizer states": 8.0},
+    "hf": {"weights": 2.0, "master weights": 4.0, "gradients": 4.0, "optimizer states": 8.0},
+}
+OPTIMIZER_BYTES_PER_PARAM = {"adamw": 8.0, "adam8bit": 2.0, "sgd": 4.0}
+
+
+def model_state_bytes_per_param(accounting: str, optimizer: str, fp32_weights: bool = False) -> dict[str, float]:
+    """Bytes per trainable parameter by component, for the named accounting."""
+    per = dict(TRAINING_BYTES_PER_PARAM[accounting])
+    per["optimizer states"] = OPTIMIZER_BYTES_PER_PARAM[optimizer]
+    if fp32_weights:  # plain fp32 training: the weights are the master copy
+        per.update({"weights": 4.0, "master weights": 0.0, "gradients": 4.0})
+    return per
+
+
+def lora_params(m: ModelArch, rank: int, targets: str) -> int:
+    """Adapter parameters: rank x (d_in + d_out) per adapted matrix per layer."""
+    h, d = m.hidden_size, m.d
+    q_out = m.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim if m.is_mla else d)
+    kv_out = m.num_attention_heads * m.v_head_dim if m.is_mla else m.num_kv_heads * d
+    o_in = m.num_attention_heads * (m.v_head_dim if m.is_mla else d)
+    per_layer = rank * ((h + q_out) + 2 * (h + kv_out) + (o_in + h))
+    if targets == "all-linear":
+        inter = m.intermediate_size
+        per_layer += rank * ((3 if m.mlp_gated else 2) * (h + inter))
+    return m.num_layers * per_layer
+
+
+def activation_bytes_per_layer(
+    m: ModelArch, seq: int, batch: int, act_bytes: float, recompute: str, flash: bool, tp: int
+) -> float:
+    """Training activations stored for backward, one layer, one GPU (Korthikanti et al. 2022, generalised)."""
+    s, b, h = seq, batch, m.hidden_size
+    scale = act_bytes / 2.0  # the paper's coefficients are for 2-byte activations
+    if recompute == "full":
+        return 2 * s * b * h * scale  # only the layer input is kept
+    a = m.num_attention_heads
+    q_width = a * (m.qk_nope_head_dim + m.qk_rope_head_dim) if m.is_mla else a * m.d
+    kv_width = a * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) // 2 if m.is_mla else m.num_kv_heads * m.d
+    attn = 3 * h + 4 * q_width + 4 * kv_width
+    if m.is_moe:
+        inter = m.experts_per_token * m.expert_intermediate_size + (
+            m.shared_expert_intermediate_size or m.expert_intermediate_size * m.num_shared_experts
+        )
+    else:
+        inter = m.intermediate_size
+    mlp = 3 * h + (6 if m.mlp_gated else 4) * inter
+    per = s * b * (attn + mlp + 4 * h) * scale
+    if recompute == "none" and not flash:
+        per += 5 * a * s * s * b * scale
+    return per / tp
+
+
+def inference_activation_bytes(m: ModelArch, asm: Assumptions, act_bytes: float, tp: int) -> float:
+    """Peak activation workspace of a serving engine's profile step (an estimate)."""
+    if asm.activation_workspace_bytes is not None:
+        return asm.activation_workspace_bytes
+    inter = m.expert_intermediate_size * m.experts_per_token if m.is_moe else m.intermediate_size
+    width = ((2 if m.mlp_gated else 1) * inter + inter) / tp + 4 * m.hidden_size
+    logits = asm.max_sampled_sequences * m.vocab_size * 4 / tp
+    return asm.max_batched_tokens * width * act_bytes + logits
+
+
+# ---- the budget ---------------------------------------------------------------------------------
+
+
+def memory_budget(m: ModelArch, req: MemoryRequest) -> MemoryBudget:
+    """The whole per-GPU budget of one configuration (req.gpus GPUs, tp x pp x dp)."""
+    check_tp(m, req.tp)
+    if req.pp > m.num_layers:
+        raise ValueError(f"pp: {req.pp} pipeline stages exceed the model's {m.num_layers} layers")
+    return _budget(m, req, req.batch, req.context_tokens)
+
+
+def _budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> MemoryBudget:
+    """memory_budget with batch and context as arguments (the inverse searches call this)."""
+    if req.mode == "inference":
+        return _inference_budget(m, req, batch, context)
+    return _training_budget(m, req, batch, context)
+
+
+def _overheads(req: MemoryRequest) -> dict[str, float]:
+    asm = req.assumptions
+    out = {"CUDA context": asm.cuda_context_bytes}
+    if req.tp > 1:
+        out["communication buffers"] = asm.comm_buffer_bytes
+    return out
+
+
+def _stage_fraction(m: ModelArch, pp: int) -> float:
+    return _ceil_div(m.num_layers, pp) / m.num_layers if pp > 1 else 1.0
+
+
+def _inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> MemoryBudget:
+    wf, kvf, af = get_format(req.weights_format), get_format(req.kv_format), get_format(req.activation_format)
+    asm = req.assumptions
+    shard = req.tp * req.pp
+    w = weights_bytes(params_total(m), wf.bytes_per_value) / shard
+    block = asm.kv_block_tokens
+    ctx = _ceil_div(context, block) * block
+    kv = kv_cache_bytes(m, kvf.bytes_per_value, ctx, batch, tp=req.tp, pp=req.pp)
+    comps = {
+        "weights": w,
+        "KV cache": kv,
+        "activation workspace": inference_activation_bytes(m, asm, af.bytes_per_value, req.tp),
+        "CUDA graphs": asm.cuda_graph_bytes,
+        **_overheads(req),
+    }
+    notes = []
+    if wf.lower_bound:
+        notes.append("Ideal packed 4-bit is a lower bound: real 4-bit formats store scales on top.")
+    if m.approximate:
+        notes.append(
+            "The architecture is derived from a bare parameter count: KV cache and activations are approximate."
+        )
+    if m.is_mla and req.tp > 1:
+        notes.append("MLA latent KV is not split by heads: every tensor-parallel rank holds all of it.")
+    if not m.is_mla and req.tp > m.num_kv_heads:
+        notes.append(f"tp {req.tp} exceeds the {m.num_kv_heads} KV heads: KV heads are replicated, one per rank.")
+    budgets = {"weights only": w, "whole runtime": sum(comps.values())}
+    return MemoryBudget(components=comps, budgets=budgets, gpus=req.gpus, notes=notes)
+
+
+def _training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> MemoryBudget:
+    af = get_format(req.activation_format)
+    asm = req.assumptions
+    shard = req.tp * req.pp
+    dp = req.dp
+    n_total = params_total(m)
+    notes: list[str] = []
+    comps: dict[str, float] = {}
+    lora = req.mode == "finetune" and req.method in ("lora", "qlora")
+    if lora:
+        base_fmt = get_format("nf4-dq" if req.method == "qlora" else req.weights_format)
+        trainable = lora_params(m, req.lora_rank, req.lora_targets)
+        base = weights_bytes(n_total, base_fmt.bytes_per_value) / shard
+        if req.zero_stage == 3:
+            base /= dp
+        comps["frozen base weights"] = base
+        per = model_state_bytes_per_param(req.accounting, req.optimizer)
+        per = {f"adapter {k}": v for k, v in per.items()}
+        notes.append(
+            f"{req.method.upper()}: base frozen in {base_fmt.label}; {trainable:,} adapter parameters "
+            f"(rank {req.lora_rank}, {req.lora_targets}) carry gradients and optimizer states."
+        )
+    else:
+        trainable = n_total
+        per = model_state_bytes_per_param(req.accounting, req.optimizer, fp32_weights=req.weights_format == "fp32")
+    for name, bpp in per.items():
+        if bpp == 0:
+            continue
+        val = trainable * bpp / shard
+        base_name = name.removeprefix("adapter ")
+        if (
+            (req.zero_stage >= 1 and base_name in ("master weights", "optimizer states"))
+            or (req.zero_stage >= 2 and base_name == "gradients")
+            or (req.zero_stage >= 3 and base_name == "weights")
+        ):
+            val /= dp
+        comps[name] = val
+    states = sum(comps.values())
+    per_layer = activation_bytes_per_layer(
+        m, context, batch, af.bytes_per_value, req.recompute, req.flash_attention, req.tp
+    )
+    comps["activations"] = per_layer * m.num_layers  # 1F1B: the first stage holds pp micro-batches
+    comps["logits (fp32)"] = context * batch * m.vocab_size * 4 / req.tp
+    comps.update(_overheads(req))
+    if asm.framework_reserve_fraction:
+        comps["allocator reserve"] = asm.framework_reserve_fraction * sum(comps.values())
+    acc = "ZeRO paper (16 B/param)" if req.accounting == "zero" else "Hugging Face (18 B/param)"
+    notes.append(f"Model-state accounting: {acc}; optimizer {req.optimizer}; ZeRO stage {req.zero_stage} over dp={dp}.")
+    if m.approximate:
+        notes.append("The architecture is derived from a bare parameter count: activations are approximate.")
+    w_only = comps.get("weights", comps.get("frozen base weights", 0.0))
+    budgets = {"weights only": w_only, "model states": states, "whole runtime": sum(comps.values())}
+    return MemoryBudget(components=comps, budgets=budgets, gpus=req.gpus, notes=notes)
+
+
+# ---- fit and inverse answers ----------------------------------------------------------------------
+
+
+def budget_bytes(gpu: GPU, asm: Assumptions) -> float:
+    """What a job may fill on one GPU: usable VRAM x memory utilization."""
+    return gpu.vram_usable_bytes * asm.memory_utilization
+
+
+def kv_capacity_tokens(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
+    """Tokens of KV cache that fit beside everything else on one GPU (vLLM's KV pool / bytes per token)."""
+    check_tp(m, req.tp)
+    b = _budget(m, req, 1, req.context_tokens)
+    fixed = b.per_gpu_bytes - b.components["KV cache"]
+    pool = budget_bytes(gpu, req.assumptions) - fixed
+    per_tok = kv_bytes_per_token(m, get_format(req.kv_format).bytes_per_value, req.tp) * _stage_fraction(m, req.pp)
+    return max(0, int(pool // per_tok))
+
+
+def max_batch(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
+    """Largest batch (sequences) at req.context_tokens that fits one GPU of this layout; 0 if none."""
+    check_tp(m, req.tp)
+    one = _budget(m, req, 1, req.context_tokens).per_gpu_bytes
+    two = _budget(m, req, 2, req.context_tokens).per_gpu_bytes
+    per_seq = two - one
+    room = budget_bytes(gpu, req.assumptions) - (one - per_seq)
+    if room < per_seq:
+        return 0
+    return int(min(MAX_BATCH, room // per_seq)) if per_seq > 0 else MAX_BATCH
+
+
+def max_context(m: ModelArch, req: MemoryRequest, gpu: GPU, limit: int | None = None) -> int:
+    """Largest context (tokens) at req.batch that fits one GPU of this layout; 0 if none."""
+    cap = budget_bytes(gpu, req.assumptions)
+    hi = limit or MAX_CONTEXT_TOKENS
+
+    check_tp(m, req.tp)
+
+    def fits(c: int) -> bool:
+        return _budget(m, req, req.batch, c).per_gpu_bytes <= cap
+
+    if not fits(1):
+        return 0
+    if fits(hi):
+        return hi
+    if req.mode == "inference":  # KV is piecewise linear in context: solve, then check the neighbours
+        block = req.assumptions.kv_block_tokens
+        fixed = _budget(m, req, req.batch, 0).per_gpu_bytes
+        per_tok_layer = kv_cache_bytes(m, get_format(req.kv_format).bytes_per_value, 1, req.batch, req.tp, req.pp)
+        per_tok_layer /= m.num_layers
+        room = (cap - fixed) / per_tok_layer  # token-layers that fit
+        full, swa, w = m.num_layers - m.sliding_window_layers, m.sliding_window_layers, m.sliding_window_tokens
+        if swa and room >= m.num_layers * w:
+            guess = hi if full == 0 else int((room - swa * w) / full)
+        else:
+            guess = int(room / m.num_layers)
+        guess = max(1, min(hi, guess // block * block))
+        while guess > 1 and not fits(guess):
+            guess -= block if guess > block else 1
+        step = block
+        while guess + 1 <= hi and fits(guess + 1):
+            if guess + step <= hi and fits(guess + step):
+                guess += step
+            else:
+                guess += 1
+        return guess
+    # training: the budget is exactly quadratic in context (activations s and s^2 terms, logits s)
+    f0, f1, f2 = (_budget(m, req, req.batch, c).per_gpu_bytes for c in (0, 1, 2))
+    a2 = (f2 - 2 * f1 + f0) / 2
+    a1 = f1 - f0 - a2
+    room = cap - f0
+    guess = room / a1 if a2 <= 0 else (-a1 + math.sqrt(a1 * a1 + 4 * a2 * room)) / (2 * a2)
+    lo = max(1, min(hi - 1, int(guess) - 2))
+    if fits(lo) and not fits(lo + 8):
+        while fits(lo + 1):
+            lo += 1
+        return lo
+    lo = 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+@dataclass
+class Layout:
+    gpus: int
+    tp: int
+    pp: int
+    dp: int
+
+
+def layout_table(m: ModelArch, req: MemoryRequest, max_count: int = 4096) -> list[tuple[int, int, int, float, float]]:
+    """Candidate layouts with per-GPU bytes split into (sharded by dp, not sharded): GPU-independent.
+
+    Inference: tensor parallel (only degrees the heads allow, up to 8 in one node) x pipeline stages.
+    Training: the same tp x pp grid, with the chosen ZeRO stage sharding over dp.
+    Rows: (tp x pp, tp, pp, sharded_bytes_at_dp1, unsharded_bytes).
+    """
+    tps = valid_tp_degrees(m, 8)
+    pps = [p for p in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if p <= m.num_layers]
+    rows = []
+    for tp in tps:
+        for pp in pps:
+            n0 = tp * pp
+            if n0 > max_count:
+                continue
+            r1 = req.model_copy(update={"tp": tp, "pp": pp, "gpus": n0})
+            b1 = _budget(m, r1, req.batch, req.context_tokens).per_gpu_bytes
+            if req.mode == "inference" or req.zero_stage == 0:
+                rows.append((n0, tp, pp, 0.0, b1))
+                continue
+            r2 = req.model_copy(update={"tp": tp, "pp": pp, "gpus": 2 * n0})
+            b2 = _budget(m, r2, req.batch, req.context_tokens).per_gpu_bytes
+            sharded = 2 * (b1 - b2)  # per-GPU = sharded / dp + unsharded
+            rows.append((n0, tp, pp, sharded, b1 - sharded))
+    return rows
+
+
+def min_gpus(
+    m: ModelArch, req: MemoryRequest, gpu: GPU, max_count: int = 4096, table: list | None = None
+) -> Layout | None:
+    """The smallest GPU count (and its tp x pp x dp layout) whose per-GPU budget fits this GPU."""
+    cap = budget_bytes(gpu, req.assumptions)
+    best: Layout | None = None
+    for n0, tp, pp, sharded, unsharded in table if table is not None else layout_table(m, req, max_count):
+        if best and n0 >= best.gpus:
+            continue
+        if sharded <= 0:
+            if unsharded <= cap:
+                best = Layout(n0, tp, pp, 1)
+            continue
+        if unsharded >= cap:
+            continue
+        dp = max(1, math.ceil(sharded / (cap - unsharded) * (1 - 1e-12)))
+        while sharded / dp + unsharded > cap:  # float guard
+            dp += 1
+        n = n0 * dp
+        if n <= max_count and (best is None or n < best.gpus):
+            best = Layout(n, tp, pp, dp)
+    return best
+
+
+@dataclass
+class GpuFit:
+    gpu: GPU
+    budget_bytes: float
+    per_gpu_bytes: float
+    fits: bool
+    min_layout: Layout | None
+    max_batch: int
+    max_context: int
+    kv_capacity_tokens: int | None
+
+    @property
+    def min_gpus(self) -> int | None:
+        return None if self.min_layout is None else self.min_layout.gpus
+
+
+def fit_on_gpu(
+    m: ModelArch, req: MemoryRequest, gpu: GPU, budget: MemoryBudget | None = None, table: list | None = None
+) -> GpuFit:
+    budget = budget or memory_budget(m, req)
+    cap = budget_bytes(gpu, req.assumptions)
+    ctx_limit = max(m.max_context_tokens, req.context_tokens)
+    return GpuFit(
+        gpu=gpu,
+        budget_bytes=cap,
+        per_gpu_bytes=budget.per_gpu_bytes,
+        fits=budget.per_gpu_bytes <= cap,
+        min_layout=min_gpus(m, req, gpu, table=table),
+        max_batch=max_batch(m, req, gpu),
+        max_context=max_context(m, req, gpu, limit=ctx_limit),
+        kv_capacity_tokens=kv_capacity_tokens(m, req, gpu) if req.mode == "inference" else None,
+    )
+
+
+def evaluate_catalog(m: ModelArch, req: MemoryRequest, gpus: tuple[GPU, ...]) -> list[GpuFit]:
+    budget = memory_budget(m, req)
+    table = layout_table(m, req)
+    return [fit_on_gpu(m, req, g, budget, table) for g in gpus]
+
+
+def params_summary(m: ModelArch) -> dict[str, int]:
+    return {"params_total": params_total(m), "params_active": params_active(m)}

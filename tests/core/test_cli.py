@@ -1,0 +1,122 @@
+"""The command line: stable JSON keys, exit 2 with a named field on bad input, never a traceback."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Result:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def run(*args):
+    """In-process (fast); test_module_entry_point checks the real ``python -m`` once."""
+    import contextlib
+    import io
+
+    from gpuplan_core.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse errors
+            code = exc.code
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def test_module_entry_point():
+    p = subprocess.run(
+        [sys.executable, "-m", "gpuplan_core", "memory", "--context", "0"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert p.returncode == 2 and "context_tokens" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_memory_json_has_the_documented_keys():
+    p = run("memory", "--preset", "Llama-3.1-8B", "--context", "8192", "--batch", "4", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    for key in (
+        "params_total",
+        "params_active",
+        "kv_cache_bytes_per_token",
+        "components",
+        "total_bytes",
+        "per_gpu_bytes",
+        "scope",
+        "gpus",
+    ):
+        assert key in r
+    assert r["params_total"] == 8_030_261_248
+    assert r["kv_cache_bytes_per_token"] == 131_072
+    assert r["components"]["KV cache"] == 131_072 * 8192 * 4
+    assert (
+        r["per_gpu_bytes"] == sum(r["components"].values())
+        or abs(r["per_gpu_bytes"] - sum(r["components"].values())) <= 5
+    )
+    h100 = next(g for g in r["gpus"] if g["gpu"] == "H100-SXM")
+    assert set(h100) >= {"fits", "min_gpus", "max_batch"}
+    assert h100["fits"] is True
+
+
+def test_memory_training_accountings_from_cli():
+    for acc, gb in (("zero", 112), ("hf", 126)):
+        p = run("memory", "--params", "7e9", "--mode", "training", "--accounting", acc, "--json")
+        assert json.loads(p.stdout)["budgets"]["model states"] == gb * 10**9
+
+
+def test_memory_config_file(tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text(
+        json.dumps(
+            {
+                "model_type": "qwen2",
+                "hidden_size": 3584,
+                "intermediate_size": 18944,
+                "num_attention_heads": 28,
+                "num_hidden_layers": 28,
+                "num_key_value_heads": 4,
+                "vocab_size": 152064,
+                "tie_word_embeddings": False,
+            }
+        )
+    )
+    r = json.loads(run("memory", "--config", str(cfg), "--json").stdout)
+    assert r["params_total"] == 7_615_616_512
+    assert r["kv_cache_bytes_per_token"] == 57_344
+
+
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        (["--context", "-5"], "context"),
+        (["--context", "999999999999"], "context"),
+        (["--batch", "lots"], "batch"),
+        (["--weights-format", "int3"], "weights_format"),
+        (["--gpu", "H900"], "gpu"),
+        (["--tp", "64", "--gpus", "64"], "tp"),
+        (["--params", "seven"], "params"),
+        (["--config", "/nonexistent/config.json"], "config"),
+        (["--mode", "dreaming"], "mode"),
+        (["--gpus", "3", "--tp", "2"], "gpus"),
+        (["--preset", "GPT-9"], "preset"),
+    ],
+)
+def test_bad_arguments_exit_2_naming_the_field(args, field):
+    p = run("memory", *args)
+    assert p.returncode == 2
+    assert field in p.stderr
+    assert "Traceback" not in p.stderr + p.stdout
+
+
+def test_bad_json_config_is_a_clear_error(tmp_path):
+    cfg = tmp_path / "config.json"
+    cfg.write_text("{oops")
+    p = run("memory", "--config", str(cfg))
+    assert p.returncode == 2 and "not valid JSON" in p.stderr and "Traceback" not in p.stderr
