@@ -112,4 +112,149 @@ def format_report(command: str, r: dict[str, Any]) -> str:
                 f"{g['max_batch']:>10,} {g['max_context']:>12,}"
             )
         return "\n".join(lines)
+    if command == "perf":
+        return _format_perf(r)
     return str(r)
+
+
+# ---- performance ---------------------------------------------------------------------------------
+
+DEFAULT_GPU = "H100-SXM"
+
+
+def _workload(sc: Scenario, tp: int, pp: int):
+    from .perf import Workload
+
+    draft = None
+    if sc.spec_draft_params:
+        from .model import model_from_param_count
+
+        draft = model_from_param_count(max(sc.spec_draft_params, 500_000_000))
+    return Workload(
+        weights_format=get_format(sc.weights_format).name,
+        kv_format=get_format(sc.kv_format).name,
+        tp=tp,
+        pp=pp,
+        prefix_cache_fraction=sc.prefix_cache_fraction,
+        spec_draft=draft,
+        spec_tokens=sc.spec_tokens,
+        spec_acceptance=sc.spec_acceptance,
+    )
+
+
+def perf_for_gpu(sc: Scenario, gpu_name: str) -> dict[str, Any]:
+    """TTFT, TPOT, throughput and roofline data on one GPU type, at the scenario's layout when the
+    model fits there, else at the smallest layout that fits (and the result says so)."""
+    from .catalog import get_gpu
+    from .memory import max_batch, min_gpus
+    from .perf import PerfAssumptions, decode_sweep, predict
+
+    m = sc.model()
+    gpu = get_gpu(gpu_name)
+    req = sc.memory_request()
+    notes: list[str] = []
+    tp, pp = sc.tp, sc.pp
+    mb = max_batch(m, req, gpu)
+    if mb == 0:
+        lay = min_gpus(m, req, gpu)
+        if lay is None:
+            return {
+                "gpu": gpu.gpu,
+                "fits": False,
+                "notes": [f"{m.name} does not fit on any layout of {gpu.gpu} up to 4,096 GPUs."],
+            }
+        tp, pp = lay.tp, lay.pp
+        req = req.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp})
+        mb = max_batch(m, req, gpu)
+        notes.append(
+            f"Does not fit at tp={sc.tp} x pp={sc.pp}; shown at the smallest fitting layout tp={tp} x pp={pp}."
+        )
+    batch = mb if sc.batch == "max" else sc.batch
+    if batch > mb:
+        notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
+    pa = PerfAssumptions()
+    wl = _workload(sc, tp, pp)
+    r = predict(m, gpu, wl, max(1, batch), sc.prompt_tokens, sc.output_tokens, pa)
+    at_max = (
+        predict(m, gpu, wl, max(1, mb), sc.prompt_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
+        if mb
+        else None
+    )
+    d = r.to_dict()
+    d.update(
+        fits=mb > 0,
+        max_batch=mb,
+        output_tokens_per_s_at_max_batch=None if at_max is None else at_max.output_tokens_per_s,
+        decode_tokens_per_s_at_max_batch=None if at_max is None else at_max.decode_tokens_per_s,
+        notes=notes + ([r.math_note] if r.math_note else []) + ([r.moe_note] if r.moe_note else []) + r.notes,
+        roofs={
+            fmt: gpu.dense_peak_flops(fmt)[0]
+            for fmt in ("bf16", "fp8", "fp4", "int8")
+            if gpu.dense_peak_flops(fmt)[1] == fmt
+        },
+        sweep=decode_sweep(m, gpu, wl, sc.prompt_tokens + sc.output_tokens // 2, max(1, mb), pa),
+    )
+    return d
+
+
+def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> dict[str, Any]:
+    """The scenario's GPU (default H100 SXM) at top level, every requested GPU under ``gpus``."""
+    sc = scenario_of(s)
+    from .catalog import get_gpu
+
+    main_gpu = get_gpu(sc.gpu).gpu if sc.gpu else DEFAULT_GPU
+    names = gpus if gpus is not None else ([main_gpu] if sc.gpu else [g.gpu for g in load_gpus()])
+    per = [perf_for_gpu(sc, n) for n in names]
+    top = next((p for p in per if p["gpu"] == main_gpu), None) or perf_for_gpu(sc, main_gpu)
+    return {**model_summary(sc), **top, "gpus": per}
+
+
+def calibration_report() -> dict[str, Any]:
+    from .calibration import calibration_table, median_abs_error
+
+    table = calibration_table()
+    return {
+        "points": table,
+        "median_abs_error": median_abs_error(table),
+        "median_abs_error_speed_only": median_abs_error(table, exclude_memory=True),
+    }
+
+
+def format_calibration(r: dict[str, Any]) -> str:
+    lines = [f"{'id':<34} {'metric':<26} {'measured':>10} {'predicted':>10} {'error':>8}"]
+    for p in r["points"]:
+        lines.append(
+            f"{p['id']:<34} {p['metric']:<26} {p['measured']:>10,.1f} {p['predicted']:>10,.1f} "
+            f"{p['error'] * 100:>7.1f}%"
+        )
+    lines.append(
+        f"median absolute error: {r['median_abs_error'] * 100:.1f}% over {len(r['points'])} points "
+        f"(speed points only: {r['median_abs_error_speed_only'] * 100:.1f}%)"
+    )
+    return "\n".join(lines)
+
+
+def _format_perf(r: dict[str, Any]) -> str:
+    if not r.get("fits", True) and "ttft_s" not in r:
+        return "\n".join(r["notes"])
+    lines = [
+        f"{r['model']} on {r['gpu']} x{r['gpu_count']} (tp {r['tp']}, pp {r['pp']}), math {r['math_format']}, "
+        f"batch {r['batch']} (max {r['max_batch']}), prompt {r['prompt_tokens']:,}, output {r['output_tokens']:,}",
+        f"  TTFT                          {r['ttft_s'] * 1e3:,.1f} ms",
+        f"  TPOT (excl. first token)      {r['tpot_s'] * 1e3:,.2f} ms",
+        f"  TPOT (incl. first token)      {r['tpot_inclusive_s'] * 1e3:,.2f} ms",
+        f"  decode tokens/s per sequence  {r['decode_tokens_per_s_per_sequence']:,.1f}",
+        f"  decode tokens/s, all          {r['decode_tokens_per_s']:,.1f}",
+        f"  output tokens/s (end to end)  {r['output_tokens_per_s']:,.1f}",
+        f"  prefill tokens/s              {r['prefill_tokens_per_s']:,.0f}",
+        f"  ridge point                   {r['ridge_flops_per_byte']:,.1f} FLOP/byte",
+        f"  decode weight matmuls turn compute-bound at batch {r['compute_bound_batch']}",
+    ]
+    for ph in ("prefill", "decode"):
+        p = r[ph]
+        lines.append(
+            f"  {ph:<8} {p['flops'] / 1e12:,.3f} TFLOP, {p['bytes'] / 1e9:,.3f} GB, intensity "
+            f"{p['intensity_flops_per_byte']:,.1f} FLOP/B, {p['bound']}-bound, MFU {p['mfu']:.2f}, MBU {p['mbu']:.2f}"
+        )
+    lines += [f"note: {n}" for n in r["notes"]]
+    return "\n".join(lines)

@@ -52,6 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     mem = sub.add_parser("memory", help="memory budget and fit per GPU")
     _add_model_options(mem)
+    perf = sub.add_parser("perf", help="prefill/decode roofline, TTFT, TPOT, throughput")
+    _add_model_options(perf)
+    perf.add_argument("--input-tokens", type=int, default=None, help="prompt tokens (default: context - output)")
+    perf.add_argument("--output-tokens", type=int, default=256)
+    perf.add_argument("--prefix-cache", type=float, default=None, help="share of the prompt already cached (0-0.99)")
+    perf.add_argument("--spec-draft-params", default=None, help="speculative decoding: draft model size, e.g. 1e9")
+    perf.add_argument("--spec-tokens", type=int, default=None)
+    perf.add_argument("--spec-acceptance", type=float, default=None)
+    cal = sub.add_parser("calibrate", help="predicted vs measured on data/measurements.csv")
+    cal.add_argument("--json", action="store_true")
     return parser
 
 
@@ -87,7 +97,16 @@ def _scenario_from_args(args: argparse.Namespace) -> dict:
             raise ValueError(f"params: {args.params!r} is not a number (e.g. 7e9)") from None
     else:
         out["preset"] = args.preset or "Llama-3.1-8B"
+    if getattr(args, "prefix_cache", None) is not None:
+        out["prefix_cache_fraction"] = args.prefix_cache
+    if getattr(args, "spec_draft_params", None) is not None:
+        try:
+            out["spec_draft_params"] = int(float(args.spec_draft_params))
+        except ValueError:
+            raise ValueError(f"spec_draft_params: {args.spec_draft_params!r} is not a number") from None
     for extra in (
+        "spec_tokens",
+        "spec_acceptance",
         "input_tokens",
         "output_tokens",
         "training_tokens",

@@ -460,6 +460,8 @@ def layout_table(m: ModelArch, req: MemoryRequest, max_count: int = 4096) -> lis
             b2 = _budget(m, r2, req.batch, req.context_tokens).per_gpu_bytes
             sharded = 2 * (b1 - b2)  # per-GPU = sharded / dp + unsharded
             rows.append((n0, tp, pp, sharded, b1 - sharded))
+    if req.mode == "inference":  # at equal GPU count, prefer tensor parallel (lower latency) over stages
+        rows.sort(key=lambda r: (r[0], -r[1]))
     return rows
 
 

@@ -120,3 +120,41 @@ def test_bad_json_config_is_a_clear_error(tmp_path):
     cfg.write_text("{oops")
     p = run("memory", "--config", str(cfg))
     assert p.returncode == 2 and "not valid JSON" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_perf_json_and_calibrate():
+    p = run(
+        "perf",
+        "--preset",
+        "Llama-3.1-8B",
+        "--gpu",
+        "H100",
+        "--input-tokens",
+        "2048",
+        "--output-tokens",
+        "128",
+        "--batch",
+        "max",
+        "--json",
+    )
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["batch"] == r["max_batch"]
+    for k in ("ttft_s", "tpot_s", "decode_tokens_per_s_per_sequence", "output_tokens_per_s", "compute_bound_batch"):
+        assert isinstance(r[k], (int, float))
+    assert r["decode"]["weight_bytes"] == 2 * 8_030_261_248
+    c = run("calibrate", "--json")
+    assert c.returncode == 0 and json.loads(c.stdout)["median_abs_error"] < 0.1
+
+
+@pytest.mark.parametrize(
+    "args,field",
+    [
+        (["--output-tokens", "0"], "output_tokens"),
+        (["--prefix-cache", "1.5"], "prefix_cache_fraction"),
+        (["--spec-acceptance", "2"], "spec_acceptance"),
+    ],
+)
+def test_perf_bad_arguments(args, field):
+    p = run("perf", *args)
+    assert p.returncode == 2 and field in p.stderr

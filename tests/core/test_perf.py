@@ -1,0 +1,173 @@
+"""The performance model: hand-computed roofline numbers, properties, calibration regression."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuplan_core import api
+from gpuplan_core.calibration import calibration_table, median_abs_error
+from gpuplan_core.catalog import get_gpu, get_preset, load_gpus
+from gpuplan_core.memory import MemoryRequest, max_batch
+from gpuplan_core.model import model_from_param_count
+from gpuplan_core.perf import (
+    PerfAssumptions,
+    Workload,
+    decode_phase,
+    expected_experts_touched,
+    predict,
+    prefill_phase,
+)
+
+PA = PerfAssumptions()
+L8 = get_preset("Llama-3.1-8B")
+M7 = model_from_param_count(7_000_000_000)
+
+
+def test_decode_batch1_reads_all_bf16_weights():
+    p = decode_phase(L8, get_gpu("H100"), Workload(), 1, 1024, PA)
+    assert p.weight_bytes == 2 * 8_030_261_248  # about 16.06e9 bytes per step
+    # KV read: 1,024 tokens x 131,072 B, plus the new token's KV written
+    assert p.kv_bytes == 131_072 * 1024 + 131_072
+
+
+def test_ridge_point_h100_bf16():
+    r = predict(L8, get_gpu("H100"), Workload(), 1, 128, 16, PA)
+    assert r.ridge_flops_per_byte == pytest.approx(989e12 / 3.35e12)
+    assert round(r.ridge_flops_per_byte, 1) == 295.2
+
+
+@pytest.mark.parametrize("gpu", [g.gpu for g in load_gpus()])
+def test_7b_decode_batch1_memory_bound_everywhere(gpu):
+    p = decode_phase(M7, get_gpu(gpu), Workload(), 1, 2048, PA)
+    assert p.bound == "memory"
+    assert p.intensity_flops_per_byte < get_gpu(gpu).bf16_dense_tflops * 1e12 / get_gpu(gpu).bandwidth_bytes_per_s
+
+
+def test_7b_prefill_2048_compute_bound_on_h100():
+    p = prefill_phase(M7, get_gpu("H100"), Workload(), 1, 2048, PA)
+    assert p.bound == "compute"
+    assert p.intensity_flops_per_byte > 295.2
+
+
+def test_prefill_flops_by_hand():
+    """2 x matmul params x tokens (lm_head once per prompt) + causal attention 4 x a x d x L x S(S+1)/2."""
+    s = 1000
+    p = prefill_phase(L8, get_gpu("H100"), Workload(), 1, s, PA)
+    v_h = 128_256 * 4096
+    body = 8_030_261_248 - 2 * v_h  # less the input embedding and the lm_head
+    expected = 2 * body * s + 2 * v_h + 4 * 32 * 128 * 32 * s * (s + 1) / 2
+    assert p.flops == pytest.approx(expected)
+
+
+def test_dense_peaks_only_and_fp8_fallback():
+    a100 = get_gpu("A100")
+    r = predict(L8, a100, Workload(weights_format="fp8"), 1, 512, 16, PA)
+    assert r.math_format == "bf16" and "no FP8" in r.math_note
+    assert r.peak_flops_per_s == 312e12  # dense; the sparse 624 is never used
+    h = predict(L8, get_gpu("H100"), Workload(weights_format="fp8"), 1, 512, 16, PA)
+    assert h.peak_flops_per_s == 1979e12 and h.math_note is None
+
+
+def test_moe_expert_reads_depend_on_batch():
+    mix = get_preset("Mixtral-8x7B-v0.1")
+    assert expected_experts_touched(mix, 1) == pytest.approx(2)
+    assert expected_experts_touched(mix, 256) == pytest.approx(8, abs=1e-6)
+    one = decode_phase(mix, get_gpu("H100"), Workload(tp=2), 1, 512, PA)
+    many = decode_phase(mix, get_gpu("H100"), Workload(tp=2), 64, 512, PA)
+    assert one.weight_bytes < many.weight_bytes
+    assert many.weight_bytes == pytest.approx(46_702_792_704 * 2 / 2, rel=1e-6)
+
+
+def test_levers_change_the_numbers():
+    h100 = get_gpu("H100")
+    base = predict(L8, h100, Workload(), 8, 8192, 256, PA)
+    cached = predict(L8, h100, Workload(prefix_cache_fraction=0.75), 8, 8192, 256, PA)
+    assert cached.ttft_s < base.ttft_s
+    fp8kv = predict(L8, h100, Workload(kv_format="fp8"), 8, 8192, 256, PA)
+    assert fp8kv.tpot_s < base.tpot_s
+    fp8w = predict(L8, h100, Workload(weights_format="fp8"), 8, 8192, 256, PA)
+    assert fp8w.tpot_s < base.tpot_s
+    draft = model_from_param_count(1_000_000_000)
+    good = predict(L8, h100, Workload(spec_draft=draft, spec_tokens=4, spec_acceptance=0.8), 1, 1024, 256, PA)
+    bad = predict(L8, h100, Workload(spec_draft=draft, spec_tokens=4, spec_acceptance=0.0), 1, 1024, 256, PA)
+    plain = predict(L8, h100, Workload(), 1, 1024, 256, PA)
+    assert good.tpot_s < plain.tpot_s < bad.tpot_s
+
+
+def test_tpot_inclusive_definition():
+    r = predict(L8, get_gpu("H100"), Workload(), 4, 1024, 100, PA)
+    assert r.tpot_inclusive_s == pytest.approx((r.ttft_s + 99 * r.tpot_s) / 100)
+    assert r.output_tokens_per_s == pytest.approx(4 * 100 / r.e2e_request_s)
+
+
+def test_tensor_parallel_all_reduce_is_charged():
+    h100 = get_gpu("H100")
+    r1 = decode_phase(L8, h100, Workload(tp=1), 1, 1024, PA)
+    r2 = decode_phase(L8, h100, Workload(tp=2), 1, 1024, PA)
+    assert r1.comm_time_s == 0
+    assert r2.comm_time_s >= 2 * 32 * PA.allreduce_latency_s
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(100, 10_000), st.floats(1.01, 4), st.integers(1, 256), st.integers(1, 32768))
+def test_more_bandwidth_never_slows_decode(bw, factor, batch, ctx):
+    g = get_gpu("H100").model_copy(update={"bandwidth_gb_s": bw})
+    g2 = g.model_copy(update={"bandwidth_gb_s": bw * factor})
+    assert (
+        decode_phase(L8, g2, Workload(), batch, ctx, PA).time_s
+        <= decode_phase(L8, g, Workload(), batch, ctx, PA).time_s
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from([g.gpu for g in load_gpus()]), st.sampled_from([512, 2048, 8192]))
+def test_more_batch_never_lowers_throughput_until_memory_runs_out(gpu, ctx):
+    g = get_gpu(gpu)
+    mb = max_batch(L8, MemoryRequest(context_tokens=ctx), g)
+    prev = 0.0
+    b = 1
+    while b <= mb:
+        tput = b / decode_phase(L8, g, Workload(), b, ctx, PA).time_s
+        assert tput >= prev
+        prev, b = tput, b * 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["Llama-3.1-70B", "Mixtral-8x7B-v0.1", "DeepSeek-V3"]), st.sampled_from([1, 2, 4, 8]))
+def test_tp_never_increases_per_gpu_weight_bytes(name, tp):
+    m = get_preset(name)
+    one = decode_phase(m, get_gpu("H100"), Workload(tp=1), 4, 1024, PA).weight_bytes
+    more = decode_phase(m, get_gpu("H100"), Workload(tp=tp), 4, 1024, PA).weight_bytes
+    assert more <= one
+
+
+# Recorded in the README: median absolute error over data/measurements.csv with the defaults.
+CALIBRATION_MEDIAN_ABS_ERROR_CEILING = 0.056
+
+
+def test_calibration_error_does_not_regress():
+    table = calibration_table()
+    assert len(table) == 30
+    err = median_abs_error(table)
+    assert err <= CALIBRATION_MEDIAN_ABS_ERROR_CEILING, f"median abs error {err:.3f} got worse"
+
+
+def test_perf_report_keys_and_max_batch():
+    r = api.perf_report(
+        {"preset": "Llama-3.1-8B", "gpu": "H100", "input_tokens": 1024, "output_tokens": 128, "batch": "max"}
+    )
+    for k in (
+        "ttft_s",
+        "tpot_s",
+        "decode_tokens_per_s_per_sequence",
+        "output_tokens_per_s",
+        "batch",
+        "max_batch",
+        "compute_bound_batch",
+        "prefill",
+        "decode",
+    ):
+        assert k in r
+    assert r["batch"] == r["max_batch"] > 1
+    assert r["prefill"]["bound"] in ("compute", "memory", "overhead")
+    assert set(r["prefill"]) >= {"flops", "bytes", "intensity_flops_per_byte", "bound"}
