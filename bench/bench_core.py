@@ -50,5 +50,26 @@ def main() -> None:
         print(f"{name:<58} {med:>10.2f} {p95:>8.2f}")
 
 
+def bench_plan() -> None:
+    from gpuplan_core.plan import recommend
+    from gpuplan_core.pricing import load_pricing
+    from gpuplan_core.scenario import Scenario
+
+    offers = load_pricing().offers
+    cases = {
+        "plan: Llama-3.1-70B serving, catalog x 3 formats x 80 offers": Scenario(
+            preset="Llama-3.1-70B", batch=16, requests_per_day=50_000, ttft_target_s=2, tpot_target_s=0.05
+        ),
+        "plan: Llama-3.1-8B serving, catalog x 3 formats x 80 offers": Scenario(preset="Llama-3.1-8B", batch=8),
+        "plan: 7B pre-training, 1T tokens, ZeRO-3": Scenario(
+            params=7_000_000_000, mode="training", training_tokens=1e12, zero_stage=3, deadline_hours=720
+        ),
+    }
+    for name, sc in cases.items():
+        med, p95 = timeit(lambda sc=sc: recommend(sc, offers), repeat=20)
+        print(f"{name:<58} {med:>10.2f} {p95:>8.2f}")
+
+
 if __name__ == "__main__":
     main()
+    bench_plan()

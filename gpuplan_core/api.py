@@ -114,6 +114,10 @@ def format_report(command: str, r: dict[str, Any]) -> str:
         return "\n".join(lines)
     if command == "perf":
         return _format_perf(r)
+    if command == "cost":
+        return _format_cost(r)
+    if command == "plan":
+        return _format_plan(r)
     return str(r)
 
 
@@ -257,4 +261,112 @@ def _format_perf(r: dict[str, Any]) -> str:
             f"{p['intensity_flops_per_byte']:,.1f} FLOP/B, {p['bound']}-bound, MFU {p['mfu']:.2f}, MBU {p['mbu']:.2f}"
         )
     lines += [f"note: {n}" for n in r["notes"]]
+    return "\n".join(lines)
+
+
+# ---- cost and plan -------------------------------------------------------------------------------
+
+
+def _offers(pricing_path: str | None):
+    from .pricing import load_pricing
+
+    report = load_pricing(pricing_path)
+    if not report.offers:
+        raise ValueError("pricing: no usable offers; " + "; ".join(str(e) for e in report.errors[:5]))
+    return report
+
+
+def cost_report(s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None) -> dict[str, Any]:
+    """Per offer: per-run cluster cost and monthly always-on; training: GPU-hours and wall hours."""
+    from .plan import cost_table
+
+    sc = scenario_of(s)
+    report = None
+    if offers is None:
+        report = _offers(pricing_path)
+        offers = report.offers
+    table = cost_table(sc, offers)
+    rows = table["offers"]
+    if sc.gpu:
+        from .catalog import get_gpu
+
+        gid = get_gpu(sc.gpu).gpu
+        rows = [r for r in rows if r["gpu"] == gid]
+    rows.sort(key=lambda r: r["run_cost_usd"] if r["run_cost_usd"] is not None else float("inf"))
+    out: dict[str, Any] = {
+        **model_summary(sc),
+        "mode": sc.mode,
+        "hours_per_month": sc.hours_per_month,
+        "offers": rows,
+        "rejected": table["rejected"],
+        "serverless": table.get("serverless", []),
+    }
+    if sc.mode != "inference":
+        first = rows[0] if rows else None
+        out.update(
+            training_flops=table.get("training_flops"),
+            training_tokens=table.get("training_tokens"),
+            mfu=table.get("mfu"),
+            tokens_note=table.get("tokens_note"),
+            gpu_hours=None if first is None else first["gpu_hours"],
+            wall_hours=None if first is None else first["wall_hours"],
+        )
+    else:
+        first = rows[0] if rows else None
+        out.update(
+            gpu_hours=None,
+            wall_hours=None,
+            cheapest_monthly_usd=None if not rows else min(r["monthly_always_on_usd"] for r in rows),
+        )
+    if report is not None:
+        out["pricing_errors"] = [str(e) for e in report.errors]
+        out["pricing_warnings"] = [str(w) for w in report.warnings]
+    return out
+
+
+def plan_report(
+    s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, explore_formats: bool = True
+) -> dict[str, Any]:
+    from .plan import recommend
+
+    sc = scenario_of(s)
+    if offers is None:
+        offers = _offers(pricing_path).offers
+    return {**model_summary(sc), "mode": sc.mode, **recommend(sc, offers, explore_formats=explore_formats)}
+
+
+def _format_cost(r: dict[str, Any]) -> str:
+    lines = [f"{r['model']} ({r['mode']}): {len(r['offers'])} offers"]
+    if r.get("gpu_hours"):
+        lines.append(
+            f"  training: {r['training_flops']:.3g} FLOPs, {r['gpu_hours']:,.0f} GPU-hours, "
+            f"{r['wall_hours']:,.1f} h wall (cheapest offer's layout), MFU {r['mfu']:.2f}"
+        )
+        if r.get("tokens_note"):
+            lines.append(f"  note: {r['tokens_note']}")
+    lines.append(f"  {'offer':<36} {'GPU':<14} {'billing':<17} {'GPUs':>5} {'per run USD':>12} {'monthly USD':>12}")
+    for o in r["offers"][:40]:
+        lines.append(
+            f"  {o['offer_id']:<36} {o['gpu']:<14} {o['billing_model']:<17} {o['gpus']:>5} "
+            f"{o['run_cost_usd']:>12,.2f} {o['monthly_always_on_usd']:>12,.0f}"
+        )
+    for rej in r["rejected"][:10]:
+        lines.append(f"  not possible: {rej}")
+    return "\n".join(lines)
+
+
+def _format_plan(r: dict[str, Any]) -> str:
+    lines = [f"{r['model']} ({r['mode']}), {r.get('candidates', 0)} candidates; cost in {r.get('unit', 'USD')}"]
+    if r.get("message"):
+        lines.append(r["message"])
+    for i, p in enumerate(r["picks"], 1):
+        cost = p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"]
+        lines.append(f"{i}. {p['offer_id']} ({p['gpu']} x{p['gpus']}, {p['weights_format']}): {cost:,.0f} USD")
+        lines += [f"     - {w}" for w in p["why"]]
+    for p in r["near_misses"]:
+        cost = p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"]
+        lines.append(
+            f"near miss: {p['offer_id']} ({p['gpu']}, {p['weights_format']}) {cost:,.0f} USD misses: "
+            + "; ".join(p["misses"])
+        )
     return "\n".join(lines)

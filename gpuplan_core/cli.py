@@ -60,6 +60,20 @@ def build_parser() -> argparse.ArgumentParser:
     perf.add_argument("--spec-draft-params", default=None, help="speculative decoding: draft model size, e.g. 1e9")
     perf.add_argument("--spec-tokens", type=int, default=None)
     perf.add_argument("--spec-acceptance", type=float, default=None)
+    for name in ("cost", "plan"):
+        c = sub.add_parser(name, help="costs per offer" if name == "cost" else "ranked recommendation")
+        _add_model_options(c)
+        c.add_argument("--input-tokens", type=int, default=None)
+        c.add_argument("--output-tokens", type=int, default=256)
+        c.add_argument("--training-tokens", type=float, default=None, help="tokens to train on (training/finetune)")
+        c.add_argument("--mfu", type=float, default=None, help="model FLOPs utilization for training (0-1)")
+        c.add_argument("--requests-per-day", type=float, default=None)
+        c.add_argument("--pricing", default=None, help="path to a pricing CSV (default: bundled data/pricing.csv)")
+        c.add_argument("--billing", default=None, help="on_demand | spot | reserved | serverless")
+        c.add_argument("--provider", default=None)
+        c.add_argument("--ttft-target-s", type=float, default=None)
+        c.add_argument("--tpot-target-s", type=float, default=None)
+        c.add_argument("--deadline-hours", type=float, default=None, help="training completion target")
     cal = sub.add_parser("calibrate", help="predicted vs measured on data/measurements.csv")
     cal.add_argument("--json", action="store_true")
     return parser
@@ -116,6 +130,7 @@ def _scenario_from_args(args: argparse.Namespace) -> dict:
         "ttft_target_s",
         "tpot_target_s",
         "deadline_hours",
+        "provider",
     ):
         val = getattr(args, extra, None)
         if val is not None:

@@ -70,7 +70,7 @@ class Scenario(BaseModel):
     ttft_target_s: float | None = Field(None, gt=0, le=3600)
     tpot_target_s: float | None = Field(None, gt=0, le=60)
     deadline_hours: float | None = Field(None, gt=0, le=1e6)
-    billing: str | None = None
+    billing: Billing | None = None
     provider: str | None = None
     hours_per_month: float = Field(730.0, gt=0, le=744)
     utilization: float = Field(0.5, gt=0, le=1)

@@ -158,3 +158,35 @@ def test_perf_json_and_calibrate():
 def test_perf_bad_arguments(args, field):
     p = run("perf", *args)
     assert p.returncode == 2 and field in p.stderr
+
+
+def test_cost_and_plan_json():
+    c = run(
+        "cost",
+        "--params",
+        "7e9",
+        "--mode",
+        "training",
+        "--training-tokens",
+        "1e12",
+        "--mfu",
+        "0.5",
+        "--gpu",
+        "H100",
+        "--json",
+    )
+    assert c.returncode == 0, c.stderr
+    r = json.loads(c.stdout)
+    assert r["gpu_hours"] and r["wall_hours"]
+    assert all({"run_cost_usd", "monthly_always_on_usd"} <= set(o) for o in r["offers"])
+    p = run("plan", "--preset", "Llama-3.1-8B", "--requests-per-day", "20000", "--tpot-target-s", "0.05", "--json")
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    assert plan["picks"] and all(x["why"] for x in plan["picks"])
+
+
+def test_cost_with_a_broken_pricing_file(tmp_path):
+    f = tmp_path / "p.csv"
+    f.write_text("offer_id,provider\nx,y\n")
+    p = run("cost", "--pricing", str(f))
+    assert p.returncode == 2 and "pricing" in p.stderr and "product" in p.stderr
