@@ -154,8 +154,10 @@ def serverless_monthly(
     rate = requests / month_s
     workers = max(1, math.ceil(rate * peak_to_average * execution_s))
     per_worker_rate = rate / workers
-    idle = (1 - math.exp(-per_worker_rate * idle_timeout_s)) / per_worker_rate
-    p_cold = math.exp(-per_worker_rate * idle_timeout_s)
+    # the next arrival comes G ~ Exp(rate) after this one; the worker is busy for execution_s, then idles
+    busy_through = math.exp(-per_worker_rate * execution_s)  # P(G > execution_s)
+    idle = busy_through * (1 - math.exp(-per_worker_rate * idle_timeout_s)) / per_worker_rate
+    p_cold = math.exp(-per_worker_rate * (execution_s + idle_timeout_s))
     per_request = execution_s + idle + p_cold * cold_start_s
     billed = min(requests * per_request, workers * month_s)
     return ServerlessCost(

@@ -88,7 +88,7 @@ def test_serverless_vs_always_on_break_even():
     rate = 24 / 86_400
     import math
 
-    per_request = 2 + (1 - math.exp(-rate * 5)) / rate + math.exp(-rate * 5) * 30
+    per_request = 2 + math.exp(-rate * 2) * (1 - math.exp(-rate * 5)) / rate + math.exp(-rate * 7) * 30
     assert sparse.billed_seconds_per_request == pytest.approx(per_request)
     assert sparse.monthly_usd == pytest.approx(24 * 730 / 24 * per_request / 3600 * 3.6)
 

@@ -1,0 +1,122 @@
+"""gpuplan home: the answer first (the recommendation), then headline numbers."""
+
+import pandas as pd
+import streamlit as st
+
+from gpuplan_ui import cached, fmt, page
+
+sc, values = page.setup("Which GPU should we rent, how many, and what will it cost?", ":material/recommend:")
+key = sc.model_dump_json()
+
+with page.guard("Headline numbers"):
+    mem = cached.memory_report(key)
+    sel = next(g for g in mem["gpus"] if g["gpu"] == mem["gpus"][0]["gpu"] or g["selected"])
+    sel = next((g for g in mem["gpus"] if g["selected"]), sel)
+    st.caption(
+        f"{mem['model']}"
+        + (" (approximate shape from the size)" if mem["approximate"] else "")
+        + f" · {mem['mode']}"
+        + (f" ({mem['method']})" if mem["mode"] != "inference" else "")
+        + f" · weights {mem['weights_format']} · context {mem['context_tokens']:,} tokens · batch {mem['batch']}"
+    )
+    c = st.columns(5)
+    c[0].metric(
+        "Parameters",
+        fmt.count(mem["params_total"]),
+        help=f"{mem['params_total']:,} total, {mem['params_active']:,} active per token",
+    )
+    c[1].metric(
+        "Weights",
+        fmt.gb(mem["budgets"]["weights only"] * mem["layout"]["tp"] * mem["layout"]["pp"]),
+        help="Scope: weights only, whole model, decimal GB",
+    )
+    c[2].metric(
+        "Memory per GPU",
+        fmt.gb(mem["per_gpu_bytes"]),
+        help=f"Scope: whole runtime, at {mem['layout']['gpus']} GPU(s); {fmt.gib(mem['per_gpu_bytes'])}",
+    )
+    c[3].metric(
+        f"Fits one {sel['label']}?",
+        "yes" if sel["fits"] else f"no: needs {sel['min_gpus'] or 'too many'}",
+        help=f"Budget {fmt.gb(sel['budget_bytes'])} = usable VRAM x {mem['memory_utilization']:.0%}",
+    )
+    if mem["mode"] == "inference":
+        c[4].metric(
+            "KV cache per token",
+            f"{mem['kv_cache_bytes_per_token']:,.0f} B",
+            help="2 x layers x KV heads x head_dim x bytes (MLA: the latent)",
+        )
+    else:
+        c[4].metric(
+            "Model states per GPU",
+            fmt.gb(mem["budgets"].get("model states")),
+            help="Weights + master weights + gradients + optimizer states",
+        )
+
+st.subheader("Recommendation")
+explore = st.toggle(
+    "Also consider FP8 and INT4 weights (a quality trade-off to check)",
+    key="alt_formats",
+    bind="query-params",
+    **({} if "alt_formats" in st.session_state else {"value": False}),
+)
+if sc.mode == "inference" and (sc.ttft_target_s or sc.tpot_target_s):
+    st.caption(
+        f"Targets: TTFT {fmt.ms(sc.ttft_target_s)} and TPOT {fmt.ms(sc.tpot_target_s)} per request "
+        "(set them under Traffic and latency targets)."
+    )
+with page.guard("Recommendation"):
+    plan = cached.plan_report(key, cached.pricing_key(), explore and sc.mode == "inference")
+    if not plan["picks"]:
+        st.info(
+            plan.get("message")
+            or "No configuration fits and meets the targets with the current pricing filters. "
+            "Loosen a target, allow more GPUs, or widen the pricing filter.",
+            icon=":material/info:",
+        )
+    else:
+        top = plan["picks"][0]
+        cost = top["monthly_usd"] if top["monthly_usd"] is not None else top["run_cost_usd"]
+        st.success(
+            f"**Rent {top['gpus']} x {top['gpu']} from {top['provider']} ({top['product']}, "
+            f"{top['billing_model'].replace('_', ' ')})** with {top['weights_format']} weights: "
+            f"**{fmt.usd(cost)}** {plan['unit'].replace('USD ', '')}.",
+            icon=":material/check_circle:",
+        )
+        for line in top["why"]:
+            st.markdown(f"- {line}")
+        rows = []
+        training = sc.mode != "inference"
+        for p in plan["picks"]:
+            rows.append(
+                {
+                    "offer": p["offer_id"],
+                    "provider": p["provider"],
+                    "GPU": p["gpu"],
+                    "GPUs": p["gpus"],
+                    "weights": p["weights_format"],
+                    "billing": p["billing_model"],
+                    "cost (USD)": round(p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"], 2),
+                    "TTFT (ms)": None if p["ttft_s"] is None else round(p["ttft_s"] * 1e3, 1),
+                    "TPOT (ms)": None if p["tpot_s"] is None else round(p["tpot_s"] * 1e3, 2),
+                    "wall hours": None if p["wall_hours"] is None else round(p["wall_hours"], 1),
+                    "price date": p["price_as_of"],
+                    "source": p["source"],
+                }
+            )
+        st.markdown(f"**Top {len(rows)} of {plan['candidates']} candidates** ({plan['unit']})")
+        df = pd.DataFrame(rows).drop(columns=["TTFT (ms)", "TPOT (ms)"] if training else ["wall hours"])
+        page.table(df, "picks", "gpuplan-recommendation.csv")
+        if plan["near_misses"]:
+            st.markdown("**Cheaper, but they miss the target**")
+            for p in plan["near_misses"]:
+                cost = p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"]
+                st.markdown(
+                    f"- {p['offer_id']} ({p['gpu']} x{p['gpus']}, {p['weights_format']}, {fmt.usd(cost)}): "
+                    + "; ".join(p["misses"])
+                )
+        if plan.get("tokens_note"):
+            st.caption(plan["tokens_note"])
+        if plan["rejected"]:
+            with st.expander(f"{len(plan['rejected'])} options that cannot run"):
+                st.dataframe(pd.DataFrame(plan["rejected"]), hide_index=True, width="stretch")

@@ -1,0 +1,76 @@
+"""Network fetches, treated as hostile: an allow-list of hosts, a strict model-id pattern, timeouts,
+a response size cap, no redirects off the allowed hosts. Offline, callers fall back to bundled data.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlparse
+
+import requests
+
+ALLOWED_HOSTS = {"huggingface.co", "hf.co"}
+MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+MAX_BYTES = 2_000_000
+TIMEOUT_S = (3.05, 10)
+MAX_REDIRECTS = 3
+
+
+class FetchError(Exception):
+    """A fetch that did not give usable data; the message is for the user."""
+
+
+def check_model_id(model_id: str) -> str:
+    mid = (model_id or "").strip()
+    if not MODEL_ID.match(mid) or ".." in mid:
+        raise FetchError(
+            f"model id {model_id[:80]!r} is not of the form owner/name (letters, digits, '.', '_', '-')"
+        )
+    return mid
+
+
+def fetch_bytes(url: str, allowed_hosts: set[str] = ALLOWED_HOSTS, max_bytes: int = MAX_BYTES,
+                timeout=TIMEOUT_S, session: requests.Session | None = None) -> bytes:
+    """GET with every redirect checked against the allow-list and the body capped while streaming."""
+    s = session or requests.Session()
+    for _ in range(MAX_REDIRECTS + 1):
+        host = (urlparse(url).hostname or "").lower()
+        if urlparse(url).scheme not in ("https", "http") or host not in allowed_hosts:
+            raise FetchError(f"refused to fetch from {host or url[:60]!r}: not an allowed host")
+        try:
+            r = s.get(url, timeout=timeout, allow_redirects=False, stream=True)
+        except requests.Timeout:
+            raise FetchError(f"{host} did not answer in time") from None
+        except requests.RequestException:
+            raise FetchError(f"could not reach {host} (offline?)") from None
+        with r:
+            if r.is_redirect or r.status_code in (301, 302, 303, 307, 308):
+                url = requests.compat.urljoin(url, r.headers.get("location", ""))
+                continue
+            if r.status_code == 404:
+                raise FetchError(f"{host} has no such file (404)")
+            if r.status_code != 200:
+                raise FetchError(f"{host} answered {r.status_code}")
+            declared = r.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > max_bytes:
+                raise FetchError(f"response larger than {max_bytes:,} bytes")
+            body = bytearray()
+            try:
+                for chunk in r.iter_content(65536):
+                    body += chunk
+                    if len(body) > max_bytes:
+                        raise FetchError(f"response larger than {max_bytes:,} bytes")
+            except requests.RequestException:
+                raise FetchError(f"{host} broke off the response") from None
+            return bytes(body)
+    raise FetchError("too many redirects")
+
+
+def fetch_hf_config(model_id: str, base_url: str = "https://huggingface.co", **kw) -> str:
+    """The text of a public model's config.json (validated by the caller with model_from_hf_config)."""
+    mid = check_model_id(model_id)
+    data = fetch_bytes(f"{base_url}/{mid}/resolve/main/config.json", **kw)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FetchError("config.json is not UTF-8 text") from None

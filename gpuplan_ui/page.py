@@ -1,0 +1,56 @@
+"""Page scaffolding shared by app.py and every page: config, sidebar, calm errors."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+import streamlit as st
+
+from gpuplan_core.errors import describe
+from gpuplan_core.scenario import Scenario
+
+from .export import frame_to_csv
+from .sidebar import render_sidebar
+
+log = logging.getLogger("gpuplan")
+
+
+def setup(title: str, icon: str = ":material/calculate:") -> tuple[Scenario, dict[str, Any]]:
+    st.set_page_config(page_title=f"gpuplan · {title}", page_icon=icon, layout="wide", initial_sidebar_state="expanded")
+    sc, values, notes = render_sidebar()
+    st.title(title)
+    for n in notes:
+        st.warning(n, icon=":material/info:")
+    return sc, values
+
+
+@contextlib.contextmanager
+def guard(what: str):
+    """Any failure in a section becomes a calm message; the rest of the page still renders."""
+    try:
+        yield
+    except ValueError as exc:
+        st.error(f"{what}: {describe(exc)}", icon=":material/error:")
+    except Exception as exc:  # noqa: BLE001 - no traceback ever reaches the browser
+        log.exception("section %s failed", what)
+        st.error(
+            f"{what} could not be computed for this scenario ({type(exc).__name__}). "
+            "Try other settings; the rest of the page still works.",
+            icon=":material/error:",
+        )
+
+
+def table(df, key: str, file_name: str, **kw) -> None:
+    """A dataframe with its CSV download (the same rows and columns as shown)."""
+    st.dataframe(df, hide_index=True, width="stretch", key=f"df_{key}", **kw)
+    st.download_button(
+        "Download CSV",
+        frame_to_csv(df),
+        file_name,
+        "text/csv",
+        key=f"dl_{key}",
+        on_click="ignore",
+        icon=":material/download:",
+    )

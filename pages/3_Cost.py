@@ -1,0 +1,209 @@
+"""Cost: monthly always-on vs per-run cluster cost per offer, serverless, $ per 1M tokens, lifetime."""
+
+import pandas as pd
+import streamlit as st
+
+from gpuplan_core.cost import MARKET_ESTIMATES, lifetime, market_projection
+from gpuplan_ui import cached, figures, fmt, page
+from gpuplan_ui.state import MARKET
+
+sc, values = page.setup("Cost", ":material/payments:")
+key = sc.model_dump_json()
+pkey = cached.pricing_key()
+
+with page.guard("Costs per offer"):
+    cost = cached.cost_report(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)
+    rows = cost["offers"]
+    if pkey != "bundled":
+        st.caption("Using the pricing file uploaded on the Data page (this session only).")
+    if not rows:
+        st.info(
+            "No offer matches the pricing filters, or the model fits no GPU that has offers. Widen the billing or "
+            "provider filter in the sidebar.",
+            icon=":material/info:",
+        )
+    elif sc.mode == "inference":
+        st.markdown(
+            f"Assumptions: always-on = nodes x node price x **{sc.hours_per_month:g} h/month**, billable while idle; "
+            "per-run = one day's requests as a batch job on one replica (one hour without a traffic estimate), "
+            "billed in each offer's increments with its minimum; $ per 1M tokens at "
+            f"**{sc.utilization:.0%} utilization**. Interactive serving leaves out spot offers unless Billing = Spot."
+        )
+        always = pd.DataFrame(
+            [
+                {
+                    "offer": r["offer_id"],
+                    "GPU": r["gpu"],
+                    "GPUs": r["gpus"],
+                    "monthly (USD)": round(r["monthly_always_on_usd"], 2),
+                    "$/1M out": round(r["output_cost_per_million_usd"], 3),
+                }
+                for r in sorted(rows, key=lambda r: r["monthly_always_on_usd"])
+            ]
+        )
+        run = pd.DataFrame(
+            [
+                {
+                    "offer": r["offer_id"],
+                    "GPU": r["gpu"],
+                    "GPUs": r["gpus"] // max(1, r["replicas"]),
+                    "hours": round(r["run_hours"], 3),
+                    "per run (USD)": round(r["run_cost_usd"], 2),
+                }
+                for r in rows
+            ]
+        )
+        left, right = st.columns(2)
+        with left:
+            st.markdown(f"**Monthly always-on** ({sc.hours_per_month:g} h)")
+            page.table(always, "always_on", "gpuplan-monthly-always-on.csv", height=420)
+        with right:
+            st.markdown(f"**Per run** ({rows[0]['run_description']})")
+            page.table(run, "per_run", "gpuplan-per-run.csv", height=420)
+        with st.expander("Every offer in detail (replicas, $ per 1M input tokens, TTFT, TPOT, billing notes, sources)"):
+            detail = pd.DataFrame(
+                [
+                    {
+                        "offer": r["offer_id"],
+                        "provider": r["provider"],
+                        "GPU": r["gpu"],
+                        "GPUs": r["gpus"],
+                        "replicas": r["replicas"],
+                        "billing": r["billing_model"],
+                        "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
+                        "per run (USD)": round(r["run_cost_usd"], 2),
+                        "$/1M output tokens": round(r["output_cost_per_million_usd"], 3),
+                        "$/1M input tokens": round(r["input_cost_per_million_usd"], 4),
+                        "TTFT (ms)": round(r["ttft_s"] * 1e3, 1),
+                        "TPOT (ms)": round(r["tpot_s"] * 1e3, 2),
+                        "notes": "; ".join(r["notes"]),
+                        "price date": r["price_as_of"],
+                        "source": r["source"],
+                    }
+                    for r in rows
+                ]
+            )
+            page.table(detail, "cost_detail", "gpuplan-cost-detail.csv")
+        if cost["serverless"]:
+            st.markdown(
+                "**Serverless** (start-up, execution and idle timeout billed; cold start = 20 s + weights "
+                "load at 2 GB/s)"
+            )
+            sl = pd.DataFrame(
+                [
+                    {
+                        "offer": r["offer_id"],
+                        "GPU": r["gpu"],
+                        "billing": r["billing_model"],
+                        "workers": r["replicas"],
+                        "monthly (USD)": round(r["monthly_usd"], 2),
+                        "why": "; ".join(r["why"][1:]),
+                    }
+                    for r in cost["serverless"]
+                ]
+            )
+            page.table(sl, "serverless", "gpuplan-serverless.csv")
+        elif not sc.requests_per_day:
+            st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")
+        best_monthly = min(r["monthly_always_on_usd"] for r in rows)
+        st.subheader("Lifetime: training once, inference every month")
+        train_cost = cached.cost_report(
+            sc.model_copy(
+                update={"mode": "training", "training_tokens": None, "batch": 1, "zero_stage": 3}
+            ).model_dump_json(),
+            pkey,
+        )
+        est = min((r["run_cost_usd"] for r in train_cost["offers"]), default=0.0)
+        bill = st.number_input(
+            "Training bill to compare (USD)",
+            min_value=0.0,
+            max_value=1e11,
+            value=float(round(est, -2)),
+            step=1000.0,
+            key="life_training",
+            help="Default: pre-training this model on 20 tokens per parameter at the cheapest "
+            "offer, MFU 0.40, +30% failed runs (from the cost engine).",
+        )
+        life = lifetime(bill, best_monthly, 36)
+        st.plotly_chart(
+            figures.lifetime_figure(
+                life, f"Cheapest always-on serving {fmt.usd(best_monthly)}/month vs a {fmt.usd(bill)} training bill"
+            ),
+            key="life",
+            config={"displaylogo": False},
+        )
+    else:
+        st.markdown(
+            f"Training compute: **{cost['training_flops']:.3g} FLOPs** = tokens x (6 x active parameters + causal "
+            f"attention), at MFU {cost['mfu']:.2f} of each GPU's dense BF16 peak; +{sc.overhead_factor:.0%} for failed "
+            "runs and sweeps; GPUs rounded up to whole nodes, billed in each offer's increments."
+        )
+        if cost.get("tokens_note"):
+            st.caption(cost["tokens_note"])
+        run = pd.DataFrame(
+            [
+                {
+                    "offer": r["offer_id"],
+                    "GPU": r["gpu"],
+                    "GPUs": r["gpus"],
+                    "billing": r["billing_model"],
+                    "GPU-hours": round(r["gpu_hours"], 0),
+                    "wall hours": round(r["wall_hours"], 1),
+                    "per-run (USD)": round(r["run_cost_usd"], 2),
+                    "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
+                    "price date": r["price_as_of"],
+                    "notes": "; ".join(r["notes"][2:]),
+                }
+                for r in rows
+            ]
+        )
+        left, right = st.columns([3, 2])
+        with left:
+            st.markdown("**Per-run cluster cost**")
+            page.table(run, "train_run", "gpuplan-training-runs.csv", height=420)
+        with right:
+            st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.hours_per_month:g} h/month)")
+            page.table(
+                run[["offer", "GPUs", "monthly always-on (USD)"]].sort_values("monthly always-on (USD)"),
+                "train_monthly",
+                "gpuplan-training-monthly.csv",
+                height=420,
+            )
+        best = rows[0]
+        serve = cached.cost_report(sc.model_copy(update={"mode": "inference", "batch": 8}).model_dump_json(), pkey)
+        monthly = min((r["monthly_always_on_usd"] for r in serve["offers"]), default=0.0)
+        st.subheader("Lifetime: this training run, then serving the model")
+        life = lifetime(best["run_cost_usd"], monthly, 36)
+        st.plotly_chart(
+            figures.lifetime_figure(
+                life,
+                f"{fmt.usd(best['run_cost_usd'])} training run vs cheapest "
+                f"always-on serving at {fmt.usd(monthly)}/month",
+            ),
+            key="life",
+            config={"displaylogo": False},
+        )
+    if cost["rejected"]:
+        with st.expander(f"{len(cost['rejected'])} GPU/offer combinations that cannot run"):
+            st.dataframe(pd.DataFrame(cost["rejected"]), hide_index=True, width="stretch")
+
+with page.guard("Market context"):
+    st.subheader("Market context (analyst estimates)")
+    est = st.radio(
+        "Project this month's cheapest cost with",
+        list(MARKET),
+        key="market",
+        format_func=MARKET.get,
+        horizontal=True,
+        help="One estimate at a time: they use different baselines and are never averaged.",
+        bind="query-params",
+    )
+    if est != "none" and rows:
+        base = min(r["monthly_always_on_usd"] for r in rows)
+        label = MARKET_ESTIMATES[est]["label"]
+        st.caption(label + ". An API-price trend, not a GPU rental forecast: use today's rental prices for budgets.")
+        st.plotly_chart(
+            figures.projection_figure(market_projection(base, est, 24), label),
+            key="projection",
+            config={"displaylogo": False},
+        )

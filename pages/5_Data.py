@@ -1,0 +1,131 @@
+"""Data: the GPU catalog and the pricing offers with sources and dates; upload a pricing CSV."""
+
+import datetime as dt
+import hashlib
+
+import pandas as pd
+import streamlit as st
+
+from gpuplan_core.pricing import offers_to_csv
+from gpuplan_ui import cached, page
+from gpuplan_ui.export import frame_to_csv
+
+sc, values = page.setup("Data & pricing upload", ":material/table:")
+
+st.subheader("GPU catalog")
+st.caption(
+    "Dense peaks only: sparse (2:4) figures are about 2x and never used for speed. Nominal VRAM is the "
+    "vendor's label; usable is what the CUDA runtime reports (GiB = 2^30 bytes)."
+)
+gpus = pd.DataFrame(cached.gpu_table())
+page.table(
+    gpus[
+        [
+            "gpu",
+            "family",
+            "variant",
+            "vram_nominal_gb",
+            "vram_usable_gib",
+            "vram_usable_source",
+            "memory_type",
+            "bandwidth_gb_s",
+            "bf16_dense_tflops",
+            "fp8_dense_tflops",
+            "int8_dense_tops",
+            "fp4_dense_tflops",
+            "link_gb_s_per_direction",
+            "tdp_w",
+            "aliases",
+            "sources",
+            "notes",
+        ]
+    ],
+    "gpus",
+    "gpuplan-gpus.csv",
+)
+
+st.subheader("Pricing")
+up = st.file_uploader(
+    "Use your own pricing CSV for this session",
+    type=["csv", "txt"],
+    key="pricing_file",
+    help="Same columns as the bundled file (download it below as a template). Every bad row is "
+    "reported with its line and column; good rows are kept. Nothing leaves your session.",
+)
+if up is not None:
+    data = up.getvalue()
+    with page.guard("Pricing upload"):
+        offers, errors, warnings, n = cached.parse_uploaded_pricing(data)
+        if errors:
+            st.error(
+                f"{len(errors)} problem(s) in {up.name}; {len(offers)} of {n} rows are usable.", icon=":material/error:"
+            )
+            st.dataframe(pd.DataFrame({"problem": errors}), hide_index=True, width="stretch", key="upload_errors")
+        if warnings:
+            st.warning(f"{len(warnings)} warning(s): the rows are kept, but check them.", icon=":material/warning:")
+            st.dataframe(pd.DataFrame({"warning": warnings}), hide_index=True, width="stretch", key="upload_warnings")
+        if offers:
+            st.session_state["pricing_upload_offers"] = offers
+            st.session_state["pricing_upload_key"] = hashlib.sha256(data).hexdigest()[:16]
+            st.success(
+                f"Using {len(offers)} offers from {up.name} on every page of this session.",
+                icon=":material/check_circle:",
+            )
+        else:
+            st.session_state.pop("pricing_upload_key", None)
+            st.info("No usable rows: the bundled prices stay in use.", icon=":material/info:")
+elif "pricing_upload_key" in st.session_state:
+    st.session_state.pop("pricing_upload_key", None)
+    st.session_state.pop("pricing_upload_offers", None)
+
+rows, errs, warns = cached.bundled_pricing()
+if st.session_state.get("pricing_upload_key"):
+    rows = st.session_state["pricing_upload_offers"]
+today = dt.date.today()
+
+
+def age(r):
+    d = r.get("price_as_of") if r.get("price_as_of") not in (None, "undated") else None
+    return None if d is None else (today - dt.date.fromisoformat(d)).days
+
+
+table = pd.DataFrame(
+    [
+        {
+            "offer": r["offer_id"],
+            "provider": r["provider"],
+            "product": r["product"],
+            "GPU": r["gpu"],
+            "GPUs/node": r["gpus_per_node"],
+            "billing": r["billing_model"],
+            "USD/GPU-hour": round(r["price_per_gpu_hour_usd"], 4),
+            "USD/node-hour": round(r["price_per_node_hour_usd"], 4),
+            "increment (s)": r["billing_increment_s"],
+            "minimum (s)": r["min_billed_s"],
+            "region": r["region"],
+            "price as of": r["price_as_of"],
+            "age (days)": age(r),
+            "stale": "yes" if (age(r) or 0) > 90 else ("undated" if age(r) is None else ""),
+            "retrieved": r["retrieved_date"],
+            "source": r["source"],
+            "notes": r["notes"],
+        }
+        for r in rows
+    ]
+)
+st.caption(
+    f"{len(table)} offers. 'stale' marks prices older than 90 days; 'undated' means the source gives no date "
+    "(a catalog snapshot), so re-check before committing money."
+)
+page.table(table, "pricing", "gpuplan-pricing-view.csv", height=480)
+from gpuplan_core.pricing import Offer  # noqa: E402
+
+st.download_button(
+    "Download the pricing CSV (template columns)",
+    offers_to_csv([Offer(**r) for r in rows]),
+    "gpuplan-pricing.csv",
+    "text/csv",
+    key="dl_pricing_raw",
+    on_click="ignore",
+)
+_ = frame_to_csv

@@ -1,0 +1,116 @@
+"""Methodology: every formula with its source, units, assumptions and their defaults."""
+
+import pandas as pd
+import streamlit as st
+
+from gpuplan_core.cost import MARKET_ESTIMATES
+from gpuplan_core.formats import FORMATS
+from gpuplan_core.memory import Assumptions
+from gpuplan_core.perf import PerfAssumptions
+from gpuplan_ui import page
+
+sc, values = page.setup("Methodology", ":material/menu_book:")
+
+st.markdown(r"""
+gpuplan computes every number from the formulas below (in `gpuplan_core`; each file's docstring repeats them).
+**Units:** bytes internally; **GB = 10^9 bytes, GiB = 2^30 bytes**, and every label says which. Time in seconds,
+money in US dollars, compute in FLOPs with **dense** peaks only.
+
+### Memory (`gpuplan_core/memory.py`, `model.py`)
+- **Parameters** are counted from the architecture, output layer included (untied models store it separately):
+  attention `h·a·d + 2·h·kv·d + a·d·h` (+ biases), gated MLP `3·h·I` (plain `2·h·I`), norms, embeddings;
+  MoE counts every expert (total) or the routed top-k + shared experts + router (active); MLA counts its low-rank
+  projections. Checked against published counts (Llama-3.1-8B: 8,030,261,248).
+- **Weights** = parameters × bytes per weight, scale metadata included (table below).
+- **KV cache** = 2 × layers × KV heads × head_dim × bytes × tokens × sequences. Grouped-query attention uses the KV
+  heads, not the query heads; MLA (DeepSeek) caches one latent of `kv_lora_rank + qk_rope_head_dim` per layer;
+  sliding-window layers hold at most the window. Tensor parallel splits KV heads, never below one per GPU.
+- **Training model states**: two accountings that both exist in the wild. *ZeRO paper* (Rajbhandari et al. 2020):
+  16 B/param = BF16 weights 2 + BF16 gradients 2 + FP32 master 4 + Adam momentum 4 + variance 4.
+  *Hugging Face model-memory anatomy*: 18 B/param = weights 6 (BF16 + FP32 copy) + FP32 gradients 4 + Adam 8.
+  ZeRO-1 shards optimizer states over data-parallel GPUs, ZeRO-2 also gradients, ZeRO-3 also weights.
+- **Activations** (Korthikanti et al. 2022, *Reducing Activation Recomputation*), per layer:
+  `s·b·(attention 3h + 4·a·d + 4·kv·d + MLP 3h + 6I + norms 4h)` at 2-byte activations (for GPT-3's shape this is
+  the paper's `34·s·b·h`), plus `5·a·s²·b` for attention scores unless FlashAttention; selective recompute drops that
+  term, full recompute keeps `2·s·b·h`; plus FP32 logits `s·b·V·4`.
+- **Serving overheads** (measured in vLLM 0.19 on H100 by llm-d-planner): activation workspace of the profile step,
+  CUDA-graph pool, CUDA context, NCCL buffers at tensor parallel ≥ 2, and the memory-utilization headroom.
+- Every budget names its scope: *weights only*, *model states* (training) or *whole runtime*.
+
+### Speed (`gpuplan_core/perf.py`)
+- **Prefill** processes the prompt: many tokens reuse each weight → high arithmetic intensity → compute-bound.
+  **Decode** makes one token per sequence per step and rereads all weights plus every sequence's KV cache → low
+  intensity → bandwidth-bound at small batch (seed 000). Batching shares the weight reads, not the KV reads.
+- FLOPs: `2 × active matmul parameters × tokens` + causal attention `2·a·(d_qk + d_v)` per attended pair (the
+  S² term halved by the causal mask); MoE counts the routed experts; decode reads the experts the batch touches.
+- **Ridge point** = dense peak FLOP/s ÷ bandwidth. Time per op = max(FLOPs ÷ (peak × MFU), bytes ÷ (bandwidth ×
+  MBU)), summed over the weight matmuls and attention, plus fixed overheads and tensor-parallel all-reduces
+  (2 per layer). MFU and MBU grow with op size (curves from Vidur and NVIDIA aiconfigurator per-op data).
+- **TTFT** = prefill time + overhead; **TPOT** is the mean decode step over the output, *exclusive* of the first
+  token (the inclusive variant is shown beside it). Calibration against published measurements is on Performance.
+
+### Cost (`gpuplan_core/cost.py`, `plan.py`, `pricing.py`)
+- **Always-on** = nodes × node price × 730 h/month: a running instance is billable while idle.
+- **Per run** = nodes × node price × billed time; billed time = runtime rounded to the contract's increment, at least
+  its minimum (AWS: per second, 60 s minimum; Azure: whole minutes, rounded down). Nodes are whole: 10 GPUs on
+  8-GPU nodes pay for 16.
+- **Serverless** bills worker start-up, execution and the idle timeout (RunPod, Modal rules).
+- **Training** compute = 6 × parameters × tokens (+ attention) ÷ (dense peak × MFU); real budgets add failed runs
+  and sweeps (industry estimates 30–50% of compute, seed 002).
+- **The recommendation**: the least expensive configuration that fits the complete memory budget and meets the
+  latency (TTFT, TPOT) or completion-time target (seed 000). Pay for compute when arithmetic limits the job, for
+  bandwidth when moving data limits token generation.
+""")
+
+st.markdown("### Number formats")
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "format": f.label,
+                "bits per value": round(f.bits_per_value, 4),
+                "bytes per value": round(f.bytes_per_value, 5),
+                "matmuls run in": f.math.upper(),
+                "note": f.note,
+            }
+            for f in FORMATS.values()
+        ]
+    ),
+    hide_index=True,
+    width="stretch",
+    key="fmts",
+)
+
+st.markdown("### Adjustable assumptions and their defaults")
+rows = []
+for model, area in ((Assumptions, "memory"), (PerfAssumptions, "speed")):
+    for name, field in model.model_fields.items():
+        default = field.default
+        if isinstance(default, float) and default > 1e6:
+            default = f"{default / 2**30:.2f} GiB" if default % 2**20 == 0 or default > 1e8 else default
+        rows.append({"area": area, "name": name, "default": str(default), "why": field.description or ""})
+rows += [
+    {"area": "cost", "name": "hours_per_month", "default": "730", "why": "8,760 h / 12 (AWS calculator, infracost)"},
+    {"area": "cost", "name": "overhead_factor", "default": "0.30", "why": "failed runs and sweeps (seed 002: 30-50%)"},
+    {"area": "cost", "name": "spot_restart_overhead", "default": "0.10", "why": "lost work and restarts on spot"},
+    {"area": "cost", "name": "default MFU", "default": "0.40", "why": "large dense training runs report 0.35-0.55"},
+]
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="assumptions")
+
+st.markdown("### Market context: analyst estimates, never averaged")
+for v in MARKET_ESTIMATES.values():
+    st.markdown(f"- {v['label']}")
+
+st.markdown("""
+### Sources
+- Seed 000: *Choosing GPUs for LLM work* (hardware families table, memory arithmetic, billing rules, the
+  recommendation rule, analyst estimates). Seed 002: training vs inference cost (failed runs 30–50%, lifetime).
+- Rajbhandari et al., *ZeRO* (2020); Hugging Face *Model memory anatomy*; Korthikanti et al., *Reducing Activation
+  Recomputation in Large Transformer Models* (2022); Leviathan et al., *Fast Inference from Transformers via
+  Speculative Decoding* (2023); Dettmers et al., *QLoRA* (2023).
+- vLLM KV-cache sizing and the llm-d-planner accuracy report (vLLM 0.19, H100); Microsoft Vidur and NVIDIA
+  aiconfigurator per-op profiles; jax-ml *Scaling Book*; TensorRT-LLM and FasterTransformer published benchmarks.
+- GPU specs: NVIDIA and AMD datasheets via aiconfigurator system files, llm-analysis configs, the seed table
+  (per-row sources on the Data page). Prices: SkyPilot catalog snapshots, provider pages and docs (per-row source
+  and date on the Data page).
+""")
