@@ -1,0 +1,31 @@
+# gpuplan: one image, the app on port 8501. Build: docker build -t gpuplan .
+# Run: docker run -p 8501:8501 -e STREAMLIT_SERVER_COOKIE_SECRET=<same on every replica> gpuplan
+FROM python:3.11.7-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+
+# Dependencies first: this layer is reused until requirements.txt changes.
+COPY requirements.txt .
+RUN pip install -r requirements.txt
+
+COPY .streamlit ./.streamlit
+COPY gpuplan_core ./gpuplan_core
+COPY gpuplan_ui ./gpuplan_ui
+COPY pages ./pages
+COPY data ./data
+COPY app.py .
+
+RUN useradd --create-home --uid 10001 app && chown -R app:app /app
+USER app
+
+EXPOSE 8501
+# The slim image has no curl: ask the health endpoint with Python.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD python -c "import sys, urllib.request as u; sys.exit(u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=3).read() != b'ok')"
+
+ENTRYPOINT ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]

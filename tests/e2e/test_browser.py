@@ -1,0 +1,108 @@
+"""The app in a real browser (Debian chromium): cold deep links, sliders, page switches, downloads,
+uploads. A screenshot of every page is saved under test-output/screenshots/ for reviewers."""
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import open_app, screenshot, start_server, wait_for_app
+
+pytestmark = pytest.mark.browser
+
+PAGES = {"": "Which GPU should we rent", "Memory": "Memory", "Performance": "Performance", "Cost": "Cost",
+         "Compare": "Compare A vs B", "Data": "Data & pricing upload", "Methodology": "Methodology"}
+DEEP = "model=Llama-3.1-70B&ctx=8k&batch=4&weights=FP8+%28E4M3%29"
+
+
+def no_traceback(pg):
+    body = pg.content()
+    assert "Traceback" not in body
+    expect(pg.get_by_test_id("stException")).to_have_count(0)
+
+
+@pytest.mark.parametrize("path,title", list(PAGES.items()))
+def test_cold_deep_link_reproduces_scenario(browser, tmp_path, path, title):
+    """A brand-new server whose first request is a deep link to this page."""
+    proc, url = start_server(tmp_path / "server.log")
+    try:
+        ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+        pg = ctx.new_page()
+        open_app(pg, f"{url}/{path}?{DEEP}")
+        expect(pg.get_by_role("heading", level=1)).to_contain_text(title)
+        expect(pg.get_by_role("combobox", name="Published model")).to_have_value("Llama-3.1-70B")
+        expect(pg.get_by_role("combobox", name="Weights format")).to_have_value("FP8 (E4M3)")
+        no_traceback(pg)
+        screenshot(pg, path or "Overview")
+        ctx.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_memory_numbers_follow_the_link(page, app_url):
+    open_app(page, f"{app_url}/Memory?{DEEP}")
+    # 70.55B params x 1 byte (FP8) = 70.55 GB of weights: the "weights only" budget line says so
+    expect(page.get_by_text(re.compile(r"weights only.*70\.55 GB"))).to_be_visible()
+
+
+def test_slider_updates_chart_and_url(page, app_url):
+    open_app(page, f"{app_url}/Memory")
+    before = page.get_by_test_id("stPlotlyChart").first.inner_html()
+    thumb = page.get_by_test_id("stSidebar").get_by_role("slider").first
+    thumb.focus()
+    thumb.press("ArrowRight")  # context 4k -> 8k
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"ctx=8k"))
+    expect(page.get_by_text(re.compile(r"needs \*\*|needs 2[0-9]\.\d GB per GPU|needs .* per GPU"))).to_be_visible()
+    after = page.get_by_test_id("stPlotlyChart").first.inner_html()
+    assert after != before
+
+
+def test_page_switch_keeps_values(page, app_url):
+    open_app(page, f"{app_url}/")
+    page.get_by_role("combobox", name="Published model").click()
+    page.get_by_role("option", name="Qwen2.5-7B", exact=True).click()
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"model=Qwen2\.5-7B"))
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Memory").click()
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"/Memory\?.*model=Qwen2\.5-7B"))
+    expect(page.get_by_role("combobox", name="Published model")).to_have_value("Qwen2.5-7B")
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Cost").click()
+    wait_for_app(page)
+    expect(page.get_by_role("combobox", name="Published model")).to_have_value("Qwen2.5-7B")
+    no_traceback(page)
+
+
+def test_csv_download_equals_the_table_shown(page, app_url):
+    """The downloaded CSV is the dataframe the page rendered (compared through AppTest's view of it)."""
+    from streamlit.testing.v1 import AppTest
+
+    from gpuplan_ui.export import frame_to_csv
+
+    open_app(page, f"{app_url}/Memory?{DEEP}")
+    with page.expect_download() as dl:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Download CSV").first.locator("button").click()
+    text = Path(dl.value.path()).read_text()
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
+    for k, v in (("model", "Llama-3.1-70B"), ("ctx", "8k"), ("batch", "4"), ("weights", "FP8 (E4M3)")):
+        at.query_params[k] = v
+    at.switch_page("pages/1_Memory.py").run()
+    shown = at.dataframe[0].value
+    assert text == frame_to_csv(shown)
+    assert text.splitlines()[0] == "component,GB (10^9 B),GiB (2^30 B),bytes"
+    assert "KV cache" in text
+
+
+def test_malformed_pricing_upload_shows_row_errors(page, app_url, tmp_path):
+    bad = tmp_path / "prices.csv"
+    seed = (Path(__file__).resolve().parents[2] / "data" / "pricing.csv").read_text().splitlines()
+    bad.write_text("\n".join([seed[0], seed[1], seed[2].replace(",8,spot,", ",8,weekly,"), "x,y"]) + "\n")
+    open_app(page, f"{app_url}/Data")
+    page.get_by_test_id("stMainBlockContainer").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(bad))
+    wait_for_app(page)
+    expect(page.get_by_text(re.compile(r"2 problem\(s\) in prices\.csv; 1 of 3 rows are usable"))).to_be_visible()
+    no_traceback(page)
+    screenshot(page, "Data-upload-errors")
