@@ -72,7 +72,7 @@ def memory_figure(report: dict) -> go.Figure:
             x=names,
             y=[g["vram_nominal_bytes"] / GB for g in gpus],
             mode="markers",
-            marker=dict(symbol="line-ew-open", size=34, color="#111827", line=dict(width=3, color="#111827")),
+            marker=dict(symbol="line-ew-open", size=34, color="#6b7280", line=dict(width=3, color="#6b7280")),
             hovertemplate="%{x} nominal: %{y:,.1f} GB<extra></extra>",
         )
     )
@@ -125,7 +125,7 @@ def roofline_figure(p: dict) -> go.Figure:
             text=[f"ridge {ridge:,.0f}"],
             textposition="top left",
             name="ridge point",
-            marker=dict(size=9, color="#111827", symbol="diamond"),
+            marker=dict(size=9, color="#6b7280", symbol="diamond"),
         )
     )
     sweep = p.get("sweep") or []

@@ -258,7 +258,13 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                     ACCOUNTING.get,
                     "Two published rules for mixed-precision Adam; the app says which it used.",
                 )
-                values["opt"] = _select("Optimizer", list(OPTIMIZERS), "opt", OPTIMIZERS.get)
+                values["opt"] = _select(
+                    "Optimizer",
+                    list(OPTIMIZERS),
+                    "opt",
+                    OPTIMIZERS.get,
+                    "AdamW keeps two FP32 states per parameter (8 bytes), 8-bit Adam 2, SGD 4.",
+                )
                 values["deadline_h"] = _number(
                     "Finish within (hours, 0 = no deadline)", "deadline_h", 0.0, 100000.0, 24.0
                 )
@@ -292,8 +298,17 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                     "%.0f",
                 )
         with st.expander("Pricing"):
-            values["billing"] = _select("Billing", list(BILLING), "billing", BILLING.get)
-            values["provider"] = _select("Provider", None, "provider")
+            values["billing"] = _select(
+                "Billing",
+                list(BILLING),
+                "billing",
+                BILLING.get,
+                "Which offers to consider. Spot can be reclaimed at short notice; serverless "
+                "bills start-up, execution and idle time.",
+            )
+            values["provider"] = _select(
+                "Provider", None, "provider", help="Only this provider's offers (from the pricing file)."
+            )
             values["hours"] = _number(
                 "Hours per month", "hours", 1.0, 744.0, 10.0, "730 h is the usual convention.", "%.0f"
             )
@@ -324,6 +339,7 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                 0.95,
                 step=0.05,
                 key="prefix",
+                help="Share of each prompt a prefix cache already holds: prefill skips it.",
                 **({} if "prefix" in st.session_state else {"value": 0.0}),
                 **BIND,
             )

@@ -41,9 +41,22 @@ def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     log = open(log_path, "w")  # noqa: SIM115 - closed with the process
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true", f"--server.port={port}",
-         "--server.address=127.0.0.1", "--browser.gatherUsageStats=false", "--server.fileWatcherType=none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless=true",
+            f"--server.port={port}",
+            "--server.address=127.0.0.1",
+            "--browser.gatherUsageStats=false",
+            "--server.fileWatcherType=none",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -74,9 +87,19 @@ def browser(chromium_path):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium_path, headless=True, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--no-first-run", "--disable-sync", "--disable-quic"])
+        b = p.chromium.launch(
+            executable_path=chromium_path,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+                "--disable-quic",
+            ],
+        )
         yield b
         b.close()
 
@@ -94,7 +117,9 @@ def wait_for_app(pg, timeout: int = 60_000) -> None:
     from playwright.sync_api import expect
 
     pg.wait_for_timeout(250)
-    pg.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(state="attached", timeout=timeout)
+    pg.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
+        state="attached", timeout=timeout
+    )
     pg.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(state="attached", timeout=timeout)
     expect(pg.get_by_test_id("stSkeleton")).to_have_count(0, timeout=timeout)
 

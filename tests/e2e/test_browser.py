@@ -11,8 +11,15 @@ from tests.e2e.conftest import open_app, screenshot, start_server, wait_for_app
 
 pytestmark = pytest.mark.browser
 
-PAGES = {"": "Which GPU should we rent", "Memory": "Memory", "Performance": "Performance", "Cost": "Cost",
-         "Compare": "Compare A vs B", "Data": "Data & pricing upload", "Methodology": "Methodology"}
+PAGES = {
+    "": "Which GPU should we rent",
+    "Memory": "Memory",
+    "Performance": "Performance",
+    "Cost": "Cost",
+    "Compare": "Compare A vs B",
+    "Data": "Data & pricing upload",
+    "Methodology": "Methodology",
+}
 DEEP = "model=Llama-3.1-70B&ctx=8k&batch=4&weights=FP8+%28E4M3%29"
 
 

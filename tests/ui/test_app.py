@@ -72,8 +72,18 @@ def test_deep_link_reproduces_the_scenario_on_memory():
 
 
 def test_deep_link_training_on_cost():
-    at = run_page("pages/3_Cost.py", {"workload": "Pre-training", "src": "Model size only", "size_b": "7B",
-                                      "tokens_b": "1000", "mfu": "0.5", "gpus": "8", "zero": "3"})
+    at = run_page(
+        "pages/3_Cost.py",
+        {
+            "workload": "Pre-training",
+            "src": "Model size only",
+            "size_b": "7B",
+            "tokens_b": "1000",
+            "mfu": "0.5",
+            "gpus": "8",
+            "zero": "3",
+        },
+    )
     assert_clean(at)
     assert "FLOPs" in texts(at)
 
@@ -113,6 +123,9 @@ def test_core_never_imports_streamlit():
     for path in (ROOT / "gpuplan_core").rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             assert not any(n.split(".")[0] == "streamlit" for n in names), f"{path} imports streamlit"

@@ -26,8 +26,10 @@ def test_defaults_build_a_valid_scenario():
     assert sc.ttft_target_s == 2.0 and sc.tpot_target_s == 0.1
 
 
-@pytest.mark.parametrize("workload,mode", [("interactive", "inference"), ("batch", "inference"),
-                                            ("pretrain", "training"), ("finetune", "finetune")])
+@pytest.mark.parametrize(
+    "workload,mode",
+    [("interactive", "inference"), ("batch", "inference"), ("pretrain", "training"), ("finetune", "finetune")],
+)
 def test_workloads_map_to_modes(workload, mode):
     sc, _ = build_scenario({**DEFAULTS, "workload": workload})
     assert sc.mode == mode
@@ -69,8 +71,14 @@ def test_scenario_json_round_trip():
     assert json.loads(text)["scenario"]["preset"] == "Llama-3.1-70B"
 
 
-@pytest.mark.parametrize("text,match", [("{oops", "not valid JSON"), ('{"kind": "other"}', "not a gpuplan scenario"),
-                                        ('{"kind": "gpuplan-scenario", "widgets": {"ctx": "huge", "x": 1}}', "ctx")])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("{oops", "not valid JSON"),
+        ('{"kind": "other"}', "not a gpuplan scenario"),
+        ('{"kind": "gpuplan-scenario", "widgets": {"ctx": "huge", "x": 1}}', "ctx"),
+    ],
+)
 def test_bad_scenario_files_are_reported(text, match):
     values, notes = scenario_to_widgets(text)
     assert any(match in n for n in notes)
@@ -78,7 +86,7 @@ def test_bad_scenario_files_are_reported(text, match):
 
 
 def test_csv_export_neutralises_formulas():
-    assert safe_cell("=HYPERLINK(\"x\")") == "'=HYPERLINK(\"x\")"
+    assert safe_cell('=HYPERLINK("x")') == '\'=HYPERLINK("x")'
     assert safe_cell("+1+1") == "'+1+1"
     assert safe_cell("@SUM(A1)") == "'@SUM(A1)"
     assert safe_cell("-5.5") == "-5.5"  # a negative number stays a number
