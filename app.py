@@ -13,7 +13,7 @@ with page.guard("Headline numbers"):
     sel = next(g for g in mem["gpus"] if g["gpu"] == mem["gpus"][0]["gpu"] or g["selected"])
     sel = next((g for g in mem["gpus"] if g["selected"]), sel)
     st.caption(
-        f"{mem['model']}"
+        fmt.md_escape(mem["model"])
         + (" (approximate shape from the size)" if mem["approximate"] else "")
         + f" · {mem['mode']}"
         + (f" ({mem['method']})" if mem["mode"] != "inference" else "")

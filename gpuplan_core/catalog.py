@@ -167,6 +167,16 @@ _MAX_CONFIG_BYTES = 2_000_000
 
 
 def model_from_hf_config(config: dict | str | bytes, name: str | None = None) -> ModelArch:
+    """See _model_from_hf_config; any unexpected value type becomes an HFConfigError too."""
+    try:
+        return _model_from_hf_config(config, name)
+    except HFConfigError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError, OverflowError) as exc:
+        raise HFConfigError(f"config.json: a value has an unexpected type or size ({type(exc).__name__})") from None
+
+
+def _model_from_hf_config(config: dict | str | bytes, name: str | None = None) -> ModelArch:
     """Build a ModelArch from a Hugging Face ``config.json`` (a dict, or its text).
 
     Handles nested ``text_config`` (multimodal wrappers), explicit ``head_dim``, MoE keys

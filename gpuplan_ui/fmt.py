@@ -36,3 +36,11 @@ def count(n: float | None) -> str:
     if n >= 1e6:
         return f"{n / 1e6:,.1f}M"
     return f"{n:,.0f}"
+
+
+_MD_SPECIAL = "\\`*_{}[]()#+-.!|<>~$"
+
+
+def md_escape(text: str) -> str:
+    """User-supplied text shown through markdown (warnings, captions) stays text: no links, images, HTML."""
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))

@@ -12,6 +12,7 @@ from gpuplan_core.errors import describe
 from gpuplan_core.scenario import Scenario
 
 from .export import frame_to_csv
+from .fmt import md_escape
 from .sidebar import render_sidebar
 
 log = logging.getLogger("gpuplan")
@@ -22,7 +23,7 @@ def setup(title: str, icon: str = ":material/calculate:") -> tuple[Scenario, dic
     sc, values, notes = render_sidebar()
     st.title(title)
     for n in notes:
-        st.warning(n, icon=":material/info:")
+        st.warning(md_escape(n), icon=":material/info:")
     return sc, values
 
 
@@ -32,7 +33,7 @@ def guard(what: str):
     try:
         yield
     except ValueError as exc:
-        st.error(f"{what}: {describe(exc)}", icon=":material/error:")
+        st.error(md_escape(f"{what}: {describe(exc)}"), icon=":material/error:")
     except Exception as exc:  # noqa: BLE001 - no traceback ever reaches the browser
         log.exception("section %s failed", what)
         st.error(

@@ -22,7 +22,7 @@ else:
             st.warning(" ".join(p["notes"]), icon=":material/warning:")
         else:
             st.caption(
-                f"{perf['model']} on {p['gpu']} x{p['gpu_count']} (tp {p['tp']}, pp {p['pp']}), math "
+                f"{fmt.md_escape(perf['model'])} on {p['gpu']} x{p['gpu_count']} (tp {p['tp']}, pp {p['pp']}), math "
                 f"{p['math_format'].upper()}, batch {p['batch']}, prompt {p['prompt_tokens']:,}, "
                 f"output {p['output_tokens']:,} tokens"
             )

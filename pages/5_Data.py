@@ -9,6 +9,7 @@ import streamlit as st
 from gpuplan_core.pricing import offers_to_csv
 from gpuplan_ui import cached, page
 from gpuplan_ui.export import frame_to_csv
+from gpuplan_ui.fmt import md_escape
 
 sc, values = page.setup("Data & pricing upload", ":material/table:")
 
@@ -58,7 +59,8 @@ if up is not None:
         offers, errors, warnings, n = cached.parse_uploaded_pricing(data)
         if errors:
             st.error(
-                f"{len(errors)} problem(s) in {up.name}; {len(offers)} of {n} rows are usable.", icon=":material/error:"
+                f"{len(errors)} problem(s) in {md_escape(up.name)}; {len(offers)} of {n} rows are usable.",
+                icon=":material/error:",
             )
             st.dataframe(pd.DataFrame({"problem": errors}), hide_index=True, width="stretch", key="upload_errors")
         if warnings:
@@ -68,7 +70,7 @@ if up is not None:
             st.session_state["pricing_upload_offers"] = offers
             st.session_state["pricing_upload_key"] = hashlib.sha256(data).hexdigest()[:16]
             st.success(
-                f"Using {len(offers)} offers from {up.name} on every page of this session.",
+                f"Using {len(offers)} offers from {md_escape(up.name)} on every page of this session.",
                 icon=":material/check_circle:",
             )
         else:

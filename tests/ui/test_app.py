@@ -129,3 +129,23 @@ def test_core_never_imports_streamlit():
                 else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             )
             assert not any(n.split(".")[0] == "streamlit" for n in names), f"{path} imports streamlit"
+
+
+def test_no_unsafe_html_no_pickle_no_eval():
+    """Nothing from a URL or upload is executed, unpickled or rendered as raw HTML."""
+    for path in [
+        ROOT / "app.py",
+        *(ROOT / "pages").glob("*.py"),
+        *(ROOT / "gpuplan_ui").glob("*.py"),
+        *(ROOT / "gpuplan_core").glob("*.py"),
+    ]:
+        text = path.read_text()
+        for banned in ("unsafe_allow_html=True", "pickle", "eval(", "exec(", "yaml.load(", "st.html("):
+            assert banned not in text, f"{banned} in {path.name}"
+
+
+def test_link_text_is_escaped_in_notes():
+    at = run_page("pages/1_Memory.py", {"gpu": "![x](http://evil.example/t.png)"})
+    assert not at.exception
+    note = next(w.value for w in at.warning if "gpu=" in w.value)
+    assert "\\!\\[x\\]" in note  # shown as text, never as an image or a link
