@@ -63,8 +63,8 @@ def cluster(tmp_path, chromium_path):
     ng = subprocess.Popen(
         [NGINX, "-c", str(tmp_path / "nginx.conf"), "-g", "daemon off;"],
         stdout=subprocess.DEVNULL,
-        stderr=open(tmp_path / "nginx.out", "w"),
-    )  # noqa: SIM115
+        stderr=open(tmp_path / "nginx.out", "w"),  # noqa: SIM115 - lives as long as nginx
+    )
     url = f"http://127.0.0.1:{port}"
     for _ in range(50):
         try:
