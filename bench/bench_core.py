@@ -70,6 +70,36 @@ def bench_plan() -> None:
         print(f"{name:<58} {med:>10.2f} {p95:>8.2f}")
 
 
+def bench_grid() -> None:
+    """Every GPU x weights format x 11 batch sizes x 8 contexts: memory fit + decode/prefill prediction."""
+    from gpuplan_core.catalog import get_preset, load_gpus
+    from gpuplan_core.formats import WEIGHT_FORMATS
+    from gpuplan_core.memory import MemoryRequest, memory_budget
+    from gpuplan_core.perf import PerfAssumptions, Workload, predict
+
+    m = get_preset("Llama-3.1-8B")
+    pa = PerfAssumptions()
+    batches = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    contexts = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
+    t = time.perf_counter()
+    n = 0
+    for g in load_gpus():
+        for fmt in WEIGHT_FORMATS:
+            for b in batches:
+                for c in contexts:
+                    memory_budget(m, MemoryRequest(weights_format=fmt, batch=b, context_tokens=c))
+                    predict(
+                        m, g, Workload(weights_format=fmt), b, max(1, c - 128), 128, pa, with_compute_bound_batch=False
+                    )
+                    n += 1
+    dt = time.perf_counter() - t
+    print(
+        f"{'grid: ' + str(n) + ' points (GPU x format x 11 batches x 8 contexts)':<58} {dt * 1e3:>10.0f} total ms, "
+        f"{dt / n * 1e6:,.0f} us per point"
+    )
+
+
 if __name__ == "__main__":
     main()
     bench_plan()
+    bench_grid()

@@ -1,6 +1,8 @@
 """Cache wrappers around gpuplan_core calls: one thin module, stable names, shared by every page.
 
-Arguments are the scenario as JSON (hashable, exactly the inputs). Results are plain dicts.
+Arguments are the scenario as JSON (hashable, exactly the inputs). Reports are plain dicts held with
+st.cache_resource (no serialised copy per rerun: pages only read them, never mutate them); anything a
+page may change goes through st.cache_data, which returns a copy.
 """
 
 from __future__ import annotations
@@ -17,27 +19,27 @@ def _sc(sc_json: str) -> Scenario:
     return Scenario.model_validate_json(sc_json)
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_resource(max_entries=256, show_spinner=False)
 def memory_report(sc_json: str) -> dict:
     return api.memory_report(_sc(sc_json))
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_resource(max_entries=256, show_spinner=False)
 def perf_report(sc_json: str, gpus: tuple[str, ...] | None = None) -> dict:
     return api.perf_report(_sc(sc_json), gpus=list(gpus) if gpus is not None else None)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_resource(max_entries=128, show_spinner=False)
 def cost_report(sc_json: str, pricing_key: str) -> dict:
     return api.cost_report(_sc(sc_json), offers=_offers(pricing_key))
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_resource(max_entries=128, show_spinner=False)
 def plan_report(sc_json: str, pricing_key: str, explore_formats: bool = False) -> dict:
     return api.plan_report(_sc(sc_json), offers=_offers(pricing_key), explore_formats=explore_formats)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def calibration_report() -> dict:
     return api.calibration_report()
 

@@ -38,7 +38,7 @@ def count(n: float | None) -> str:
     return f"{n:,.0f}"
 
 
-_MD_SPECIAL = "\\`*_{}[]()#+-.!|<>~$"
+_MD_SPECIAL = "\\`*_[]<>#|~$"
 
 
 def md_escape(text: str) -> str:

@@ -215,6 +215,12 @@ RANGES: dict[str, tuple[float, float]] = {
 
 def check_query_params(params: dict[str, str]) -> list[str]:
     """Notes for link values that are not allowed (the widgets fall back to their defaults)."""
+    return list(_check_query_params(tuple(sorted((str(k), str(v)) for k, v in params.items()))))
+
+
+@lru_cache(maxsize=1024)
+def _check_query_params(items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    params = dict(items)
     notes = []
     for key, raw in params.items():
         raw = str(raw)
@@ -234,7 +240,7 @@ def check_query_params(params: dict[str, str]) -> list[str]:
                 notes.append(f"Link value {key}={raw[:40]!r} is outside {lo:g} to {hi:g}; the default is used.")
         elif key in ("batch_max", "alt_formats") and raw.lower() not in ("true", "false"):
             notes.append(f"Link value {key}={raw[:40]!r} must be true or false; the default is used.")
-    return notes
+    return tuple(notes)
 
 
 def scenario_fields(v: dict[str, Any], config_text: str | None = None) -> dict[str, Any]:
