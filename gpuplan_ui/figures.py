@@ -72,9 +72,10 @@ def _vline(x: float, text: str, color: str, dash: str, yanchor: str = "top") -> 
         "y": 1 if yanchor == "top" else 0,
         "text": text,
         "showarrow": False,
-        "xanchor": "left",
+        "xanchor": "right",  # text to the left of its line: the line sits near the right edge
         "yanchor": yanchor,
         "font": {"color": color},
+        "bgcolor": "rgba(127,127,127,0.15)",
     }
     return shape, note
 

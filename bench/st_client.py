@@ -1,0 +1,56 @@
+"""A minimal Streamlit websocket client for load benchmarks (loopback only, bounded).
+
+Speaks the app's own protocol (streamlit.proto): opens a session the way the browser does (XSRF
+cookie from /_stcore/health, token in the websocket subprotocol), asks for a rerun with a query
+string, and times until the server reports the script finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from urllib.parse import urlparse
+
+import requests
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+
+class Session:
+    def __init__(self, base_url: str):
+        self.base = base_url.rstrip("/")
+        self.ws = None
+        self.deltas = 0
+
+    async def connect(self) -> None:
+        r = requests.get(self.base + "/_stcore/health", timeout=5)
+        xsrf = r.cookies.get("_streamlit_xsrf", "")
+        host = urlparse(self.base).netloc
+        self.ws = await websockets.connect(
+            f"ws://{host}/_stcore/stream", subprotocols=["streamlit", xsrf] if xsrf else ["streamlit"],
+            additional_headers={"Origin": self.base, "Cookie": f"_streamlit_xsrf={xsrf}"}, max_size=2**26,
+            open_timeout=10,
+        )
+
+    async def rerun(self, query: str, page_name: str = "", timeout: float = 30.0) -> float:
+        """Ask for a run of the page with this query string; seconds until script_finished."""
+        msg = BackMsg()
+        msg.rerun_script.query_string = query
+        msg.rerun_script.page_name = page_name
+        t = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        deadline = t + timeout
+        while True:
+            raw = await asyncio.wait_for(self.ws.recv(), timeout=max(0.1, deadline - time.perf_counter()))
+            fm = ForwardMsg()
+            fm.ParseFromString(raw)
+            kind = fm.WhichOneof("type")
+            if kind == "delta":
+                self.deltas += 1
+            if kind == "script_finished":
+                return time.perf_counter() - t
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
