@@ -350,6 +350,11 @@ def _format_cost(r: dict[str, Any]) -> str:
             f"  {o['offer_id']:<36} {o['gpu']:<14} {o['billing_model']:<17} {o['gpus']:>5} "
             f"{o['run_cost_usd']:>12,.2f} {o['monthly_always_on_usd']:>12,.0f}"
         )
+    for o in r.get("serverless", [])[:20]:
+        lines.append(
+            f"  {o['offer_id']:<36} {o['gpu']:<14} {o['billing_model']:<17} {o['replicas']:>5} "
+            f"{'-':>12} {o['monthly_usd']:>12,.0f}  (serverless: workers, monthly)"
+        )
     for rej in r["rejected"][:10]:
         lines.append(f"  not possible: {rej}")
     return "\n".join(lines)

@@ -159,8 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ValidationError) as exc:
         print(f"error: {describe(exc)}", file=sys.stderr)
         return 2
-    if getattr(args, "json", False):
-        print(json.dumps(result, indent=2, sort_keys=False))
-    else:
-        print(text)
+    try:
+        if getattr(args, "json", False):
+            print(json.dumps(result, indent=2, sort_keys=False))
+        else:
+            print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
+        sys.stderr.close()
+        return 0
     return 0

@@ -23,14 +23,17 @@ class FetchError(Exception):
 def check_model_id(model_id: str) -> str:
     mid = (model_id or "").strip()
     if not MODEL_ID.match(mid) or ".." in mid:
-        raise FetchError(
-            f"model id {model_id[:80]!r} is not of the form owner/name (letters, digits, '.', '_', '-')"
-        )
+        raise FetchError(f"model id {model_id[:80]!r} is not of the form owner/name (letters, digits, '.', '_', '-')")
     return mid
 
 
-def fetch_bytes(url: str, allowed_hosts: set[str] = ALLOWED_HOSTS, max_bytes: int = MAX_BYTES,
-                timeout=TIMEOUT_S, session: requests.Session | None = None) -> bytes:
+def fetch_bytes(
+    url: str,
+    allowed_hosts: set[str] = ALLOWED_HOSTS,
+    max_bytes: int = MAX_BYTES,
+    timeout=TIMEOUT_S,
+    session: requests.Session | None = None,
+) -> bytes:
     """GET with every redirect checked against the allow-list and the body capped while streaming."""
     s = session or requests.Session()
     for _ in range(MAX_REDIRECTS + 1):

@@ -178,11 +178,19 @@ def _inference_candidates(
                 prefix_cache_fraction=sc.prefix_cache_fraction,
             )
             r = predict(m, gpu, wl, batch, sc.prompt_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
-            misses = []
-            if sc.ttft_target_s and r.ttft_s > sc.ttft_target_s:
-                misses.append(f"TTFT {r.ttft_s * 1e3:,.0f} ms > target {sc.ttft_target_s * 1e3:,.0f} ms")
-            if sc.tpot_target_s and r.tpot_s > sc.tpot_target_s:
-                misses.append(f"TPOT {r.tpot_s * 1e3:,.1f} ms > target {sc.tpot_target_s * 1e3:,.1f} ms")
+            misses = _target_misses(sc, r)
+            batch_note = None
+            if sc.requests_per_day and sc.batch != "max" and not misses:
+                # a fleet serves traffic at the largest concurrency that still meets the targets
+                b = batch * 2
+                while b <= mb:
+                    rb = predict(m, gpu, wl, b, sc.prompt_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
+                    if _target_misses(sc, rb):
+                        break
+                    batch, r = b, rb
+                    b *= 2
+                if batch != (sc.batch if isinstance(sc.batch, int) else batch):
+                    batch_note = f"serves {batch} requests at once per replica: the most that still meets the targets"
             req_per_s = batch / r.e2e_request_s
             replicas = (
                 replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, req_per_s) if sc.requests_per_day else 1
@@ -190,6 +198,8 @@ def _inference_candidates(
             used = memory_budget(m, req.model_copy(update={"batch": batch})).per_gpu_bytes
             usable = gpu.vram_usable_bytes * req.assumptions.memory_utilization
             fits_line = f"fits: {used / GB:,.1f} GB of {usable / GB:,.1f} GB usable per GPU at batch {batch}"
+            if batch_note:
+                fits_line += f"; {batch_note}"
             for o in gpu_offers:
                 gpus = lay.replica_gpus * replicas
                 why = [fits_line]
@@ -269,6 +279,15 @@ def _inference_candidates(
                     )
                 )
     return cands, rejected
+
+
+def _target_misses(sc: Scenario, r) -> list[str]:
+    misses = []
+    if sc.ttft_target_s and r.ttft_s > sc.ttft_target_s:
+        misses.append(f"TTFT {r.ttft_s * 1e3:,.0f} ms > target {sc.ttft_target_s * 1e3:,.0f} ms")
+    if sc.tpot_target_s and r.tpot_s > sc.tpot_target_s:
+        misses.append(f"TPOT {r.tpot_s * 1e3:,.1f} ms > target {sc.tpot_target_s * 1e3:,.1f} ms")
+    return misses
 
 
 def training_tokens_of(sc: Scenario, m: ModelArch) -> tuple[float, str | None]:

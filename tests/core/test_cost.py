@@ -265,3 +265,24 @@ def test_empty_filter_is_a_message_not_a_crash():
 def test_scenario_rejects_unknown_billing_values_clearly():
     with pytest.raises(ValueError, match="billing"):
         Scenario(billing="weekly")
+
+
+def test_fleet_serves_at_the_largest_batch_that_meets_targets():
+    base = {
+        "preset": "Llama-3.1-8B",
+        "input_tokens": 1000,
+        "output_tokens": 200,
+        "batch": 1,
+        "requests_per_day": 2_000_000,
+        "tpot_target_s": 0.05,
+        "ttft_target_s": 5.0,
+    }
+    r = api.plan_report(base, explore_formats=False)
+    top = r["picks"][0]
+    assert top["tpot_s"] <= 0.05 and top["ttft_s"] <= 5.0
+    assert "requests at once per replica" in top["why"][0]
+    one = api.plan_report({**base, "requests_per_day": None}, explore_formats=False)["picks"][0]
+    # batching more requests per replica means fewer replicas than serving them one at a time would need
+    per_replica_at_1 = 1 / (one["ttft_s"] + 199 * one["tpot_s"])
+    replicas_at_1 = -(-2_000_000 / 86_400 * 3.0 // per_replica_at_1)
+    assert top["replicas"] < replicas_at_1
