@@ -27,7 +27,7 @@ with page.guard("Headline numbers"):
     )
     c[1].metric(
         "Weights",
-        fmt.gb(mem["budgets"]["weights only"] * mem["layout"]["tp"] * mem["layout"]["pp"]),
+        fmt.gb(mem["weights_bytes_total"]),
         help="Scope: weights only, whole model, decimal GB",
     )
     c[2].metric(
@@ -36,9 +36,14 @@ with page.guard("Headline numbers"):
         help=f"Scope: whole runtime, at {mem['layout']['gpus']} GPU(s); {fmt.gib(mem['per_gpu_bytes'])}",
     )
     c[3].metric(
-        f"Fits one {sel['label']}?",
-        "yes" if sel["fits"] else f"no: needs {sel['min_gpus'] or 'too many'}",
-        help=f"Budget {fmt.gb(sel['budget_bytes'])} = usable VRAM x {mem['memory_utilization']:.0%}",
+        f"Fits one {sel['label']}?"
+        if mem["layout"]["gpus"] == 1
+        else f"Fits {mem['layout']['gpus']} x {sel['label']}?",
+        "yes" if sel["fits"] else "no",
+        delta=None if sel["fits"] else (f"needs {sel['min_gpus']:,} GPUs" if sel["min_gpus"] else "fits no layout"),
+        delta_color="off",
+        help=f"Per-GPU budget {fmt.gb(sel['budget_bytes'])} = usable VRAM x {mem['memory_utilization']:.0%}; the "
+        f"smallest layout that fits: {sel['min_gpus'] or 'none up to 4,096'} GPUs",
     )
     if mem["mode"] == "inference":
         c[4].metric(

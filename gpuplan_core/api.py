@@ -59,6 +59,11 @@ def memory_report(s: Scenario | dict[str, Any]) -> dict[str, Any]:
         "batch": req.batch,
         "layout": {"gpus": req.gpus, "tp": req.tp, "pp": req.pp, "dp": req.dp},
         "scope": budget.scope,
+        "weights_bytes_total": round(params_total(m) * get_format(req.weights_format).bytes_per_value)
+        if req.mode == "inference" or req.method == "full"
+        else round(
+            params_total(m) * get_format("nf4-dq" if req.method == "qlora" else req.weights_format).bytes_per_value
+        ),
         "components": {k: round(v) for k, v in budget.components.items()},
         "budgets": {k: round(v) for k, v in budget.budgets.items()},
         "per_gpu_bytes": round(budget.per_gpu_bytes),

@@ -265,6 +265,14 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                     OPTIMIZERS.get,
                     "AdamW keeps two FP32 states per parameter (8 bytes), 8-bit Adam 2, SGD 4.",
                 )
+                values["recompute"] = _select(
+                    "Activation checkpointing",
+                    None,
+                    "recompute",
+                    help="Full: keep only each layer's input and recompute the rest in the backward pass (~30% more compute, "
+                    "far less memory; the usual fine-tuning setting). Selective: recompute the attention scores only "
+                    "(FlashAttention already avoids storing them). None: keep every activation.",
+                )
                 values["deadline_h"] = _number(
                     "Finish within (hours, 0 = no deadline)", "deadline_h", 0.0, 100000.0, 24.0
                 )

@@ -64,6 +64,11 @@ BILLING = {
     "serverless": "Serverless",
 }
 ACCOUNTING = {"zero": "ZeRO paper, 16 B/param", "hf": "Hugging Face, 18 B/param"}
+RECOMPUTE = {
+    "full": "Full (recompute every layer; the usual fine-tuning setting)",
+    "selective": "Selective (recompute attention scores)",
+    "none": "None (keep every activation)",
+}
 OPTIMIZERS = {"adamw": "AdamW", "adam8bit": "8-bit Adam", "sgd": "SGD with momentum"}
 TP_CHOICES = [1, 2, 4, 8, 16, 32, 64]
 PP_CHOICES = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
@@ -122,6 +127,7 @@ DEFAULTS: dict[str, Any] = {
     "zero": 0,
     "acct": "zero",
     "opt": "adamw",
+    "recompute": "full",
     "tokens_b": 100.0,
     "mfu": 0.40,
     "deadline_h": 0.0,
@@ -152,6 +158,7 @@ CHOICES: dict[str, tuple[list, Any]] = {
     "zero": ([0, 1, 2, 3], str),
     "acct": (list(ACCOUNTING), ACCOUNTING.get),
     "opt": (list(OPTIMIZERS), OPTIMIZERS.get),
+    "recompute": (list(RECOMPUTE), RECOMPUTE.get),
     "billing": (list(BILLING), BILLING.get),
     "market": (list(MARKET), MARKET.get),
     "b_weights": (WEIGHT_FORMATS, format_label),
@@ -263,6 +270,7 @@ def scenario_fields(v: dict[str, Any], config_text: str | None = None) -> dict[s
         "zero_stage": int(v["zero"]),
         "accounting": v["acct"],
         "optimizer": v["opt"],
+        "recompute": v["recompute"],
         "training_tokens": float(v["tokens_b"]) * 1e9,
         "mfu": float(v["mfu"]),
         "deadline_hours": float(v["deadline_h"]) or None,
