@@ -20,6 +20,7 @@ from .state import (
     BILLING,
     CONTEXTS,
     DEFAULTS,
+    INT_KEYS,
     METHODS,
     MODEL_SOURCES,
     OPTIMIZERS,
@@ -56,8 +57,21 @@ def _select(label, options, key, fmt=None, help=None):
 
 
 def _number(label, key, lo, hi, step, help=None, fmt=None):
-    kw = {} if key in st.session_state else {"value": DEFAULTS[key]}
-    return st.number_input(label, min_value=lo, max_value=hi, step=step, key=key, help=help, format=fmt, **kw, **BIND)
+    """A bound number input. Always float-typed: Streamlit 1.67 crashes seeding an integer input from a
+    link value such as ``INF`` (OverflowError in int()), while a float input ignores it. Whole-number
+    fields are shown with "%d" and rounded by the scenario builder."""
+    kw = {} if key in st.session_state else {"value": float(DEFAULTS[key])}
+    return st.number_input(
+        label,
+        min_value=float(lo),
+        max_value=float(hi),
+        step=float(step),
+        key=key,
+        help=help,
+        format=fmt or ("%d" if key in INT_KEYS else None),
+        **kw,
+        **BIND,
+    )
 
 
 def _slider(label, options, key, fmt=None, help=None):
@@ -82,7 +96,8 @@ def _apply_import() -> None:
 
 
 def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
-    notes = check_query_params({k: str(v) for k, v in st.query_params.to_dict().items()})
+    raw = {k: str(v) for k, v in st.query_params.to_dict().items()}
+    notes = check_query_params(raw)
     values: dict[str, Any] = {}
     with st.sidebar:
         for path, label, icon in PAGES:
@@ -269,9 +284,9 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                     "Activation checkpointing",
                     None,
                     "recompute",
-                    help="Full: keep only each layer's input and recompute the rest in the backward pass (~30% more compute, "
-                    "far less memory; the usual fine-tuning setting). Selective: recompute the attention scores only "
-                    "(FlashAttention already avoids storing them). None: keep every activation.",
+                    help="Full: keep only each layer's input and recompute the rest in the backward pass "
+                    "(~30% more compute, far less memory; the usual fine-tuning setting). "
+                    "Selective: recompute the attention scores only (FlashAttention already avoids storing them). None: keep every activation.",
                 )
                 values["deadline_h"] = _number(
                     "Finish within (hours, 0 = no deadline)", "deadline_h", 0.0, 100000.0, 24.0

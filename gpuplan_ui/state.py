@@ -117,11 +117,11 @@ DEFAULTS: dict[str, Any] = {
     "weights": "bf16",
     "kv": "bf16",
     "ctx": 4096,
-    "out": 256,
-    "batch": 8,
+    "out": 256.0,
+    "batch": 8.0,
     "batch_max": False,
     "gpu": "H100-SXM",
-    "gpus": 1,
+    "gpus": 1.0,
     "tp": 1,
     "pp": 1,
     "zero": 0,
@@ -201,6 +201,7 @@ def option_for(key: str, value: Any) -> Any:
     return None
 
 
+INT_KEYS = {"out", "batch", "gpus", "b_gpus", "b_batch"}  # whole numbers, held by float inputs (see sidebar._number)
 RANGES: dict[str, tuple[float, float]] = {
     "out": (1, 131072),
     "batch": (1, 4096),
@@ -242,9 +243,12 @@ def _check_query_params(items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
                 v = float(raw)
                 ok = lo <= v <= hi
             except ValueError:
-                ok = False
+                notes.append(f"Link value {key}={raw[:40]!r} is not a number; the default is used.")
+                continue
             if not ok:
                 notes.append(f"Link value {key}={raw[:40]!r} is outside {lo:g} to {hi:g}; the default is used.")
+            elif key in INT_KEYS and not float(raw).is_integer():
+                notes.append(f"Link value {key}={raw[:40]!r} is not a whole number; {round(float(raw))} is used.")
         elif key in ("batch_max", "alt_formats") and raw.lower() not in ("true", "false"):
             notes.append(f"Link value {key}={raw[:40]!r} must be true or false; the default is used.")
     return tuple(notes)
@@ -261,10 +265,10 @@ def scenario_fields(v: dict[str, Any], config_text: str | None = None) -> dict[s
         "weights_format": v["weights"],
         "kv_format": v["kv"],
         "context_tokens": int(v["ctx"]),
-        "output_tokens": int(v["out"]),
-        "batch": "max" if v.get("batch_max") and mode == "inference" else int(v["batch"]),
+        "output_tokens": round(float(v["out"])),
+        "batch": "max" if v.get("batch_max") and mode == "inference" else round(float(v["batch"])),
         "gpu": v["gpu"],
-        "gpus": int(v["gpus"]),
+        "gpus": round(float(v["gpus"])),
         "tp": int(v["tp"]),
         "pp": int(v["pp"]),
         "zero_stage": int(v["zero"]),
@@ -285,8 +289,9 @@ def scenario_fields(v: dict[str, Any], config_text: str | None = None) -> dict[s
         "utilization": float(v["busy"]),
     }
     if mode == "inference":
-        f["input_tokens"] = max(1, int(v["ctx"]) - int(v["out"])) if int(v["ctx"]) > int(v["out"]) else 1
-        f["output_tokens"] = min(int(v["out"]), int(v["ctx"]))
+        ctx, out = int(v["ctx"]), round(float(v["out"]))
+        f["input_tokens"] = ctx - out if ctx > out else 1
+        f["output_tokens"] = min(out, ctx)
     src = v.get("src", "preset")
     if src == "size":
         f["params"] = int(float(v["size_b"]) * 1e9)

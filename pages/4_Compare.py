@@ -44,8 +44,24 @@ b_kv = c[2].selectbox(
     bind="query-params",
     **first("b_kv", index=KV_FORMATS.index("fp8")),
 )
-b_gpus = c[3].number_input("B: GPUs", 1, 4096, key="b_gpus", bind="query-params", **first("b_gpus", value=1))
-b_batch = c[4].number_input("B: batch", 1, 4096, key="b_batch", bind="query-params", **first("b_batch", value=8))
+# float inputs shown as whole numbers: an integer input crashes on a link value such as INF (sidebar._number)
+b_gpus = round(
+    c[3].number_input(
+        "B: GPUs", 1.0, 4096.0, step=1.0, format="%d", key="b_gpus", bind="query-params", **first("b_gpus", value=1.0)
+    )
+)
+b_batch = round(
+    c[4].number_input(
+        "B: batch",
+        1.0,
+        4096.0,
+        step=1.0,
+        format="%d",
+        key="b_batch",
+        bind="query-params",
+        **first("b_batch", value=8.0),
+    )
+)
 
 try:
     sc_b = type(sc)(
