@@ -286,7 +286,8 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                     "recompute",
                     help="Full: keep only each layer's input and recompute the rest in the backward pass "
                     "(~30% more compute, far less memory; the usual fine-tuning setting). "
-                    "Selective: recompute the attention scores only (FlashAttention already avoids storing them). None: keep every activation.",
+                    "Selective: recompute the attention scores only (FlashAttention already avoids storing them). "
+                    "None: keep every activation.",
                 )
                 values["deadline_h"] = _number(
                     "Finish within (hours, 0 = no deadline)", "deadline_h", 0.0, 100000.0, 24.0
