@@ -127,6 +127,24 @@ class Offer(BaseModel):
         return None
 
 
+STALE_AFTER_DAYS = 90
+
+
+def price_age_days(price_as_of: str | None, today: dt.date | None = None) -> int | None:
+    """Days since the price's own date; None when the source gives none ('undated')."""
+    if not price_as_of or price_as_of == "undated":
+        return None
+    return ((today or dt.date.today()) - dt.date.fromisoformat(price_as_of)).days
+
+
+def staleness(price_as_of: str | None, today: dt.date | None = None, after_days: int = STALE_AFTER_DAYS) -> str:
+    """'stale' past `after_days`, 'undated' without a date, '' otherwise (shown beside every offer)."""
+    age = price_age_days(price_as_of, today)
+    if age is None:
+        return "undated"
+    return "stale" if age > after_days else ""
+
+
 @dataclass
 class RowIssue:
     line: int  # 1-based line in the file (the header is line 1)

@@ -1,12 +1,11 @@
 """Data: the GPU catalog and the pricing offers with sources and dates; upload a pricing CSV."""
 
-import datetime as dt
 import hashlib
 
 import pandas as pd
 import streamlit as st
 
-from gpuplan_core.pricing import offers_to_csv
+from gpuplan_core.pricing import STALE_AFTER_DAYS, offers_to_csv, price_age_days, staleness
 from gpuplan_ui import cached, page
 from gpuplan_ui.export import frame_to_csv
 from gpuplan_ui.fmt import md_escape
@@ -83,14 +82,6 @@ elif "pricing_upload_key" in st.session_state:
 rows, errs, warns = cached.bundled_pricing()
 if st.session_state.get("pricing_upload_key"):
     rows = st.session_state["pricing_upload_offers"]
-today = dt.date.today()
-
-
-def age(r):
-    d = r.get("price_as_of") if r.get("price_as_of") not in (None, "undated") else None
-    return None if d is None else (today - dt.date.fromisoformat(d)).days
-
-
 table = pd.DataFrame(
     [
         {
@@ -106,8 +97,8 @@ table = pd.DataFrame(
             "minimum (s)": r["min_billed_s"],
             "region": r["region"],
             "price as of": r["price_as_of"],
-            "age (days)": age(r),
-            "stale": "yes" if (age(r) or 0) > 90 else ("undated" if age(r) is None else ""),
+            "age (days)": price_age_days(r["price_as_of"]),
+            "stale": staleness(r["price_as_of"]),
             "retrieved": r["retrieved_date"],
             "source": r["source"],
             "notes": r["notes"],
@@ -116,8 +107,8 @@ table = pd.DataFrame(
     ]
 )
 st.caption(
-    f"{len(table)} offers. 'stale' marks prices older than 90 days; 'undated' means the source gives no date "
-    "(a catalog snapshot), so re-check before committing money."
+    f"{len(table)} offers. 'stale' marks prices older than {STALE_AFTER_DAYS} days; 'undated' means the source "
+    "gives no date (a catalog snapshot), so re-check before committing money."
 )
 page.table(table, "pricing", "gpuplan-pricing-view.csv", height=480)
 from gpuplan_core.pricing import Offer  # noqa: E402

@@ -286,3 +286,12 @@ def test_fleet_serves_at_the_largest_batch_that_meets_targets():
     per_replica_at_1 = 1 / (one["ttft_s"] + 199 * one["tpot_s"])
     replicas_at_1 = -(-2_000_000 / 86_400 * 3.0 // per_replica_at_1)
     assert top["replicas"] < replicas_at_1
+
+
+def test_staleness_flags():
+    from gpuplan_core.pricing import price_age_days, staleness
+
+    today = dt.date(2026, 11, 29)
+    assert price_age_days("2026-09-25", today) == 65 and staleness("2026-09-25", today) == ""
+    assert staleness("2026-07-01", today) == "stale"
+    assert staleness("undated", today) == "undated" and price_age_days(None, today) is None
