@@ -10,29 +10,16 @@ from typing import Any
 
 import streamlit as st
 
-from gpuplan_core.catalog import get_gpu
-from gpuplan_core.formats import FORMATS, KV_FORMATS, WEIGHT_FORMATS
 from gpuplan_core.scenario import Scenario
 
 from . import cached
 from .state import (
-    ACCOUNTING,
-    BILLING,
-    CONTEXTS,
     DEFAULTS,
     INT_KEYS,
-    METHODS,
     MODEL_SOURCES,
-    OPTIMIZERS,
-    PP_CHOICES,
-    SIZES_B,
-    TP_CHOICES,
-    WORKLOADS,
     build_scenario,
     check_query_params,
     choices,
-    gpu_ids,
-    preset_names,
     scenario_json,
     scenario_to_widgets,
 )
@@ -49,7 +36,7 @@ PAGES = [
 BIND: dict[str, Any] = {"bind": "query-params"}
 
 
-def _select(label, options, key, fmt=None, help=None):
+def _select(label, key, help=None):
     """A bound selectbox; options and labels come from state.choices (the URL shows the label)."""
     options, fmt = choices(key)
     kw = {} if key in st.session_state else {"index": options.index(DEFAULTS[key]) if DEFAULTS[key] in options else 0}
@@ -74,14 +61,10 @@ def _number(label, key, lo, hi, step, help=None, fmt=None):
     )
 
 
-def _slider(label, options, key, fmt=None, help=None):
+def _slider(label, key, help=None):
     options, fmt = choices(key)
     kw = {} if key in st.session_state else {"value": DEFAULTS[key]}
     return st.select_slider(label, options=options, key=key, format_func=fmt, help=help, **kw, **BIND)
-
-
-def _tokens(n: int) -> str:
-    return f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}"
 
 
 def _apply_import() -> None:
@@ -106,9 +89,7 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
         st.subheader("Scenario")
         values["workload"] = _select(
             "Job",
-            list(WORKLOADS),
             "workload",
-            WORKLOADS.get,
             "What the GPUs will do. Inference is judged by latency and tokens per dollar; "
             "training by completion time and cost per run.",
         )
@@ -128,16 +109,13 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
         if values["src"] == "preset":
             values["model"] = _select(
                 "Published model",
-                preset_names(),
                 "model",
                 help="Architectures from the models' published configs (sources on Methodology).",
             )
         elif values["src"] == "size":
             values["size_b"] = _slider(
                 "Model size (billions of parameters)",
-                SIZES_B,
                 "size_b",
-                lambda v: f"{v:g}B",
                 "Parameters in billions. The memory of weights is exact; KV cache and "
                 "activations use a derived Llama-style shape and are approximate.",
             )
@@ -167,25 +145,19 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
         if mode == "finetune":
             values["method"] = _select(
                 "Fine-tuning method",
-                list(METHODS),
                 "method",
-                METHODS.get,
                 "LoRA trains small adapters on a frozen base; QLoRA also stores the base in 4-bit NF4.",
             )
         values["weights"] = _select(
             "Weights format",
-            WEIGHT_FORMATS,
             "weights",
-            lambda f: FORMATS[f].label,
             "Bytes per weight including scale metadata (4-bit formats store scales too). "
             "Training uses mixed precision whatever is chosen here.",
         )
         if mode in ("interactive", "batch"):
             values["kv"] = _select(
                 "KV-cache format",
-                KV_FORMATS,
                 "kv",
-                lambda f: FORMATS[f].label,
                 "The attention cache per token; FP8 halves it.",
             )
         ctx_label = (
@@ -193,9 +165,7 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
         )
         values["ctx"] = _slider(
             ctx_label,
-            CONTEXTS,
             "ctx",
-            _tokens,
             "Tokens each sequence holds at its longest. KV cache and activations grow with it.",
         )
         if mode in ("interactive", "batch"):
@@ -224,21 +194,18 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
         )
         values["gpu"] = _select(
             "GPU",
-            gpu_ids(),
             "gpu",
-            lambda g: get_gpu(g).label,
             "The GPU type the detail views use; tables cover every catalog GPU.",
         )
         with st.expander("GPU count and parallelism"):
             values["gpus"] = _number("GPUs", "gpus", 1, 4096, 1, "GPUs in the job: tp x pp x data-parallel replicas.")
             values["tp"] = _select(
                 "Tensor parallel",
-                TP_CHOICES,
                 "tp",
                 help="Splits every layer across GPUs "
                 "(must divide the attention heads). Adds two all-reduces per layer.",
             )
-            values["pp"] = _select("Pipeline stages", PP_CHOICES, "pp", help="Splits the layers into stages.")
+            values["pp"] = _select("Pipeline stages", "pp", help="Splits the layers into stages.")
         if mode in ("pretrain", "finetune"):
             with st.expander("Training", expanded=True):
                 values["tokens_b"] = _number(
@@ -262,27 +229,21 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                 )
                 values["zero"] = _select(
                     "ZeRO stage",
-                    [0, 1, 2, 3],
                     "zero",
                     help="1 shards optimizer states, 2 also gradients, 3 also weights over the data-parallel GPUs.",
                 )
                 values["acct"] = _select(
                     "Memory accounting",
-                    list(ACCOUNTING),
                     "acct",
-                    ACCOUNTING.get,
                     "Two published rules for mixed-precision Adam; the app says which it used.",
                 )
                 values["opt"] = _select(
                     "Optimizer",
-                    list(OPTIMIZERS),
                     "opt",
-                    OPTIMIZERS.get,
                     "AdamW keeps two FP32 states per parameter (8 bytes), 8-bit Adam 2, SGD 4.",
                 )
                 values["recompute"] = _select(
                     "Activation checkpointing",
-                    None,
                     "recompute",
                     help="Full: keep only each layer's input and recompute the rest in the backward pass "
                     "(~30% more compute, far less memory; the usual fine-tuning setting). "
@@ -324,14 +285,12 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
         with st.expander("Pricing"):
             values["billing"] = _select(
                 "Billing",
-                list(BILLING),
                 "billing",
-                BILLING.get,
                 "Which offers to consider. Spot can be reclaimed at short notice; serverless "
                 "bills start-up, execution and idle time.",
             )
             values["provider"] = _select(
-                "Provider", None, "provider", help="Only this provider's offers (from the pricing file)."
+                "Provider", "provider", help="Only this provider's offers (from the pricing file)."
             )
             values["hours"] = _number(
                 "Hours per month", "hours", 1.0, 744.0, 10.0, "730 h is the usual convention.", "%.0f"
@@ -394,6 +353,3 @@ def _share_url() -> str:
 
 def default_scenario() -> Scenario:
     return build_scenario(dict(DEFAULTS))[0]
-
-
-_ = (KV_FORMATS,)  # re-exported names used by pages

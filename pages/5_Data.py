@@ -5,9 +5,8 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from gpuplan_core.pricing import STALE_AFTER_DAYS, offers_to_csv, price_age_days, staleness
+from gpuplan_core.pricing import STALE_AFTER_DAYS, Offer, offers_to_csv, price_age_days, staleness
 from gpuplan_ui import cached, page
-from gpuplan_ui.export import frame_to_csv
 from gpuplan_ui.fmt import md_escape
 
 sc, values = page.setup("Data & pricing upload", ":material/table:")
@@ -111,8 +110,6 @@ st.caption(
     "gives no date (a catalog snapshot), so re-check before committing money."
 )
 page.table(table, "pricing", "gpuplan-pricing-view.csv", height=480)
-from gpuplan_core.pricing import Offer  # noqa: E402
-
 st.download_button(
     "Download the pricing CSV (template columns)",
     offers_to_csv([Offer(**r) for r in rows]),
@@ -121,4 +118,3 @@ st.download_button(
     key="dl_pricing_raw",
     on_click="ignore",
 )
-_ = frame_to_csv
