@@ -282,69 +282,52 @@ def _phase(
     )
 
 
-def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int, pa: PerfAssumptions) -> Phase:
+def _step(
+    name: str,
+    m: ModelArch,
+    gpu: GPU,
+    wl: Workload,
+    pa: PerfAssumptions,
+    batch: int,
+    cached: int,
+    new: int,
+    lm_head_tokens: int,
+    overhead_s: float,
+) -> Phase:
+    """One forward pass of `new` tokens per sequence after `cached` tokens already in the KV cache.
+
+    Prefill: cached = the prefix-cached share of the prompt, lm_head for the last token only.
+    Decode: cached = the context, new = 1 (or k + 1 for a speculative verify step), lm_head for each.
+    """
     shard = wl.tp * wl.pp
     wb = get_format(wl.weights_format).bytes_per_value
     kvb = get_format(wl.kv_format).bytes_per_value
-    cached = int(prompt * wl.prefix_cache_fraction)
-    new = max(1, prompt - cached)
+    act_bytes = get_format(wl.activation_format).bytes_per_value
     tokens = batch * new
-    body = matmul_params_active(m) - m.vocab_size * m.hidden_size  # lm_head only for the last token
-    mm_flops = 2 * body * tokens + 2 * m.vocab_size * m.hidden_size * batch
+    lm_head = m.vocab_size * m.hidden_size
+    mm_flops = 2 * (matmul_params_active(m) - lm_head) * tokens + 2 * lm_head * lm_head_tokens
     attn_flops = _attn_flops_per_attended_token(m) * _attended(m, cached, new) * batch
     w_bytes = weight_bytes_touched(m, wb, tokens) / shard
-    kv_write = kv_cache_bytes(m, kvb, new, batch, wl.tp, wl.pp)
-    kv_read = kv_cache_bytes(m, kvb, cached, batch, wl.tp, wl.pp) if cached else 0.0
-    act_bytes = get_format(wl.activation_format).bytes_per_value
+    kv = kv_cache_bytes(m, kvb, cached, batch, wl.tp, wl.pp) + kv_cache_bytes(m, kvb, new, batch, wl.tp, wl.pp)
     acts = 2 * tokens * m.hidden_size * act_bytes * m.num_layers / wl.pp
     comm = 2 * m.num_layers * _allreduce_time(wl.tp, tokens * m.hidden_size * act_bytes, gpu, pa)
     return _phase(
-        "prefill",
-        mm_flops / shard,
-        attn_flops / shard,
-        w_bytes,
-        kv_write + kv_read,
-        acts,
-        tokens,
-        m,
-        gpu,
-        wl,
-        pa,
-        pa.prefill_overhead_s,
-        comm,
+        name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, m, gpu, wl, pa, overhead_s, comm
     )
+
+
+def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int, pa: PerfAssumptions) -> Phase:
+    cached = int(prompt * wl.prefix_cache_fraction)
+    new = max(1, prompt - cached)
+    return _step("prefill", m, gpu, wl, pa, batch, cached, new, batch, pa.prefill_overhead_s)
 
 
 def decode_phase(
     m: ModelArch, gpu: GPU, wl: Workload, batch: int, context: int, pa: PerfAssumptions, tokens_per_seq: int = 1
 ) -> Phase:
     """One decode step (or a speculative verify step of `tokens_per_seq` tokens) at `context` tokens."""
-    shard = wl.tp * wl.pp
-    wb = get_format(wl.weights_format).bytes_per_value
-    kvb = get_format(wl.kv_format).bytes_per_value
-    tokens = batch * tokens_per_seq
-    mm_flops = 2 * matmul_params_active(m) * tokens
-    attn_flops = _attn_flops_per_attended_token(m) * _attended(m, context, tokens_per_seq) * batch
-    w_bytes = weight_bytes_touched(m, wb, tokens) / shard
-    kv_read = kv_cache_bytes(m, kvb, context, batch, wl.tp, wl.pp)
-    kv_write = kv_cache_bytes(m, kvb, tokens_per_seq, batch, wl.tp, wl.pp)
-    act_bytes = get_format(wl.activation_format).bytes_per_value
-    acts = 2 * tokens * m.hidden_size * act_bytes * m.num_layers / wl.pp
-    comm = 2 * m.num_layers * _allreduce_time(wl.tp, tokens * m.hidden_size * act_bytes, gpu, pa)
-    return _phase(
-        "decode",
-        mm_flops / shard,
-        attn_flops / shard,
-        w_bytes,
-        kv_read + kv_write,
-        acts,
-        tokens,
-        m,
-        gpu,
-        wl,
-        pa,
-        pa.decode_step_overhead_s,
-        comm,
+    return _step(
+        "decode", m, gpu, wl, pa, batch, context, tokens_per_seq, batch * tokens_per_seq, pa.decode_step_overhead_s
     )
 
 
