@@ -46,7 +46,8 @@ def _select(label, key, help=None):
 def _number(label, key, lo, hi, step, help=None, fmt=None):
     """A bound number input. Always float-typed: Streamlit 1.67 crashes seeding an integer input from a
     link value such as ``INF`` (OverflowError in int()), while a float input ignores it. Whole-number
-    fields are shown with "%d" and rounded by the scenario builder."""
+    fields are shown with "%.0f" (not "%d", which makes Streamlit log a warning with a stack trace
+    on every rerun, ~3 ms each) and rounded by the scenario builder."""
     kw = {} if key in st.session_state else {"value": float(DEFAULTS[key])}
     return st.number_input(
         label,
@@ -55,7 +56,7 @@ def _number(label, key, lo, hi, step, help=None, fmt=None):
         step=float(step),
         key=key,
         help=help,
-        format=fmt or ("%d" if key in INT_KEYS else None),
+        format=fmt or ("%.0f" if key in INT_KEYS else None),
         **kw,
         **BIND,
     )

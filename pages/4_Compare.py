@@ -47,7 +47,7 @@ b_kv = c[2].selectbox(
 # float inputs shown as whole numbers: an integer input crashes on a link value such as INF (sidebar._number)
 b_gpus = round(
     c[3].number_input(
-        "B: GPUs", 1.0, 4096.0, step=1.0, format="%d", key="b_gpus", bind="query-params", **first("b_gpus", value=1.0)
+        "B: GPUs", 1.0, 4096.0, step=1.0, format="%.0f", key="b_gpus", bind="query-params", **first("b_gpus", value=1.0)
     )
 )
 b_batch = round(
@@ -56,7 +56,7 @@ b_batch = round(
         1.0,
         4096.0,
         step=1.0,
-        format="%d",
+        format="%.0f",
         key="b_batch",
         bind="query-params",
         **first("b_batch", value=8.0),
