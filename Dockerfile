@@ -28,4 +28,6 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD python -c "import sys, urllib.request as u; sys.exit(u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=3).read() != b'ok')"
 
-ENTRYPOINT ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+# streamlit run app.py, plus TCP_NODELAY on every connection and one script run at a time
+# (gpuplan_ui/serve.py says why; GPUPLAN_MAX_CONCURRENT_RUNS raises the limit).
+ENTRYPOINT ["python", "-m", "gpuplan_ui.serve", "--server.port=8501", "--server.address=0.0.0.0"]

@@ -1,6 +1,5 @@
 """gpuplan home: the answer first (the recommendation), then headline numbers."""
 
-import pandas as pd
 import streamlit as st
 
 from gpuplan_ui import cached, fmt, page
@@ -71,7 +70,8 @@ if sc.mode == "inference" and (sc.ttft_target_s or sc.tpot_target_s):
         "(set them under Traffic and latency targets)."
     )
 with page.guard("Recommendation"):
-    plan = cached.plan_report(key, cached.pricing_key(), explore and sc.mode == "inference")
+    views = cached.plan_views(key, cached.pricing_key(), explore and sc.mode == "inference", sc.mode != "inference")
+    plan = views["plan"]
     if not plan["picks"]:
         st.info(
             plan.get("message")
@@ -88,40 +88,21 @@ with page.guard("Recommendation"):
             f"**{fmt.usd(cost)}** {plan['unit'].replace('USD ', '')}.",
             icon=":material/check_circle:",
         )
-        for line in top["why"]:
-            st.markdown(f"- {line}")
-        rows = []
-        training = sc.mode != "inference"
-        for p in plan["picks"]:
-            rows.append(
-                {
-                    "offer": p["offer_id"],
-                    "provider": p["provider"],
-                    "GPU": p["gpu"],
-                    "GPUs": p["gpus"],
-                    "weights": p["weights_format"],
-                    "billing": p["billing_model"],
-                    "cost (USD)": round(p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"], 2),
-                    "TTFT (ms)": None if p["ttft_s"] is None else round(p["ttft_s"] * 1e3, 1),
-                    "TPOT (ms)": None if p["tpot_s"] is None else round(p["tpot_s"] * 1e3, 2),
-                    "wall hours": None if p["wall_hours"] is None else round(p["wall_hours"], 1),
-                    "price date": p["price_as_of"],
-                    "source": p["source"],
-                }
-            )
-        st.markdown(f"**Top {len(rows)} of {plan['candidates']} candidates** ({plan['unit']})")
-        df = pd.DataFrame(rows).drop(columns=["TTFT (ms)", "TPOT (ms)"] if training else ["wall hours"])
-        page.table(df, "picks", "gpuplan-recommendation.csv")
+        st.markdown("\n".join(f"- {line}" for line in top["why"]))
+        st.markdown(f"**Top {len(plan['picks'])} of {plan['candidates']} candidates** ({plan['unit']})")
+        page.table(views["picks"], "picks", "gpuplan-recommendation.csv")
         if plan["near_misses"]:
             st.markdown("**Cheaper, but they miss the target**")
-            for p in plan["near_misses"]:
-                cost = p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"]
-                st.markdown(
-                    f"- {p['offer_id']} ({p['gpu']} x{p['gpus']}, {p['weights_format']}, {fmt.usd(cost)}): "
+            st.markdown(
+                "\n".join(
+                    f"- {p['offer_id']} ({p['gpu']} x{p['gpus']}, {p['weights_format']}, "
+                    f"{fmt.usd(p['monthly_usd'] if p['monthly_usd'] is not None else p['run_cost_usd'])}): "
                     + "; ".join(p["misses"])
+                    for p in plan["near_misses"]
                 )
+            )
         if plan.get("tokens_note"):
             st.caption(plan["tokens_note"])
-        if plan["rejected"]:
+        if views["rejected"] is not None:
             with st.expander(f"{len(plan['rejected'])} options that cannot run"):
-                st.dataframe(pd.DataFrame(plan["rejected"]), hide_index=True, width="stretch")
+                st.dataframe(views["rejected"].arrow, hide_index=True, width="stretch")

@@ -31,7 +31,7 @@ def start(extra: list[str]) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless=true",
+    proc = subprocess.Popen([sys.executable, "-m", "gpuplan_ui.serve", "--server.headless=true",
                              f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
                              *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"

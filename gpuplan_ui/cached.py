@@ -7,12 +7,18 @@ page may change goes through st.cache_data, which returns a copy.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from gpuplan_core import api
 from gpuplan_core.catalog import load_gpus
 from gpuplan_core.pricing import Offer, load_pricing, load_pricing_text
 from gpuplan_core.scenario import Scenario
+
+from . import figures, tables
 
 
 def _sc(sc_json: str) -> Scenario:
@@ -42,6 +48,99 @@ def plan_report(sc_json: str, pricing_key: str, explore_formats: bool = False) -
 @st.cache_resource(show_spinner=False)
 def calibration_report() -> dict:
     return api.calibration_report()
+
+
+# --- Views: the figures and tables a page shows, built once per scenario and kept with its report.
+# Like the reports they are shared between sessions and never mutated; a page only hands them to
+# st.plotly_chart / st.dataframe. A rerun of a scenario already seen builds nothing (plotly figure
+# validation and DataFrame construction were ~30% of a page's rerun).
+
+
+class Table(NamedTuple):
+    """A table a page shows: the DataFrame (what the CSV download writes) and its Arrow form, converted
+    once here so that st.dataframe only serialises it (the conversion was ~20% of the Cost page's rerun)."""
+
+    frame: pd.DataFrame
+    arrow: pa.Table | pd.DataFrame
+
+
+def _table(df: pd.DataFrame) -> Table:
+    try:
+        return Table(df, pa.Table.from_pandas(df, preserve_index=False))
+    except (pa.ArrowException, ValueError, TypeError):  # mixed column types: st.dataframe applies its own fixes
+        return Table(df, df)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def memory_views(sc_json: str) -> dict:
+    mem = memory_report(sc_json)
+    return {
+        "figure": figures.memory_figure(mem),
+        "components": _table(tables.memory_components(mem)),
+        "gpus": _table(tables.memory_gpus(mem)),
+    }
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def perf_views(sc_json: str, gpu: str) -> dict:
+    """The chosen GPU's roofline, batch sweep and phase table (None when the model does not fit)."""
+    p = perf_report(sc_json, (gpu,))["gpus"][0]
+    if "ttft_s" not in p:
+        return {"perf": p, "roofline": None, "sweep": None, "phases": None}
+    return {
+        "perf": p,
+        "roofline": figures.roofline_figure(p),
+        "sweep": figures.sweep_figure(p),
+        "phases": _table(tables.perf_phases(p)),
+    }
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def perf_catalog_views(sc_json: str) -> dict:
+    """Every catalog GPU: the latency chart, its table, and the GPUs the model fits on no layout of."""
+    allp = perf_report(sc_json, tuple(g["gpu"] for g in gpu_table()))
+    ok = [r for r in allp["gpus"] if "ttft_s" in r]
+    return {
+        "figure": figures.latency_figure(ok),
+        "table": _table(tables.perf_gpus(ok)),
+        "missing": [r["gpu"] for r in allp["gpus"] if "ttft_s" not in r],
+    }
+
+
+@st.cache_resource(show_spinner=False)
+def calibration_table():
+    return _table(tables.calibration(calibration_report()))
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: bool) -> dict:
+    plan = plan_report(sc_json, pricing_key, explore_formats)
+    return {
+        "plan": plan,
+        "picks": _table(tables.picks(plan, training)) if plan["picks"] else None,
+        "rejected": _table(pd.DataFrame(plan["rejected"])) if plan["rejected"] else None,
+    }
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def cost_views(sc_json: str, pricing_key: str) -> dict:
+    """The Cost page's tables for this scenario (inference or training set, by the scenario's mode)."""
+    cost = cost_report(sc_json, pricing_key)
+    rows = cost["offers"]
+    views: dict = {"cost": cost, "rejected": _table(pd.DataFrame(cost["rejected"])) if cost["rejected"] else None}
+    if not rows:
+        return views
+    if _sc(sc_json).mode == "inference":
+        views |= {
+            "always_on": _table(tables.cost_always_on(rows)),
+            "per_run": _table(tables.cost_per_run(rows)),
+            "detail": _table(tables.cost_detail(rows)),
+            "serverless": _table(tables.serverless(cost["serverless"])) if cost["serverless"] else None,
+        }
+    else:
+        runs = tables.training_runs(rows)
+        views |= {"runs": _table(runs), "monthly": _table(tables.training_monthly(runs))}
+    return views
 
 
 @st.cache_data(show_spinner=False)
@@ -79,7 +178,10 @@ def fetch_hf_config(model_id: str) -> tuple[str | None, str | None]:
     from gpuplan_core.net import FetchError
     from gpuplan_core.net import fetch_hf_config as fetch
 
+    from .serve import released
+
     try:
-        return fetch(model_id), None
+        with released():  # waiting on the network: let other sessions' runs go ahead
+            return fetch(model_id), None
     except FetchError as exc:
         return None, str(exc)

@@ -44,11 +44,15 @@ def guard(what: str):
 
 
 def table(df, key: str, file_name: str, **kw) -> None:
-    """A dataframe with its CSV download (the same rows and columns as shown)."""
-    st.dataframe(df, hide_index=True, width="stretch", key=f"df_{key}", **kw)
+    """A dataframe (or a cached.Table) with its CSV download (the same rows and columns as shown). The CSV
+    is written only when someone clicks (Streamlit calls the function then), not on every rerun."""
+    shown = df
+    if isinstance(df, tuple):  # cached.Table: show the Arrow form converted once, download the frame
+        df, shown = df
+    st.dataframe(shown, hide_index=True, width="stretch", key=f"df_{key}", **kw)
     st.download_button(
         "Download CSV",
-        frame_to_csv(df),
+        lambda: frame_to_csv(df),
         file_name,
         "text/csv",
         key=f"dl_{key}",

@@ -329,18 +329,23 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
             )
         sc, errs = build_scenario(values, config_text)
         notes += errs
-        with st.expander("Share and save"):
-            st.caption("This page's link reproduces the scenario (an uploaded config is not in the link).")
-            st.code(_share_url(), language=None, wrap_lines=True)
-            st.download_button(
-                "Download scenario (JSON)",
-                scenario_json(values, sc),
-                "gpuplan-scenario.json",
-                "application/json",
-                on_click="ignore",
-                key="dl_scenario",
-            )
-            st.file_uploader("Import a scenario JSON", type=["json"], key="scenario_upload", on_change=_apply_import)
+        # Rendered only while open (a lazy expander): its four elements are not rebuilt on every rerun.
+        share = st.expander("Share and save", key="share_open", on_change="rerun")
+        if share.open:
+            with share:
+                st.caption("This page's link reproduces the scenario (an uploaded config is not in the link).")
+                st.code(_share_url(), language=None, wrap_lines=True)
+                st.download_button(
+                    "Download scenario (JSON)",
+                    lambda: scenario_json(values, sc),  # written on click, not on every rerun
+                    "gpuplan-scenario.json",
+                    "application/json",
+                    on_click="ignore",
+                    key="dl_scenario",
+                )
+                st.file_uploader(
+                    "Import a scenario JSON", type=["json"], key="scenario_upload", on_change=_apply_import
+                )
     notes += st.session_state.pop("import_notes", [])
     return sc, values, notes
 

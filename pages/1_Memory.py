@@ -1,16 +1,15 @@
 """Memory: the budget by component against each GPU's VRAM, and what fits where."""
 
-import pandas as pd
 import streamlit as st
 
-from gpuplan_ui import cached, figures, fmt, page
+from gpuplan_ui import cached, fmt, page
 
 sc, values = page.setup("Memory", ":material/memory:")
 key = sc.model_dump_json()
 
 with page.guard("Memory budget"):
     mem = cached.memory_report(key)
-    sel = next((g for g in mem["gpus"] if g["selected"]), mem["gpus"][0])
+    views = cached.memory_views(key)
     fits = [g["gpu"] for g in mem["gpus"] if g["fits"]]
     if fits:
         st.success(
@@ -25,42 +24,21 @@ with page.guard("Memory budget"):
             f"catalog GPU holds it. Smallest layouts that do: {need or 'none up to 4,096 GPUs'}.",
             icon=":material/warning:",
         )
-    st.plotly_chart(figures.memory_figure(mem), key="mem_chart", config={"displaylogo": False})
+    st.plotly_chart(views["figure"], key="mem_chart", config={"displaylogo": False})
     left, right = st.columns([3, 2])
     with left:
         st.markdown("**Budget by component (per GPU)**")
-        comp = pd.DataFrame(
-            [
-                {"component": k, "GB (10^9 B)": round(v / 1e9, 3), "GiB (2^30 B)": round(v / 2**30, 3), "bytes": v}
-                for k, v in mem["components"].items()
-            ]
-        )
-        page.table(comp, "components", "gpuplan-memory-components.csv")
+        page.table(views["components"], "components", "gpuplan-memory-components.csv")
     with right:
         st.markdown("**Budgets by scope (per GPU)**")
-        for scope, v in mem["budgets"].items():
-            st.markdown(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})")
-        st.markdown(f"- *all {mem['layout']['gpus']} GPU(s), whole runtime*: {fmt.gb(mem['total_bytes'], 2)}")
-        for n in mem["notes"]:
-            st.caption(n)
+        st.markdown(
+            "\n".join(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})" for scope, v in mem["budgets"].items())
+            + f"\n- *all {mem['layout']['gpus']} GPU(s), whole runtime*: {fmt.gb(mem['total_bytes'], 2)}"
+        )
+        if mem["notes"]:
+            st.caption("\n\n".join(mem["notes"]))
     st.markdown("**Every catalog GPU**")
-    rows = [
-        {
-            "GPU": g["gpu"],
-            "fits": "yes" if g["fits"] else "no",
-            "usable VRAM (GiB)": round(g["vram_usable_bytes"] / 2**30, 2),
-            "budget (GB)": round(g["budget_bytes"] / 1e9, 1),
-            "min GPUs": g["min_gpus"],
-            "min layout": "-"
-            if not g["min_layout"]
-            else f"tp {g['min_layout']['tp']} x pp {g['min_layout']['pp']} x dp {g['min_layout']['dp']}",
-            "max batch at this context": g["max_batch"],
-            "max context at this batch": g["max_context"],
-            "KV capacity (tokens)": g["kv_capacity_tokens"],
-        }
-        for g in mem["gpus"]
-    ]
-    page.table(pd.DataFrame(rows), "gpus", "gpuplan-memory-per-gpu.csv")
+    page.table(views["gpus"], "gpus", "gpuplan-memory-per-gpu.csv")
 
 if sc.mode != "inference":
     with page.guard("Both training accountings"):

@@ -1,9 +1,8 @@
 """Performance: rooflines of prefill and decode, TTFT / TPOT / throughput, and how far to trust them."""
 
-import pandas as pd
 import streamlit as st
 
-from gpuplan_ui import cached, figures, fmt, page
+from gpuplan_ui import cached, fmt, page
 
 sc, values = page.setup("Performance", ":material/speed:")
 key = sc.model_dump_json()
@@ -17,8 +16,9 @@ if sc.mode != "inference":
 else:
     with page.guard("Performance on the chosen GPU"):
         perf = cached.perf_report(key, (sc.gpu or "H100-SXM",))
-        p = perf["gpus"][0]
-        if "ttft_s" not in p:
+        views = cached.perf_views(key, sc.gpu or "H100-SXM")
+        p = views["perf"]
+        if views["phases"] is None:
             st.warning(" ".join(p["notes"]), icon=":material/warning:")
         else:
             st.caption(
@@ -53,56 +53,23 @@ else:
                     f"matmuls turn compute-bound at batch {p['compute_bound_batch'] or 'never'}; attention's KV "
                     "reads stay bandwidth-bound at any batch."
                 )
-            for n in p["notes"]:
-                st.caption(n)
+            if p["notes"]:
+                st.caption("\n\n".join(p["notes"]))
             left, right = st.columns(2)
-            left.plotly_chart(figures.roofline_figure(p), key="roofline", config={"displaylogo": False})
-            right.plotly_chart(figures.sweep_figure(p), key="sweep", config={"displaylogo": False})
-            ph = pd.DataFrame(
-                [
-                    {
-                        "phase": name,
-                        "TFLOP": round(p[name]["flops"] / 1e12, 4),
-                        "GB moved": round(p[name]["bytes"] / 1e9, 3),
-                        "intensity (FLOP/B)": round(p[name]["intensity_flops_per_byte"], 1),
-                        "bound": p[name]["bound"],
-                        "time (ms)": round(p[name]["time_s"] * 1e3, 3),
-                        "MFU": round(p[name]["mfu"], 3),
-                        "MBU": round(p[name]["mbu"], 3),
-                    }
-                    for name in ("prefill", "decode")
-                ]
-            )
+            left.plotly_chart(views["roofline"], key="roofline", config={"displaylogo": False})
+            right.plotly_chart(views["sweep"], key="sweep", config={"displaylogo": False})
             st.markdown(
                 f"**Phases** (ridge point {p['ridge_flops_per_byte']:,.1f} FLOP/byte: below it memory "
                 "bandwidth limits, above it compute)"
             )
-            page.table(ph, "phases", "gpuplan-phases.csv")
+            page.table(views["phases"], "phases", "gpuplan-phases.csv")
 
     with page.guard("Every catalog GPU"):
         st.subheader("Every catalog GPU")
-        allp = cached.perf_report(key, tuple(g["gpu"] for g in cached.gpu_table()))
-        ok = [r for r in allp["gpus"] if "ttft_s" in r]
-        st.plotly_chart(figures.latency_figure(ok), key="latency", config={"displaylogo": False})
-        rows = [
-            {
-                "GPU": r["gpu"],
-                "GPUs": r["gpu_count"],
-                "tp": r["tp"],
-                "pp": r["pp"],
-                "batch": r["batch"],
-                "TTFT (ms)": round(r["ttft_s"] * 1e3, 1),
-                "TPOT (ms)": round(r["tpot_s"] * 1e3, 2),
-                "tokens/s per user": round(r["decode_tokens_per_s_per_sequence"], 1),
-                "output tokens/s": round(r["output_tokens_per_s"], 0),
-                "max batch": r["max_batch"],
-                "compute-bound batch": r["compute_bound_batch"],
-                "decode bound": r["decode"]["bound"],
-            }
-            for r in ok
-        ]
-        page.table(pd.DataFrame(rows), "perf_all", "gpuplan-performance.csv")
-        missing = [r["gpu"] for r in allp["gpus"] if "ttft_s" not in r]
+        cat = cached.perf_catalog_views(key)
+        st.plotly_chart(cat["figure"], key="latency", config={"displaylogo": False})
+        page.table(cat["table"], "perf_all", "gpuplan-performance.csv")
+        missing = cat["missing"]
         if missing:
             st.caption(f"Does not fit on any layout: {', '.join(missing)}.")
 
@@ -115,22 +82,4 @@ with page.guard("Calibration"):
         f"**{cal['median_abs_error']:.1%}** ({cal['median_abs_error_speed_only']:.1%} on speed points). "
         "No point is corrected individually."
     )
-    cdf = pd.DataFrame(
-        [
-            {
-                "id": r["id"],
-                "GPU": f"{r['gpu']} x{r['gpu_count']}",
-                "model": r["model"],
-                "metric": r["metric"],
-                "batch": r["batch"],
-                "measured": round(r["measured"], 2),
-                "predicted": round(r["predicted"], 2),
-                "unit": r["unit"],
-                "error": f"{r['error']:+.1%}",
-                "setup": r["setup"],
-                "source": r["source"],
-            }
-            for r in cal["points"]
-        ]
-    )
-    page.table(cdf, "calibration", "gpuplan-calibration.csv")
+    page.table(cached.calibration_table(), "calibration", "gpuplan-calibration.csv")

@@ -1,6 +1,5 @@
 """Cost: monthly always-on vs per-run cluster cost per offer, serverless, $ per 1M tokens, lifetime."""
 
-import pandas as pd
 import streamlit as st
 
 from gpuplan_core.cost import MARKET_ESTIMATES, lifetime, market_projection
@@ -12,7 +11,8 @@ key = sc.model_dump_json()
 pkey = cached.pricing_key()
 
 with page.guard("Costs per offer"):
-    cost = cached.cost_report(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)
+    views = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)
+    cost = views["cost"]
     rows = cost["offers"]
     if pkey != "bundled":
         st.caption("Using the pricing file uploaded on the Data page (this session only).")
@@ -29,80 +29,21 @@ with page.guard("Costs per offer"):
             "billed in each offer's increments with its minimum; $ per 1M tokens at "
             f"**{sc.utilization:.0%} utilization**. Interactive serving leaves out spot offers unless Billing = Spot."
         )
-        always = pd.DataFrame(
-            [
-                {
-                    "offer": r["offer_id"],
-                    "GPU": r["gpu"],
-                    "GPUs": r["gpus"],
-                    "monthly (USD)": round(r["monthly_always_on_usd"], 2),
-                    "$/1M out": round(r["output_cost_per_million_usd"], 3),
-                }
-                for r in sorted(rows, key=lambda r: r["monthly_always_on_usd"])
-            ]
-        )
-        run = pd.DataFrame(
-            [
-                {
-                    "offer": r["offer_id"],
-                    "GPU": r["gpu"],
-                    "GPUs": r["gpus"] // max(1, r["replicas"]),
-                    "hours": round(r["run_hours"], 3),
-                    "per run (USD)": round(r["run_cost_usd"], 2),
-                }
-                for r in rows
-            ]
-        )
         left, right = st.columns(2)
         with left:
             st.markdown(f"**Monthly always-on** ({sc.hours_per_month:g} h)")
-            page.table(always, "always_on", "gpuplan-monthly-always-on.csv", height=420)
+            page.table(views["always_on"], "always_on", "gpuplan-monthly-always-on.csv", height=420)
         with right:
             st.markdown(f"**Per run** ({rows[0]['run_description']})")
-            page.table(run, "per_run", "gpuplan-per-run.csv", height=420)
+            page.table(views["per_run"], "per_run", "gpuplan-per-run.csv", height=420)
         with st.expander("Every offer in detail (replicas, $ per 1M input tokens, TTFT, TPOT, billing notes, sources)"):
-            detail = pd.DataFrame(
-                [
-                    {
-                        "offer": r["offer_id"],
-                        "provider": r["provider"],
-                        "GPU": r["gpu"],
-                        "GPUs": r["gpus"],
-                        "replicas": r["replicas"],
-                        "billing": r["billing_model"],
-                        "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
-                        "per run (USD)": round(r["run_cost_usd"], 2),
-                        "$/1M output tokens": round(r["output_cost_per_million_usd"], 3),
-                        "$/1M input tokens": round(r["input_cost_per_million_usd"], 4),
-                        "TTFT (ms)": round(r["ttft_s"] * 1e3, 1),
-                        "TPOT (ms)": round(r["tpot_s"] * 1e3, 2),
-                        "notes": "; ".join(r["notes"]),
-                        "price date": r["price_as_of"],
-                        "source": r["source"],
-                    }
-                    for r in rows
-                ]
-            )
-            page.table(detail, "cost_detail", "gpuplan-cost-detail.csv")
-        if cost["serverless"]:
+            page.table(views["detail"], "cost_detail", "gpuplan-cost-detail.csv")
+        if views["serverless"] is not None:
             st.markdown(
                 "**Serverless** (start-up, execution and idle timeout billed; cold start = 20 s + weights "
                 "load at 2 GB/s)"
             )
-            sl = pd.DataFrame(
-                [
-                    {
-                        "offer": r["offer_id"],
-                        "GPU": r["gpu"],
-                        "billing": r["billing_model"],
-                        "workers": r["replicas"],
-                        "monthly (USD)": round(r["monthly_usd"], 2),
-                        "why": "; ".join(r["why"][1:]),
-                    }
-                    for r in cost["serverless"]
-                ]
-            )
-            page.table(sl, "serverless", "gpuplan-serverless.csv")
+            page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
         elif not sc.requests_per_day:
             st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")
         best_monthly = min(r["monthly_always_on_usd"] for r in rows)
@@ -140,31 +81,14 @@ with page.guard("Costs per offer"):
         )
         if cost.get("tokens_note"):
             st.caption(cost["tokens_note"])
-        run = pd.DataFrame(
-            [
-                {
-                    "offer": r["offer_id"],
-                    "GPU": r["gpu"],
-                    "GPUs": r["gpus"],
-                    "billing": r["billing_model"],
-                    "GPU-hours": round(r["gpu_hours"], 0),
-                    "wall hours": round(r["wall_hours"], 1),
-                    "per-run (USD)": round(r["run_cost_usd"], 2),
-                    "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
-                    "price date": r["price_as_of"],
-                    "notes": "; ".join(r["notes"][2:]),
-                }
-                for r in rows
-            ]
-        )
         left, right = st.columns([3, 2])
         with left:
             st.markdown("**Per-run cluster cost**")
-            page.table(run, "train_run", "gpuplan-training-runs.csv", height=420)
+            page.table(views["runs"], "train_run", "gpuplan-training-runs.csv", height=420)
         with right:
             st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.hours_per_month:g} h/month)")
             page.table(
-                run[["offer", "GPUs", "monthly always-on (USD)"]].sort_values("monthly always-on (USD)"),
+                views["monthly"],
                 "train_monthly",
                 "gpuplan-training-monthly.csv",
                 height=420,
@@ -183,9 +107,9 @@ with page.guard("Costs per offer"):
             key="life",
             config={"displaylogo": False},
         )
-    if cost["rejected"]:
+    if views["rejected"] is not None:
         with st.expander(f"{len(cost['rejected'])} GPU/offer combinations that cannot run"):
-            st.dataframe(pd.DataFrame(cost["rejected"]), hide_index=True, width="stretch")
+            st.dataframe(views["rejected"].arrow, hide_index=True, width="stretch")
 
 with page.guard("Market context"):
     st.subheader("Market context (analyst estimates)")

@@ -44,9 +44,7 @@ def start_server(log_path: Path) -> tuple[subprocess.Popen, str]:
         [
             sys.executable,
             "-m",
-            "streamlit",
-            "run",
-            "app.py",
+            "gpuplan_ui.serve",  # the production launcher (streamlit run app.py + TCP_NODELAY + run limit)
             "--server.headless=true",
             f"--server.port={port}",
             "--server.address=127.0.0.1",

@@ -1,0 +1,236 @@
+"""Pure table builders: a report dict from gpuplan_core.api in, the pandas DataFrame a page shows out.
+
+Like figures.py, nothing here imports streamlit and nothing computes a number: columns are report
+values, rounded for display and labelled with their units. cached.py keeps each built table with its
+report, so a rerun that shows the same scenario builds nothing.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def _r(x: float | None, nd: int) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+# --- Memory page ---------------------------------------------------------------------------------
+
+
+def memory_components(mem: dict) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"component": k, "GB (10^9 B)": round(v / 1e9, 3), "GiB (2^30 B)": round(v / 2**30, 3), "bytes": v}
+            for k, v in mem["components"].items()
+        ]
+    )
+
+
+def memory_gpus(mem: dict) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "GPU": g["gpu"],
+                "fits": "yes" if g["fits"] else "no",
+                "usable VRAM (GiB)": round(g["vram_usable_bytes"] / 2**30, 2),
+                "budget (GB)": round(g["budget_bytes"] / 1e9, 1),
+                "min GPUs": g["min_gpus"],
+                "min layout": "-"
+                if not g["min_layout"]
+                else f"tp {g['min_layout']['tp']} x pp {g['min_layout']['pp']} x dp {g['min_layout']['dp']}",
+                "max batch at this context": g["max_batch"],
+                "max context at this batch": g["max_context"],
+                "KV capacity (tokens)": g["kv_capacity_tokens"],
+            }
+            for g in mem["gpus"]
+        ]
+    )
+
+
+# --- Performance page ----------------------------------------------------------------------------
+
+
+def perf_phases(p: dict) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "phase": name,
+                "TFLOP": round(p[name]["flops"] / 1e12, 4),
+                "GB moved": round(p[name]["bytes"] / 1e9, 3),
+                "intensity (FLOP/B)": round(p[name]["intensity_flops_per_byte"], 1),
+                "bound": p[name]["bound"],
+                "time (ms)": round(p[name]["time_s"] * 1e3, 3),
+                "MFU": round(p[name]["mfu"], 3),
+                "MBU": round(p[name]["mbu"], 3),
+            }
+            for name in ("prefill", "decode")
+        ]
+    )
+
+
+def perf_gpus(rows: list[dict]) -> pd.DataFrame:
+    """One row per GPU that fits (rows carry ``ttft_s``)."""
+    return pd.DataFrame(
+        [
+            {
+                "GPU": r["gpu"],
+                "GPUs": r["gpu_count"],
+                "tp": r["tp"],
+                "pp": r["pp"],
+                "batch": r["batch"],
+                "TTFT (ms)": round(r["ttft_s"] * 1e3, 1),
+                "TPOT (ms)": round(r["tpot_s"] * 1e3, 2),
+                "tokens/s per user": round(r["decode_tokens_per_s_per_sequence"], 1),
+                "output tokens/s": round(r["output_tokens_per_s"], 0),
+                "max batch": r["max_batch"],
+                "compute-bound batch": r["compute_bound_batch"],
+                "decode bound": r["decode"]["bound"],
+            }
+            for r in rows
+        ]
+    )
+
+
+def calibration(cal: dict) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "id": r["id"],
+                "GPU": f"{r['gpu']} x{r['gpu_count']}",
+                "model": r["model"],
+                "metric": r["metric"],
+                "batch": r["batch"],
+                "measured": round(r["measured"], 2),
+                "predicted": round(r["predicted"], 2),
+                "unit": r["unit"],
+                "error": f"{r['error']:+.1%}",
+                "setup": r["setup"],
+                "source": r["source"],
+            }
+            for r in cal["points"]
+        ]
+    )
+
+
+# --- Overview (recommendation) -------------------------------------------------------------------
+
+
+def picks(plan: dict, training: bool) -> pd.DataFrame:
+    df = pd.DataFrame(
+        [
+            {
+                "offer": p["offer_id"],
+                "provider": p["provider"],
+                "GPU": p["gpu"],
+                "GPUs": p["gpus"],
+                "weights": p["weights_format"],
+                "billing": p["billing_model"],
+                "cost (USD)": round(p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"], 2),
+                "TTFT (ms)": None if p["ttft_s"] is None else round(p["ttft_s"] * 1e3, 1),
+                "TPOT (ms)": None if p["tpot_s"] is None else round(p["tpot_s"] * 1e3, 2),
+                "wall hours": _r(p["wall_hours"], 1),
+                "price date": p["price_as_of"],
+                "source": p["source"],
+            }
+            for p in plan["picks"]
+        ]
+    )
+    return df.drop(columns=["TTFT (ms)", "TPOT (ms)"] if training else ["wall hours"])
+
+
+# --- Cost page -----------------------------------------------------------------------------------
+
+
+def cost_always_on(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "offer": r["offer_id"],
+                "GPU": r["gpu"],
+                "GPUs": r["gpus"],
+                "monthly (USD)": round(r["monthly_always_on_usd"], 2),
+                "$/1M out": round(r["output_cost_per_million_usd"], 3),
+            }
+            for r in sorted(rows, key=lambda r: r["monthly_always_on_usd"])
+        ]
+    )
+
+
+def cost_per_run(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "offer": r["offer_id"],
+                "GPU": r["gpu"],
+                "GPUs": r["gpus"] // max(1, r["replicas"]),
+                "hours": round(r["run_hours"], 3),
+                "per run (USD)": round(r["run_cost_usd"], 2),
+            }
+            for r in rows
+        ]
+    )
+
+
+def cost_detail(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "offer": r["offer_id"],
+                "provider": r["provider"],
+                "GPU": r["gpu"],
+                "GPUs": r["gpus"],
+                "replicas": r["replicas"],
+                "billing": r["billing_model"],
+                "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
+                "per run (USD)": round(r["run_cost_usd"], 2),
+                "$/1M output tokens": round(r["output_cost_per_million_usd"], 3),
+                "$/1M input tokens": round(r["input_cost_per_million_usd"], 4),
+                "TTFT (ms)": round(r["ttft_s"] * 1e3, 1),
+                "TPOT (ms)": round(r["tpot_s"] * 1e3, 2),
+                "notes": "; ".join(r["notes"]),
+                "price date": r["price_as_of"],
+                "source": r["source"],
+            }
+            for r in rows
+        ]
+    )
+
+
+def serverless(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "offer": r["offer_id"],
+                "GPU": r["gpu"],
+                "billing": r["billing_model"],
+                "workers": r["replicas"],
+                "monthly (USD)": round(r["monthly_usd"], 2),
+                "why": "; ".join(r["why"][1:]),
+            }
+            for r in rows
+        ]
+    )
+
+
+def training_runs(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "offer": r["offer_id"],
+                "GPU": r["gpu"],
+                "GPUs": r["gpus"],
+                "billing": r["billing_model"],
+                "GPU-hours": round(r["gpu_hours"], 0),
+                "wall hours": round(r["wall_hours"], 1),
+                "per-run (USD)": round(r["run_cost_usd"], 2),
+                "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
+                "price date": r["price_as_of"],
+                "notes": "; ".join(r["notes"][2:]),
+            }
+            for r in rows
+        ]
+    )
+
+
+def training_monthly(runs: pd.DataFrame) -> pd.DataFrame:
+    return runs[["offer", "GPUs", "monthly always-on (USD)"]].sort_values("monthly always-on (USD)")

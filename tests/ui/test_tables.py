@@ -1,0 +1,79 @@
+"""Table builders (gpuplan_ui/tables.py): the columns a page shows are the report's numbers, converted with
+the unit in the column name, and the cached Arrow form shows the same rows."""
+
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+import pytest
+
+from gpuplan_core import api
+from gpuplan_ui import tables
+from gpuplan_ui.cached import _table
+
+LLAMA_8B = {"preset": "Llama-3.1-8B", "mode": "inference", "context_tokens": 8192, "batch": 8}
+
+
+@pytest.fixture(scope="module")
+def mem():
+    return api.memory_report(LLAMA_8B)
+
+
+def test_memory_components_sum_to_the_per_gpu_budget_in_both_units(mem):
+    df = tables.memory_components(mem)
+    assert list(df["component"]) == list(mem["components"])
+    assert df["bytes"].sum() == pytest.approx(mem["per_gpu_bytes"], abs=len(df))  # each component rounded to 1 B
+    weights = df.set_index("component").loc["weights"]
+    # Llama-3.1-8B in bf16: 8,030,261,248 parameters x 2 bytes
+    assert weights["bytes"] == 8_030_261_248 * 2
+    assert weights["GB (10^9 B)"] == round(8_030_261_248 * 2 / 1e9, 3) == 16.061
+    assert weights["GiB (2^30 B)"] == round(8_030_261_248 * 2 / 2**30, 3) == 14.958
+
+
+def test_memory_gpus_one_row_per_catalog_gpu_with_usable_vram_in_gib(mem):
+    df = tables.memory_gpus(mem).set_index("GPU")
+    assert len(df) == len(mem["gpus"])
+    h100 = next(g for g in mem["gpus"] if g["gpu"] == "H100-SXM")
+    assert df.loc["H100-SXM", "usable VRAM (GiB)"] == round(h100["vram_usable_bytes"] / 2**30, 2) == 79.19
+    assert df.loc["H100-SXM", "fits"] == ("yes" if h100["fits"] else "no")
+    assert df.loc["H100-SXM", "KV capacity (tokens)"] == h100["kv_capacity_tokens"]
+
+
+def test_perf_phases_convert_flops_bytes_and_seconds():
+    p = api.perf_report(LLAMA_8B | {"gpu": "H100-SXM"}, gpus=["H100-SXM"])["gpus"][0]
+    df = tables.perf_phases(p).set_index("phase")
+    for ph in ("prefill", "decode"):
+        assert df.loc[ph, "TFLOP"] == round(p[ph]["flops"] / 1e12, 4)
+        assert df.loc[ph, "GB moved"] == round(p[ph]["bytes"] / 1e9, 3)
+        assert df.loc[ph, "time (ms)"] == round(p[ph]["time_s"] * 1e3, 3)
+        assert df.loc[ph, "intensity (FLOP/B)"] == pytest.approx(p[ph]["flops"] / p[ph]["bytes"], abs=0.06)
+    assert df.loc["decode", "bound"] == "memory"  # batch 8 decode of an 8B model is bandwidth-bound
+
+
+def test_cost_always_on_is_sorted_cheapest_first_and_per_run_splits_replicas():
+    cost = api.cost_report(LLAMA_8B)
+    rows = cost["offers"]
+    always = tables.cost_always_on(rows)
+    monthly = list(always["monthly (USD)"])
+    assert monthly == sorted(monthly)
+    assert monthly[0] == round(min(r["monthly_always_on_usd"] for r in rows), 2)
+    run = tables.cost_per_run(rows)
+    assert list(run["GPUs"]) == [r["gpus"] // max(1, r["replicas"]) for r in rows]
+
+
+def test_training_monthly_is_a_sorted_view_of_the_runs():
+    cost = api.cost_report({"preset": "Llama-3.1-8B", "mode": "training", "training_tokens": 1e9, "gpus": 8})
+    runs = tables.training_runs(cost["offers"])
+    m = tables.training_monthly(runs)
+    assert list(m.columns) == ["offer", "GPUs", "monthly always-on (USD)"]
+    assert list(m["monthly always-on (USD)"]) == sorted(runs["monthly always-on (USD)"])
+    assert (runs["GPU-hours"] >= 0).all() and all(math.isfinite(x) for x in runs["per-run (USD)"])
+
+
+def test_cached_table_arrow_form_shows_the_same_rows(mem):
+    df = tables.memory_gpus(mem)
+    t = _table(df)
+    assert t.frame is df
+    assert isinstance(t.arrow, pa.Table)
+    assert t.arrow.to_pandas().equals(df)
