@@ -79,6 +79,28 @@ def _apply_import() -> None:
     st.session_state["import_notes"] = notes or [f"Scenario imported ({len(values)} values)."]
 
 
+def _lazy_group(label: str, keys: tuple[str, ...], values: dict[str, Any]):
+    """An expander whose widgets are built only while it is open or while one of its values differs from
+    the default (set earlier in this session, or by the link); returns the expander to build them in, or
+    None. When None, every value in the group is its default, and defaults are never in the link, so
+    skipping the widgets loses nothing: the values are filled in from DEFAULTS. Most people never open
+    these groups, so most reruns skip ~12 widgets (about 1 ms each). A group holding a non-default value
+    is built even while collapsed, which keeps that value in the link."""
+    exp = st.expander(label, key=f"open_{keys[0]}", on_change="rerun")
+    if exp.open or any(_changed(k) for k in keys):
+        return exp
+    values.update({k: DEFAULTS[k] for k in keys})
+    return None
+
+
+def _changed(key: str) -> bool:
+    """True if this session or the link holds a value for key other than its default. Streamlit keeps a
+    bound widget's value under its key while the widget is not built, so an edit survives closing."""
+    if key in st.session_state:
+        return st.session_state[key] != DEFAULTS[key]
+    return key in st.query_params
+
+
 def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
     raw = {k: str(v) for k, v in st.query_params.to_dict().items()}
     notes = check_query_params(raw)
@@ -198,15 +220,18 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
             "gpu",
             "The GPU type the detail views use; tables cover every catalog GPU.",
         )
-        with st.expander("GPU count and parallelism"):
-            values["gpus"] = _number("GPUs", "gpus", 1, 4096, 1, "GPUs in the job: tp x pp x data-parallel replicas.")
-            values["tp"] = _select(
-                "Tensor parallel",
-                "tp",
-                help="Splits every layer across GPUs "
-                "(must divide the attention heads). Adds two all-reduces per layer.",
-            )
-            values["pp"] = _select("Pipeline stages", "pp", help="Splits the layers into stages.")
+        if (box := _lazy_group("GPU count and parallelism", ("gpus", "tp", "pp"), values)) is not None:
+            with box:
+                values["gpus"] = _number(
+                    "GPUs", "gpus", 1, 4096, 1, "GPUs in the job: tp x pp x data-parallel replicas."
+                )
+                values["tp"] = _select(
+                    "Tensor parallel",
+                    "tp",
+                    help="Splits every layer across GPUs "
+                    "(must divide the attention heads). Adds two all-reduces per layer.",
+                )
+                values["pp"] = _select("Pipeline stages", "pp", help="Splits the layers into stages.")
         if mode in ("pretrain", "finetune"):
             with st.expander("Training", expanded=True):
                 values["tokens_b"] = _number(
@@ -255,78 +280,81 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                     "Finish within (hours, 0 = no deadline)", "deadline_h", 0.0, 100000.0, 24.0
                 )
         else:
-            with st.expander("Traffic and latency targets"):
-                values["rpd"] = _number(
-                    "Requests per day",
-                    "rpd",
-                    0.0,
-                    1e9,
-                    1000.0,
-                    "Sizes the fleet and the serverless bill; 0 = one replica.",
-                    "%.0f",
+            if (box := _lazy_group("Traffic and latency targets", ("rpd", "ttft_ms", "tpot_ms"), values)) is not None:
+                with box:
+                    values["rpd"] = _number(
+                        "Requests per day",
+                        "rpd",
+                        0.0,
+                        1e9,
+                        1000.0,
+                        "Sizes the fleet and the serverless bill; 0 = one replica.",
+                        "%.0f",
+                    )
+                    values["ttft_ms"] = _number(
+                        "TTFT target (ms, 0 = none)",
+                        "ttft_ms",
+                        0.0,
+                        600000.0,
+                        100.0,
+                        "Time to first token a user may wait.",
+                        "%.0f",
+                    )
+                    values["tpot_ms"] = _number(
+                        "TPOT target (ms, 0 = none)",
+                        "tpot_ms",
+                        0.0,
+                        10000.0,
+                        5.0,
+                        "Time per later token (50 ms is about 20 tokens/s).",
+                        "%.0f",
+                    )
+        if (box := _lazy_group("Pricing", ("billing", "provider", "hours", "busy"), values)) is not None:
+            with box:
+                values["billing"] = _select(
+                    "Billing",
+                    "billing",
+                    "Which offers to consider. Spot can be reclaimed at short notice; serverless "
+                    "bills start-up, execution and idle time.",
                 )
-                values["ttft_ms"] = _number(
-                    "TTFT target (ms, 0 = none)",
-                    "ttft_ms",
-                    0.0,
-                    600000.0,
-                    100.0,
-                    "Time to first token a user may wait.",
-                    "%.0f",
+                values["provider"] = _select(
+                    "Provider", "provider", help="Only this provider's offers (from the pricing file)."
                 )
-                values["tpot_ms"] = _number(
-                    "TPOT target (ms, 0 = none)",
-                    "tpot_ms",
-                    0.0,
-                    10000.0,
-                    5.0,
-                    "Time per later token (50 ms is about 20 tokens/s).",
-                    "%.0f",
+                values["hours"] = _number(
+                    "Hours per month", "hours", 1.0, 744.0, 10.0, "730 h is the usual convention.", "%.0f"
                 )
-        with st.expander("Pricing"):
-            values["billing"] = _select(
-                "Billing",
-                "billing",
-                "Which offers to consider. Spot can be reclaimed at short notice; serverless "
-                "bills start-up, execution and idle time.",
-            )
-            values["provider"] = _select(
-                "Provider", "provider", help="Only this provider's offers (from the pricing file)."
-            )
-            values["hours"] = _number(
-                "Hours per month", "hours", 1.0, 744.0, 10.0, "730 h is the usual convention.", "%.0f"
-            )
-            values["busy"] = st.slider(
-                "Serving utilization (for $ per 1M tokens)",
-                0.05,
-                1.0,
-                step=0.05,
-                key="busy",
-                help="Share of paid time spent serving at the modelled throughput.",
-                **({} if "busy" in st.session_state else {"value": DEFAULTS["busy"]}),
-                **BIND,
-            )
-        with st.expander("Assumptions"):
-            values["util"] = st.slider(
-                "Memory utilization",
-                0.5,
-                1.0,
-                step=0.01,
-                key="util",
-                help="Share of usable VRAM a job may fill (vLLM's gpu_memory_utilization).",
-                **({} if "util" in st.session_state else {"value": DEFAULTS["util"]}),
-                **BIND,
-            )
-            values["prefix"] = st.slider(
-                "Prompt share already cached (prefix caching)",
-                0.0,
-                0.95,
-                step=0.05,
-                key="prefix",
-                help="Share of each prompt a prefix cache already holds: prefill skips it.",
-                **({} if "prefix" in st.session_state else {"value": 0.0}),
-                **BIND,
-            )
+                values["busy"] = st.slider(
+                    "Serving utilization (for $ per 1M tokens)",
+                    0.05,
+                    1.0,
+                    step=0.05,
+                    key="busy",
+                    help="Share of paid time spent serving at the modelled throughput.",
+                    **({} if "busy" in st.session_state else {"value": DEFAULTS["busy"]}),
+                    **BIND,
+                )
+        if (box := _lazy_group("Assumptions", ("util", "prefix"), values)) is not None:
+            with box:
+                values["util"] = st.slider(
+                    "Memory utilization",
+                    0.5,
+                    1.0,
+                    step=0.01,
+                    key="util",
+                    help="Share of usable VRAM a job may fill (vLLM's gpu_memory_utilization).",
+                    **({} if "util" in st.session_state else {"value": DEFAULTS["util"]}),
+                    **BIND,
+                )
+                values["prefix"] = st.slider(
+                    "Prompt share already cached (prefix caching)",
+                    0.0,
+                    0.95,
+                    step=0.05,
+                    key="prefix",
+                    help="Share of each prompt a prefix cache already holds: prefill skips it.",
+                    **({} if "prefix" in st.session_state else {"value": 0.0}),
+                    **BIND,
+                )
         sc, errs = build_scenario(values, config_text)
         notes += errs
         # Rendered only while open (a lazy expander): its four elements are not rebuilt on every rerun.

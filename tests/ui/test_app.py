@@ -150,3 +150,42 @@ def test_link_text_is_escaped_in_notes():
     assert not at.exception
     note = next(w.value for w in at.warning if "gpu=" in w.value)
     assert "!\\[x\\]" in note  # shown as text, never as an image or a link
+
+
+def _keys(at: AppTest) -> set[str]:
+    return {w.key for kind in ("selectbox", "number_input", "slider", "select_slider") for w in at.sidebar.get(kind)}
+
+
+def test_closed_groups_at_defaults_build_no_widgets_and_use_the_defaults():
+    at = run_page("pages/3_Cost.py")
+    assert_clean(at)
+    built = _keys(at)
+    assert {"model", "weights", "ctx", "batch", "gpu"} <= built
+    assert not built & {"gpus", "tp", "pp", "rpd", "ttft_ms", "tpot_ms", "billing", "provider", "hours", "busy"}
+    assert "**730 h/month**" in texts(at)  # the default hours reached the cost engine
+
+
+def test_a_link_value_builds_its_group_and_reaches_the_scenario():
+    at = run_page("pages/3_Cost.py", {"hours": "200"})
+    assert_clean(at)
+    assert at.sidebar.number_input(key="hours").value == 200
+    assert {"billing", "provider", "hours", "busy"} <= _keys(at)  # the whole Pricing group, so the link keeps it
+    assert "gpus" not in _keys(at)  # other groups stay unbuilt
+    assert "**200 h/month**" in texts(at)
+
+
+def test_an_edited_group_stays_built_after_it_is_closed():
+    at = run_page("pages/3_Cost.py")
+    at.session_state["open_billing"] = True  # the user opens Pricing
+    at.run()
+    assert "hours" in _keys(at)
+    at.sidebar.number_input(key="hours").set_value(300.0).run()
+    at.session_state["open_billing"] = False  # ...and closes it again
+    at.run()
+    assert_clean(at)
+    assert at.sidebar.number_input(key="hours").value == 300  # still built: its value stays in the link
+    assert "**300 h/month**" in texts(at)
+    at.sidebar.number_input(key="hours").set_value(730.0).run()  # back to the default: the group may go
+    at.run()
+    assert "hours" not in _keys(at)
+    assert "**730 h/month**" in texts(at)

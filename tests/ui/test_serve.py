@@ -4,6 +4,7 @@ on concurrent script runs that a network wait can lend out."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 
@@ -83,11 +84,8 @@ def _concurrency_probe(slots, n_threads: int, lend: bool) -> int:
             inside += 1
             most = max(most, inside)
         if lend:
-            with serve.released():
-                try:
-                    all_in.wait()  # only passes if every thread got in while the others lent their slot
-                except threading.BrokenBarrierError:
-                    pass
+            with serve.released(), contextlib.suppress(threading.BrokenBarrierError):
+                all_in.wait()  # only passes if every thread got in while the others lent their slot
         with lock:
             inside -= 1
 
