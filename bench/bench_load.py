@@ -1,6 +1,10 @@
-"""Load: N concurrent sessions on loopback, each asking for a rerun every 3 s (alternating scenarios),
-for a bounded time. Prints p50/p95 rerun latency and the server's peak RSS. Goal: 50 sessions,
-p95 <= 300 ms, RSS <= 400 MB. Also compares runner.postScriptGC on and off.
+"""Load: N concurrent sessions on loopback, each asking for a rerun every 3 s (alternating scenarios and
+pages), for a bounded time. Prints p50/p95 rerun latency for the whole run and after the first 10 s
+(when 50 sessions have just opened at once and the caches are cold), the server's CPU per rerun and
+its peak RSS. Goal: 50 sessions, p95 <= 300 ms, RSS <= 400 MB.
+
+Runs the app the way the README and the Dockerfile do (python -m gpuplan_ui.serve), and once as plain
+``streamlit run app.py`` for comparison; also compares runner.postScriptGC on and off for one session.
 
     python bench/bench_load.py [sessions] [seconds]
 """
@@ -8,6 +12,7 @@ p95 <= 300 ms, RSS <= 400 MB. Also compares runner.postScriptGC on and off.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import socket
 import statistics
@@ -25,13 +30,16 @@ from st_client import Session  # noqa: E402
 QUERIES = ["model=Llama-3.1-8B&ctx=4k", "model=Llama-3.1-8B&ctx=8k", "model=Qwen2.5-7B&ctx=8k&batch=16",
            "model=Llama-3.1-70B&ctx=16k"]
 PAGES = ["", "Memory", "Performance", "Cost"]
+LAUNCHER = ["-m", "gpuplan_ui.serve"]
+PLAIN = ["-m", "streamlit", "run", "app.py"]
+WARMUP_S = 10.0
 
 
-def start(extra: list[str]) -> tuple[subprocess.Popen, str]:
+def start(extra: list[str], how: list[str] = LAUNCHER) -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "gpuplan_ui.serve", "--server.headless=true",
+    proc = subprocess.Popen([sys.executable, *how, "--server.headless=true",
                              f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
                              *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -52,7 +60,12 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-async def user(url: str, i: int, until: float, out: list[float]) -> None:
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def user(url: str, i: int, t0: float, until: float, out: list[tuple[float, float]]) -> None:
     s = Session(url)
     await s.connect()
     page = PAGES[i % len(PAGES)]
@@ -61,47 +74,86 @@ async def user(url: str, i: int, until: float, out: list[float]) -> None:
     await asyncio.sleep(rng.uniform(0, 3))
     k = 1
     while time.time() < until:
-        out.append(await s.rerun(QUERIES[k % len(QUERIES)], page))
+        started = time.time() - t0
+        out.append((started, await s.rerun(QUERIES[k % len(QUERIES)], page)))
         k += 1
         await asyncio.sleep(3.0)
     await s.close()
 
 
-async def drive(url: str, pid: int, n: int, seconds: float) -> tuple[list[float], float]:
-    lat: list[float] = []
+async def drive(url: str, pid: int, n: int, seconds: float) -> tuple[list[tuple[float, float]], float]:
+    lat: list[tuple[float, float]] = []
     peak = [rss_mb(pid)]
-    until = time.time() + seconds
+    t0 = time.time()
+    until = t0 + seconds
 
     async def sample():
         while time.time() < until + 5:
             peak.append(rss_mb(pid))
             await asyncio.sleep(0.5)
 
-    tasks = [asyncio.create_task(user(url, i, until, lat)) for i in range(n)]
+    tasks = [asyncio.create_task(user(url, i, t0, until, lat)) for i in range(n)]
     sampler = asyncio.create_task(sample())
     await asyncio.gather(*tasks, return_exceptions=False)
     sampler.cancel()
     return lat, max(peak)
 
 
-def run(n: int, seconds: float, extra: list[str]) -> None:
-    proc, url = start(extra)
+def _p(xs: list[float]) -> str:
+    if not xs:
+        return "      -"
+    xs = sorted(xs)
+    return f"p50 {statistics.median(xs) * 1e3:>5.0f} p95 {xs[int(0.95 * (len(xs) - 1))] * 1e3:>5.0f} ms"
+
+
+def run(n: int, seconds: float, extra: list[str], how: list[str] = LAUNCHER) -> None:
+    proc, url = start(extra, how)
     try:
+        c0 = cpu_s(proc.pid)
         lat, peak = asyncio.run(drive(url, proc.pid, n, seconds))
+        cpu = cpu_s(proc.pid) - c0
     finally:
         proc.terminate()
         proc.wait(10)
-    lat.sort()
-    p50 = statistics.median(lat) * 1e3
-    p95 = lat[int(0.95 * (len(lat) - 1))] * 1e3
-    print(f"{n:>4} sessions {seconds:>4.0f}s {' '.join(extra) or '(defaults)':<28} reruns {len(lat):>5}  "
-          f"p50 {p50:>6.0f} ms  p95 {p95:>6.0f} ms  peak RSS {peak:>5.0f} MB")
+    name = "launcher" if how == LAUNCHER else "streamlit run"
+    print(f"{n:>3} sessions {seconds:>3.0f}s {name:<13} {' '.join(extra):<26} reruns {len(lat):>4}  "
+          f"all: {_p([x for _, x in lat])}  after {WARMUP_S:.0f}s: {_p([x for t, x in lat if t >= WARMUP_S])}  "
+          f"server CPU {cpu * 1e3 / max(1, len(lat) + n):>3.0f} ms/rerun  peak RSS {peak:>4.0f} MB", flush=True)
+
+
+async def _back_to_back(url: str, pid: int, page: str, reps: int) -> tuple[float, float]:
+    s = Session(url)
+    await s.connect()
+    for k in range(8):  # warm the caches for the four scenarios
+        await s.rerun(QUERIES[k % len(QUERIES)], page)
+    c0 = cpu_s(pid)
+    lat = [await s.rerun(QUERIES[k % len(QUERIES)], page) for k in range(reps)]
+    cpu = cpu_s(pid) - c0
+    await s.close()
+    return statistics.median(lat), cpu / reps
+
+
+def per_page(extra: list[str], how: list[str] = LAUNCHER, reps: int = 60) -> None:
+    """One session, reruns back to back: each page's latency and the server's CPU per rerun."""
+    proc, url = start(extra, how)
+    try:
+        cells = []
+        for page in PAGES:
+            wall, cpu = asyncio.run(_back_to_back(url, proc.pid, page, reps))
+            cells.append(f"{page or 'Overview'} {wall * 1e3:.0f}/{cpu * 1e3:.0f}")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    name = "launcher" if how == LAUNCHER else "streamlit run"
+    print(f"1 session, back to back, {name:<13} {' '.join(extra):<26} ms per rerun (latency/server CPU): "
+          + ", ".join(cells), flush=True)
 
 
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     secs = float(sys.argv[2]) if len(sys.argv) > 2 else 60
-    run(1, 20, ["--runner.postScriptGC=true"])
-    run(1, 20, ["--runner.postScriptGC=false"])
-    run(n, secs, ["--runner.postScriptGC=true"])
-    run(n, secs, ["--runner.postScriptGC=false"])
+    per_page([], PLAIN)
+    per_page(["--runner.postScriptGC=true"])
+    per_page(["--runner.postScriptGC=false"])
+    run(n, secs, [], PLAIN)
+    run(n, secs, [])
