@@ -27,8 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from st_client import Session  # noqa: E402
 
-QUERIES = ["model=Llama-3.1-8B&ctx=4k", "model=Llama-3.1-8B&ctx=8k", "model=Qwen2.5-7B&ctx=8k&batch=16",
-           "model=Llama-3.1-70B&ctx=16k"]
+QUERIES = [
+    "model=Llama-3.1-8B&ctx=4k",
+    "model=Llama-3.1-8B&ctx=8k",
+    "model=Qwen2.5-7B&ctx=8k&batch=16",
+    "model=Llama-3.1-70B&ctx=16k",
+]
 PAGES = ["", "Memory", "Performance", "Cost"]
 LAUNCHER = ["-m", "gpuplan_ui.serve"]
 PLAIN = ["-m", "streamlit", "run", "app.py"]
@@ -39,9 +43,20 @@ def start(extra: list[str], how: list[str] = LAUNCHER) -> tuple[subprocess.Popen
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, *how, "--server.headless=true",
-                             f"--server.port={port}", "--server.address=127.0.0.1", "--browser.gatherUsageStats=false",
-                             *extra], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            *how,
+            "--server.headless=true",
+            f"--server.port={port}",
+            "--server.address=127.0.0.1",
+            "--browser.gatherUsageStats=false",
+            *extra,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
@@ -116,9 +131,12 @@ def run(n: int, seconds: float, extra: list[str], how: list[str] = LAUNCHER) -> 
         proc.terminate()
         proc.wait(10)
     name = "launcher" if how == LAUNCHER else "streamlit run"
-    print(f"{n:>3} sessions {seconds:>3.0f}s {name:<13} {' '.join(extra):<26} reruns {len(lat):>4}  "
-          f"all: {_p([x for _, x in lat])}  after {WARMUP_S:.0f}s: {_p([x for t, x in lat if t >= WARMUP_S])}  "
-          f"server CPU {cpu * 1e3 / max(1, len(lat) + n):>3.0f} ms/rerun  peak RSS {peak:>4.0f} MB", flush=True)
+    print(
+        f"{n:>3} sessions {seconds:>3.0f}s {name:<13} {' '.join(extra):<26} reruns {len(lat):>4}  "
+        f"all: {_p([x for _, x in lat])}  after {WARMUP_S:.0f}s: {_p([x for t, x in lat if t >= WARMUP_S])}  "
+        f"server CPU {cpu * 1e3 / max(1, len(lat) + n):>3.0f} ms/rerun  peak RSS {peak:>4.0f} MB",
+        flush=True,
+    )
 
 
 async def _back_to_back(url: str, pid: int, page: str, reps: int) -> tuple[float, float]:
@@ -145,8 +163,11 @@ def per_page(extra: list[str], how: list[str] = LAUNCHER, reps: int = 60) -> Non
         proc.terminate()
         proc.wait(10)
     name = "launcher" if how == LAUNCHER else "streamlit run"
-    print(f"1 session, back to back, {name:<13} {' '.join(extra):<26} ms per rerun (latency/server CPU): "
-          + ", ".join(cells), flush=True)
+    print(
+        f"1 session, back to back, {name:<13} {' '.join(extra):<26} ms per rerun (latency/server CPU): "
+        + ", ".join(cells),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,10 @@ class Session:
         xsrf = r.cookies.get("_streamlit_xsrf", "")
         host = urlparse(self.base).netloc
         self.ws = await websockets.connect(
-            f"ws://{host}/_stcore/stream", subprotocols=["streamlit", xsrf] if xsrf else ["streamlit"],
-            additional_headers={"Origin": self.base, "Cookie": f"_streamlit_xsrf={xsrf}"}, max_size=2**26,
+            f"ws://{host}/_stcore/stream",
+            subprotocols=["streamlit", xsrf] if xsrf else ["streamlit"],
+            additional_headers={"Origin": self.base, "Cookie": f"_streamlit_xsrf={xsrf}"},
+            max_size=2**26,
             open_timeout=10,
         )
 

@@ -128,11 +128,15 @@ def _runs_from_env() -> int:
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not patch_nodelay():
-        print("gpuplan: could not enable TCP_NODELAY (Streamlit's server changed); reruns may be ~40 ms slower.",
-              file=sys.stderr)
+        print(
+            "gpuplan: could not enable TCP_NODELAY (Streamlit's server changed); reruns may be ~40 ms slower.",
+            file=sys.stderr,
+        )
     if not limit_runs(_runs_from_env()):
-        print("gpuplan: could not limit concurrent script runs (Streamlit changed); heavy load will be slower.",
-              file=sys.stderr)
+        print(
+            "gpuplan: could not limit concurrent script runs (Streamlit changed); heavy load will be slower.",
+            file=sys.stderr,
+        )
     from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(APP), *args]
