@@ -113,3 +113,25 @@ def test_malformed_pricing_upload_shows_row_errors(page, app_url, tmp_path):
     expect(page.get_by_text(re.compile(r"2 problem\(s\) in prices\.csv; 1 of 3 rows are usable"))).to_be_visible()
     no_traceback(page)
     screenshot(page, "Data-upload-errors")
+
+
+def test_an_edited_advanced_group_keeps_its_value_in_the_link_after_closing(page, app_url):
+    """Advanced sidebar groups build their widgets only while open or holding a non-default value
+    (sidebar._lazy_group). Closing one after an edit must not drop the edit from the link."""
+    open_app(page, f"{app_url}/Cost")
+    sidebar = page.get_by_test_id("stSidebar")
+    hours = sidebar.get_by_role("spinbutton", name="Hours per month")
+    expect(hours).to_have_count(0)  # closed at defaults: not built
+    sidebar.get_by_text("Pricing", exact=True).click()
+    wait_for_app(page)
+    hours.fill("200")
+    hours.press("Enter")
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"hours=200"))
+    sidebar.get_by_text("Pricing", exact=True).click()  # close it again
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"hours=200"))
+    expect(page.get_by_text("200 h/month").first).to_be_visible()
+    open_app(page, page.url)  # the link, opened fresh
+    expect(page.get_by_text("200 h/month").first).to_be_visible()
+    no_traceback(page)
