@@ -2,7 +2,7 @@
 page measured in the same run. Goal: <= 5x. Prints figures; asserts nothing.
 
 Two floors are printed: a bare one-chart script, and the same chart under the app's shared sidebar
-(30-odd widgets every page renders; AppTest spends ~1.4 ms per widget). The ratio uses the second:
+(the ~10 inputs and 7 page links every page builds; AppTest spends ~1-1.4 ms per widget). The ratio uses the second:
 it isolates what each page adds. The app is copied to a temporary folder so the floor page can sit
 in its pages/ without becoming a page of the real app."""
 
