@@ -173,15 +173,23 @@ def _offers(key: str) -> list[Offer]:
     return [Offer(**r) for r in bundled_pricing()[0]]
 
 
+def hf_config(model_id: str) -> tuple[str | None, str | None]:
+    """(config.json text, None) or (None, why not). The run lends its turn (serve.released) for the whole
+    call, cache lookup included: a session that waits on the network, or on Streamlit's per-value
+    cache lock while another session fetches the same id, must not hold the turn meanwhile (the two
+    would wait on each other)."""
+    from .serve import released
+
+    with released():
+        return _fetch_hf_config(model_id)
+
+
 @st.cache_data(ttl=3600, max_entries=64, show_spinner=False)
-def fetch_hf_config(model_id: str) -> tuple[str | None, str | None]:
+def _fetch_hf_config(model_id: str) -> tuple[str | None, str | None]:
     from gpuplan_core.net import FetchError
     from gpuplan_core.net import fetch_hf_config as fetch
 
-    from .serve import released
-
     try:
-        with released():  # waiting on the network: let other sessions' runs go ahead
-            return fetch(model_id), None
+        return fetch(model_id), None
     except FetchError as exc:
         return None, str(exc)

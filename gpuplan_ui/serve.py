@@ -15,7 +15,8 @@ bench/bench_load.py and bench/st_client.py (figures in the README).
    session's script in its own thread; under load dozens of them contend for the GIL with the event
    loop that sends their messages, and each message hand-off waits for a GIL switch. Measured with
    50 sessions: p50 3.0 s unlimited vs 0.5 s with one run at a time, at the same work. A run that
-   waits for the network (a Hugging Face fetch) gives its slot back meanwhile (``released()``).
+   waits for the network (a Hugging Face fetch) gives its slot back meanwhile (``released()``); it
+   must not wait on any lock another run may hold while it still holds its slot.
 
 If a later Streamlit moves what these patch, the server starts unpatched and says so on stderr.
 """

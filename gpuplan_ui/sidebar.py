@@ -160,7 +160,7 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
             if up is not None:
                 config_text = up.getvalue()[:2_000_000].decode("utf-8", "replace")
             elif values["hf"]:
-                config_text, err = cached.fetch_hf_config(values["hf"])
+                config_text, err = cached.hf_config(values["hf"])
                 if err:
                     notes.append(f"Could not fetch {values['hf']!r}: {err}. Upload its config.json instead.")
             if config_text is None:

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+import time
 
 import pytest
 
@@ -90,7 +91,7 @@ def _concurrency_probe(slots, n_threads: int, lend: bool) -> int:
             inside -= 1
 
     run = serve.limited(work, slots)
-    threads = [threading.Thread(target=run) for _ in range(n_threads)]
+    threads = [threading.Thread(target=run, daemon=True) for _ in range(n_threads)]
     for t in threads:
         t.start()
     for t in threads:
@@ -123,3 +124,32 @@ def test_run_limit_from_the_environment(monkeypatch):
     assert serve._runs_from_env() == 3
     monkeypatch.delenv(serve.RUNS_ENV)
     assert serve._runs_from_env() == 1
+
+
+def test_two_runs_fetching_the_same_config_do_not_wait_on_each_other(monkeypatch):
+    """Two sessions ask for the same Hugging Face id at once, one run slot between them. The first
+    fetches (slow network) inside Streamlit's per-value cache lock; the second must not sit on the slot
+    while it waits for that lock, or the first could never take the slot back (a deadlock)."""
+    import gpuplan_core.net
+    from gpuplan_ui import cached
+
+    def slow_fetch(model_id, **kw):
+        time.sleep(0.3)
+        return '{"model_type": "llama"}'
+
+    monkeypatch.setattr(gpuplan_core.net, "fetch_hf_config", slow_fetch)
+    cached._fetch_hf_config.clear()
+    slots = threading.BoundedSemaphore(1)
+    got = []
+    threads = [
+        threading.Thread(
+            target=serve.limited(lambda: got.append(cached.hf_config("owner/same-model")), slots), daemon=True
+        )
+        for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+        time.sleep(0.05)  # the first is inside the fetch when the second asks
+    for t in threads:
+        t.join(5)
+    assert got == [('{"model_type": "llama"}', None)] * 2
