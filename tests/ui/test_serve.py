@@ -35,7 +35,13 @@ def _nodelay_of_accepted(listening: socket.socket) -> int:
             server.close()
             await server.wait_closed()
 
-    return asyncio.run(run())
+    # In a thread of its own: the browser tests (Playwright's sync API) may leave an event loop running
+    # in the main thread, where asyncio.run() refuses to start.
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(asyncio.run(run())), daemon=True)
+    t.start()
+    t.join(10)
+    return out[0]
 
 
 def _listening(proto: int = 0) -> socket.socket:
