@@ -13,6 +13,7 @@ import streamlit as st
 from gpuplan_core.scenario import Scenario
 
 from . import cached
+from .fmt import md_escape
 from .state import (
     DEFAULTS,
     INT_KEYS,
@@ -79,18 +80,66 @@ def _apply_import() -> None:
     st.session_state["import_notes"] = notes or [f"Scenario imported ({len(values)} values)."]
 
 
-def _lazy_group(label: str, keys: tuple[str, ...], values: dict[str, Any]):
+def _lazy_group(label: str, values: dict[str, Any]):
     """An expander whose widgets are built only while it is open or while one of its values differs from
     the default (set earlier in this session, or by the link); returns the expander to build them in, or
     None. When None, every value in the group is its default, and defaults are never in the link, so
     skipping the widgets loses nothing: the values are filled in from DEFAULTS. Most people never open
     these groups, so most reruns skip ~12 widgets (about 1 ms each). A group holding a non-default value
     is built even while collapsed, which keeps that value in the link."""
+    keys = LAZY_GROUPS[label]
     exp = st.expander(label, key=f"open_{keys[0]}", on_change="rerun")
     if exp.open or any(_changed(k) for k in keys):
         return exp
     values.update({k: DEFAULTS[k] for k in keys})
     return None
+
+
+# Short names for the values the lazy groups hold, for the "changed in closed groups" line.
+SHORT = {
+    "gpus": "GPUs",
+    "tp": "tensor parallel",
+    "pp": "pipeline stages",
+    "rpd": "requests/day",
+    "ttft_ms": "TTFT target ms",
+    "tpot_ms": "TPOT target ms",
+    "billing": "billing",
+    "provider": "provider",
+    "hours": "hours/month",
+    "busy": "serving utilization",
+    "util": "memory utilization",
+    "prefix": "prefix cached",
+}
+LAZY_GROUPS = {
+    "GPU count and parallelism": ("gpus", "tp", "pp"),
+    "Traffic and latency targets": ("rpd", "ttft_ms", "tpot_ms"),
+    "Pricing": ("billing", "provider", "hours", "busy"),
+    "Assumptions": ("util", "prefix"),
+}
+
+
+def closed_changes(values: dict[str, Any]) -> str:
+    """One line naming the changed values that sit in collapsed groups (empty when none), so a changed
+    assumption is never out of sight."""
+    parts = []
+    for label, keys in LAZY_GROUPS.items():
+        if st.session_state.get(f"open_{keys[0]}"):
+            continue
+        changed = [k for k in keys if k in values and values[k] != DEFAULTS[k]]
+        if changed:
+            parts.append(f"{label}: " + ", ".join(f"{SHORT[k]} {_shown(k, values[k])}" for k in changed))
+    return "; ".join(parts)
+
+
+def _shown(key: str, v: Any) -> str:
+    if key in ("util", "prefix", "busy"):
+        return f"{v:.0%}"
+    if isinstance(v, float):
+        return f"{v:,.0f}" if v.is_integer() else f"{v:,g}"
+    try:
+        return str(choices(key)[1](v))
+    except KeyError:
+        return str(v)
 
 
 def _changed(key: str) -> bool:
@@ -220,7 +269,7 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
             "gpu",
             "The GPU type the detail views use; tables cover every catalog GPU.",
         )
-        if (box := _lazy_group("GPU count and parallelism", ("gpus", "tp", "pp"), values)) is not None:
+        if (box := _lazy_group("GPU count and parallelism", values)) is not None:
             with box:
                 values["gpus"] = _number(
                     "GPUs", "gpus", 1, 4096, 1, "GPUs in the job: tp x pp x data-parallel replicas."
@@ -280,7 +329,7 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                     "Finish within (hours, 0 = no deadline)", "deadline_h", 0.0, 100000.0, 24.0
                 )
         else:
-            if (box := _lazy_group("Traffic and latency targets", ("rpd", "ttft_ms", "tpot_ms"), values)) is not None:
+            if (box := _lazy_group("Traffic and latency targets", values)) is not None:
                 with box:
                     values["rpd"] = _number(
                         "Requests per day",
@@ -309,7 +358,7 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                         "Time per later token (50 ms is about 20 tokens/s).",
                         "%.0f",
                     )
-        if (box := _lazy_group("Pricing", ("billing", "provider", "hours", "busy"), values)) is not None:
+        if (box := _lazy_group("Pricing", values)) is not None:
             with box:
                 values["billing"] = _select(
                     "Billing",
@@ -333,7 +382,7 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                     **({} if "busy" in st.session_state else {"value": DEFAULTS["busy"]}),
                     **BIND,
                 )
-        if (box := _lazy_group("Assumptions", ("util", "prefix"), values)) is not None:
+        if (box := _lazy_group("Assumptions", values)) is not None:
             with box:
                 values["util"] = st.slider(
                     "Memory utilization",
@@ -357,6 +406,8 @@ def render_sidebar() -> tuple[Scenario, dict[str, Any], list[str]]:
                 )
         sc, errs = build_scenario(values, config_text)
         notes += errs
+        if line := closed_changes(values):
+            st.caption(md_escape("Changed in closed groups: " + line))
         # Rendered only while open (a lazy expander): its four elements are not rebuilt on every rerun.
         share = st.expander("Share and save", key="share_open", on_change="rerun")
         if share.open:

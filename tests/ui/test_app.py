@@ -159,6 +159,7 @@ def _keys(at: AppTest) -> set[str]:
 def test_closed_groups_at_defaults_build_no_widgets_and_use_the_defaults():
     at = run_page("pages/3_Cost.py")
     assert_clean(at)
+    assert "Changed in closed groups" not in texts(at)
     built = _keys(at)
     assert {"model", "weights", "ctx", "batch", "gpu"} <= built
     assert not built & {"gpus", "tp", "pp", "rpd", "ttft_ms", "tpot_ms", "billing", "provider", "hours", "busy"}
@@ -172,6 +173,7 @@ def test_a_link_value_builds_its_group_and_reaches_the_scenario():
     assert {"billing", "provider", "hours", "busy"} <= _keys(at)  # the whole Pricing group, so the link keeps it
     assert "gpus" not in _keys(at)  # other groups stay unbuilt
     assert "**200 h/month**" in texts(at)
+    assert "Changed in closed groups: Pricing: hours/month 200" in texts(at)  # visible while collapsed
 
 
 def test_an_edited_group_stays_built_after_it_is_closed():
@@ -185,7 +187,9 @@ def test_an_edited_group_stays_built_after_it_is_closed():
     assert_clean(at)
     assert at.sidebar.number_input(key="hours").value == 300  # still built: its value stays in the link
     assert "**300 h/month**" in texts(at)
+    assert "Changed in closed groups: Pricing: hours/month 300" in texts(at)
     at.sidebar.number_input(key="hours").set_value(730.0).run()  # back to the default: the group may go
     at.run()
     assert "hours" not in _keys(at)
     assert "**730 h/month**" in texts(at)
+    assert "Changed in closed groups" not in texts(at)
