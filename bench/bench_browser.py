@@ -1,6 +1,12 @@
 """Browser latency: slider change -> updated chart in headless Debian chromium, p50 and p95.
 Goal: p50 <= 60 ms, p95 <= 150 ms. Prints figures; asserts nothing.
 
+Three pages, each served by the launcher (python -m gpuplan_ui.serve) and driven the same way (the
+first sidebar slider, one key press, until the chart's SVG changes):
+  1. floor: a one-slider page with a three-bar plotly chart (what Streamlit itself costs here);
+  2. the same slider driving the app's memory chart (what that chart's redraw adds);
+  3. the app's Memory page with its whole sidebar.
+
     python bench/bench_browser.py [changes]
 """
 
@@ -8,62 +14,115 @@ from __future__ import annotations
 
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from bench.bench_load import start  # noqa: E402
 
 CHART = "[data-testid='stPlotlyChart'] .main-svg"
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
+FLOOR = """
+import plotly.graph_objects as go
+import streamlit as st
+st.set_page_config(layout="wide")
+with st.sidebar:
+    ctx = st.select_slider("Context", options=[1024, 2048, 4096, 8192, 16384], value=4096, key="ctx")
+st.title("floor")
+st.plotly_chart(go.Figure(go.Bar(x=["a", "b", "c"], y=[1, ctx / 1000, 3]), layout={"template": "none"}), key="c")
+"""
+MEMORY_CHART_ONLY = f"""
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+import streamlit as st
+from gpuplan_core import api
+from gpuplan_ui import figures
+st.set_page_config(layout="wide")
+with st.sidebar:
+    ctx = st.select_slider("Context", options=[1024, 2048, 4096, 8192, 16384], value=4096, key="ctx")
+st.title("memory chart only")
+report = api.memory_report({{"preset": "Llama-3.1-8B", "context_tokens": ctx, "batch": 8}})
+st.plotly_chart(figures.memory_figure(report), key="c")
+"""
+
+
+def measure(url: str, n: int) -> list[float]:
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        pg = b.new_page(viewport={"width": 1600, "height": 1000})
+        pg.goto(url)
+        pg.wait_for_selector(IDLE, state="attached", timeout=60_000)
+        pg.wait_for_selector(CHART, timeout=60_000)
+        pg.wait_for_function(
+            "() => document.querySelectorAll(\"[data-testid='stSkeleton']\").length === 0", timeout=60_000
+        )
+        thumb = pg.get_by_test_id("stSidebar").get_by_role("slider").first
+        times = []
+        for i in range(n + 3):
+            pg.eval_on_selector(CHART, "e => { window.__old = e.innerHTML; }")
+            thumb.focus()
+            t = time.perf_counter()
+            thumb.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")  # context 4k <-> 8k
+            pg.wait_for_function(
+                "sel => { const e = document.querySelector(sel); return e && e.innerHTML !== window.__old; }",
+                arg=CHART,
+                polling="raf",
+                timeout=30_000,
+            )
+            times.append((time.perf_counter() - t) * 1e3)
+            pg.wait_for_selector(IDLE, state="attached")
+            pg.wait_for_timeout(100)
+        b.close()
+    return sorted(times[3:])  # the first changes warm the caches
+
+
+def report(name: str, times: list[float]) -> None:
+    print(
+        f"{name:<52} {len(times)} changes: p50 {statistics.median(times):>4.0f} ms, "
+        f"p95 {times[int(0.95 * (len(times) - 1))]:>4.0f} ms, max {times[-1]:>4.0f} ms",
+        flush=True,
+    )
+
+
+def run_script(name: str, source: str, n: int) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        app = Path(d) / "app.py"
+        app.write_text(source)
+        proc, url = start([], ["-c", _LAUNCH, str(app)])
+        try:
+            report(name, measure(url, n))
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+# The launcher's fixes applied to another script (gpuplan_ui.serve runs app.py only).
+_LAUNCH = (
+    "import sys; from gpuplan_ui import serve; serve.patch_nodelay(); serve.limit_runs(1); "
+    "from streamlit.web import cli; app = sys.argv.pop(1); "
+    "sys.argv = ['streamlit', 'run', app, *sys.argv[1:]]; cli.main()"
+)
 
 
 def main(n: int = 40) -> None:
+    run_script("floor: one slider, a three-bar chart", FLOOR, n)
+    run_script("one slider, the app's memory chart", MEMORY_CHART_ONLY, n)
     proc, url = start([])
     try:
-        with sync_playwright() as p:
-            b = p.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-            )
-            pg = b.new_page(viewport={"width": 1600, "height": 1000})
-            pg.goto(url + "/Memory")
-            pg.wait_for_selector(
-                "[data-testid='stApp'][data-test-script-state='notRunning']", state="attached", timeout=60_000
-            )
-            pg.wait_for_selector(CHART, timeout=60_000)
-            pg.wait_for_function(
-                "() => document.querySelectorAll(\"[data-testid='stSkeleton']\").length === 0", timeout=60_000
-            )
-            thumb = pg.get_by_test_id("stSidebar").get_by_role("slider").first
-            thumb.focus()
-            times = []
-            for i in range(n + 3):
-                pg.eval_on_selector(CHART, "e => { window.__old = e.innerHTML; }")
-                thumb.focus()
-                t = time.perf_counter()
-                thumb.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")  # context 4k <-> 8k
-                pg.wait_for_function(
-                    "sel => { const e = document.querySelector(sel); return e && e.innerHTML !== window.__old; }",
-                    arg=CHART,
-                    polling="raf",
-                    timeout=30_000,
-                )
-                times.append((time.perf_counter() - t) * 1e3)
-                pg.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", state="attached")
-                pg.wait_for_timeout(100)
-            b.close()
+        report("the app's Memory page (whole sidebar)", measure(url + "/Memory", n))
     finally:
         proc.terminate()
         proc.wait(10)
-    times = sorted(times[3:])  # first changes warm the caches
-    print(
-        f"slider -> chart updated, {len(times)} changes: p50 {statistics.median(times):.0f} ms, "
-        f"p95 {times[int(0.95 * (len(times) - 1))]:.0f} ms, max {times[-1]:.0f} ms"
-    )
 
 
 if __name__ == "__main__":
