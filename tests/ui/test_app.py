@@ -193,3 +193,20 @@ def test_an_edited_group_stays_built_after_it_is_closed():
     assert "hours" not in _keys(at)
     assert "**730 h/month**" in texts(at)
     assert "Changed in closed groups" not in texts(at)
+
+
+def test_a_hugging_face_id_that_cannot_be_fetched_says_so_and_keeps_the_page(monkeypatch):
+    import gpuplan_core.net
+    from gpuplan_ui import cached
+
+    def offline(model_id, **kw):
+        raise gpuplan_core.net.FetchError("huggingface.co is not reachable from this server")
+
+    monkeypatch.setattr(gpuplan_core.net, "fetch_hf_config", offline)
+    cached._fetch_hf_config.clear()
+    at = run_page("pages/1_Memory.py", {"src": "Hugging Face config", "hf": "meta-llama/Llama-3.1-8B"})
+    assert not at.exception
+    notes = " ".join(w.value for w in at.warning)
+    assert "Could not fetch 'meta-llama/Llama-3.1-8B': huggingface.co is not reachable" in notes
+    assert "Upload its config.json instead" in notes
+    assert at.sidebar.text_input(key="hf").value == "meta-llama/Llama-3.1-8B"  # what the user typed stays
