@@ -20,13 +20,16 @@ COPY pages ./pages
 COPY data ./data
 COPY app.py .
 
-RUN useradd --create-home --uid 10001 app && chown -R app:app /app
-USER app
+# A non-root user that owns nothing under /app: the code is read-only to the running app (nothing is
+# written there; tests/e2e/test_image.py runs these steps from a read-only copy). Numeric, so that
+# Kubernetes' runAsNonRoot can check it.
+RUN useradd --create-home --uid 10001 app
+USER 10001
 
 EXPOSE 8501
 # The slim image has no curl: ask the health endpoint with Python.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD python -c "import sys, urllib.request as u; sys.exit(u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=3).read() != b'ok')"
+  CMD ["python", "-c", "import sys, urllib.request as u; sys.exit(u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=3).read() != b'ok')"]
 
 # streamlit run app.py, plus TCP_NODELAY on every connection and one script run at a time
 # (gpuplan_ui/serve.py says why; GPUPLAN_MAX_CONCURRENT_RUNS raises the limit).

@@ -53,6 +53,55 @@ class Session:
             if kind == "script_finished":
                 return time.perf_counter() - t
 
+    async def element_kinds(self, query: str, page_name: str = "", timeout: float = 60.0) -> list[str]:
+        """Run the page with this query string; the kinds of the elements it sent (e.g. "exception")."""
+        msg = BackMsg()
+        msg.rerun_script.query_string = query
+        msg.rerun_script.page_name = page_name
+        await self.ws.send(msg.SerializeToString())
+        kinds: list[str] = []
+        deadline = time.perf_counter() + timeout
+        while True:
+            raw = await asyncio.wait_for(self.ws.recv(), timeout=max(0.1, deadline - time.perf_counter()))
+            fm = ForwardMsg()
+            fm.ParseFromString(raw)
+            kind = fm.WhichOneof("type")
+            if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+                kinds.append(fm.delta.new_element.WhichOneof("type"))
+            if kind == "script_finished":
+                return kinds
+
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()
+
+
+def page_element_kinds(base_url: str, query: str, page_name: str = "") -> list[str]:
+    """element_kinds from synchronous code, on an event loop of its own in a thread of its own (callers
+    such as pytest may already have a loop running in theirs)."""
+    import threading
+
+    out: list = []
+
+    async def go():
+        s = Session(base_url)
+        await s.connect()
+        try:
+            out.append(await s.element_kinds(query, page_name))
+        finally:
+            await s.close()
+
+    def run():
+        try:
+            asyncio.run(go())
+        except Exception as exc:  # noqa: BLE001 - handed to the caller
+            out.append(exc)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(90)
+    if not out:
+        raise TimeoutError("no answer from the app")
+    if isinstance(out[0], Exception):
+        raise out[0]
+    return out[0]
