@@ -1,5 +1,8 @@
 """Network fetches, treated as hostile: an allow-list of hosts, a strict model-id pattern, timeouts,
 a response size cap, no redirects off the allowed hosts. Offline, callers fall back to bundled data.
+
+Two fetches: a Hugging Face ``config.json`` by model id, and a pricing CSV by URL (the project's own
+columns, or a SkyPilot catalog ``vms.csv``), each from its own allow-list.
 """
 
 from __future__ import annotations
@@ -10,6 +13,10 @@ from urllib.parse import urlparse
 import requests
 
 ALLOWED_HOSTS = {"huggingface.co", "hf.co"}
+# Where published pricing files live: GitHub (SkyPilot's catalog, a team's own repository or gist) and
+# Hugging Face datasets. Anything else is refused before a request is made.
+PRICING_HOSTS = {"raw.githubusercontent.com", "gist.githubusercontent.com", "huggingface.co"}
+SKYPILOT_PATH = re.compile(r"/catalogs/v\d+/([a-z0-9_-]+)/vms\.csv$")
 MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 MAX_BYTES = 2_000_000
 TIMEOUT_S = (3.05, 10)
@@ -77,3 +84,31 @@ def fetch_hf_config(model_id: str, base_url: str = "https://huggingface.co", **k
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise FetchError("config.json is not UTF-8 text") from None
+
+
+def fetch_pricing(url: str, allowed_hosts: set[str] = PRICING_HOSTS, **kw):
+    """A pricing CSV from a URL, parsed: a ``PricingReport`` whose every bad row is reported, as for an
+    upload. A SkyPilot catalog file (``.../catalogs/v8/<cloud>/vms.csv``, told apart by its header) goes
+    through the SkyPilot importer with the cloud from its path. Raises FetchError when nothing could be
+    fetched (host not allowed, offline, too large, not text)."""
+    from .pricing import MAX_PRICING_BYTES, import_skypilot_vms, load_pricing_text
+
+    url = (url or "").strip()
+    if len(url) > 2000:
+        raise FetchError("the URL is longer than 2,000 characters")
+    parts = urlparse(url)
+    loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost")  # local test servers
+    if parts.scheme != "https" and not loopback:
+        raise FetchError(f"only https:// links can be loaded (got {url[:60]!r})")
+    body = fetch_bytes(url, allowed_hosts=allowed_hosts, max_bytes=MAX_PRICING_BYTES, **kw)
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise FetchError("the file is not UTF-8 text (is it a spreadsheet? publish it as CSV)") from None
+    header = text.split("\n", 1)[0]
+    if "InstanceType" in header and "AcceleratorName" in header:
+        m = SKYPILOT_PATH.search(parts.path)
+        if not m:
+            raise FetchError("a SkyPilot vms.csv is read with its cloud from the path: .../catalogs/v8/<cloud>/vms.csv")
+        return import_skypilot_vms(text, m.group(1), source=url)
+    return load_pricing_text(text)

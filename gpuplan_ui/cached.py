@@ -193,3 +193,29 @@ def _fetch_hf_config(model_id: str) -> tuple[str | None, str | None]:
         return fetch(model_id), None
     except FetchError as exc:
         return None, str(exc)
+
+
+def pricing_from_url(url: str) -> tuple[list[dict], list[str], list[str], int, str | None]:
+    """(offers, problems, warnings, rows read, None) from a pricing CSV link, or ([], [], [], 0, why not).
+    The run lends its turn while it waits (see hf_config)."""
+    from .serve import released
+
+    with released():
+        return _fetch_pricing(url.strip())
+
+
+@st.cache_data(ttl=3600, max_entries=32, show_spinner=False)
+def _fetch_pricing(url: str) -> tuple[list[dict], list[str], list[str], int, str | None]:
+    from gpuplan_core.net import FetchError, fetch_pricing
+
+    try:
+        r = fetch_pricing(url)
+    except FetchError as exc:
+        return [], [], [], 0, str(exc)
+    return (
+        [o.model_dump() for o in r.offers],
+        [str(e) for e in r.errors],
+        [str(w) for w in r.warnings],
+        r.rows_read,
+        None,
+    )

@@ -7,9 +7,17 @@ import time
 
 import pytest
 
-from gpuplan_core.catalog import HFConfigError, model_from_hf_config
+from gpuplan_core.catalog import DATA_DIR, HFConfigError, model_from_hf_config
 from gpuplan_core.model import params_total
-from gpuplan_core.net import FetchError, check_model_id, fetch_bytes, fetch_hf_config
+from gpuplan_core.net import FetchError, check_model_id, fetch_bytes, fetch_hf_config, fetch_pricing
+
+PRICING_PATH = DATA_DIR / "pricing.csv"
+
+PRICES_CSV = "\n".join(PRICING_PATH.read_text().splitlines()[:4]) + "\n"  # header + 3 bundled offers
+SKYPILOT_LAMBDA = """InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice
+gpu_1x_h100_sxm5,H100,1,26,225,3.29,us-east-1,,
+gpu_8x_h100_sxm5,H100,8,208,1800,23.92,us-east-1,,
+"""
 
 CONFIG = {
     "model_type": "llama",
@@ -57,6 +65,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._send(302, headers={"Location": "/meta/llama/resolve/main/config.json"})
         elif p.startswith("/loop/"):
             self._send(302, headers={"Location": "/loop/again"})
+        elif p == "/team/prices.csv":
+            self._send(200, PRICES_CSV.encode())
+        elif p == "/skypilot-org/skypilot-catalog/master/catalogs/v8/lambda/vms.csv" or p == "/somewhere/vms.csv":
+            self._send(200, SKYPILOT_LAMBDA.encode())
+        elif p == "/team/garbage.csv":
+            self._send(200, b"just,some\nthing,else\n")
+        elif p == "/team/binary.csv":
+            self._send(200, bytes(range(256)) * 10)
+        elif p == "/team/huge.csv":
+            self._send(200, b"a,b,c\n" * 1_000_000)
         elif p.startswith("/boom/"):
             self._send(500, b"oops")
         else:
@@ -135,3 +153,58 @@ def test_model_id_pattern(mid):
     with pytest.raises(FetchError, match="owner/name"):
         check_model_id(mid)
     assert check_model_id("meta-llama/Llama-3.1-8B") == "meta-llama/Llama-3.1-8B"
+
+
+def test_pricing_from_a_link_in_the_projects_columns(server):
+    r = fetch_pricing(server + "/team/prices.csv", **LOCAL)
+    assert r.ok and r.rows_read == 3
+    bundled = PRICING_PATH.read_text().splitlines()[1].split(",")[0]
+    assert r.offers[0].offer_id == bundled
+
+
+def test_pricing_from_a_skypilot_catalog_link_takes_the_cloud_from_the_path(server):
+    url = server + "/skypilot-org/skypilot-catalog/master/catalogs/v8/lambda/vms.csv"
+    r = fetch_pricing(url, **LOCAL)
+    assert {o.provider for o in r.offers} == {"lambda"}
+    by_gpus = {o.gpus_per_node: o for o in r.offers}
+    assert by_gpus[8].price_per_node_hour_usd == pytest.approx(23.92)
+    assert by_gpus[1].price_per_gpu_hour_usd == pytest.approx(3.29)
+    assert all(o.source == url for o in r.offers)
+    with pytest.raises(FetchError, match="catalogs/v8/<cloud>/vms.csv"):
+        fetch_pricing(server + "/somewhere/vms.csv", **LOCAL)
+
+
+def test_a_malformed_pricing_link_is_reported_row_by_row_not_raised(server):
+    r = fetch_pricing(server + "/team/garbage.csv", **LOCAL)
+    assert not r.offers and r.errors
+    assert "missing" in str(r.errors[0])
+
+
+@pytest.mark.parametrize(
+    "path,match",
+    [
+        ("/team/binary.csv", "not UTF-8"),
+        ("/team/huge.csv", "larger than 5,000,000 bytes"),
+        ("/away/x", "not an allowed host"),
+        ("/nothing/here", "404"),
+        ("/boom/x", "500"),
+    ],
+)
+def test_hostile_pricing_links_are_refused(server, path, match):
+    with pytest.raises(FetchError, match=match):
+        fetch_pricing(server + path, **LOCAL)
+
+
+@pytest.mark.parametrize(
+    "url,match",
+    [
+        ("https://example.com/prices.csv", "not an allowed host"),
+        ("http://raw.githubusercontent.com/a/b/c.csv", "only https://"),
+        ("file:///etc/passwd", "only https://"),
+        ("javascript:alert(1)", "only https://"),
+        ("https://raw.githubusercontent.com/" + "a" * 2100, "longer than 2,000"),
+    ],
+)
+def test_pricing_links_outside_the_allow_list_are_refused_before_any_request(url, match):
+    with pytest.raises(FetchError, match=match):
+        fetch_pricing(url)

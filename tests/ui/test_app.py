@@ -210,3 +210,44 @@ def test_a_hugging_face_id_that_cannot_be_fetched_says_so_and_keeps_the_page(mon
     assert "Could not fetch 'meta-llama/Llama-3.1-8B': huggingface.co is not reachable" in notes
     assert "Upload its config.json instead" in notes
     assert at.sidebar.text_input(key="hf").value == "meta-llama/Llama-3.1-8B"  # what the user typed stays
+
+
+def _load_link(at: AppTest, url: str) -> AppTest:
+    at.text_input(key="pricing_url").input(url)
+    next(b for b in at.button if b.label == "Load").click()
+    return at.run()
+
+
+def test_a_pricing_link_that_cannot_be_fetched_says_so_and_keeps_the_bundled_prices(monkeypatch):
+    import gpuplan_core.net
+    from gpuplan_ui import cached
+
+    def offline(url, **kw):
+        raise gpuplan_core.net.FetchError("could not reach raw.githubusercontent.com (offline?)")
+
+    monkeypatch.setattr(gpuplan_core.net, "fetch_pricing", offline)
+    cached._fetch_pricing.clear()
+    at = run_page("pages/5_Data.py")
+    bundled_rows = len(at.dataframe[-1].value)
+    at = _load_link(at, "https://raw.githubusercontent.com/team/prices/main/prices.csv")
+    assert not at.exception
+    err = " ".join(e.value for e in at.error)
+    assert "Could not load prices from https://raw.githubusercontent.com/team/prices/main/prices.csv" in err
+    assert "could not reach raw.githubusercontent.com (offline?)" in err and "bundled prices stay in use" in err
+    assert at.text_input(key="pricing_url").value.endswith("prices.csv")  # what the user typed stays
+    assert len(at.dataframe[-1].value) == bundled_rows
+
+
+def test_a_pricing_link_replaces_the_prices_for_the_session(monkeypatch):
+    import gpuplan_core.net
+    from gpuplan_core.pricing import load_pricing_text
+    from gpuplan_ui import cached
+
+    three = "\n".join((ROOT / "data" / "pricing.csv").read_text().splitlines()[:4]) + "\n"
+    monkeypatch.setattr(gpuplan_core.net, "fetch_pricing", lambda url, **kw: load_pricing_text(three))
+    cached._fetch_pricing.clear()
+    at = _load_link(run_page("pages/5_Data.py"), "https://gist.githubusercontent.com/team/abc/raw/prices.csv")
+    assert_clean(at)
+    assert any("Using 3 offers from https://gist.githubusercontent.com" in s.value for s in at.success)
+    assert len(at.dataframe[-1].value) == 3  # the pricing table now shows the link's offers
+    assert at.session_state["pricing_upload_key"].startswith("url-")

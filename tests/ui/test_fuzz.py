@@ -3,8 +3,9 @@ scenario JSON and Hugging Face configs through their parsers. Nothing escapes as
 every rejection names the field."""
 
 import json
+import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gpuplan_core.catalog import HFConfigError, model_from_hf_config
@@ -58,9 +59,17 @@ def test_fuzzed_links_never_crash_a_page(qp, page):
 
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(sorted(DEFAULTS)), nasty_text, max_size=8))
+@example(qp={"batch": "1.1"})  # a whole-number field: rounded, and the note says to what
 def test_check_query_params_names_every_rejected_field(qp):
     for note in check_query_params(qp):
-        assert note.startswith("Link value ") and "=" in note and "default is used" in note
+        assert note.startswith("Link value ") and "=" in note
+        key = note.split("=", 1)[0].removeprefix("Link value ")
+        assert key in qp
+        rounded = re.search(r"is not a whole number; (-?\d+) is used\.$", note)
+        if rounded:
+            assert int(rounded.group(1)) == round(float(qp[key]))
+        else:
+            assert note.endswith("the default is used.")
 
 
 cells = st.one_of(nasty_text, st.sampled_from(["H100", "on_demand", "spot", "3.5", "8", "aws", "x"]))
