@@ -243,7 +243,9 @@ def _check_query_params(items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
                 v = float(raw)
                 ok = lo <= v <= hi
             except ValueError:
-                notes.append(f"Link value {key}={raw[:40]!r} is not a number; the default is used.")
+                notes.append(
+                    f"Link value {key}={raw[:40]!r} is not a number (allowed: {lo:g} to {hi:g}); the default is used."
+                )
                 continue
             if not ok:
                 notes.append(f"Link value {key}={raw[:40]!r} is outside {lo:g} to {hi:g}; the default is used.")

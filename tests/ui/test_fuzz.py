@@ -70,6 +70,7 @@ def test_check_query_params_names_every_rejected_field(qp):
             assert int(rounded.group(1)) == round(float(qp[key]))
         else:
             assert note.endswith("the default is used.")
+            assert re.search(r"\(allowed: .+\)|is outside -?[\d.e+]+ to [\d.e+]+|must be true or false", note), note
 
 
 cells = st.one_of(nasty_text, st.sampled_from(["H100", "on_demand", "spot", "3.5", "8", "aws", "x"]))
