@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gpuplan_core.pricing import price_age_days, staleness
+
 
 def _r(x: float | None, nd: int) -> float | None:
     return None if x is None else round(x, nd)
@@ -234,3 +236,34 @@ def training_runs(rows: list[dict]) -> pd.DataFrame:
 
 def training_monthly(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[["offer", "GPUs", "monthly always-on (USD)"]].sort_values("monthly always-on (USD)")
+
+
+# --- Data page -----------------------------------------------------------------------------------
+
+
+def pricing_offers(rows: list[dict]) -> pd.DataFrame:
+    """Every offer with its source, date, age and staleness (age is counted from today)."""
+    return pd.DataFrame(
+        [
+            {
+                "offer": r["offer_id"],
+                "provider": r["provider"],
+                "product": r["product"],
+                "GPU": r["gpu"],
+                "GPUs/node": r["gpus_per_node"],
+                "billing": r["billing_model"],
+                "USD/GPU-hour": round(r["price_per_gpu_hour_usd"], 4),
+                "USD/node-hour": round(r["price_per_node_hour_usd"], 4),
+                "increment (s)": r["billing_increment_s"],
+                "minimum (s)": r["min_billed_s"],
+                "region": r["region"],
+                "price as of": r["price_as_of"],
+                "age (days)": price_age_days(r["price_as_of"]),
+                "stale": staleness(r["price_as_of"]),
+                "retrieved": r["retrieved_date"],
+                "source": r["source"],
+                "notes": r["notes"],
+            }
+            for r in rows
+        ]
+    )

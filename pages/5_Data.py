@@ -6,8 +6,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from gpuplan_core.pricing import STALE_AFTER_DAYS, Offer, offers_to_csv, price_age_days, staleness
-from gpuplan_ui import cached, page
+from gpuplan_core.pricing import STALE_AFTER_DAYS, Offer, offers_to_csv
+from gpuplan_ui import cached, page, tables
 from gpuplan_ui.fmt import md_escape
 
 sc, values = page.setup("Data & pricing upload", ":material/table:")
@@ -128,30 +128,7 @@ else:
 rows, errs, warns = cached.bundled_pricing()
 if st.session_state.get("pricing_upload_key"):
     rows = st.session_state["pricing_upload_offers"]
-table = pd.DataFrame(
-    [
-        {
-            "offer": r["offer_id"],
-            "provider": r["provider"],
-            "product": r["product"],
-            "GPU": r["gpu"],
-            "GPUs/node": r["gpus_per_node"],
-            "billing": r["billing_model"],
-            "USD/GPU-hour": round(r["price_per_gpu_hour_usd"], 4),
-            "USD/node-hour": round(r["price_per_node_hour_usd"], 4),
-            "increment (s)": r["billing_increment_s"],
-            "minimum (s)": r["min_billed_s"],
-            "region": r["region"],
-            "price as of": r["price_as_of"],
-            "age (days)": price_age_days(r["price_as_of"]),
-            "stale": staleness(r["price_as_of"]),
-            "retrieved": r["retrieved_date"],
-            "source": r["source"],
-            "notes": r["notes"],
-        }
-        for r in rows
-    ]
-)
+table = tables.pricing_offers(rows)
 st.caption(
     f"{len(table)} offers. 'stale' marks prices older than {STALE_AFTER_DAYS} days; 'undated' means the source "
     "gives no date (a catalog snapshot), so re-check before committing money."
@@ -159,7 +136,7 @@ st.caption(
 page.table(table, "pricing", "gpuplan-pricing-view.csv", height=480)
 st.download_button(
     "Download the pricing CSV (template columns)",
-    offers_to_csv([Offer(**r) for r in rows]),
+    lambda: offers_to_csv([Offer(**r) for r in rows]),  # written on click, not on every rerun
     "gpuplan-pricing.csv",
     "text/csv",
     key="dl_pricing_raw",

@@ -77,3 +77,22 @@ def test_cached_table_arrow_form_shows_the_same_rows(mem):
     assert t.frame is df
     assert isinstance(t.arrow, pa.Table)
     assert t.arrow.to_pandas().equals(df)
+
+
+def test_pricing_offers_keep_source_and_date_and_count_the_age():
+    import datetime as dt
+
+    from gpuplan_core.pricing import load_pricing
+
+    offers = load_pricing().offers
+    rows = [o.model_dump() for o in offers]
+    df = tables.pricing_offers(rows)
+    assert len(df) == len(offers) == 80
+    first = offers[0]
+    assert df.loc[0, "offer"] == first.offer_id and df.loc[0, "source"] == first.source
+    assert df.loc[0, "USD/node-hour"] == round(first.price_per_node_hour_usd, 4)
+    dated = next(i for i, o in enumerate(offers) if o.price_as_of and o.price_as_of != "undated")
+    expected = (dt.date.today() - dt.date.fromisoformat(offers[dated].price_as_of)).days
+    assert df.loc[dated, "age (days)"] == expected  # counted from the price's own date, not its retrieval
+    undated = next(i for i, o in enumerate(offers) if o.price_as_of in (None, "", "undated"))
+    assert df.loc[undated, "stale"] == "undated"
