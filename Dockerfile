@@ -16,7 +16,7 @@ RUN pip install -r requirements.txt
 COPY .streamlit ./.streamlit
 COPY gpuplan_core ./gpuplan_core
 COPY gpuplan_ui ./gpuplan_ui
-COPY pages ./pages
+COPY app_pages ./app_pages
 COPY data ./data
 COPY app.py .
 

@@ -183,9 +183,9 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> dict[str, Any]:
         notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
     pa = PerfAssumptions()
     wl = _workload(sc, tp, pp)
-    r = predict(m, gpu, wl, max(1, batch), sc.prompt_tokens, sc.output_tokens, pa)
+    r = predict(m, gpu, wl, max(1, batch), sc.input_tokens, sc.output_tokens, pa)
     at_max = (
-        predict(m, gpu, wl, max(1, mb), sc.prompt_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
+        predict(m, gpu, wl, max(1, mb), sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
         if mb
         else None
     )
@@ -201,7 +201,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> dict[str, Any]:
             for fmt in ("bf16", "fp8", "fp4", "int8")
             if gpu.dense_peak_flops(fmt)[1] == fmt
         },
-        sweep=decode_sweep(m, gpu, wl, sc.prompt_tokens + sc.output_tokens // 2, max(1, mb), pa),
+        sweep=decode_sweep(m, gpu, wl, sc.input_tokens + sc.output_tokens // 2, max(1, mb), pa),
     )
     return d
 

@@ -177,14 +177,14 @@ def _inference_candidates(
                 pp=lay.pp,
                 prefix_cache_fraction=sc.prefix_cache_fraction,
             )
-            r = predict(m, gpu, wl, batch, sc.prompt_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
+            r = predict(m, gpu, wl, batch, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
             misses = _target_misses(sc, r)
             batch_note = None
             if sc.requests_per_day and sc.batch != "max" and not misses:
                 # a fleet serves traffic at the largest concurrency that still meets the targets
                 b = batch * 2
                 while b <= mb:
-                    rb = predict(m, gpu, wl, b, sc.prompt_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
+                    rb = predict(m, gpu, wl, b, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
                     if _target_misses(sc, rb):
                         break
                     batch, r = b, rb

@@ -410,6 +410,15 @@ def load_pricing(path: str | Path | None = None, max_age_days: int | None = 365)
     return load_pricing_text(data, max_age_days=max_age_days)
 
 
+def merge_offers(bundled: list[Offer], yours: list[Offer], yours_only: bool = False) -> list[Offer]:
+    """The offers in use: yours added to the bundled ones, an offer of yours replacing a bundled offer with the
+    same ``offer_id`` (your negotiated price for a listed product); or yours alone."""
+    if yours_only:
+        return list(yours)
+    mine = {o.offer_id for o in yours}
+    return [o for o in bundled if o.offer_id not in mine] + list(yours)
+
+
 def offers_to_csv(offers: list[Offer]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=ALL_COLUMNS, extrasaction="ignore")

@@ -41,9 +41,11 @@ class Scenario(BaseModel):
     serving: Literal["interactive", "batch"] = "interactive"
     weights_format: str = "bf16"
     kv_format: str = "bf16"
-    context_tokens: int = Field(4096, ge=1, le=MAX_CONTEXT_TOKENS)
-    input_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS)
-    output_tokens: int = Field(256, ge=1, le=MAX_CONTEXT_TOKENS)
+    # the request shape (inference): a request's context is input + output
+    input_tokens: int = Field(2000, ge=1, le=MAX_CONTEXT_TOKENS, description="prompt tokens per request")
+    output_tokens: int = Field(300, ge=1, le=MAX_CONTEXT_TOKENS, description="generated tokens per request")
+    # training and fine-tuning
+    sequence_tokens: int = Field(4096, ge=1, le=MAX_CONTEXT_TOKENS, description="tokens per training sequence")
     batch: int | Literal["max"] = 1
     gpu: str | None = None
     gpus: int = Field(1, ge=1, le=100_000)
@@ -102,6 +104,11 @@ class Scenario(BaseModel):
         for fld in ("weights_format", "kv_format"):
             if getattr(self, fld).lower() not in FORMATS:
                 raise ValueError(f"{fld}: unknown format {getattr(self, fld)!r}; allowed: {', '.join(FORMATS)}")
+        if self.input_tokens + self.output_tokens > MAX_CONTEXT_TOKENS:
+            raise ValueError(
+                f"input_tokens + output_tokens: {self.input_tokens + self.output_tokens:,} is more than "
+                f"{MAX_CONTEXT_TOKENS:,} tokens"
+            )
         if isinstance(self.batch, int) and not 1 <= self.batch <= MAX_BATCH:
             raise ValueError(f"batch: must be between 1 and {MAX_BATCH:,}, or 'max'")
         if self.gpus % (self.tp * self.pp):
@@ -118,29 +125,30 @@ class Scenario(BaseModel):
         return (get_gpu(self.gpu),) if self.gpu else load_gpus()
 
     @property
-    def prompt_tokens(self) -> int:
-        """Prompt length: input_tokens, else the context less the output."""
-        return self.input_tokens or max(1, self.context_tokens - self.output_tokens)
+    def context_tokens(self) -> int:
+        """Tokens a sequence holds at its longest: input + output for inference (the KV cache at the last
+        token), the training sequence length otherwise."""
+        return self.input_tokens + self.output_tokens if self.mode == "inference" else self.sequence_tokens
 
-    @property
-    def sequence_tokens(self) -> int:
-        """Tokens a sequence holds at its end (KV cache): prompt + output when input_tokens is given,
-        else the context."""
-        return (
-            min(MAX_CONTEXT_TOKENS, self.input_tokens + self.output_tokens)
-            if self.input_tokens
-            else self.context_tokens
-        )
+    def warnings(self) -> list[str]:
+        """Allowed but worth saying: a context longer than the model was trained for."""
+        m = self.model()
+        if self.context_tokens <= m.max_context_tokens:
+            return []
+        what = "input + output tokens" if self.mode == "inference" else "sequence length"
+        return [
+            f"{what} ({self.context_tokens:,}) is longer than {m.name}'s maximum context of "
+            f"{m.max_context_tokens:,} tokens; the numbers assume the model is extended to it (e.g. RoPE scaling)."
+        ]
 
     def memory_request(self, batch: int | None = None, **update) -> MemoryRequest:
         b = batch if batch is not None else (1 if self.batch == "max" else self.batch)
-        ctx = self.sequence_tokens if self.mode == "inference" else self.context_tokens
         fields = dict(
             mode=self.mode,
             method=self.method,
             weights_format=get_format(self.weights_format).name,
             kv_format=get_format(self.kv_format).name,
-            context_tokens=ctx,
+            context_tokens=self.context_tokens,
             batch=b,
             gpus=self.gpus,
             tp=self.tp,

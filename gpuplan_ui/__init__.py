@@ -1,4 +1,2 @@
-"""The thin UI layer: shared sidebar, scenario from widgets, cache wrappers, figure builders.
-
-It lives outside ``pages/`` (any .py in pages/ becomes a page). Numbers come from gpuplan_core.
-"""
+"""The thin UI layer: the frame (navigation, sidebar, scenario), widgets from the input registry, cache
+wrappers, figure and table builders. Numbers come from gpuplan_core; pages under app_pages/ hold layout."""

@@ -15,7 +15,7 @@ import streamlit as st
 
 from gpuplan_core import api
 from gpuplan_core.catalog import load_gpus
-from gpuplan_core.pricing import Offer, load_pricing, load_pricing_text
+from gpuplan_core.pricing import Offer, load_pricing, load_pricing_text, merge_offers
 from gpuplan_core.scenario import Scenario
 
 from . import figures, tables
@@ -161,16 +161,47 @@ def parse_uploaded_pricing(data: bytes) -> tuple[list[dict], list[str], list[str
 
 
 def pricing_key() -> str:
-    """'bundled', or the hash of this session's uploaded pricing (the upload stays in its session)."""
-    return st.session_state.get("pricing_upload_key", "bundled")
+    """'bundled', or '<hash of this session's pricing file>:<add|only>' (the file stays in its session; the
+    Pricing group's "Your pricing file" input says whether it is added to the bundled offers or used alone)."""
+    upload = st.session_state.get("pricing_upload_key")
+    if not upload:
+        return "bundled"
+    from .frame import current
+
+    return f"{upload}:{current().values.get('prices', 'add')}"
 
 
 def _offers(key: str) -> list[Offer]:
-    if key != "bundled":
-        rows = st.session_state.get("pricing_upload_offers")
-        if rows:
-            return [Offer(**r) for r in rows]
-    return [Offer(**r) for r in bundled_pricing()[0]]
+    bundled = [Offer(**r) for r in bundled_pricing()[0]]
+    if key == "bundled":
+        return bundled
+    yours = [Offer(**r) for r in st.session_state.get("pricing_upload_offers") or []]
+    return merge_offers(bundled, yours, yours_only=key.endswith(":only")) if yours else bundled
+
+
+def offers_in_use() -> list[Offer]:
+    return _offers(pricing_key())
+
+
+def prices_in_use() -> str:
+    """One line saying which prices the page uses (shown wherever prices are used when a file is loaded)."""
+    key = pricing_key()
+    if key == "bundled":
+        return ""
+    n_bundled = len(bundled_pricing()[0])
+    yours = st.session_state.get("pricing_upload_offers") or []
+    if key.endswith(":only"):
+        return (
+            f"Prices: your {len(yours)} offers only; the {n_bundled} bundled offers are set aside "
+            "(Pricing, 'Your pricing file')."
+        )
+    ids = {r["offer_id"] for r in bundled_pricing()[0]}
+    replaced = sum(1 for r in yours if r["offer_id"] in ids)
+    return (
+        f"Prices: the {n_bundled} bundled offers + your {len(yours)}"
+        + (f" ({replaced} replace bundled offers with the same id)" if replaced else "")
+        + ". Use yours alone under Pricing, 'Your pricing file'."
+    )
 
 
 def hf_config(model_id: str) -> tuple[str | None, str | None]:

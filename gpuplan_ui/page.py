@@ -1,4 +1,4 @@
-"""Page scaffolding shared by app.py and every page: config, sidebar, calm errors."""
+"""What every page starts with (its title, the frame's notes, the scenario), calm errors, and tables."""
 
 from __future__ import annotations
 
@@ -11,20 +11,21 @@ import streamlit as st
 from gpuplan_core.errors import describe
 from gpuplan_core.scenario import Scenario
 
+from . import frame
 from .export import frame_to_csv
 from .fmt import md_escape
-from .sidebar import render_sidebar
 
 log = logging.getLogger("gpuplan")
 
 
-def setup(title: str, icon: str = ":material/calculate:") -> tuple[Scenario, dict[str, Any]]:
-    st.set_page_config(page_title=f"gpuplan · {title}", page_icon=icon, layout="wide", initial_sidebar_state="expanded")
-    sc, values, notes = render_sidebar()
+def setup(title: str) -> tuple[Scenario, dict[str, Any]]:
+    """The page's title, then the notes of this run (link values not allowed, warnings); returns the scenario
+    the frame built from the sidebar and the input values."""
+    run = frame.current()
     st.title(title)
-    for n in notes:
+    for n in run.notes:
         st.warning(md_escape(n), icon=":material/info:")
-    return sc, values
+    return run.scenario, run.values
 
 
 @contextlib.contextmanager

@@ -33,13 +33,27 @@ def run(*args):
 
 def test_module_entry_point():
     p = subprocess.run(
-        [sys.executable, "-m", "gpuplan_core", "memory", "--context", "0"], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, "-m", "gpuplan_core", "memory", "--input-tokens", "0"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
-    assert p.returncode == 2 and "context_tokens" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and "input_tokens" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_memory_json_has_the_documented_keys():
-    p = run("memory", "--preset", "Llama-3.1-8B", "--context", "8192", "--batch", "4", "--json")
+    p = run(
+        "memory",
+        "--preset",
+        "Llama-3.1-8B",
+        "--input-tokens",
+        "8000",
+        "--output-tokens",
+        "192",
+        "--batch",
+        "4",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     for key in (
@@ -55,7 +69,7 @@ def test_memory_json_has_the_documented_keys():
         assert key in r
     assert r["params_total"] == 8_030_261_248
     assert r["kv_cache_bytes_per_token"] == 131_072
-    assert r["components"]["KV cache"] == 131_072 * 8192 * 4
+    assert r["components"]["KV cache"] == 131_072 * (8000 + 192) * 4  # bytes/token x (input + output) x sequences
     assert (
         r["per_gpu_bytes"] == sum(r["components"].values())
         or abs(r["per_gpu_bytes"] - sum(r["components"].values())) <= 5
@@ -95,8 +109,10 @@ def test_memory_config_file(tmp_path):
 @pytest.mark.parametrize(
     "args,field",
     [
-        (["--context", "-5"], "context"),
-        (["--context", "999999999999"], "context"),
+        (["--input-tokens", "-5"], "input_tokens"),
+        (["--output-tokens", "999999999999"], "output_tokens"),
+        (["--input-tokens", "9000000", "--output-tokens", "2000000"], "input_tokens + output_tokens"),
+        (["--sequence-tokens", "0", "--mode", "training"], "sequence_tokens"),
         (["--batch", "lots"], "batch"),
         (["--weights-format", "int3"], "weights_format"),
         (["--gpu", "H900"], "gpu"),
@@ -183,6 +199,27 @@ def test_cost_and_plan_json():
     assert p.returncode == 0, p.stderr
     plan = json.loads(p.stdout)
     assert plan["picks"] and all(x["why"] for x in plan["picks"])
+
+
+def test_the_cli_flags_mirror_the_app_inputs():
+    """Every input that sets one Scenario field has a flag named after the field, with the input's help."""
+    from gpuplan_core.cli import build_parser
+    from gpuplan_core.inputs import SIDEBAR
+
+    sub = build_parser()._subparsers._group_actions[0].choices["plan"]
+    flags = {o: a for a in sub._actions for o in a.option_strings}
+    for inp in SIDEBAR:
+        if inp.flag:
+            assert flags[inp.flag].dest == inp.field and flags[inp.flag].help.startswith(inp.help.replace("%", "%%"))
+    assert {"--input-tokens", "--output-tokens", "--sequence-tokens", "--ttft-target-s", "--memory-utilization"} <= set(
+        flags
+    )
+    assert "--context" not in flags  # the request is input + output tokens now
+
+
+def test_training_sequence_length_from_the_cli():
+    r = json.loads(run("memory", "--params", "7e9", "--mode", "training", "--sequence-tokens", "8192", "--json").stdout)
+    assert r["context_tokens"] == 8192
 
 
 def test_cost_with_a_broken_pricing_file(tmp_path):

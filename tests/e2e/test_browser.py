@@ -20,7 +20,7 @@ PAGES = {
     "Data": "Data & pricing upload",
     "Methodology": "Methodology",
 }
-DEEP = "model=Llama-3.1-70B&ctx=8k&batch=4&weights=FP8+%28E4M3%29"
+DEEP = "model=Llama-3.1-70B&in=7936&out=256&batch=4&weights=FP8+%28E4M3%29"
 
 
 def no_traceback(pg):
@@ -55,16 +55,31 @@ def test_memory_numbers_follow_the_link(page, app_url):
 
 
 def test_slider_updates_chart_and_url(page, app_url):
-    open_app(page, f"{app_url}/Memory")
+    open_app(page, f"{app_url}/Memory?workload=Pre-training")
     before = page.get_by_test_id("stPlotlyChart").first.inner_html()
     thumb = page.get_by_test_id("stSidebar").get_by_role("slider").first
     thumb.focus()
-    thumb.press("ArrowRight")  # context 4k -> 8k
+    thumb.press("ArrowRight")  # sequence length 4k -> 8k
     wait_for_app(page)
     expect(page).to_have_url(re.compile(r"ctx=8k"))
-    expect(page.get_by_text(re.compile(r"needs \*\*|needs 2[0-9]\.\d GB per GPU|needs .* per GPU"))).to_be_visible()
     after = page.get_by_test_id("stPlotlyChart").first.inner_html()
     assert after != before
+
+
+def test_input_tokens_update_the_numbers_and_url(page, app_url):
+    open_app(page, f"{app_url}/Memory")
+    box = page.get_by_test_id("stSidebar").get_by_role("spinbutton", name="Input tokens per request")
+    box.fill("30000")
+    box.press("Enter")
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"in=30000"))
+    from gpuplan_core import api
+    from gpuplan_ui.fmt import gb
+
+    need = api.memory_report({"preset": "Llama-3.1-8B", "input_tokens": 30_000, "output_tokens": 300, "batch": 8})
+    # the KV cache alone: 131,072 B/token x (30,000 + 300 tokens, in 16-token blocks) x batch 8
+    assert need["components"]["KV cache"] == 131_072 * 30_304 * 8
+    expect(page.get_by_text(f"needs {gb(need['per_gpu_bytes'])} per GPU").first).to_be_visible()
 
 
 def test_page_switch_keeps_values(page, app_url):
@@ -94,9 +109,9 @@ def test_csv_download_equals_the_table_shown(page, app_url):
         page.get_by_test_id("stDownloadButton").filter(has_text="Download CSV").first.locator("button").click()
     text = Path(dl.value.path()).read_text()
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
-    for k, v in (("model", "Llama-3.1-70B"), ("ctx", "8k"), ("batch", "4"), ("weights", "FP8 (E4M3)")):
+    for k, v in (("model", "Llama-3.1-70B"), ("in", "7936"), ("out", "256"), ("batch", "4"), ("weights", "FP8 (E4M3)")):
         at.query_params[k] = v
-    at.switch_page("pages/1_Memory.py").run()
+    at.switch_page("app_pages/Memory.py").run()
     shown = at.dataframe[0].value
     assert text == frame_to_csv(shown)
     assert text.splitlines()[0] == "component,GB (10^9 B),GiB (2^30 B),bytes"

@@ -1,8 +1,8 @@
 """AppTest: every page renders on defaults, at slider extremes and from deep links; no exception.
 
-With a pages/ folder Streamlit runs the legacy multipage mode, so each page is tested from a fresh
-AppTest with query params and switch_page before the first run (research/pages-folder.md).
-Cross-page state in a real browser is covered by tests/e2e.
+The app is one frame (app.py: navigation, sidebar, scenario) running the page files under app_pages/. A
+deep link is emulated with query params and switch_page before the first run: Streamlit then picks the
+page by its file name, which is its url path. Cross-page behaviour in a real browser is in tests/e2e.
 """
 
 import ast
@@ -14,16 +14,15 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGES = ["app.py"] + sorted(f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py"))
+PAGES = [f"app_pages/{f}" for f, *_ in __import__("gpuplan_ui.frame").frame.PAGES]
+OVERVIEW, MEMORY, PERF, COST, COMPARE, DATA, METHODOLOGY = PAGES
 
 
 def run_page(page: str, params: dict | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     for k, v in (params or {}).items():
         at.query_params[k] = v
-    if page != "app.py":
-        at.switch_page(page)
-    return at.run()
+    return at.switch_page(page).run()
 
 
 def texts(at: AppTest) -> str:
@@ -45,7 +44,7 @@ def test_every_page_renders_on_defaults(page):
 
 
 EXTREMES = [
-    {"ctx": "1024k", "batch": "4096", "model": "Llama-3.1-405B"},
+    {"in": "1000000", "out": "48576", "batch": "4096", "model": "Llama-3.1-405B"},
     {"src": "Model size only", "size_b": "2000B", "workload": "Pre-training", "ctx": "128", "batch": "1"},
     {"src": "Model size only", "size_b": "0.5B", "weights": "Ideal packed 4-bit (lower bound)", "kv": "FP8 (E4M3)"},
     {"workload": "Fine-tuning", "method": "QLoRA (4-bit base)", "model": "DeepSeek-V3", "ctx": "1024k"},
@@ -62,18 +61,26 @@ def test_pages_survive_extremes(page, params):
 
 
 def test_deep_link_reproduces_the_scenario_on_memory():
-    at = run_page("pages/1_Memory.py", {"model": "Llama-3.1-70B", "ctx": "8k", "batch": "4"})
+    at = run_page(MEMORY, {"model": "Llama-3.1-70B", "in": "7936", "out": "256", "batch": "4"})
     assert_clean(at)
     assert at.sidebar.selectbox(key="model").value == "Llama-3.1-70B"
-    assert at.sidebar.select_slider(key="ctx").value == 8192
+    assert at.sidebar.number_input(key="in").value == 7936
     comps = at.dataframe[0].value
     kv = comps.loc[comps["component"] == "KV cache", "bytes"].iloc[0]
-    assert kv == 327_680 * 8192 * 4  # Llama-3.1-70B KV bytes/token x 8,192 tokens x 4 sequences
+    assert kv == 327_680 * (7936 + 256) * 4  # Llama-3.1-70B KV bytes/token x (input + output) x 4 sequences
+
+
+def test_an_older_link_with_a_context_shows_the_same_numbers_and_says_how_it_was_read():
+    old = run_page(MEMORY, {"model": "Llama-3.1-70B", "ctx": "8k", "batch": "4"})
+    assert not old.exception
+    assert "read as 7,936 input + 256 output tokens" in texts(old)
+    assert old.dataframe[0].value.equals(run_page(MEMORY, {"model": "Llama-3.1-70B", "in": "7936", "out": "256",
+                                                            "batch": "4"}).dataframe[0].value)  # fmt: skip
 
 
 def test_deep_link_training_on_cost():
     at = run_page(
-        "pages/3_Cost.py",
+        COST,
         {
             "workload": "Pre-training",
             "src": "Model size only",
@@ -89,33 +96,60 @@ def test_deep_link_training_on_cost():
 
 
 def test_invalid_link_values_show_a_note_not_a_crash():
-    at = run_page("pages/2_Performance.py", {"ctx": "abc", "gpu": "H900", "batch": "-4", "workload": "<script>"})
+    at = run_page(PERF, {"in": "abc", "gpu": "H900", "batch": "-4", "workload": "<script>"})
     assert not at.exception
     warnings = "\n".join(w.value for w in at.warning)
-    assert "ctx='abc'" in warnings and "gpu='H900'" in warnings and "batch='-4'" in warnings
+    assert "in='abc'" in warnings and "gpu='H900'" in warnings and "batch='-4'" in warnings
     assert "\\<script\\>" in warnings  # shown escaped, as text
-    assert at.sidebar.select_slider(key="ctx").value == 4096  # the default
+    assert at.sidebar.number_input(key="in").value == 2000  # the default
+    assert at.sidebar.number_input(key="batch").value == 8
+    assert dict(at.query_params) == {}  # taken out of the address: the widgets start from a clean link
 
 
 def test_switching_pages_keeps_the_scenario():
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.sidebar.selectbox(key="model").set_value("Qwen2.5-7B").run()
-    at.switch_page("pages/1_Memory.py").run()
-    at.run()  # legacy pages/ mode: the first run after a switch may see defaults (research/pages-folder.md)
-    assert at.sidebar.selectbox(key="model").value == "Qwen2.5-7B"
+    at.sidebar.number_input(key="out").set_value(700.0).run()
+    for page in PAGES[1:]:
+        at.switch_page(page).run()  # the first run on the new page already has the values
+        assert at.sidebar.selectbox(key="model").value == "Qwen2.5-7B", page
+        assert at.sidebar.number_input(key="out").value == 700, page
+        assert_clean(at)
+
+
+def test_a_page_shows_the_scenario_the_frame_built():
+    """The page reads the frame's scenario: the numbers follow the sidebar on the first run after a change."""
+    at = run_page(MEMORY)
+    before = at.dataframe[0].value.set_index("component").loc["KV cache", "bytes"]
+    at.sidebar.number_input(key="in").set_value(4000.0).run()
+    after = at.dataframe[0].value.set_index("component").loc["KV cache", "bytes"]
+    # bytes/token x (input + output, in whole 16-token KV blocks) x batch 8
+    assert before == 131_072 * 2304 * 8 and after == 131_072 * 4304 * 8
+
+
+def test_the_fine_tuning_method_stays_whatever_else_changes():
+    at = run_page(MEMORY, {"workload": "Fine-tuning"})
+    at.sidebar.number_input(key="batch").set_value(4.0).run()
+    at.sidebar.selectbox(key="method").set_value("full").run()
+    assert at.sidebar.selectbox(key="method").value == "full"
+    at.sidebar.selectbox(key="workload").set_value("interactive").run()  # the method does not apply to serving...
+    kept = next(e for e in at.sidebar.expander if e.label.startswith("Kept in the link"))
+    assert kept.selectbox(key="method").value == "full"  # ...so it is kept, visibly, in the link
+    at.sidebar.selectbox(key="workload").set_value("finetune").run()
+    assert at.sidebar.selectbox(key="method").value == "full"
     assert_clean(at)
 
 
 def test_overview_recommendation_and_targets():
-    at = run_page("app.py", {"tpot_ms": "1"})
+    at = run_page(OVERVIEW, {"tpot_ms": "1"})
     assert_clean(at)
     assert "No configuration fits and meets the targets" in texts(at)
-    ok = run_page("app.py")
+    ok = run_page(OVERVIEW)
     assert ok.success and "Rent" in ok.success[0].value
 
 
 def test_memory_chart_spec():
-    at = run_page("pages/1_Memory.py")
+    at = run_page(MEMORY)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["data"][0]["name"] == "weights"
 
@@ -136,7 +170,7 @@ def test_no_unsafe_html_no_pickle_no_eval():
     """Nothing from a URL or upload is executed, unpickled or rendered as raw HTML."""
     for path in [
         ROOT / "app.py",
-        *(ROOT / "pages").glob("*.py"),
+        *(ROOT / "app_pages").glob("*.py"),
         *(ROOT / "gpuplan_ui").glob("*.py"),
         *(ROOT / "gpuplan_core").glob("*.py"),
     ]:
@@ -146,7 +180,7 @@ def test_no_unsafe_html_no_pickle_no_eval():
 
 
 def test_link_text_is_escaped_in_notes():
-    at = run_page("pages/1_Memory.py", {"gpu": "![x](http://evil.example/t.png)"})
+    at = run_page(MEMORY, {"gpu": "![x](http://evil.example/t.png)"})
     assert not at.exception
     note = next(w.value for w in at.warning if "gpu=" in w.value)
     assert "!\\[x\\]" in note  # shown as text, never as an image or a link
@@ -157,32 +191,32 @@ def _keys(at: AppTest) -> set[str]:
 
 
 def test_closed_groups_at_defaults_build_no_widgets_and_use_the_defaults():
-    at = run_page("pages/3_Cost.py")
+    at = run_page(COST)
     assert_clean(at)
     assert "Changed in closed groups" not in texts(at)
     built = _keys(at)
-    assert {"model", "weights", "ctx", "batch", "gpu"} <= built
+    assert {"model", "weights", "in", "out", "batch", "gpu"} <= built
     assert not built & {"gpus", "tp", "pp", "rpd", "ttft_ms", "tpot_ms", "billing", "provider", "hours", "busy"}
     assert "**730 h/month**" in texts(at)  # the default hours reached the cost engine
 
 
 def test_a_link_value_builds_its_group_and_reaches_the_scenario():
-    at = run_page("pages/3_Cost.py", {"hours": "200"})
+    at = run_page(COST, {"hours": "200"})
     assert_clean(at)
     assert at.sidebar.number_input(key="hours").value == 200
-    assert {"billing", "provider", "hours", "busy"} <= _keys(at)  # the whole Pricing group, so the link keeps it
+    assert {"billing", "provider", "prices", "hours", "busy"} <= _keys(at)  # the whole Pricing group is built
     assert "gpus" not in _keys(at)  # other groups stay unbuilt
     assert "**200 h/month**" in texts(at)
     assert "Changed in closed groups: Pricing: hours/month 200" in texts(at)  # visible while collapsed
 
 
 def test_an_edited_group_stays_built_after_it_is_closed():
-    at = run_page("pages/3_Cost.py")
-    at.session_state["open_billing"] = True  # the user opens Pricing
+    at = run_page(COST)
+    at.session_state["open_pricing"] = True  # the user opens Pricing
     at.run()
     assert "hours" in _keys(at)
     at.sidebar.number_input(key="hours").set_value(300.0).run()
-    at.session_state["open_billing"] = False  # ...and closes it again
+    at.session_state["open_pricing"] = False  # ...and closes it again
     at.run()
     assert_clean(at)
     assert at.sidebar.number_input(key="hours").value == 300  # still built: its value stays in the link
@@ -204,7 +238,7 @@ def test_a_hugging_face_id_that_cannot_be_fetched_says_so_and_keeps_the_page(mon
 
     monkeypatch.setattr(gpuplan_core.net, "fetch_hf_config", offline)
     cached._fetch_hf_config.clear()
-    at = run_page("pages/1_Memory.py", {"src": "Hugging Face config", "hf": "meta-llama/Llama-3.1-8B"})
+    at = run_page(MEMORY, {"src": "Hugging Face config", "hf": "meta-llama/Llama-3.1-8B"})
     assert not at.exception
     notes = " ".join(w.value for w in at.warning)
     assert "Could not fetch 'meta-llama/Llama-3.1-8B': huggingface.co is not reachable" in notes
@@ -227,7 +261,7 @@ def test_a_pricing_link_that_cannot_be_fetched_says_so_and_keeps_the_bundled_pri
 
     monkeypatch.setattr(gpuplan_core.net, "fetch_pricing", offline)
     cached._fetch_pricing.clear()
-    at = run_page("pages/5_Data.py")
+    at = run_page(DATA)
     bundled_rows = len(at.dataframe[-1].value)
     at = _load_link(at, "https://raw.githubusercontent.com/team/prices/main/prices.csv")
     assert not at.exception
@@ -238,16 +272,43 @@ def test_a_pricing_link_that_cannot_be_fetched_says_so_and_keeps_the_bundled_pri
     assert len(at.dataframe[-1].value) == bundled_rows
 
 
-def test_a_pricing_link_replaces_the_prices_for_the_session(monkeypatch):
+def _one_offer_file(price: float = 0.01) -> str:
+    """The bundled file's header and first offer, at another price: one offer of yours with a bundled id."""
+    lines = (ROOT / "data" / "pricing.csv").read_text().splitlines()
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines[:2]) + "\n")))
+    rows[0]["price_per_gpu_hour_usd"] = str(price)
+    rows[0]["price_per_node_hour_usd"] = str(price * float(rows[0]["gpus_per_node"]))
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    return out.getvalue()
+
+
+def test_a_pricing_link_is_added_to_the_bundled_offers_and_can_be_used_alone(monkeypatch):
     import gpuplan_core.net
-    from gpuplan_core.pricing import load_pricing_text
+    from gpuplan_core.pricing import load_pricing, load_pricing_text
     from gpuplan_ui import cached
 
-    three = "\n".join((ROOT / "data" / "pricing.csv").read_text().splitlines()[:4]) + "\n"
-    monkeypatch.setattr(gpuplan_core.net, "fetch_pricing", lambda url, **kw: load_pricing_text(three))
+    mine = _one_offer_file()
+    monkeypatch.setattr(gpuplan_core.net, "fetch_pricing", lambda url, **kw: load_pricing_text(mine))
     cached._fetch_pricing.clear()
-    at = _load_link(run_page("pages/5_Data.py"), "https://gist.githubusercontent.com/team/abc/raw/prices.csv")
+    at = _load_link(run_page(DATA), "https://gist.githubusercontent.com/team/abc/raw/prices.csv")
     assert_clean(at)
-    assert any("Using 3 offers from https://gist.githubusercontent.com" in s.value for s in at.success)
-    assert len(at.dataframe[-1].value) == 3  # the pricing table now shows the link's offers
-    assert at.session_state["pricing_upload_key"].startswith("url-")
+    n = len(load_pricing().offers)
+    assert any("Using 1 offers from https://gist.githubusercontent.com" in s.value for s in at.success)
+    table = at.dataframe[-1].value
+    assert len(table) == n  # the bundled offers + yours, yours replacing the bundled offer with the same id
+    offer_id = load_pricing_text(mine).offers[0].offer_id
+    assert table.set_index("offer").loc[offer_id, "USD/GPU-hour"] == 0.01
+    assert "1 replace bundled offers with the same id" in texts(at)
+    at.switch_page(COST).run()  # every page uses the same prices, and says so
+    assert f"Prices: the {n} bundled offers + your 1 (1 replace" in texts(at)
+    at.session_state["open_pricing"] = True
+    at.run()
+    at.sidebar.selectbox(key="prices").set_value("only").run()
+    at.switch_page(DATA).run()
+    assert len(at.dataframe[-1].value) == 1 and "your 1 offers only" in texts(at)

@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gpuplan_core.catalog import HFConfigError, model_from_hf_config
+from gpuplan_core.inputs import DEFAULTS, read_link, read_scenario_file, upgrade_link
 from gpuplan_core.pricing import ALL_COLUMNS, load_pricing_text
 from gpuplan_ui.fmt import md_escape
-from gpuplan_ui.state import DEFAULTS, check_query_params, scenario_to_widgets
-from tests.ui.test_app import run_page
+from tests.ui.test_app import COMPARE, COST, MEMORY, OVERVIEW, PERF, run_page
 
-KEYS = sorted(DEFAULTS) + ["b_gpu", "b_weights", "b_kv", "b_gpus", "b_batch", "market", "embed", "s", "x"]
+KEYS = sorted(DEFAULTS) + ["embed", "s", "x"]
 nasty_text = st.one_of(
     st.text(max_size=60),
     st.sampled_from(
@@ -46,13 +46,13 @@ params = st.dictionaries(st.sampled_from(KEYS), nasty_text, max_size=6)
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     params,
-    st.sampled_from(["app.py", "pages/1_Memory.py", "pages/2_Performance.py", "pages/3_Cost.py", "pages/4_Compare.py"]),
+    st.sampled_from([OVERVIEW, MEMORY, PERF, COST, COMPARE]),
 )
 def test_fuzzed_links_never_crash_a_page(qp, page):
     at = run_page(page, qp)
     assert not at.exception, [e.message for e in at.exception]
     shown = "\n".join(w.value for w in at.warning)
-    for note in check_query_params(qp):
+    for note in read_link(upgrade_link(qp)[0])[1]:
         key = note.split("=", 1)[0].removeprefix("Link value ")
         assert md_escape(key) in shown  # every rejected link value is named on the page (as escaped text)
 
@@ -60,8 +60,8 @@ def test_fuzzed_links_never_crash_a_page(qp, page):
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(sorted(DEFAULTS)), nasty_text, max_size=8))
 @example(qp={"batch": "1.1"})  # a whole-number field: rounded, and the note says to what
-def test_check_query_params_names_every_rejected_field(qp):
-    for note in check_query_params(qp):
+def test_link_notes_name_every_rejected_field(qp):
+    for note in read_link(qp)[1]:
         assert note.startswith("Link value ") and "=" in note
         key = note.split("=", 1)[0].removeprefix("Link value ")
         assert key in qp
@@ -104,8 +104,8 @@ json_values = st.recursive(
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.sampled_from(sorted(DEFAULTS) + ["zzz"]), json_values, max_size=8))
 def test_fuzzed_scenario_files_never_raise(widgets):
-    text = json.dumps({"kind": "gpuplan-scenario", "widgets": widgets}, default=str)
-    values, notes = scenario_to_widgets(text)
+    text = json.dumps({"kind": "gpuplan-scenario", "inputs": widgets}, default=str)
+    values, notes = read_scenario_file(text)
     assert set(values) <= set(DEFAULTS)
     for k in widgets:
         assert k in values or any(k in n for n in notes)

@@ -12,7 +12,7 @@ from gpuplan_core import api
 from gpuplan_ui import tables
 from gpuplan_ui.cached import _table
 
-LLAMA_8B = {"preset": "Llama-3.1-8B", "mode": "inference", "context_tokens": 8192, "batch": 8}
+LLAMA_8B = {"preset": "Llama-3.1-8B", "mode": "inference", "input_tokens": 7936, "output_tokens": 256, "batch": 8}
 
 
 @pytest.fixture(scope="module")

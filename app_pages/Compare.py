@@ -1,84 +1,23 @@
-"""Compare: scenario A (the sidebar) against scenario B (a few overrides) side by side."""
+"""Compare: scenario A (the sidebar) against scenario B (A with the overrides picked here)."""
 
 import streamlit as st
 
 from gpuplan_core.catalog import get_gpu
-from gpuplan_core.errors import describe
-from gpuplan_core.formats import FORMATS, KV_FORMATS, WEIGHT_FORMATS
-from gpuplan_ui import cached, fmt, page
-from gpuplan_ui.state import gpu_ids
+from gpuplan_core.formats import FORMATS
+from gpuplan_core.inputs import page_inputs, variant
+from gpuplan_ui import cached, fmt, page, widgets
 
-sc, values = page.setup("Compare A vs B", ":material/compare_arrows:")
-st.caption("A is the sidebar scenario. B changes only what you pick here; both are in the link.")
+sc, values = page.setup("Compare A vs B")
+st.caption("A is the sidebar scenario. B is A with what you change here; both are in the link.")
+if line := cached.prices_in_use():
+    st.caption(line)
 
-ids = gpu_ids()
-
-
-def first(key, **kw):
-    """Initial value only on a widget's first render (later the session state holds it)."""
-    return {} if key in st.session_state else kw
-
-
-c = st.columns(5)
-b_gpu = c[0].selectbox(
-    "B: GPU",
-    ids,
-    key="b_gpu",
-    format_func=lambda g: get_gpu(g).label,
-    bind="query-params",
-    **first("b_gpu", index=ids.index("L40S")),
-)
-b_w = c[1].selectbox(
-    "B: weights",
-    WEIGHT_FORMATS,
-    key="b_weights",
-    format_func=lambda f: FORMATS[f].label,
-    bind="query-params",
-    **first("b_weights", index=WEIGHT_FORMATS.index("fp8")),
-)
-b_kv = c[2].selectbox(
-    "B: KV cache",
-    KV_FORMATS,
-    key="b_kv",
-    format_func=lambda f: FORMATS[f].label,
-    bind="query-params",
-    **first("b_kv", index=KV_FORMATS.index("fp8")),
-)
-# float inputs shown as whole numbers: an integer input crashes on a link value such as INF (sidebar._number)
-b_gpus = round(
-    c[3].number_input(
-        "B: GPUs", 1.0, 4096.0, step=1.0, format="%.0f", key="b_gpus", bind="query-params", **first("b_gpus", value=1.0)
-    )
-)
-b_batch = round(
-    c[4].number_input(
-        "B: batch",
-        1.0,
-        4096.0,
-        step=1.0,
-        format="%.0f",
-        key="b_batch",
-        bind="query-params",
-        **first("b_batch", value=8.0),
-    )
-)
-
-try:
-    sc_b = type(sc)(
-        **{
-            **sc.model_dump(),
-            "gpu": b_gpu,
-            "weights_format": b_w,
-            "kv_format": b_kv,
-            "gpus": b_gpus,
-            "tp": 1,
-            "pp": 1,
-            "batch": b_batch,
-        }
-    )
-except ValueError as exc:
-    st.error(f"Scenario B: {describe(exc)}")
-    st.stop()
+b_inputs = page_inputs("Compare")
+cols = st.columns(len(b_inputs))
+b_values = {inp.key: widgets.page_input(inp.key, col) for inp, col in zip(b_inputs, cols, strict=True)}
+sc_b, b_notes = variant(sc, {**values, **b_values})
+for n in b_notes:
+    st.warning(fmt.md_escape(n), icon=":material/info:")
 
 
 def summary(s):

@@ -9,7 +9,7 @@ from gpuplan_core.memory import Assumptions
 from gpuplan_core.perf import PerfAssumptions
 from gpuplan_ui import page
 
-sc, values = page.setup("Methodology", ":material/menu_book:")
+sc, values = page.setup("Methodology")
 
 st.markdown(r"""
 gpuplan computes every number from the formulas below (in `gpuplan_core`; each file's docstring repeats them).

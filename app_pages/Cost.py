@@ -3,10 +3,9 @@
 import streamlit as st
 
 from gpuplan_core.cost import MARKET_ESTIMATES, lifetime, market_projection
-from gpuplan_ui import cached, figures, fmt, page
-from gpuplan_ui.state import MARKET
+from gpuplan_ui import cached, figures, fmt, page, widgets
 
-sc, values = page.setup("Cost", ":material/payments:")
+sc, values = page.setup("Cost")
 key = sc.model_dump_json()
 pkey = cached.pricing_key()
 
@@ -14,8 +13,8 @@ with page.guard("Costs per offer"):
     views = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)
     cost = views["cost"]
     rows = cost["offers"]
-    if pkey != "bundled":
-        st.caption("Using the pricing file uploaded on the Data page (this session only).")
+    if line := cached.prices_in_use():
+        st.caption(line)
     if not rows:
         st.info(
             "No offer matches the pricing filters, or the model fits no GPU that has offers. Widen the billing or "
@@ -55,16 +54,7 @@ with page.guard("Costs per offer"):
             pkey,
         )
         est = min((r["run_cost_usd"] for r in train_cost["offers"]), default=0.0)
-        bill = st.number_input(
-            "Training bill to compare (USD)",
-            min_value=0.0,
-            max_value=1e11,
-            value=float(round(est, -2)),
-            step=1000.0,
-            key="life_training",
-            help="Default: pre-training this model on 20 tokens per parameter at the cheapest "
-            "offer, MFU 0.40, +30% failed runs (from the cost engine).",
-        )
+        bill = widgets.page_input("train_bill") or round(est, -2)
         life = lifetime(bill, best_monthly, 36)
         st.plotly_chart(
             figures.lifetime_figure(
@@ -113,15 +103,7 @@ with page.guard("Costs per offer"):
 
 with page.guard("Market context"):
     st.subheader("Market context (analyst estimates)")
-    est = st.radio(
-        "Project this month's cheapest cost with",
-        list(MARKET),
-        key="market",
-        format_func=MARKET.get,
-        horizontal=True,
-        help="One estimate at a time: they use different baselines and are never averaged.",
-        bind="query-params",
-    )
+    est = widgets.page_input("market")
     if est != "none" and rows:
         base = min(r["monthly_always_on_usd"] for r in rows)
         label = MARKET_ESTIMATES[est]["label"]

@@ -4,7 +4,7 @@ import streamlit as st
 
 from gpuplan_ui import cached, fmt, page
 
-sc, values = page.setup("Performance", ":material/speed:")
+sc, values = page.setup("Performance")
 key = sc.model_dump_json()
 
 if sc.mode != "inference":

@@ -4,7 +4,7 @@ import streamlit as st
 
 from gpuplan_ui import cached, fmt, page
 
-sc, values = page.setup("Memory", ":material/memory:")
+sc, values = page.setup("Memory")
 key = sc.model_dump_json()
 
 with page.guard("Memory budget"):

@@ -1,0 +1,158 @@
+"""Data: the GPU catalog and the pricing offers with sources and dates; a pricing CSV by upload or link."""
+
+import hashlib
+import json
+
+import pandas as pd
+import streamlit as st
+
+from gpuplan_core.pricing import STALE_AFTER_DAYS, Offer, offers_to_csv
+from gpuplan_ui import cached, page, tables
+from gpuplan_ui.fmt import md_escape
+
+sc, values = page.setup("Data & pricing upload")
+
+st.subheader("GPU catalog")
+st.caption(
+    "Dense peaks only: sparse (2:4) figures are about 2x and never used for speed. Nominal VRAM is the "
+    "vendor's label; usable is what the CUDA runtime reports (GiB = 2^30 bytes)."
+)
+gpus = pd.DataFrame(cached.gpu_table())
+page.table(
+    gpus[
+        [
+            "gpu",
+            "family",
+            "variant",
+            "vram_nominal_gb",
+            "vram_usable_gib",
+            "vram_usable_source",
+            "memory_type",
+            "bandwidth_gb_s",
+            "bf16_dense_tflops",
+            "fp8_dense_tflops",
+            "int8_dense_tops",
+            "fp4_dense_tflops",
+            "link_gb_s_per_direction",
+            "tdp_w",
+            "aliases",
+            "sources",
+            "notes",
+        ]
+    ],
+    "gpus",
+    "gpuplan-gpus.csv",
+)
+
+st.subheader("Pricing")
+LOADED = "pricing_loaded"  # the last file or link loaded in this session: (name, offers, problems, warnings, rows)
+
+
+def use(name: str, offers, errors, warnings, n, key: str | None) -> None:
+    """Keep what a file or link gave for this session (every page uses its offers until it is removed)."""
+    st.session_state[LOADED] = (name, offers, errors, warnings, n)
+    if key and offers:
+        st.session_state["pricing_upload_offers"] = offers
+        st.session_state["pricing_upload_key"] = key
+    else:
+        forget()
+
+
+def forget() -> None:
+    st.session_state.pop("pricing_upload_key", None)
+    st.session_state.pop("pricing_upload_offers", None)
+
+
+def on_upload() -> None:
+    """on_change of the uploader: a new file is read; removing the file stops using it."""
+    f = st.session_state.get("pricing_file")
+    if f is None:
+        st.session_state.pop(LOADED, None)
+        forget()
+        return
+    data = f.getvalue()
+    offers, errors, warnings, n = cached.parse_uploaded_pricing(data)
+    use(f.name, offers, errors, warnings, n, hashlib.sha256(data).hexdigest()[:16])
+
+
+def on_link() -> None:
+    url = st.session_state.get("pricing_url", "").strip()
+    if not url:
+        return
+    offers, errors, warnings, n, failure = cached.pricing_from_url(url)
+    if failure:
+        st.session_state[LOADED] = (url[:120], [], [], [], 0, failure)
+        forget()
+        return
+    digest = hashlib.sha256(json.dumps(offers, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    use(url[:120], offers, errors, warnings, n, "url-" + digest)  # keyed by content: a link's file can change
+
+
+st.file_uploader(
+    "Use your own pricing CSV for this session",
+    type=["csv", "txt"],
+    key="pricing_file",
+    on_change=on_upload,
+    help="Same columns as the bundled file (download it below as a template). Every bad row is "
+    "reported with its line and column; good rows are kept. Nothing leaves your session.",
+)
+with st.form("pricing_link", border=False, enter_to_submit=True):
+    link_col, button_col = st.columns([5, 1], vertical_alignment="bottom")
+    link_col.text_input(
+        "or load one from a link",
+        key="pricing_url",
+        max_chars=2000,
+        placeholder="https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/lambda/vms.csv",
+        help="A CSV with the same columns, or a SkyPilot catalog vms.csv (its cloud is read from the path). "
+        "Links to raw.githubusercontent.com, gist.githubusercontent.com and huggingface.co only; fetched by "
+        "this server, at most 5 MB, kept for an hour. Stays in this session, like an upload.",
+    )
+    button_col.form_submit_button("Load", icon=":material/download:", width="stretch", on_click=on_link)
+
+if (loaded := st.session_state.get(LOADED)) is not None:
+    name, offers, errors, warnings, n, *failure = loaded
+    with page.guard("Your pricing file"):
+        if failure:
+            st.error(
+                f"Could not load prices from {md_escape(name)}: {md_escape(failure[0])}. The bundled prices stay "
+                "in use; upload the file instead if this server is offline.",
+                icon=":material/cloud_off:",
+            )
+        else:
+            if errors:
+                st.error(
+                    f"{len(errors)} problem(s) in {md_escape(name)}; {len(offers)} of {n} rows are usable.",
+                    icon=":material/error:",
+                )
+                st.dataframe(pd.DataFrame({"problem": errors}), hide_index=True, width="stretch")
+            if warnings:
+                st.warning(f"{len(warnings)} warning(s): the rows are kept, but check them.", icon=":material/warning:")
+                st.dataframe(pd.DataFrame({"warning": warnings}), hide_index=True, width="stretch")
+            if offers:
+                st.success(
+                    f"Using {len(offers)} offers from {md_escape(name)} on every page of this session. "
+                    + cached.prices_in_use(),
+                    icon=":material/check_circle:",
+                )
+                if st.button("Stop using them", icon=":material/delete:", key="pricing_forget"):
+                    st.session_state.pop(LOADED, None)
+                    forget()
+                    st.rerun()
+            else:
+                st.info("No usable rows: the bundled prices stay in use.", icon=":material/info:")
+
+rows = [o.model_dump() for o in cached.offers_in_use()]
+table = tables.pricing_offers(rows)
+st.caption(
+    f"{len(table)} offers in use. 'stale' marks prices older than {STALE_AFTER_DAYS} days; 'undated' means the "
+    "source gives no date (a catalog snapshot), so re-check before committing money."
+)
+page.table(table, "pricing", "gpuplan-pricing-view.csv", height=480)
+st.download_button(
+    "Download the pricing CSV (template columns)",
+    lambda: offers_to_csv([Offer(**r) for r in rows]),  # written on click, not on every rerun
+    "gpuplan-pricing.csv",
+    "text/csv",
+    key="dl_pricing_raw",
+    on_click="ignore",
+)

@@ -1,0 +1,111 @@
+"""gpuplan home: the answer first (the recommendation), then headline numbers."""
+
+import streamlit as st
+
+from gpuplan_ui import cached, fmt, page, widgets
+
+sc, values = page.setup("Which GPU should we rent, how many, and what will it cost?")
+key = sc.model_dump_json()
+
+with page.guard("Headline numbers"):
+    mem = cached.memory_report(key)
+    sel = next(g for g in mem["gpus"] if g["gpu"] == mem["gpus"][0]["gpu"] or g["selected"])
+    sel = next((g for g in mem["gpus"] if g["selected"]), sel)
+    st.caption(
+        fmt.md_escape(mem["model"])
+        + (" (approximate shape from the size)" if mem["approximate"] else "")
+        + f" · {mem['mode']}"
+        + (f" ({mem['method']})" if mem["mode"] != "inference" else "")
+        + f" · weights {mem['weights_format']} · "
+        + (
+            f"{sc.input_tokens:,} input + {sc.output_tokens:,} output tokens per request"
+            if sc.mode == "inference"
+            else f"sequences of {sc.sequence_tokens:,} tokens"
+        )
+        + f" · batch {mem['batch']}"
+    )
+    c = st.columns(5)
+    c[0].metric(
+        "Parameters",
+        fmt.count(mem["params_total"]),
+        help=f"{mem['params_total']:,} total, {mem['params_active']:,} active per token",
+    )
+    c[1].metric(
+        "Weights",
+        fmt.gb(mem["weights_bytes_total"]),
+        help="Scope: weights only, whole model, decimal GB",
+    )
+    c[2].metric(
+        "Memory per GPU",
+        fmt.gb(mem["per_gpu_bytes"]),
+        help=f"Scope: whole runtime, at {mem['layout']['gpus']} GPU(s); {fmt.gib(mem['per_gpu_bytes'])}",
+    )
+    c[3].metric(
+        f"Fits one {sel['label']}?"
+        if mem["layout"]["gpus"] == 1
+        else f"Fits {mem['layout']['gpus']} x {sel['label']}?",
+        "yes" if sel["fits"] else "no",
+        delta=None if sel["fits"] else (f"needs {sel['min_gpus']:,} GPUs" if sel["min_gpus"] else "fits no layout"),
+        delta_color="off",
+        help=f"Per-GPU budget {fmt.gb(sel['budget_bytes'])} = usable VRAM x {mem['memory_utilization']:.0%}; the "
+        f"smallest layout that fits: {sel['min_gpus'] or 'none up to 4,096'} GPUs",
+    )
+    if mem["mode"] == "inference":
+        c[4].metric(
+            "KV cache per token",
+            f"{mem['kv_cache_bytes_per_token']:,.0f} B",
+            help="2 x layers x KV heads x head_dim x bytes (MLA: the latent)",
+        )
+    else:
+        c[4].metric(
+            "Model states per GPU",
+            fmt.gb(mem["budgets"].get("model states")),
+            help="Weights + master weights + gradients + optimizer states",
+        )
+
+st.subheader("Recommendation")
+explore = widgets.page_input("alt_formats")
+if line := cached.prices_in_use():
+    st.caption(line)
+if sc.mode == "inference" and (sc.ttft_target_s or sc.tpot_target_s):
+    st.caption(
+        f"Targets: TTFT {fmt.ms(sc.ttft_target_s)} and TPOT {fmt.ms(sc.tpot_target_s)} per request "
+        "(set them under Traffic and latency targets)."
+    )
+with page.guard("Recommendation"):
+    views = cached.plan_views(key, cached.pricing_key(), explore and sc.mode == "inference", sc.mode != "inference")
+    plan = views["plan"]
+    if not plan["picks"]:
+        st.info(
+            plan.get("message")
+            or "No configuration fits and meets the targets with the current pricing filters. "
+            "Loosen a target, allow more GPUs, or widen the pricing filter.",
+            icon=":material/info:",
+        )
+    else:
+        top = plan["picks"][0]
+        cost = top["monthly_usd"] if top["monthly_usd"] is not None else top["run_cost_usd"]
+        st.success(
+            f"**Rent {top['gpus']} x {top['gpu']} from {top['provider']} ({top['product']}, "
+            f"{top['billing_model'].replace('_', ' ')})** with {top['weights_format']} weights: "
+            f"**{fmt.usd(cost)}** {plan['unit'].replace('USD ', '')}.",
+            icon=":material/check_circle:",
+        )
+        st.markdown("\n".join(f"- {line}" for line in top["why"]))
+        st.markdown(f"**Top {len(plan['picks'])} of {plan['candidates']} candidates** ({plan['unit']})")
+        page.table(views["picks"], "picks", "gpuplan-recommendation.csv")
+        if plan["near_misses"]:
+            st.markdown("**Cheaper, but they miss the target**")
+            st.markdown(
+                "\n".join(
+                    f"- {p['offer_id']} ({p['gpu']} x{p['gpus']}, {p['weights_format']}, "
+                    f"{fmt.usd(p['monthly_usd'] if p['monthly_usd'] is not None else p['run_cost_usd'])}): "
+                    + "; ".join(p["misses"])
+                    for p in plan["near_misses"]
+                )
+            )
+        if plan.get("tokens_note"):
+            st.caption(plan["tokens_note"])
+        if views["rejected"] is not None:
+            with st.expander(f"{len(plan['rejected'])} options that cannot run"):
+                st.dataframe(views["rejected"].arrow, hide_index=True, width="stretch")

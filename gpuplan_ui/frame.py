@@ -1,0 +1,125 @@
+"""The frame: navigation, the sidebar and the one scenario of this run, then the page being shown.
+
+``app.py`` calls ``run()``. Every page is an ``st.Page`` under ``app_pages/`` and reads the scenario built here
+(``page.setup``); no page creates scenario inputs of its own. Why ``app_pages/`` and not ``pages/``: a folder
+named ``pages/`` beside app.py puts Streamlit 1.67 in its legacy multipage mode, where the first click after
+opening a shared link drops the link's values (README, "Why app_pages/").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from gpuplan_core.inputs import INPUTS, RECORDS, read_link, same_value, to_scenario, upgrade_link
+from gpuplan_core.scenario import Scenario
+
+from . import share
+from .sidebar import render_sidebar
+from .widgets import PAGE_INPUTS
+
+# (file under app_pages/, title, icon). A page's url path is its file name (public: links use it); the
+# overview, the default page, is served at "/".
+PAGES = (
+    ("overview.py", "Overview & recommendation", ":material/recommend:"),
+    ("Memory.py", "Memory", ":material/memory:"),
+    ("Performance.py", "Performance", ":material/speed:"),
+    ("Cost.py", "Cost", ":material/payments:"),
+    ("Compare.py", "Compare A vs B", ":material/compare_arrows:"),
+    ("Data.py", "Data & pricing upload", ":material/table:"),
+    ("Methodology.py", "Methodology", ":material/menu_book:"),
+)
+RUN = "gpuplan_run"  # session key of this run's Run
+STARTED = "gpuplan_started"
+
+
+@dataclass
+class Run:
+    """What the frame built for the page being shown."""
+
+    scenario: Scenario
+    values: dict[str, Any]  # every sidebar input's value (registry key -> value)
+    config_text: str | None
+    page: str  # the page's url path ("" for the overview)
+    notes: list[str] = field(default_factory=list)  # link problems, scenario warnings, fetch failures
+
+
+def run() -> None:
+    st.set_page_config(
+        page_title="gpuplan", page_icon=":material/calculate:", layout="wide", initial_sidebar_state="expanded"
+    )
+    pages = [st.Page(f"app_pages/{f}", title=t, icon=i, default=n == 0) for n, (f, t, i) in enumerate(PAGES)]
+    nav = st.navigation(pages, position="hidden")
+    page = "" if nav.url_path in ("", "overview") else nav.url_path
+    notes = _open_link() if STARTED not in st.session_state else []
+    link, _ = read_link(st.query_params.to_dict())
+    page_values = sync_page_inputs(page, link)
+    values, config_text, fetch_notes = render_sidebar(pages, link, carried(page_values))
+    sc, sc_notes = to_scenario(values, config_text)
+    with st.sidebar:
+        share.panel(values, sc, page)
+    notes += fetch_notes + sc_notes + st.session_state.pop(share.IMPORT_NOTES, [])
+    st.session_state[RUN] = Run(sc, values, config_text, page, notes)
+    nav.run()
+
+
+def current() -> Run:
+    return st.session_state[RUN]
+
+
+def _open_link() -> list[str]:
+    """The session's first run: read the link it was opened with. Values that are not allowed are taken out of
+    the address (each gets a note naming the field and what is allowed), whole numbers are rounded, an older
+    link form is upgraded; the widgets then start from a clean link."""
+    st.session_state[STARTED] = True
+    raw = {k: str(v) for k, v in st.query_params.to_dict().items()}
+    params, notes = upgrade_link(raw)
+    values, problems = read_link(params)
+    for key in set(raw) | set(params):
+        if key not in INPUTS:
+            continue
+        inp = INPUTS[key]
+        want = inp.link_value(values[key]) if key in values else None
+        if raw.get(key) == want:
+            continue
+        if want is None:
+            st.query_params.pop(key, None)
+        else:
+            st.query_params[key] = want
+        if inp.page is None:  # a widget seeds from the address it was opened with: give it the value to start from
+            st.session_state[key] = values.get(key, inp.default)
+    return notes + problems
+
+
+def sync_page_inputs(page: str, link: dict[str, Any]) -> dict[str, Any]:
+    """The pages' own inputs, kept in the link on every page. The link is their truth (a cold link, back and
+    forward, a page link carrying them), except in the run where the user changed one on its page: then the
+    new value is written to the link. Returns their values; sets the value a widget on this page starts from."""
+    kept = st.session_state.setdefault(PAGE_INPUTS, {})
+    for inp in RECORDS:
+        if inp.page is None:
+            continue
+        key, in_link = inp.key, link.get(inp.key, inp.default)
+        mine = inp.page == page
+        if mine and key in st.session_state and not same_value(st.session_state[key], kept.get(key, in_link)):
+            value = st.session_state[key]  # changed by the user in this run
+        else:
+            value = in_link
+            if mine and (key not in st.session_state or not same_value(st.session_state[key], value)):
+                st.session_state[key] = value  # before the page builds the widget
+        kept[key] = value
+        want = None if inp.is_default(value) else inp.link_value(value)
+        if st.query_params.get(key) != want:
+            if want is None:
+                del st.query_params[key]
+            else:
+                st.query_params[key] = want
+    return dict(kept)
+
+
+def carried(page_values: dict[str, Any]) -> dict[str, str]:
+    """What a page link carries besides the bound inputs (Streamlit keeps those itself): the pages' own inputs
+    that are not at their defaults."""
+    return {k: INPUTS[k].link_value(v) for k, v in page_values.items() if not INPUTS[k].is_default(v)}

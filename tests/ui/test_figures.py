@@ -1,0 +1,29 @@
+"""CSV export and the figure builders, from real reports."""
+
+from gpuplan_core import api
+from gpuplan_core.inputs import to_scenario
+from gpuplan_ui.export import rows_to_csv, safe_cell
+from gpuplan_ui.figures import latency_figure, memory_figure, roofline_figure, sweep_figure
+
+
+def test_csv_export_neutralises_formulas():
+    assert safe_cell('=HYPERLINK("x")') == '\'=HYPERLINK("x")'
+    assert safe_cell("+1+1") == "'+1+1"
+    assert safe_cell("@SUM(A1)") == "'@SUM(A1)"
+    assert safe_cell("-5.5") == "-5.5"  # a negative number stays a number
+    text = rows_to_csv([{"a": "=1+2", "b": 3}])
+    assert text.splitlines() == ["a,b", "'=1+2,3"]
+
+
+def test_figures_build_from_reports():
+    sc, _ = to_scenario({})
+    mem = api.memory_report(sc)
+    fig = memory_figure(mem)
+    assert len(fig.data) == len(mem["components"]) + 2
+    perf = api.perf_report(sc, gpus=["H100-SXM", "L4"])
+    p = perf["gpus"][0]
+    roof = roofline_figure(p)
+    names = [t.name for t in roof.data]
+    assert any("BF16 roof" in n for n in names) and any(n.startswith("prefill") for n in names)
+    assert sweep_figure(p).data[0].x[-1] == p["max_batch"]
+    assert len(latency_figure(perf["gpus"]).data) == 2
