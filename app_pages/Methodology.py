@@ -7,7 +7,7 @@ from gpuplan_core.cost import MARKET_ESTIMATES
 from gpuplan_core.formats import FORMATS
 from gpuplan_core.memory import Assumptions
 from gpuplan_core.perf import PerfAssumptions
-from gpuplan_ui import page
+from gpuplan_ui import page, tables
 
 sc, values = page.setup("Methodology")
 
@@ -89,13 +89,19 @@ for model, area in ((Assumptions, "memory"), (PerfAssumptions, "speed")):
         if isinstance(default, float) and default > 1e6:
             default = f"{default / 2**30:.2f} GiB" if default % 2**20 == 0 or default > 1e8 else default
         rows.append({"area": area, "name": name, "default": str(default), "why": field.description or ""})
-rows += [
-    {"area": "cost", "name": "hours_per_month", "default": "730", "why": "8,760 h / 12 (AWS calculator, infracost)"},
-    {"area": "cost", "name": "overhead_factor", "default": "0.30", "why": "failed runs and sweeps (seed 002: 30-50%)"},
-    {"area": "cost", "name": "spot_restart_overhead", "default": "0.10", "why": "lost work and restarts on spot"},
-    {"area": "cost", "name": "default MFU", "default": "0.40", "why": "large dense training runs report 0.35-0.55"},
-]
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="assumptions")
+
+st.markdown("""
+### Inputs and links
+Every input below is one record in `gpuplan_core/inputs.py`; the sidebar, the link, the scenario file and the
+command line are built from it. **A link** is a page's path plus every input that differs from its default,
+written as the widget shows it: `/Memory?model=Llama-3.1-70B&in=7936&out=256&weights=FP8+(E4M3)`. A value that
+is not allowed is taken out of the address with a note naming the input and what is allowed. **The request**
+is input tokens + output tokens: a request's context (what its KV cache holds at the last token) is their
+sum; the memory views' "max context" is the longest such context that still fits. Training uses the sequence
+length instead.
+""")
+st.dataframe(tables.inputs(), hide_index=True, width="stretch", key="inputs")
 
 st.markdown("### Market context: analyst estimates, never averaged")
 for v in MARKET_ESTIMATES.values():

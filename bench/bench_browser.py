@@ -47,7 +47,7 @@ st.set_page_config(layout="wide")
 with st.sidebar:
     ctx = st.select_slider("Context", options=[1024, 2048, 4096, 8192, 16384], value=4096, key="ctx")
 st.title("memory chart only")
-report = api.memory_report({{"preset": "Llama-3.1-8B", "context_tokens": ctx, "batch": 8}})
+report = api.memory_report({{"preset": "Llama-3.1-8B", "input_tokens": ctx - 256, "output_tokens": 256, "batch": 8}})
 st.plotly_chart(figures.memory_figure(report), key="c")
 """
 
@@ -119,7 +119,8 @@ def main(n: int = 40) -> None:
     run_script("one slider, the app's memory chart", MEMORY_CHART_ONLY, n)
     proc, url = start([])
     try:
-        report("the app's Memory page (whole sidebar)", measure(url + "/Memory", n))
+        # training: the first sidebar slider is the sequence length (inference takes input/output token counts)
+        report("the app's Memory page (whole sidebar)", measure(url + "/Memory?workload=Pre-training", n))
     finally:
         proc.terminate()
         proc.wait(10)

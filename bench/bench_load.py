@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from st_client import Session  # noqa: E402
 
 QUERIES = [
-    "model=Llama-3.1-8B&ctx=4k",
-    "model=Llama-3.1-8B&ctx=8k",
-    "model=Qwen2.5-7B&ctx=8k&batch=16",
-    "model=Llama-3.1-70B&ctx=16k",
+    "model=Llama-3.1-8B&in=3840&out=256",
+    "model=Llama-3.1-8B&in=7936&out=256",
+    "model=Qwen2.5-7B&in=7936&out=256&batch=16",
+    "model=Llama-3.1-70B&in=16000&out=384",
 ]
 PAGES = ["", "Memory", "Performance", "Cost"]
 LAUNCHER = ["-m", "gpuplan_ui.serve"]

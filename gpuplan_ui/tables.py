@@ -267,3 +267,28 @@ def pricing_offers(rows: list[dict]) -> pd.DataFrame:
             for r in rows
         ]
     )
+
+
+# --- Methodology ---------------------------------------------------------------------------------
+
+
+def inputs() -> pd.DataFrame:
+    """Every input: its link key, label, default and what is allowed (from the registry)."""
+    from gpuplan_core.inputs import JOBS, RECORDS
+
+    rows = []
+    for i in RECORDS:
+        jobs = "all" if len(i.jobs) == len(JOBS) else ", ".join(JOBS[j].split(" (")[0] for j in sorted(i.jobs))
+        rows.append(
+            {
+                "link key": i.key,
+                "input": i.label,
+                "where": f"{i.page or 'Overview'} page" if i.page is not None else f"sidebar: {i.group}",
+                "applies to": jobs,
+                "default": i.link_value(i.default),
+                "allowed": i.allowed(),
+                "scenario field (CLI flag)": f"{i.field} ({i.flag})" if i.flag else (i.field or ""),
+                "what it means": i.help,
+            }
+        )
+    return pd.DataFrame(rows)
