@@ -18,7 +18,7 @@ from gpuplan_core.scenario import Scenario
 
 from . import share
 from .sidebar import render_sidebar
-from .widgets import PAGE_INPUTS
+from .widgets import PAGE_INPUTS, session_value
 
 # (file under app_pages/, title, icon). A page's url path is its file name (public: links use it); the
 # overview, the default page, is served at "/".
@@ -89,7 +89,7 @@ def _open_link() -> list[str]:
         else:
             st.query_params[key] = want
         if inp.page is None:  # a widget seeds from the address it was opened with: give it the value to start from
-            st.session_state[key] = values.get(key, inp.default)
+            st.session_state[key] = session_value(inp, values.get(key, inp.default))
     return notes + problems
 
 

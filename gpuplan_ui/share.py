@@ -10,7 +10,8 @@ import streamlit as st
 from gpuplan_core.inputs import INPUTS, link_query, read_scenario_file, scenario_file
 from gpuplan_core.scenario import Scenario
 
-from .widgets import PAGE_INPUTS
+from .sidebar import BUILT
+from .widgets import PAGE_INPUTS, session_value
 
 IMPORT_NOTES = "import_notes"
 
@@ -26,7 +27,7 @@ def page_url(values: dict[str, Any]) -> str:
         base = (st.context.url or "").split("?")[0]
     except Exception:  # noqa: BLE001 - no request context (AppTest)
         base = ""
-    query = link_query(all_values(values))
+    query = link_query(values)
     return f"{base or '/'}{'?' + query if query else ''}"
 
 
@@ -35,15 +36,16 @@ def panel(values: dict[str, Any], sc: Scenario, page: str) -> None:
     box = st.expander("Share and save", key="share_open", on_change="rerun", icon=":material/share:")
     if not box.open:
         return
+    everything = all_values(values)  # read now: the download below runs outside this script run
     with box:
         st.caption(
             "Copy this link (the copy button is at the box's right edge): it opens this page with this "
             "scenario. An uploaded config or pricing file stays in this session and is not in the link."
         )
-        st.code(page_url(values), language=None, wrap_lines=True)
+        st.code(page_url(everything), language=None, wrap_lines=True)
         st.download_button(
             "Download scenario (JSON)",
-            lambda: scenario_file(all_values(values), sc, page),  # written on click, not on every rerun
+            lambda: scenario_file(everything, sc, page),  # written on click, not on every rerun
             "gpuplan-scenario.json",
             "application/json",
             on_click="ignore",
@@ -54,19 +56,27 @@ def panel(values: dict[str, Any], sc: Scenario, page: str) -> None:
 
 
 def _apply_import() -> None:
-    """on_change of the scenario upload: set every input before the widgets render on the rerun."""
+    """on_change of the scenario upload: set every input before the widgets render on the rerun. A widget built
+    in the last run is bound to the link and takes its value from st.session_state; every other input (a closed
+    group's, a page's own) is written to the link, in one change of the address."""
     f = st.session_state.get("scenario_upload")
     if f is None:
         return
     values, notes = read_scenario_file(f.getvalue()[:200_000])
+    bound = st.session_state.get(BUILT, set())
+    link: dict[str, str] = {}
     for k, v in values.items():
         inp = INPUTS[k]
+        if k in bound:
+            st.session_state[k] = session_value(inp, v)
+            continue
         if inp.page is None:
-            st.session_state[k] = v  # a bound widget: Streamlit writes it to the link
-        else:  # a page's own input: the link is its truth (frame.sync_page_inputs)
-            st.session_state.pop(k, None)
-            if inp.is_default(v):
-                st.query_params.pop(k, None)
-            else:
-                st.query_params[k] = inp.link_value(v)
+            st.session_state[k] = session_value(inp, v)
+        else:
+            st.session_state.pop(k, None)  # the link is a page input's truth (frame.sync_page_inputs)
+        if not inp.is_default(v):
+            link[k] = inp.link_value(v)
+        elif k in st.query_params:
+            del st.query_params[k]
+    st.query_params.update(link)
     st.session_state[IMPORT_NOTES] = notes or [f"Scenario imported ({len(values)} inputs)."]

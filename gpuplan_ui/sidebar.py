@@ -23,6 +23,8 @@ from . import cached
 from .fmt import md_escape
 from .widgets import current, render
 
+BUILT = "sidebar_built"  # session key: the sidebar inputs built in the last run
+
 
 def render_sidebar(
     pages: list, link: dict[str, Any], carry: dict[str, str]
@@ -30,6 +32,7 @@ def render_sidebar(
     """(input values, Hugging Face config text or None, notes). ``link`` holds the link's validated values;
     ``carry``, what the page links carry besides the bound inputs (the pages' own inputs)."""
     values: dict[str, Any] = {}
+    built: set[str] = set()  # the inputs whose widgets this run builds (bound to the link)
     kept: list[Input] = []
     notes: list[str] = []
     config_text = None
@@ -53,6 +56,7 @@ def render_sidebar(
             with box:
                 for inp in applying:
                     values[inp.key] = render(inp, values)
+                    built.add(inp.key)
                     if inp.key == "hf":
                         config_text = _hf_config(values["hf"], notes)
         if kept:
@@ -60,8 +64,10 @@ def render_sidebar(
                 st.caption("Values the link or you set for other jobs or model sources. Reset one to drop it.")
                 for inp in kept:
                     values[inp.key] = render(inp, values)
+                    built.add(inp.key)
         if line := closed_changes(values):
             st.caption(md_escape("Changed in closed groups: " + line))
+    st.session_state[BUILT] = built
     return values, config_text, notes
 
 

@@ -53,6 +53,14 @@ def render(inp: Input, values: Mapping[str, Any], where: Any = st, bind: bool = 
     return where.text_input(label, value=inp.default, max_chars=inp.max_chars, placeholder="owner/name", **kw)
 
 
+def session_value(inp: Input, value: Any) -> Any:
+    """A value to put in st.session_state for this input's widget. A whole number goes in as an int: Streamlit
+    writes a value set from code to the link with str(), which would make ``in=7936.0`` of a float."""
+    if inp.widget == "number" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def current(inp: Input, link: Mapping[str, Any]) -> Any:
     """The value of an input whose widget is not built in this run: what this session holds, else what the
     link (already validated) says, else the default. Streamlit keeps a bound widget's value under its key

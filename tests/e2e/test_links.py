@@ -39,6 +39,17 @@ def query(url: str) -> dict[str, str]:
     return dict(parse_qsl(urlsplit(url).query))
 
 
+def settled_query(pg, want: dict[str, str], timeout_s: float = 10) -> dict[str, str]:
+    """The address's values once they equal ``want`` (or after the timeout): Streamlit writes the values that
+    code sets one message at a time, so an import reaches the address over several updates."""
+    import time
+
+    end = time.time() + timeout_s
+    while query(pg.url) != want and time.time() < end:
+        pg.wait_for_timeout(100)
+    return query(pg.url)
+
+
 def main_text(pg) -> str:
     """What the page says (charts' SVG text included), with the sidebar left out."""
     return pg.get_by_test_id("stMainBlockContainer").inner_text()
@@ -264,3 +275,33 @@ def test_the_share_box_link_opens_the_same_page(browser, app_url):
     finally:
         ctx.close()
         fresh.close()
+
+
+def test_the_scenario_file_round_trips_every_input(browser, app_url, tmp_path):
+    params = {**LINK, "workload": "Batch inference (offline jobs)", "util": "0.85", "b_batch": "32"}
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000}, accept_downloads=True)
+    try:
+        pg = ctx.new_page()
+        open_app(pg, link_url(app_url, "Cost", params))
+        sidebar = pg.get_by_test_id("stSidebar")
+        sidebar.get_by_text("Share and save", exact=True).click()
+        wait_for_app(pg)
+        with pg.expect_download() as dl:
+            sidebar.get_by_role("button", name="Download scenario (JSON)").click()
+        saved = tmp_path / "scenario.json"
+        dl.value.save_as(saved)
+        fresh = ctx.new_page()  # same browser, a new session on the default scenario
+        open_app(fresh, f"{app_url}/Cost")
+        assert query(fresh.url) == {}
+        fresh.get_by_test_id("stSidebar").get_by_text("Share and save", exact=True).click()
+        wait_for_app(fresh)
+        fresh.get_by_test_id("stSidebar").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(saved))
+        wait_for_app(fresh)
+        expect(fresh.get_by_text(re.compile(r"Scenario imported \(\d+ inputs\)"))).to_be_visible()
+        assert settled_query(fresh, params) == params
+        click(fresh, "Compare A vs B")
+        assert query(fresh.url) == params
+        expect(fresh.get_by_role("spinbutton", name="B: batch (0 = same as A)")).to_have_value("32")
+        no_traceback(fresh)
+    finally:
+        ctx.close()
