@@ -10,12 +10,43 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from . import api
 from .errors import describe
-from .inputs import add_cli_flags, cli_fields
+from .inputs import INT_FIELDS, SIDEBAR
+
+
+def add_cli_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per input that sets one Scenario field, in the field's own unit (seconds, tokens, counts),
+    named after the field (``--ttft-target-s``). Omitted flags leave the Scenario's default."""
+    for inp in SIDEBAR:
+        if inp.flag is None:
+            continue
+        opts = inp.option_list() if inp.choice else []
+        unit = f" [{', '.join(opts)}]" if opts and all(isinstance(o, str) for o in opts) else ""
+        text = f"{inp.help}{unit}".replace("%", "%%")
+        parser.add_argument(inp.flag, *inp.cli_aliases, dest=inp.field, default=None, help=text)
+
+
+def cli_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags given, as Scenario fields (pydantic validates them and names the field when one is wrong).
+    Counts accept a decimal exponent (``--spec-draft-params 1e9``)."""
+    out: dict[str, Any] = {}
+    for inp in SIDEBAR:
+        raw = getattr(args, inp.field, None) if inp.flag else None
+        if raw is None:
+            continue
+        if inp.whole or INT_FIELDS.get(inp.field):
+            try:
+                f = float(raw)
+                raw = int(f) if f.is_integer() else raw
+            except (ValueError, OverflowError):
+                pass
+        out[inp.field] = raw
+    return out
 
 
 class _Parser(argparse.ArgumentParser):

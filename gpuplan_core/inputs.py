@@ -5,31 +5,21 @@ what is allowed (options and the label each is shown and linked as, or a numeric
 field it sets and in which unit, the jobs it applies to and its sidebar group. Everything else is
 derived from these records:
 
+- the Scenario (``to_scenario``, here) and Compare's scenario B (``variant``);
 - the sidebar and Compare's B-side inputs (``gpuplan_ui/widgets.py`` renders a record as a widget);
-- link parsing and its messages (``read_link``), the shareable link (``link_query``);
-- the Scenario (``to_scenario``) and Compare's scenario B (``variant``);
-- the scenario file, export and import (``scenario_file`` / ``read_scenario_file``);
-- the CLI flags that mirror inputs (``add_cli_flags`` / ``cli_fields``).
-
-The link format: ``?key=value`` for every input whose value differs from its default; a choice is
-written as the label the widget shows (``workload=Pre-training``, ``weights=FP8+(E4M3)``, ``gpu=H100+SXM``),
-a number as a plain decimal (``in=2000``), a switch as ``true``/``false``. Defaults are left out, so a
-link stays short and a changed default changes old links only where they did not say otherwise.
+- links and the scenario file (``links.py``), the CLI flags that mirror inputs (``cli.py``).
 
 No streamlit import here (a test checks it).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from functools import lru_cache
 from typing import Any, Literal
-from urllib.parse import urlencode
 
 from .errors import describe
 from .formats import FORMATS, KV_FORMATS, WEIGHT_FORMATS
@@ -189,7 +179,7 @@ class Input:
 
     def label_of(self, option: Any) -> str:
         if self.labels is None:
-            return _plain(option)
+            return plain(option)
         if callable(self.labels):
             return str(self.labels(option))
         return str(self.labels.get(option, option))
@@ -219,11 +209,11 @@ class Input:
             return "true or false"
         if self.widget == "text":
             return f"text up to {self.max_chars} characters"
-        rng = f"{_plain(self.lo)} to {_plain(self.hi)}"
+        rng = f"{plain(self.lo)} to {plain(self.hi)}"
         return (
             ("whole numbers " if self.whole else "")
             + rng
-            + (f" ({_plain(self.none_when)} = none)" if self.none_when is not _UNSET else "")
+            + (f" ({plain(self.none_when)} = none)" if self.none_when is not _UNSET else "")
         )
 
     # -- one value: parse from text (a link or a file), write as text
@@ -251,7 +241,7 @@ class Input:
         except ValueError:
             return self.default, f"{shown} is not a number (allowed: {self.allowed()}); the default is used."
         if not (self.lo <= v <= self.hi):  # also rejects nan
-            return self.default, f"{shown} is outside {_plain(self.lo)} to {_plain(self.hi)}; the default is used."
+            return self.default, f"{shown} is outside {plain(self.lo)} to {plain(self.hi)}; the default is used."
         if self.whole and not v.is_integer():
             return float(round(v)), f"{shown} is not a whole number; {round(v)} is used."
         return v, None
@@ -261,7 +251,7 @@ class Input:
             return self.label_of(value)
         if self.widget == "toggle":
             return "true" if value else "false"
-        return _plain(value)
+        return plain(value)
 
     def shown(self, value: Any) -> str:
         """A value as a person reads it (the "changed in closed groups" line)."""
@@ -287,7 +277,7 @@ class Input:
             return None
         if self.widget == "number" or self.widget == "slider":
             v = float(value) * self.scale
-            return round(v) if self.whole or _INT_FIELDS.get(self.field) else v
+            return round(v) if self.whole or INT_FIELDS.get(self.field) else v
         if self.widget == "select_slider" and self.scale != 1:
             return round(float(value) * self.scale)
         return value
@@ -300,7 +290,7 @@ class Input:
         return self.cli if self.cli is not _UNSET else "--" + self.field.replace("_", "-")
 
 
-def _plain(v: Any) -> str:
+def plain(v: Any) -> str:
     """A number as a plain decimal (no exponent, no trailing .0), anything else as str."""
     if isinstance(v, bool) or not isinstance(v, int | float):
         return str(v)
@@ -330,7 +320,7 @@ def _batch_fields(v: Any, values: Mapping[str, Any]) -> dict[str, Any]:
 
 # ---- the registry -------------------------------------------------------------------------------
 
-_INT_FIELDS = {"params": True, "spec_draft_params": True, "spec_tokens": True, "lora_rank": True}
+INT_FIELDS = {"params": True, "spec_draft_params": True, "spec_tokens": True, "lora_rank": True}
 _TARGETS = frozenset({"interactive"})
 
 # One record per input, compact on purpose: a catalog to read down (ruff format would give each argument a line).
@@ -498,61 +488,6 @@ def group_inputs(title: str) -> tuple[Input, ...]:
     return tuple(i for i in SIDEBAR if i.group == title)
 
 
-# ---- links -----------------------------------------------------------------------------------------
-
-
-def read_link(params: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Known link parameters -> input values, with a note for each value that is not allowed (that input
-    keeps its default). Unknown parameters are ignored (``embed`` and friends belong to Streamlit)."""
-    items = tuple(sorted((str(k), str(v)) for k, v in params.items() if k in INPUTS))
-    values, notes = _read_link(items)
-    return dict(values), list(notes)
-
-
-@lru_cache(maxsize=1024)
-def _read_link(items: tuple[tuple[str, str], ...]) -> tuple[tuple[tuple[str, Any], ...], tuple[str, ...]]:
-    values, notes = [], []
-    for key, raw in items:
-        v, note = INPUTS[key].parse(raw)
-        if note:
-            notes.append("Link value " + note)
-        if note is None or not same_value(v, INPUTS[key].default):
-            values.append((key, v))
-    return tuple(values), tuple(notes)
-
-
-def upgrade_link(params: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
-    """Links made before input and output tokens were inputs said ``ctx`` (context = prompt + output, output
-    256 by default) for inference too. Read such a link as the same request: input = ctx - output."""
-    p = dict(params)
-    job, _ = INPUTS["workload"].parse(p.get("workload", INPUTS["workload"].link_value("interactive")))
-    if "ctx" not in p or "in" in p or job not in INFERENCE:
-        return p, []
-    ctx, note = INPUTS["ctx"].parse(p.pop("ctx"))
-    if note:
-        return p, ["Link value " + note]
-    out, _ = INPUTS["out"].parse(p.get("out", "256"))
-    out = min(round(out), ctx - 1) if ctx > 1 else 1
-    p["out"] = _plain(out)
-    p["in"] = _plain(max(1, ctx - out))
-    return p, [
-        f"This link gives a context of {tokens_label(ctx)} tokens (an older link form): read as {ctx - out:,} input "
-        f"+ {out:,} output tokens."
-    ]
-
-
-def link_query(values: Mapping[str, Any], keys: Sequence[str] | None = None) -> str:
-    """The query string of a link that reproduces these values: every input whose value differs from its
-    default, written as the widget shows it. Inputs that do not apply to the job are kept when set, so
-    that a link never drops a value the user gave."""
-    pairs = []
-    for key in keys if keys is not None else INPUTS:
-        inp = INPUTS[key]
-        if key in values and not inp.is_default(values[key]):
-            pairs.append((key, inp.link_value(values[key])))
-    return urlencode(pairs)
-
-
 # ---- the scenario --------------------------------------------------------------------------------
 
 
@@ -612,84 +547,3 @@ def variant(sc: Scenario, values: Mapping[str, Any], prefix: str = "b_") -> tupl
         return Scenario(**{**sc.model_dump(), **update}), notes
     except ValueError as exc:
         return sc, [f"B: {describe(exc)}. B is shown as A."]
-
-
-# ---- the scenario file ---------------------------------------------------------------------------
-
-FILE_KIND = "gpuplan-scenario"
-
-
-def scenario_file(values: Mapping[str, Any], sc: Scenario, page: str = "") -> str:
-    """Every input (link form, defaults included), the page, and the resulting Scenario for reference."""
-    v = {**DEFAULTS, **values}
-    return json.dumps(
-        {
-            "kind": FILE_KIND,
-            "version": 2,
-            "page": page,
-            "inputs": {k: INPUTS[k].link_value(v[k]) for k in INPUTS},
-            "scenario": json.loads(sc.model_dump_json(exclude={"config_text"})),
-        },
-        indent=2,
-    )
-
-
-def read_scenario_file(text: str | bytes) -> tuple[dict[str, Any], list[str]]:
-    """A scenario file -> input values (only known keys, each validated like a link value) and notes.
-    Version 1 files (``widgets``, raw values) are read too."""
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return {}, [f"scenario file: not valid JSON ({exc})"]
-    if not isinstance(data, dict) or data.get("kind") != FILE_KIND:
-        return {}, [f'scenario file: not a gpuplan scenario (missing "kind": "{FILE_KIND}")']
-    raw = data.get("inputs", data.get("widgets", {}))
-    if not isinstance(raw, dict):
-        return {}, ["scenario file: 'inputs' must be an object"]
-    values, notes = {}, []
-    for k, r in raw.items():
-        if k not in INPUTS:
-            notes.append(f"scenario file: unknown input {str(k)[:40]!r} ignored")
-            continue
-        if isinstance(r, dict | list) or r is None:
-            notes.append(f"scenario file: {k} must be a single value; kept the current value")
-            continue
-        v, note = INPUTS[k].parse(r)
-        if note:
-            notes.append(f"scenario file: {note.removesuffix('; the default is used.')}; kept the current value")
-            continue
-        values[k] = v
-    return values, notes
-
-
-# ---- the CLI flags that mirror inputs -----------------------------------------------------------
-
-
-def add_cli_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per input that sets one Scenario field, in the field's own unit (seconds, tokens, counts),
-    named after the field (``--ttft-target-s``). Omitted flags leave the Scenario's default."""
-    for inp in SIDEBAR:
-        if inp.flag is None:
-            continue
-        opts = inp.option_list() if inp.choice else []
-        unit = f" [{', '.join(opts)}]" if opts and all(isinstance(o, str) for o in opts) else ""
-        text = f"{inp.help}{unit}".replace("%", "%%")
-        parser.add_argument(inp.flag, *inp.cli_aliases, dest=inp.field, default=None, help=text)
-
-
-def cli_fields(args: argparse.Namespace) -> dict[str, Any]:
-    """The flags given, as Scenario fields (pydantic validates them and names the field when one is wrong).
-    Counts accept a decimal exponent (``--spec-draft-params 1e9``)."""
-    out: dict[str, Any] = {}
-    for inp in SIDEBAR:
-        raw = getattr(args, inp.field, None) if inp.flag else None
-        if raw is None:
-            continue
-        if inp.whole or _INT_FIELDS.get(inp.field):
-            try:
-                f = float(raw)
-                raw = int(f) if f.is_integer() else raw
-            except (ValueError, OverflowError):
-                pass
-        out[inp.field] = raw
-    return out

@@ -13,7 +13,8 @@ from typing import Any
 
 import streamlit as st
 
-from gpuplan_core.inputs import INPUTS, RECORDS, read_link, same_value, to_scenario, upgrade_link
+from gpuplan_core.inputs import INPUTS, RECORDS, same_value, to_scenario
+from gpuplan_core.links import read_link, upgrade_link
 from gpuplan_core.scenario import Scenario
 
 from . import share

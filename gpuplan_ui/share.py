@@ -7,7 +7,8 @@ from typing import Any
 
 import streamlit as st
 
-from gpuplan_core.inputs import INPUTS, link_query, read_scenario_file, scenario_file
+from gpuplan_core.inputs import INPUTS
+from gpuplan_core.links import link_query, read_scenario_file, scenario_file
 from gpuplan_core.scenario import Scenario
 
 from .sidebar import BUILT

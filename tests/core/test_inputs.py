@@ -6,19 +6,8 @@ from urllib.parse import parse_qsl
 import pytest
 
 from gpuplan_core import api
-from gpuplan_core.inputs import (
-    DEFAULTS,
-    INPUTS,
-    RECORDS,
-    SIDEBAR,
-    link_query,
-    read_link,
-    read_scenario_file,
-    scenario_file,
-    to_scenario,
-    upgrade_link,
-    variant,
-)
+from gpuplan_core.inputs import DEFAULTS, INPUTS, RECORDS, SIDEBAR, to_scenario, variant
+from gpuplan_core.links import link_query, read_link, read_scenario_file, scenario_file, upgrade_link
 from gpuplan_core.scenario import Scenario
 
 
