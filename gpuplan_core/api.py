@@ -123,32 +123,14 @@ def format_report(command: str, r: dict[str, Any]) -> str:
         return _format_cost(r)
     if command == "plan":
         return _format_plan(r)
+    if command == "serve":
+        return _format_serve(r)
     return str(r)
 
 
 # ---- performance ---------------------------------------------------------------------------------
 
 DEFAULT_GPU = "H100-SXM"
-
-
-def _workload(sc: Scenario, tp: int, pp: int):
-    from .perf import Workload
-
-    draft = None
-    if sc.spec_draft_params:
-        from .model import model_from_param_count
-
-        draft = model_from_param_count(max(sc.spec_draft_params, 500_000_000))
-    return Workload(
-        weights_format=get_format(sc.weights_format).name,
-        kv_format=get_format(sc.kv_format).name,
-        tp=tp,
-        pp=pp,
-        prefix_cache_fraction=sc.prefix_cache_fraction,
-        spec_draft=draft,
-        spec_tokens=sc.spec_tokens,
-        spec_acceptance=sc.spec_acceptance,
-    )
 
 
 def perf_for_gpu(sc: Scenario, gpu_name: str) -> dict[str, Any]:
@@ -182,7 +164,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> dict[str, Any]:
     if batch > mb:
         notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
     pa = PerfAssumptions()
-    wl = _workload(sc, tp, pp)
+    wl = sc.workload(tp, pp)
     r = predict(m, gpu, wl, max(1, batch), sc.input_tokens, sc.output_tokens, pa)
     at_max = (
         predict(m, gpu, wl, max(1, mb), sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
@@ -219,13 +201,28 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
 
 
 def calibration_report() -> dict[str, Any]:
-    from .calibration import calibration_table, median_abs_error
+    from .calibration import (
+        HEADLINE_REGIME,
+        SERVING_REGIMES,
+        calibration_table,
+        median_abs_error,
+        serving_median_abs_error,
+        serving_summary,
+        serving_table,
+    )
 
     table = calibration_table()
+    serving = serving_table()
     return {
         "points": table,
         "median_abs_error": median_abs_error(table),
         "median_abs_error_speed_only": median_abs_error(table, exclude_memory=True),
+        "serving_points": serving,
+        "serving_median_abs_error": serving_median_abs_error(serving, HEADLINE_REGIME),
+        "serving_headline_regime": HEADLINE_REGIME,
+        "serving_regimes": SERVING_REGIMES,
+        "serving_summary": serving_summary(serving),
+        "serving_predicted_saturated": [p["id"] for p in serving if p["predicted_saturated"]],
     }
 
 
@@ -237,8 +234,21 @@ def format_calibration(r: dict[str, Any]) -> str:
             f"{p['error'] * 100:>7.1f}%"
         )
     lines.append(
-        f"median absolute error: {r['median_abs_error'] * 100:.1f}% over {len(r['points'])} points "
-        f"(speed points only: {r['median_abs_error_speed_only'] * 100:.1f}%)"
+        f"single requests and static batches: median absolute error {r['median_abs_error'] * 100:.1f}% over "
+        f"{len(r['points'])} points (speed points only: {r['median_abs_error_speed_only'] * 100:.1f}%)"
+    )
+    lines.append("")
+    lines.append(f"serving under load ({len(r['serving_points'])} published points, data/serving_measurements.csv):")
+    lines.append(f"{'regime':<28} {'metric':<20} {'points':>6} {'median |err|':>12} {'median err':>11}")
+    for s in r["serving_summary"]:
+        lines.append(
+            f"{s['regime']:<28} {s['metric']:<20} {s['points']:>6} {s['median_abs_error'] * 100:>11.1f}% "
+            f"{s['median_error'] * 100:>+10.1f}%"
+        )
+    lines.append(
+        f"headline ({r['serving_headline_regime']}): median absolute error {r['serving_median_abs_error'] * 100:.1f}%; "
+        f"{len(r['serving_predicted_saturated'])} points predicted beyond one replica: "
+        + ", ".join(r["serving_predicted_saturated"])
     )
     return "\n".join(lines)
 
@@ -380,3 +390,69 @@ def _format_plan(r: dict[str, Any]) -> str:
             + "; ".join(p["misses"])
         )
     return "\n".join(lines)
+
+
+# ---- serving under traffic ------------------------------------------------------------------------
+
+
+def serve_report(
+    s: Scenario | dict[str, Any],
+    concurrency: int | None = None,
+    request_rate: float | None = None,
+    gpu: str | None = None,
+) -> dict[str, Any]:
+    """One replica of the scenario on its GPU under a load (``concurrency`` clients or ``request_rate`` requests
+    per second), with its capacity under the scenario's targets and the replicas its traffic needs."""
+    from .serving import capacity, max_request_rate, replica_for, serve
+
+    sc = scenario_of(s)
+    r, note = replica_for(sc, gpu)
+    res = serve(r, concurrency=concurrency, request_rate=request_rate)
+    out: dict[str, Any] = {
+        **model_summary(sc),
+        "gpu": r.gpu.gpu,
+        "tp": r.wl.tp,
+        "pp": r.wl.pp,
+        "input_tokens": r.input_tokens,
+        "output_tokens": r.output_tokens,
+        "max_num_batched_tokens": r.limits.max_num_batched_tokens,
+        "max_num_seqs": r.limits.max_num_seqs,
+        **res.model_dump(),
+        "max_requests_per_s": max_request_rate(r),
+    }
+    if note:
+        out["notes"] = [note, *out["notes"]]
+    if sc.ttft_target_s or sc.tpot_target_s:
+        cap = capacity(r, sc.ttft_target_s, sc.tpot_target_s)
+        out["capacity_requests_per_s"] = cap
+        if sc.requests_per_day:
+            from .cost import replicas_for_traffic
+
+            peak = sc.requests_per_day / 86_400 * sc.peak_to_average
+            out["peak_requests_per_s"] = peak
+            out["replicas"] = replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, cap) if cap else None
+    return out
+
+
+def _format_serve(r: dict[str, Any]) -> str:
+    head = (
+        f"{r['model']} on {r['gpu']} (tp {r['tp']}, pp {r['pp']}), {r['input_tokens']:,} input + "
+        f"{r['output_tokens']:,} output tokens, {r['load_kind'].replace('_', ' ')} {r['load']:g}"
+    )
+    if r["saturated"]:
+        lines = [head, f"SATURATED: more than one replica serves (it saturates at {r['max_requests_per_s']:.2f} req/s)"]
+    else:
+        lines = [
+            head,
+            f"TTFT      mean {r['ttft_mean_s'] * 1e3:,.0f} ms, p50 {r['ttft_p50_s'] * 1e3:,.0f} ms, "
+            f"p95 {r['ttft_p95_s'] * 1e3:,.0f} ms",
+            f"TPOT      mean {(r['tpot_mean_s'] or 0) * 1e3:,.1f} ms, p50 {(r['tpot_p50_s'] or 0) * 1e3:,.1f} ms",
+            f"E2E       mean {r['e2e_mean_s']:,.2f} s",
+            f"through   {r['requests_per_s']:,.2f} req/s, {r['output_tokens_per_s']:,.0f} output tok/s, "
+            f"{r['running_sequences']:,.1f} sequences running (at most {r['max_running_sequences']:,})",
+        ]
+    if "capacity_requests_per_s" in r:
+        lines.append(f"capacity  {r['capacity_requests_per_s']:,.2f} req/s within the targets")
+    if r.get("replicas"):
+        lines.append(f"replicas  {r['replicas']} for a peak of {r['peak_requests_per_s']:,.2f} req/s")
+    return "\n".join(lines + [f"note: {n}" for n in r["notes"]])

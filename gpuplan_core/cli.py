@@ -75,12 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
         "perf": "prefill/decode roofline, TTFT, TPOT, throughput",
         "cost": "costs per offer",
         "plan": "ranked recommendation",
+        "serve": "one replica under traffic: continuous batching, TTFT/TPOT percentiles, capacity",
     }
     for name, text in helps.items():
         c = sub.add_parser(name, help=text)
         _add_scenario_options(c)
         if name in ("cost", "plan"):
             c.add_argument("--pricing", default=None, help="path to a pricing CSV (default: bundled data/pricing.csv)")
+        if name == "serve":
+            load = c.add_mutually_exclusive_group(required=True)
+            load.add_argument("--concurrency", type=int, help="clients, each sending its next request when one ends")
+            load.add_argument("--request-rate", type=float, help="requests per second arriving at random (Poisson)")
     cal = sub.add_parser("calibrate", help="predicted vs measured on data/measurements.csv")
     cal.add_argument("--json", action="store_true")
     return parser
@@ -120,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
                 "perf": lambda s: api.perf_report(s),
                 "cost": lambda s: api.cost_report(s, pricing_path=pricing),
                 "plan": lambda s: api.plan_report(s, pricing_path=pricing),
+                "serve": lambda s: api.serve_report(s, args.concurrency, args.request_rate),
             }
             result = handlers[args.command](scenario)
             text = api.format_report(args.command, result)

@@ -282,6 +282,47 @@ def _phase(
     )
 
 
+@dataclass(frozen=True)
+class Part:
+    """Work of one kind in an engine step: ``sequences`` sequences each adding ``new`` tokens after ``cached``
+    tokens already in the KV cache, with logits for ``lm_head_tokens`` tokens in all. Fractional sequence
+    counts are averages (a serving step carries a share of a prompt's prefill)."""
+
+    sequences: float
+    cached: int
+    new: int
+    lm_head_tokens: float
+
+
+def step_phase(
+    name: str, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, parts: list[Part], overhead_s: float
+) -> Phase:
+    """One forward pass of everything in ``parts`` together (one engine step): the weight matmuls run once for
+    all tokens, attention per part. A static batch is one part; a continuous-batching step mixes decodes
+    (new = 1 after the context) and prefill chunks (serving.py)."""
+    shard = wl.tp * wl.pp
+    wb = get_format(wl.weights_format).bytes_per_value
+    kvb = get_format(wl.kv_format).bytes_per_value
+    act_bytes = get_format(wl.activation_format).bytes_per_value
+    tokens = sum(p.sequences * p.new for p in parts)
+    lm_tokens = sum(p.lm_head_tokens for p in parts)
+    lm_head = m.vocab_size * m.hidden_size
+    mm_flops = 2 * (matmul_params_active(m) - lm_head) * tokens + 2 * lm_head * lm_tokens
+    per_pair = _attn_flops_per_attended_token(m)
+    attn_flops = sum(per_pair * _attended(m, p.cached, p.new) * p.sequences for p in parts)
+    w_bytes = weight_bytes_touched(m, wb, tokens) / shard
+    kv = sum(
+        kv_cache_bytes(m, kvb, p.cached, p.sequences, wl.tp, wl.pp)
+        + kv_cache_bytes(m, kvb, p.new, p.sequences, wl.tp, wl.pp)
+        for p in parts
+    )
+    acts = 2 * tokens * m.hidden_size * act_bytes * m.num_layers / wl.pp
+    comm = 2 * m.num_layers * _allreduce_time(wl.tp, tokens * m.hidden_size * act_bytes, gpu, pa)
+    return _phase(
+        name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, m, gpu, wl, pa, overhead_s, comm
+    )
+
+
 def _step(
     name: str,
     m: ModelArch,
@@ -294,26 +335,12 @@ def _step(
     lm_head_tokens: int,
     overhead_s: float,
 ) -> Phase:
-    """One forward pass of `new` tokens per sequence after `cached` tokens already in the KV cache.
+    """A static batch: ``batch`` sequences of ``new`` tokens after ``cached`` tokens already in the KV cache.
 
     Prefill: cached = the prefix-cached share of the prompt, lm_head for the last token only.
     Decode: cached = the context, new = 1 (or k + 1 for a speculative verify step), lm_head for each.
     """
-    shard = wl.tp * wl.pp
-    wb = get_format(wl.weights_format).bytes_per_value
-    kvb = get_format(wl.kv_format).bytes_per_value
-    act_bytes = get_format(wl.activation_format).bytes_per_value
-    tokens = batch * new
-    lm_head = m.vocab_size * m.hidden_size
-    mm_flops = 2 * (matmul_params_active(m) - lm_head) * tokens + 2 * lm_head * lm_head_tokens
-    attn_flops = _attn_flops_per_attended_token(m) * _attended(m, cached, new) * batch
-    w_bytes = weight_bytes_touched(m, wb, tokens) / shard
-    kv = kv_cache_bytes(m, kvb, cached, batch, wl.tp, wl.pp) + kv_cache_bytes(m, kvb, new, batch, wl.tp, wl.pp)
-    acts = 2 * tokens * m.hidden_size * act_bytes * m.num_layers / wl.pp
-    comm = 2 * m.num_layers * _allreduce_time(wl.tp, tokens * m.hidden_size * act_bytes, gpu, pa)
-    return _phase(
-        name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, m, gpu, wl, pa, overhead_s, comm
-    )
+    return step_phase(name, m, gpu, wl, pa, [Part(batch, cached, new, lm_head_tokens)], overhead_s)
 
 
 def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int, pa: PerfAssumptions) -> Phase:

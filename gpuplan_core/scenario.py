@@ -24,6 +24,7 @@ from .memory import (
     Recompute,
 )
 from .model import ModelArch, model_from_param_count
+from .perf import Workload
 
 Billing = Literal["on_demand", "spot", "reserved", "serverless"]
 
@@ -140,6 +141,20 @@ class Scenario(BaseModel):
             f"{what} ({self.context_tokens:,}) is longer than {m.name}'s maximum context of "
             f"{m.max_context_tokens:,} tokens; the numbers assume the model is extended to it (e.g. RoPE scaling)."
         ]
+
+    def workload(self, tp: int | None = None, pp: int | None = None, weights_format: str | None = None) -> Workload:
+        """The formats and serving levers of one replica (perf.py), at this layout or another."""
+        draft = model_from_param_count(max(self.spec_draft_params, 500_000_000)) if self.spec_draft_params else None
+        return Workload(
+            weights_format=get_format(weights_format or self.weights_format).name,
+            kv_format=get_format(self.kv_format).name,
+            tp=self.tp if tp is None else tp,
+            pp=self.pp if pp is None else pp,
+            prefix_cache_fraction=self.prefix_cache_fraction,
+            spec_draft=draft,
+            spec_tokens=self.spec_tokens,
+            spec_acceptance=self.spec_acceptance,
+        )
 
     def memory_request(self, batch: int | None = None, **update) -> MemoryRequest:
         b = batch if batch is not None else (1 if self.batch == "max" else self.batch)
