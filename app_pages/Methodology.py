@@ -5,6 +5,7 @@ import streamlit as st
 
 from gpuplan_core.cost import MARKET_ESTIMATES
 from gpuplan_core.formats import FORMATS
+from gpuplan_core.inputs import USE_CASE_SOURCES
 from gpuplan_core.memory import Assumptions
 from gpuplan_core.perf import PerfAssumptions
 from gpuplan_ui import page, tables
@@ -48,6 +49,29 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   (2 per layer). MFU and MBU grow with op size (curves from Vidur and NVIDIA aiconfigurator per-op data).
 - **TTFT** = prefill time + overhead; **TPOT** is the mean decode step over the output, *exclusive* of the first
   token (the inclusive variant is shown beside it). Calibration against published measurements is on Performance.
+
+### Serving under traffic (`gpuplan_core/serving.py`)
+- One replica runs **engine steps** back to back (continuous batching, as vLLM, SGLang and TensorRT-LLM do): each
+  step carries one new token for every running request past its prompt, plus prompt chunks up to the engine's
+  token budget per step (chunked prefill, Sarathi-Serve). A step's time is the same per-op roofline as above, so
+  one client gets exactly the single-request TTFT and TPOT. Engine limits are vLLM's defaults for its
+  OpenAI-compatible server: 8,192 tokens per step and 1,024 requests in flight on GPUs with at least 70 GiB that
+  are not A100s, 2,048 and 256 on the others; the KV cache may allow fewer.
+- **TPOT** = 1 / (f / step with a prompt chunk + (1 - f) / decode-only step), f = the share of steps that carry
+  someone else's prompt. **TTFT** = wait for the step under way + wait in the prompt queue + the request's own
+  prompt steps. The prompt queue is an **M/D/1 queue** (Pollaczek-Khinchine mean wait, deterministic prompt work
+  at fixed lengths) with an **exponential tail** for the median and p95 (exact for M/M/1; Kingman's heavy-traffic
+  form): an approximation, named as such.
+- **Loads**: a number of clients (closed loop: each sends its next request when the last ends; beyond the
+  requests that fit, the rest wait for a slot) or a request rate (open loop, Poisson arrivals). Above what one
+  replica serves, the app says "beyond capacity" instead of a latency.
+- **Capacity** = the largest request rate with p95 TTFT and mean TPOT within the targets; **replicas** =
+  ceil(peak rate / capacity), peak rate = requests per day / 86,400 x peak-to-average. The recommendation, the
+  Cost page and serverless use it whenever a traffic estimate is given.
+- **Serverless**: a worker batches like a replica; workers = rate / capacity; each worker's busy periods
+  (M/G/inf, mean (exp(r x) - 1) / r), idle gaps billed up to the idle timeout, and a cold start only after a gap
+  longer than the timeout (renewal-reward per cycle).
+- How far to trust it: the calibration table on Performance compares it with 506 published serving points.
 
 ### Cost (`gpuplan_core/cost.py`, `plan.py`, `pricing.py`)
 - **Always-on** = nodes × node price × 730 h/month: a running instance is billable while idle.
@@ -102,6 +126,10 @@ sum; the memory views' "max context" is the longest such context that still fits
 length instead.
 """)
 st.dataframe(tables.inputs(), hide_index=True, width="stretch", key="inputs")
+
+st.markdown("### Use-case presets")
+st.dataframe(tables.use_cases(), hide_index=True, width="stretch", key="use_cases")
+st.markdown("\n".join(f"- {line}" for line in USE_CASE_SOURCES))
 
 st.markdown("### Market context: analyst estimates, never averaged")
 for v in MARKET_ESTIMATES.values():

@@ -64,6 +64,43 @@ else:
             )
             page.table(views["phases"], "phases", "gpuplan-phases.csv")
 
+    with page.guard("Under traffic"):
+        st.subheader("Under traffic: one replica with continuous batching")
+        sv = cached.serving_views(key, sc.gpu or "H100-SXM")
+        curve = sv["curve"]
+        st.caption(
+            "Servers such as vLLM run every request in flight together and slice long prompts into chunks: a request "
+            "waits for its own prompt (and any queue), then gets one token per engine step shared with everyone "
+            "else's. TTFT = time to first token; TPOT = time per later token. The charts show one replica of "
+            f"{curve['gpu']} x{curve['tp'] * curve['pp']} (at most {curve['max_running_sequences']:,} requests in "
+            "flight: the KV cache or the engine's limit)."
+        )
+        c = st.columns(3)
+        c[0].metric(
+            "Saturates at",
+            f"{curve['max_requests_per_s']:,.2f} req/s",
+            help="Every slot busy: beyond this, queues grow without bound",
+        )
+        if curve["capacity_requests_per_s"] is not None:
+            c[1].metric(
+                "Capacity within the targets",
+                f"{curve['capacity_requests_per_s']:,.2f} req/s",
+                help="The largest request rate with p95 TTFT and mean TPOT within the targets (Traffic and latency "
+                "targets in the sidebar)",
+            )
+        if curve["replicas"]:
+            c[2].metric(
+                "Replicas for your traffic",
+                f"{curve['replicas']:,}",
+                help=f"Peak {curve['peak_requests_per_s']:,.2f} req/s (requests per day / 86,400 x peak-to-average) "
+                "divided by one replica's capacity, rounded up",
+            )
+        left, right = st.columns(2)
+        left.plotly_chart(sv["ttft"], key="load_ttft", config={"displaylogo": False})
+        right.plotly_chart(sv["tpot"], key="load_tpot", config={"displaylogo": False})
+        if curve["notes"]:
+            st.caption(" ".join(curve["notes"]))
+
     with page.guard("Every catalog GPU"):
         st.subheader("Every catalog GPU")
         cat = cached.perf_catalog_views(key)
@@ -83,3 +120,10 @@ with page.guard("Calibration"):
         "No point is corrected individually."
     )
     page.table(cached.calibration_table(), "calibration", "gpuplan-calibration.csv")
+    st.markdown(
+        f"**Under load**: {len(cal['serving_points'])} published serving measurements (TensorRT-LLM 0.14 and 1.0, "
+        "NVIDIA NIM, LMDeploy, vLLM and SGLang on DeepSeek), each with its source and setup. Median absolute error "
+        f"**{cal['serving_median_abs_error']:.0%}** on online serving of dense models; the regimes the model "
+        "covers less well are listed with their own errors."
+    )
+    page.table(cached.serving_calibration_table(), "serving_calibration", "gpuplan-serving-calibration.csv")

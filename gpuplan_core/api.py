@@ -456,3 +456,31 @@ def _format_serve(r: dict[str, Any]) -> str:
     if r.get("replicas"):
         lines.append(f"replicas  {r['replicas']} for a peak of {r['peak_requests_per_s']:,.2f} req/s")
     return "\n".join(lines + [f"note: {n}" for n in r["notes"]])
+
+
+def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -> dict[str, Any]:
+    """TTFT and TPOT against the request rate for one replica on the scenario's GPU, its saturation rate, its
+    capacity within the targets and the replicas the traffic needs (the Performance page's chart)."""
+    from .cost import replicas_for_traffic
+    from .serving import capacity, load_curve, max_request_rate, replica_for
+
+    sc = scenario_of(s)
+    r, note = replica_for(sc, gpu)
+    targets = (sc.ttft_target_s, sc.tpot_target_s) if sc.serving == "interactive" else (None, None)
+    cap = capacity(r, *targets) if any(targets) else None
+    peak = sc.requests_per_day / 86_400 * sc.peak_to_average if sc.requests_per_day else None
+    limit = cap if cap is not None else 0.99 * max_request_rate(r)
+    return {
+        "gpu": r.gpu.gpu,
+        "tp": r.wl.tp,
+        "pp": r.wl.pp,
+        "max_running_sequences": r.max_running,
+        "max_requests_per_s": max_request_rate(r),
+        "capacity_requests_per_s": cap,
+        "ttft_target_s": targets[0],
+        "tpot_target_s": targets[1],
+        "peak_requests_per_s": peak,
+        "replicas": replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, limit) if peak and limit else None,
+        "points": [p.model_dump() for p in load_curve(r)],
+        "notes": [note] if note else [],
+    }

@@ -127,9 +127,10 @@ class ServerlessCost:
     billed_seconds_per_request: float
     billed_seconds_per_month: float
     cold_starts_per_month: float
-    workers: int
+    workers: int  # at the peak rate
+    workers_average: int  # at the average rate: the workers the platform keeps warm most of the time
     monthly_usd: float
-    busy_share: float
+    busy_share: float  # of the average workers' time with at least one request in flight
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -138,36 +139,48 @@ class ServerlessCost:
 def serverless_monthly(
     price_per_hour: float,
     requests_per_day: float,
-    execution_s: float,
+    e2e_s: float,
+    capacity_requests_per_s: float,
     cold_start_s: float,
     idle_timeout_s: float,
     hours_per_month: float = HOURS_PER_MONTH,
     peak_to_average: float = 1.0,
 ) -> ServerlessCost:
-    """Scale-to-zero workers billed for start-up, execution and the idle timeout (RunPod/Modal rules)."""
-    if requests_per_day < 0 or execution_s < 0 or cold_start_s < 0 or idle_timeout_s < 0:
-        raise ValueError("requests_per_day, execution_s, cold_start_s, idle_timeout_s: must be >= 0")
+    """Scale-to-zero workers billed for start-up, execution and the idle timeout (RunPod/Modal rules).
+
+    A worker batches like any replica: it holds requests in flight up to its capacity (requests per second), so
+    the workers needed are rate / capacity (at the average rate: the warm workers; at the peak: the most). Each
+    warm worker gets Poisson arrivals at r = rate / warm workers, each request in flight for e2e_s = x. A cycle
+    (renewal reward): a busy period with at least one request in flight, mean (exp(r x) - 1) / r (M/G/inf);
+    then an idle gap G ~ Exp(r), billed min(G, timeout T); when G > T (probability exp(-r T)) the worker has
+    gone to sleep and the next request waits for a cold start C, billed. So per cycle:
+        billed = E[busy] + (1 - exp(-r T)) / r + exp(-r T) C,   length = E[busy] + 1 / r + exp(-r T) C,
+    and cold starts happen once per cycle that slept, never for requests that find the worker awake."""
+    if min(requests_per_day, e2e_s, cold_start_s, idle_timeout_s) < 0 or capacity_requests_per_s <= 0:
+        raise ValueError("requests_per_day, e2e_s, cold_start_s, idle_timeout_s: must be >= 0; capacity: > 0")
     month_s = hours_per_month * SECONDS_PER_HOUR
     requests = requests_per_day * month_s / 86_400
     if requests == 0:
-        return ServerlessCost(0, 0, 0, 0, 0, 0.0, 0.0)
+        return ServerlessCost(0, 0, 0, 0, 0, 0, 0.0, 0.0)
     rate = requests / month_s
-    workers = max(1, math.ceil(rate * peak_to_average * execution_s))
-    per_worker_rate = rate / workers
-    # the next arrival comes G ~ Exp(rate) after this one; the worker is busy for execution_s, then idles
-    busy_through = math.exp(-per_worker_rate * execution_s)  # P(G > execution_s)
-    idle = busy_through * (1 - math.exp(-per_worker_rate * idle_timeout_s)) / per_worker_rate
-    p_cold = math.exp(-per_worker_rate * (execution_s + idle_timeout_s))
-    per_request = execution_s + idle + p_cold * cold_start_s
-    billed = min(requests * per_request, workers * month_s)
+    workers = max(1, math.ceil(rate * peak_to_average / capacity_requests_per_s - 1e-9))
+    warm = max(1, math.ceil(rate / capacity_requests_per_s - 1e-9))
+    r = rate / warm
+    busy = math.expm1(min(r * e2e_s, 700.0)) / r
+    slept = math.exp(-r * idle_timeout_s)
+    cycle = busy + 1 / r + slept * cold_start_s
+    billed_per_cycle = busy + (1 - slept) / r + slept * cold_start_s
+    cycles = warm * month_s / cycle
+    billed = cycles * billed_per_cycle
     return ServerlessCost(
         requests_per_month=requests,
-        billed_seconds_per_request=per_request,
+        billed_seconds_per_request=billed / requests,
         billed_seconds_per_month=billed,
-        cold_starts_per_month=requests * p_cold,
+        cold_starts_per_month=cycles * slept,
         workers=workers,
+        workers_average=warm,
         monthly_usd=billed / SECONDS_PER_HOUR * price_per_hour,
-        busy_share=requests * execution_s / (workers * month_s),
+        busy_share=busy / cycle,
     )
 
 

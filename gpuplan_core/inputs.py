@@ -99,6 +99,31 @@ MARKET = {
 }
 SAME = "same"  # Compare's B side: "same as A"
 
+# Use-case presets: what picking one sets (input values, in the inputs' own units). Typical values, ours,
+# informed by the sources on Methodology (USE_CASE_SOURCES).
+USE_CASES: dict[str, dict] = {
+    "custom": {"label": "Custom (set the numbers below)"},
+    "chat": {"label": "Chat assistant", "in": 2000.0, "out": 300.0, "ttft_ms": 2000.0, "tpot_ms": 100.0},
+    "rag": {"label": "RAG over documents (long input, short output)", "in": 8000.0, "out": 300.0,
+            "ttft_ms": 3000.0, "tpot_ms": 100.0},
+    "code": {"label": "Code completion (short, strict first token)", "in": 1500.0, "out": 100.0, "ttft_ms": 300.0,
+             "tpot_ms": 30.0},
+    "summarize": {"label": "Summarisation / batch jobs (no first-token target)", "in": 6000.0, "out": 500.0,
+                  "ttft_ms": 0.0, "tpot_ms": 0.0},
+    "agent": {"label": "Agent steps (long context, short tool calls)", "in": 4000.0, "out": 200.0,
+              "ttft_ms": 1000.0, "tpot_ms": 50.0},
+}  # fmt: skip
+USE_CASE_SOURCES = (
+    "Chat: a first token within ~2 s and decoding faster than reading speed (~5-10 tokens/s, TPOT <= 100 ms); "
+    "DistServe (Zhong et al. 2024, hao-ai-lab blog) on chatbot vs code-completion latency needs; guidellm's SLO "
+    "example (TTFT 200 ms, ITL 25 ms for an interactive chat).",
+    "RAG and summarisation: long inputs, short outputs, as in the NVIDIA NIM benchmarking guide's use-case "
+    "lengths (e.g. 5,000 in / 500 out) and the Sarathi-Serve prefill-heavy traces.",
+    "Code completion: short outputs that must start at once (DistServe: fast end-to-end for real-time suggestions).",
+    "Agent steps: each tool call re-sends a growing context and returns a short call; many steps per task make "
+    "each step's latency add up.",
+)
+
 
 def tokens_label(n: int) -> str:
     return f"{n // 1024:,}k" if n >= 1024 and n % 1024 == 0 else f"{n:,}"
@@ -330,6 +355,9 @@ RECORDS: tuple[Input, ...] = (
     Input("workload", "Job", "What the GPUs will do. Inference is judged by latency and tokens per dollar; "
           "training by completion time and cost per run.", "interactive", "select", options=tuple(JOBS),
           labels=JOBS, to_fields=_job_fields, sets=("mode", "serving"), cli=None),
+    Input("usecase", "Use case", "Sets input and output tokens and the latency targets to typical values for the "
+          "use case (Methodology says where they come from); change any of them afterwards.", "chat", "select",
+          options=tuple(USE_CASES), labels=lambda k: USE_CASES[k]["label"], jobs=INFERENCE, cli=None),
     Input("src", "Model", "A published model with its exact architecture, a bare size (an approximate "
           "Llama-style shape is derived), or any Hugging Face config.json.", "preset", "radio",
           options=tuple(MODEL_SOURCES), labels=MODEL_SOURCES, cli=None),
@@ -412,10 +440,12 @@ RECORDS: tuple[Input, ...] = (
     Input("peak", "Peak-to-average traffic", "The busiest hour's rate over the day's average: replicas are sized "
           "for the peak.", 3.0, "number", group="Traffic and latency targets", field="peak_to_average", lo=1,
           hi=100, step=0.5, jobs=INFERENCE, short="peak/average"),
-    Input("ttft_ms", "TTFT target (ms, 0 = none)", "Time to first token a user may wait.", 2000.0, "number",
+    Input("ttft_ms", "TTFT target, p95 (ms, 0 = none)", "Time to first token that 95% of requests must beat under "
+          "the traffic (with no traffic estimate: a single request's).", 2000.0, "number",
           group="Traffic and latency targets", field="ttft_target_s", lo=0, hi=600_000, step=100, fmt="%.0f",
           scale=1e-3, none_when=0, jobs=_TARGETS, short="TTFT target ms"),
-    Input("tpot_ms", "TPOT target (ms, 0 = none)", "Time per later token (50 ms is about 20 tokens/s).", 100.0,
+    Input("tpot_ms", "TPOT target, mean (ms, 0 = none)", "Mean time per later token (50 ms is about 20 tokens/s).",
+          100.0,
           "number", group="Traffic and latency targets", field="tpot_target_s", lo=0, hi=10_000, step=5,
           fmt="%.0f", scale=1e-3, none_when=0, jobs=_TARGETS, short="TPOT target ms"),
     # pricing

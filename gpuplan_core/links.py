@@ -60,6 +60,23 @@ def upgrade_link(params: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     ]
 
 
+def apply_use_case(params: Mapping[str, str]) -> dict[str, str]:
+    """A link that names a use case but not every value it sets gets the use case's values for the rest (a link
+    someone wrote by hand, ``?usecase=RAG...``)."""
+    from .inputs import USE_CASES
+
+    p = dict(params)
+    if "usecase" not in p:
+        return p
+    key, note = INPUTS["usecase"].parse(p["usecase"])
+    if note:
+        return p
+    for k, v in USE_CASES[key].items():
+        if k != "label" and k not in p:
+            p[k] = INPUTS[k].link_value(v)
+    return p
+
+
 def link_query(values: Mapping[str, Any], keys: Sequence[str] | None = None) -> str:
     """The query string of a link that reproduces these values: every input whose value differs from its
     default, written as the widget shows it. Inputs that do not apply to the job are kept when set, so

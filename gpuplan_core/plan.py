@@ -26,6 +26,7 @@ from .model import ModelArch, params_active
 from .perf import PerfAssumptions, Workload, predict
 from .pricing import Offer
 from .scenario import Scenario
+from .serving import Replica, capacity, engine_limits, max_request_rate, serve
 from .units import GB, SECONDS_PER_HOUR
 
 DEFAULT_MFU = 0.40  # training MFU when the user gives none (large dense runs report 0.35-0.55)
@@ -134,6 +135,7 @@ class Candidate:
             "meets_target": not self.misses,
             "misses": self.misses,
             "why": self.why,
+            "requests_per_s_per_replica": self.requests_per_s_per_replica,
             "source": self.offer.source,
             "price_as_of": self.offer.price_as_of,
         }
@@ -170,36 +172,21 @@ def _inference_candidates(
                     {"gpu": gid, "weights_format": fmt, "reason": "no room for even one sequence's KV cache"}
                 )
                 continue
-            wl = Workload(
-                weights_format=fmt,
-                kv_format=get_format(sc.kv_format).name,
-                tp=lay.tp,
-                pp=lay.pp,
-                prefix_cache_fraction=sc.prefix_cache_fraction,
-            )
+            wl = sc.workload(lay.tp, lay.pp, fmt)
             r = predict(m, gpu, wl, batch, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
-            misses = _target_misses(sc, r)
-            batch_note = None
-            if sc.requests_per_day and sc.batch != "max" and not misses:
-                # a fleet serves traffic at the largest concurrency that still meets the targets
-                b = batch * 2
-                while b <= mb:
-                    rb = predict(m, gpu, wl, b, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
-                    if _target_misses(sc, rb):
-                        break
-                    batch, r = b, rb
-                    b *= 2
-                if batch != (sc.batch if isinstance(sc.batch, int) else batch):
-                    batch_note = f"serves {batch} requests at once per replica: the most that still meets the targets"
-            req_per_s = batch / r.e2e_request_s
-            replicas = (
-                replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, req_per_s) if sc.requests_per_day else 1
-            )
+            ttft, tpot = r.ttft_s, r.tpot_s
+            misses = _target_misses(sc, ttft, tpot)
+            req_per_s, replicas, load_line, e2e_s = batch / r.e2e_request_s, 1, None, r.e2e_request_s
+            if sc.requests_per_day:
+                t = traffic_fit(m, sc, gpu, wl, mb, pa)
+                ttft, tpot, misses, req_per_s, load_line = t.ttft_p95_s, t.tpot_s, t.misses, t.capacity, t.line
+                replicas, e2e_s = t.replicas, t.e2e_s
+                batch = min(mb, engine_limits(gpu).max_num_seqs)
             used = memory_budget(m, req.model_copy(update={"batch": batch})).per_gpu_bytes
             usable = gpu.vram_usable_bytes * req.assumptions.memory_utilization
             fits_line = f"fits: {used / GB:,.1f} GB of {usable / GB:,.1f} GB usable per GPU at batch {batch}"
-            if batch_note:
-                fits_line += f"; {batch_note}"
+            if load_line:
+                fits_line += f"; {load_line}"
             for o in gpu_offers:
                 gpus = lay.replica_gpus * replicas
                 why = [fits_line]
@@ -226,10 +213,21 @@ def _inference_candidates(
                             }
                         )
                         continue
+                    if not req_per_s:
+                        rejected.append(
+                            {
+                                "gpu": gid,
+                                "weights_format": fmt,
+                                "offer_id": o.offer_id,
+                                "reason": "a worker cannot meet the latency targets at any load",
+                            }
+                        )
+                        continue
                     sl = serverless_monthly(
                         o.price_per_node_hour_usd,
                         sc.requests_per_day,
-                        r.e2e_request_s / batch,
+                        e2e_s,
+                        req_per_s,
                         cold_start_s(m, fmt),
                         o.serverless_idle_timeout_default_s or 5.0,
                         sc.hours_per_month,
@@ -241,8 +239,10 @@ def _inference_candidates(
                     else:
                         monthly = sl.monthly_usd
                         why.append(
-                            f"serverless: {sl.billed_seconds_per_month / 3600:,.0f} billed h/month incl. "
-                            f"{sl.cold_starts_per_month:,.0f} cold starts"
+                            f"serverless: {sl.workers_average} warm worker(s), up to {sl.workers} at peak, each "
+                            f"batching up to {req_per_s:,.2f} req/s; {sl.billed_seconds_per_month / 3600:,.0f} "
+                            f"billed h/month incl. {sl.cold_starts_per_month:,.0f} cold starts (after idle gaps "
+                            "longer than the idle timeout)"
                         )
                     replicas_used = sl.workers
                 else:
@@ -269,8 +269,8 @@ def _inference_candidates(
                         replicas=replicas_used,
                         monthly_usd=monthly,
                         run_cost_usd=None,
-                        ttft_s=r.ttft_s,
-                        tpot_s=r.tpot_s,
+                        ttft_s=ttft,
+                        tpot_s=tpot,
                         output_cost_per_million_usd=out_cost,
                         input_cost_per_million_usd=in_cost,
                         misses=misses,
@@ -281,13 +281,50 @@ def _inference_candidates(
     return cands, rejected
 
 
-def _target_misses(sc: Scenario, r) -> list[str]:
+def _target_misses(sc: Scenario, ttft_s: float | None, tpot_s: float | None, what: str = "TTFT") -> list[str]:
     misses = []
-    if sc.ttft_target_s and r.ttft_s > sc.ttft_target_s:
-        misses.append(f"TTFT {r.ttft_s * 1e3:,.0f} ms > target {sc.ttft_target_s * 1e3:,.0f} ms")
-    if sc.tpot_target_s and r.tpot_s > sc.tpot_target_s:
-        misses.append(f"TPOT {r.tpot_s * 1e3:,.1f} ms > target {sc.tpot_target_s * 1e3:,.1f} ms")
+    if sc.ttft_target_s and ttft_s is not None and ttft_s > sc.ttft_target_s:
+        misses.append(f"{what} {ttft_s * 1e3:,.0f} ms > target {sc.ttft_target_s * 1e3:,.0f} ms")
+    if sc.tpot_target_s and tpot_s is not None and tpot_s > sc.tpot_target_s:
+        misses.append(f"TPOT {tpot_s * 1e3:,.1f} ms > target {sc.tpot_target_s * 1e3:,.1f} ms")
     return misses
+
+
+@dataclass
+class Traffic:
+    """How one replica layout serves the scenario's traffic (serving.py: continuous batching under load)."""
+
+    capacity: float  # requests per second one replica sustains within the targets (0: none)
+    replicas: int
+    ttft_p95_s: float | None  # at the peak rate shared by the replicas (or at light load when capacity is 0)
+    tpot_s: float | None
+    e2e_s: float
+    misses: list[str]
+    line: str
+
+
+def traffic_fit(m: ModelArch, sc: Scenario, gpu: GPU, wl: Workload, kv_sequences: int, pa: PerfAssumptions) -> Traffic:
+    """Replicas for the traffic: ceil(peak rate / one replica's capacity within the targets), where peak rate =
+    requests per day / 86,400 x peak-to-average. Batch serving has no latency targets: capacity is the rate at
+    which a replica saturates."""
+    rep = Replica(m, gpu, wl, sc.input_tokens, sc.output_tokens, kv_sequences, engine_limits(gpu), pa)
+    interactive = sc.serving == "interactive"
+    ttft_t, tpot_t = (sc.ttft_target_s, sc.tpot_target_s) if interactive else (None, None)
+    peak = sc.requests_per_day / 86_400 * sc.peak_to_average
+    cap = capacity(rep, ttft_t, tpot_t)
+    if cap <= 0:
+        light = serve(rep, request_rate=max_request_rate(rep) * 1e-3)
+        misses = _target_misses(sc, light.ttft_p95_s, light.tpot_mean_s, "p95 TTFT")
+        misses = [f"{x} even at light load" for x in misses]
+        return Traffic(0.0, 1, light.ttft_p95_s, light.tpot_mean_s, light.e2e_mean_s, misses, "")
+    replicas = replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, cap)
+    at = serve(rep, request_rate=peak / replicas)
+    line = (
+        f"{peak:,.2f} req/s at peak ({sc.requests_per_day:,.0f}/day x {sc.peak_to_average:g}) over {replicas} "
+        f"replica(s) of {cap:,.2f} req/s each (continuous batching: p95 TTFT {at.ttft_p95_s * 1e3:,.0f} ms, "
+        f"TPOT {(at.tpot_mean_s or 0) * 1e3:,.1f} ms at that load)"
+    )
+    return Traffic(cap, replicas, at.ttft_p95_s, at.tpot_mean_s, at.e2e_mean_s, [], line)
 
 
 def training_tokens_of(sc: Scenario, m: ModelArch) -> tuple[float, str | None]:

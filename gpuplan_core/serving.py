@@ -30,6 +30,7 @@ the prompt queue's utilisation reaches 1.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 from typing import Literal
@@ -133,8 +134,19 @@ class _Steps:
 
     def time(self, decodes: float, chunk: int) -> float:
         """Mean step time over the decode contexts with ``decodes`` sequences decoding and a prompt chunk of
-        ``chunk`` tokens (0: none). The chunk is that share of a whole prompt's prefill."""
-        decodes = float(f"{decodes:.3g}")  # 3 significant figures: the fixed points revisit the same steps
+        ``chunk`` tokens (0: none). Up to one sequence: exact. Above: interpolated between the neighbouring points
+        of a fixed grid (the step time is close to linear in the sequences between them: weights read once, KV
+        reads and FLOPs growing with each sequence), so the fixed points reuse the same few exact steps."""
+        if decodes <= 1:
+            return self._exact(max(0.0, decodes), chunk)
+        i = bisect.bisect_left(_GRID, decodes)
+        if i >= len(_GRID):
+            return self._exact(decodes, chunk)
+        lo, hi = _GRID[i - 1], _GRID[i]
+        t_lo, t_hi = self._exact(lo, chunk), self._exact(hi, chunk)
+        return t_lo + (t_hi - t_lo) * (decodes - lo) / (hi - lo)
+
+    def _exact(self, decodes: float, chunk: int) -> float:
         key = (decodes, chunk)
         if key not in self.memo:
             r = self.r
@@ -144,14 +156,15 @@ class _Steps:
                 t = step_phase("prefill", r.m, r.gpu, r.wl, r.pa, parts_pf, r.pa.prefill_overhead_s).time_s
             else:
                 overhead = r.pa.prefill_overhead_s if chunk else r.pa.decode_step_overhead_s
-                t = sum(
-                    step_phase(
-                        "step", r.m, r.gpu, r.wl, r.pa, [Part(decodes, c, 1, decodes), *parts_pf], overhead
-                    ).time_s
-                    for c in self.ctxs
-                ) / len(self.ctxs)
+                ctxs = self.ctxs if decodes <= 1 else self.ctxs_batch
+                parts = [[Part(decodes, c, 1, decodes), *parts_pf] for c in ctxs]
+                t = sum(step_phase("step", r.m, r.gpu, r.wl, r.pa, p, overhead).time_s for p in parts) / len(ctxs)
             self.memo[key] = t
         return self.memo[key]
+
+
+# decoding sequences at which steps are evaluated exactly (1, then about 20% apart up to 100,000)
+_GRID = sorted({1.0} | {float(round(1.2**i)) for i in range(1, 64) if round(1.2**i) >= 2})
 
 
 def _quantile_wait(mean_w: float, rho: float, p: float) -> float:
@@ -207,9 +220,9 @@ def _evaluate(
     f = min(f, 1.0)
     tpot = 1 / (f / tau_p + (1 - f) / tau_d)
     tpot_gap_p50 = tau_p if f >= 0.5 else tau_d
-    # The prompt queue: prompts share the step budget, so one prompt's service is its share of a full step.
-    full = steps.time(others_decoding, min(budget, max(chunk, room)))
-    service = r.new_tokens * full / room
+    # The prompt queue: prompts share the step budget, so one prompt's service is its share of a step full of them.
+    full = steps.time(others_decoding, budget)  # a step whose budget is all prompt tokens
+    service = r.new_tokens * full / budget
     rho = others * service
     wait_mean = rho * service / (2 * (1 - rho)) if rho < 1 else math.inf
     return _State(
@@ -229,33 +242,35 @@ def _evaluate(
     )
 
 
-def serve(r: Replica, concurrency: int | None = None, request_rate: float | None = None) -> ServingResult:
+def serve(
+    r: Replica, concurrency: int | None = None, request_rate: float | None = None, steps: _Steps | None = None
+) -> ServingResult:
     """Predicted latency and throughput of one replica under ``concurrency`` clients (closed loop) or Poisson
-    arrivals at ``request_rate`` requests per second (open loop); exactly one of the two."""
+    arrivals at ``request_rate`` requests per second (open loop); exactly one of the two. ``steps`` lets several
+    loads of one replica share their step times."""
     if (concurrency is None) == (request_rate is None):
         raise ValueError("load: give exactly one of concurrency or request_rate")
     if concurrency is not None and concurrency < 1:
         raise ValueError("concurrency: must be at least 1")
     if request_rate is not None and not request_rate > 0:
         raise ValueError("request_rate: must be more than 0 requests per second")
-    steps = _Steps(r)
+    steps = steps or _Steps(r)
     s = r.max_running
     o = r.output_tokens
     if s < 1:
         raise ValueError("the model does not fit this layout: no sequence can run")
     closed = concurrency is not None
     n_clients = float(concurrency or 0)
+    running = min(n_clients, s)  # closed loop: clients with a request running; the rest wait for a slot
     # start from the single-request cycle
     st = _evaluate(r, steps, 0.0, 0.0, 0.0, 0.0, 0.0)
     e2e = st.ttft_own + (o - 1) * st.tpot
-    x = min(n_clients, s) / e2e if closed else float(request_rate)
+    x = running / e2e if closed else float(request_rate)
     for _ in range(60):
         n_d = x * (o - 1) * st.tpot  # decoding sequences, Little's law
         if closed:
-            running = min(n_clients, s)
             share = (running - 1) / running  # the others' part of what runs
-            others, others_decoding, busy = x * share, n_d * share, min(1.0, running - 1)
-            slot_wait = max(0.0, n_clients - s) / x if x > 0 else 0.0
+            others, others_decoding, busy, slot_wait = x * share, n_d * share, min(1.0, running - 1), 0.0
         else:
             others, others_decoding, slot_wait = x, n_d, 0.0
             busy = min(1.0, x * (st.ttft_own + (o - 1) * st.tpot))
@@ -264,15 +279,16 @@ def serve(r: Replica, concurrency: int | None = None, request_rate: float | None
             if abs(n_d - x * (o - 1) * st.tpot) <= 1e-3 * max(1.0, n_d) or n_d > 2 * s:
                 break
             continue
-        ttft = slot_wait + busy * st.tau_d / 2 + (st.wait_mean if st.rho < 1 else 10 * e2e) + st.ttft_own
-        occupied = st.ttft_own + (o - 1) * st.tpot  # time a request holds a slot
-        x_new = min(n_clients / (ttft + (o - 1) * st.tpot), s / occupied)
+        ttft = busy * st.tau_d / 2 + (st.wait_mean if st.rho < 1 else 10 * e2e) + st.ttft_own
+        x_new = running / (ttft + (o - 1) * st.tpot)
         if abs(x_new - x) <= 1e-6 * x:
             x = x_new
             break
         x = 0.5 * (x + x_new)
-    # a closed loop keeps one request per client in flight (those beyond S wait for a slot)
-    running = min(n_clients, s) if closed else x * (st.ttft_own + (o - 1) * st.tpot)
+    if closed and n_clients > s:  # the clients beyond S wait for a slot: Little's law on the waiting line
+        st.slot_wait = (n_clients - s) / x
+    if not closed:
+        running = x * (st.ttft_own + (o - 1) * st.tpot)
     saturated = (not closed) and (running > s or not st.prefill_ok or st.rho >= 1)
     notes = []
     if r.wl.spec_draft is not None:
@@ -343,27 +359,32 @@ def meets(res: ServingResult, ttft_p95_target_s: float | None, tpot_target_s: fl
     return not (tpot_target_s and res.tpot_mean_s is not None and res.tpot_mean_s > tpot_target_s)
 
 
-def max_request_rate(r: Replica) -> float:
+def max_request_rate(r: Replica, steps: _Steps | None = None) -> float:
     """The request rate at which the replica saturates: its throughput with every slot busy."""
-    return serve(r, concurrency=r.max_running).requests_per_s
+    return serve(r, concurrency=r.max_running, steps=steps).requests_per_s
 
 
 def capacity(
-    r: Replica, ttft_p95_target_s: float | None = None, tpot_target_s: float | None = None, iterations: int = 14
+    r: Replica, ttft_p95_target_s: float | None = None, tpot_target_s: float | None = None, iterations: int = 10
 ) -> float:
     """The largest request rate (requests per second) one replica sustains with p95 TTFT and mean TPOT within
-    the targets; 0 when even a trickle misses them. Bisection: latency grows with the rate."""
-    hi = max_request_rate(r)
-    lo = 0.0
-    if not meets(serve(r, request_rate=hi * 1e-3), ttft_p95_target_s, tpot_target_s):
-        return 0.0
+    the targets; 0 when even a trickle misses them. Latency grows with the rate, so a bisection finds it (to
+    within 0.1% of the saturation rate, rounded down)."""
+    steps = _Steps(r)
+    hi = max_request_rate(r, steps)
+
+    def ok(rate: float) -> bool:
+        return meets(serve(r, request_rate=rate, steps=steps), ttft_p95_target_s, tpot_target_s)
+
+    if ok(0.99 * hi):  # lax targets: the saturation rate, with a 1% margin, decides
+        return 0.99 * hi
     lo = hi * 1e-3
+    if not ok(lo):
+        return 0.0
+    hi = 0.99 * hi
     for _ in range(iterations):
         mid = (lo + hi) / 2
-        if meets(serve(r, request_rate=mid), ttft_p95_target_s, tpot_target_s):
-            lo = mid
-        else:
-            hi = mid
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
     return lo
 
 
@@ -393,3 +414,12 @@ def replica_for(
         kv = max_batch(m, req.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
         note = f"Does not fit at tp={sc.tp} x pp={sc.pp}; one replica here is tp={tp} x pp={pp}."
     return Replica(m, gpu, sc.workload(tp, pp, fmt), sc.input_tokens, sc.output_tokens, kv, engine_limits(gpu)), note
+
+
+def load_curve(r: Replica, points: int = 14) -> list[ServingResult]:
+    """The replica from a trickle to just under saturation, at request rates spaced evenly on a log scale."""
+    steps = _Steps(r)
+    top = max_request_rate(r, steps)
+    lo = top / 200
+    rates = [lo * (0.97 * top / lo) ** (i / (points - 1)) for i in range(points)]
+    return [serve(r, request_rate=x, steps=steps) for x in rates]

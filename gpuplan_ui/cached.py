@@ -107,6 +107,18 @@ def perf_catalog_views(sc_json: str) -> dict:
     }
 
 
+@st.cache_resource(max_entries=128, show_spinner=False)
+def serving_views(sc_json: str, gpu: str) -> dict:
+    """One replica under traffic on the chosen GPU: its curve, capacity and the two load charts."""
+    curve = api.serving_curve_report(_sc(sc_json), gpu)
+    return {"curve": curve, "ttft": figures.load_figure(curve, "ttft"), "tpot": figures.load_figure(curve, "tpot")}
+
+
+@st.cache_resource(show_spinner=False)
+def serving_calibration_table():
+    return _table(tables.serving_calibration(calibration_report()))
+
+
 @st.cache_resource(show_spinner=False)
 def calibration_table():
     return _table(tables.calibration(calibration_report()))

@@ -353,3 +353,73 @@ def fmt_bytes(n: float | None) -> str:
     if n is None or (isinstance(n, float) and math.isnan(n)):
         return "-"
     return f"{n / GB:,.2f} GB ({n / 2**30:,.2f} GiB)"
+
+
+def _hline(y: float, text: str, color: str) -> tuple[dict, dict]:
+    shape = {
+        "type": "line",
+        "xref": "paper",
+        "yref": "y",
+        "x0": 0,
+        "x1": 1,
+        "y0": y,
+        "y1": y,
+        "line": {"color": color, "dash": "dash", "width": 2},
+    }
+    note = {
+        "x": 0,
+        "xref": "paper",
+        "y": y,
+        "yref": "y",
+        "text": text,
+        "showarrow": False,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "font": {"color": color},
+        "bgcolor": "rgba(127,127,127,0.15)",
+    }
+    return shape, note
+
+
+def load_figure(curve: dict, which: str) -> go.Figure:
+    """TTFT (``which="ttft"``: p50 and p95) or TPOT (``"tpot"``) of one replica against the request rate, with
+    the target, the capacity within the targets and the traffic's peak per replica marked."""
+    pts = [p for p in curve["points"] if not p["saturated"]]
+    x = [p["requests_per_s"] for p in pts]
+    color = GPU_COLORS.get(curve["gpu"], "#334155")
+    if which == "ttft":
+        data = [
+            {"type": "scatter", "x": x, "y": [p["ttft_p95_s"] * 1e3 for p in pts], "mode": "lines",
+             "name": "p95 TTFT", "line": {"color": color, "width": 3}},
+            {"type": "scatter", "x": x, "y": [p["ttft_p50_s"] * 1e3 for p in pts], "mode": "lines",
+             "name": "median TTFT", "line": {"color": color, "dash": "dot"}},
+        ]  # fmt: skip
+        target, title, ytitle = curve["ttft_target_s"], "Time to first token vs load", "TTFT (ms)"
+    else:
+        data = [
+            {"type": "scatter", "x": x, "y": [p["tpot_mean_s"] * 1e3 for p in pts], "mode": "lines",
+             "name": "mean TPOT", "line": {"color": color, "width": 3}},
+            {"type": "scatter", "x": x, "y": [p["tpot_p50_s"] * 1e3 for p in pts], "mode": "lines",
+             "name": "median gap between tokens", "line": {"color": color, "dash": "dot"}},
+        ]  # fmt: skip
+        target, title, ytitle = curve["tpot_target_s"], "Time per output token vs load", "TPOT (ms)"
+    ys = [v for t in data for v in t["y"]] + ([target * 1e3] if target else [])
+    shapes, notes = [], []
+    if target:
+        s, n = _hline(target * 1e3, f"target {target * 1e3:,.0f} ms", "#dc2626")
+        shapes.append(s)
+        notes.append(n)
+    cap = curve["capacity_requests_per_s"]
+    if cap:
+        s, n = _vline(cap, f"capacity {cap:,.2f} req/s", "#16a34a", "dash")
+        shapes.append(s)
+        notes.append(n)
+    layout = _layout(
+        f"{title} (one replica, {curve['gpu']} x{curve['tp'] * curve['pp']})",
+        360,
+        shapes=shapes,
+        annotations=notes,
+        xaxis={"type": "log", "title": {"text": "requests per second (Poisson arrivals)"}},
+        yaxis={"title": {"text": ytitle}, "range": [0, max(ys) * 1.15]},
+    )
+    return go.Figure(data=data, layout=layout)

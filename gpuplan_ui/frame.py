@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from gpuplan_core.inputs import INPUTS, RECORDS, same_value, to_scenario
-from gpuplan_core.links import read_link, upgrade_link
+from gpuplan_core.links import apply_use_case, read_link, upgrade_link
 from gpuplan_core.scenario import Scenario
 
 from . import share
@@ -76,7 +76,7 @@ def _open_link() -> list[str]:
     link form is upgraded; the widgets then start from a clean link."""
     st.session_state[STARTED] = True
     raw = {k: str(v) for k, v in st.query_params.to_dict().items()}
-    params, notes = upgrade_link(raw)
+    params, notes = upgrade_link(apply_use_case(raw))
     values, problems = read_link(params)
     for key in set(raw) | set(params):
         if key not in INPUTS:

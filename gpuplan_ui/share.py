@@ -7,12 +7,10 @@ from typing import Any
 
 import streamlit as st
 
-from gpuplan_core.inputs import INPUTS
 from gpuplan_core.links import link_query, read_scenario_file, scenario_file
 from gpuplan_core.scenario import Scenario
 
-from .sidebar import BUILT
-from .widgets import PAGE_INPUTS, session_value
+from .widgets import PAGE_INPUTS, set_inputs
 
 IMPORT_NOTES = "import_notes"
 
@@ -57,27 +55,10 @@ def panel(values: dict[str, Any], sc: Scenario, page: str) -> None:
 
 
 def _apply_import() -> None:
-    """on_change of the scenario upload: set every input before the widgets render on the rerun. A widget built
-    in the last run is bound to the link and takes its value from st.session_state; every other input (a closed
-    group's, a page's own) is written to the link, in one change of the address."""
+    """on_change of the scenario upload: set every input before the widgets render on the rerun."""
     f = st.session_state.get("scenario_upload")
     if f is None:
         return
     values, notes = read_scenario_file(f.getvalue()[:200_000])
-    bound = st.session_state.get(BUILT, set())
-    link: dict[str, str] = {}
-    for k, v in values.items():
-        inp = INPUTS[k]
-        if k in bound:
-            st.session_state[k] = session_value(inp, v)
-            continue
-        if inp.page is None:
-            st.session_state[k] = session_value(inp, v)
-        else:
-            st.session_state.pop(k, None)  # the link is a page input's truth (frame.sync_page_inputs)
-        if not inp.is_default(v):
-            link[k] = inp.link_value(v)
-        elif k in st.query_params:
-            del st.query_params[k]
-    st.query_params.update(link)
+    set_inputs(values)
     st.session_state[IMPORT_NOTES] = notes or [f"Scenario imported ({len(values)} inputs)."]

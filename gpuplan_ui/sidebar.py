@@ -21,9 +21,7 @@ from gpuplan_core.inputs import GROUPS, MAIN, SIDEBAR, Input, group_inputs
 
 from . import cached
 from .fmt import md_escape
-from .widgets import current, render
-
-BUILT = "sidebar_built"  # session key: the sidebar inputs built in the last run
+from .widgets import BUILT, current, render
 
 
 def render_sidebar(

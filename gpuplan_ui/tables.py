@@ -117,6 +117,24 @@ def calibration(cal: dict) -> pd.DataFrame:
 # --- Overview (recommendation) -------------------------------------------------------------------
 
 
+def serving_calibration(cal: dict) -> pd.DataFrame:
+    """Serving under load: the error per regime and metric, with what each regime is."""
+    names = {"ttft": "TTFT", "itl": "time between tokens", "tpot": "TPOT", "output_tokens_per_s": "output tokens/s"}
+    return pd.DataFrame(
+        [
+            {
+                "regime": s["regime"],
+                "metric": names.get(s["metric"], s["metric"]),
+                "points": s["points"],
+                "median error (absolute)": f"{s['median_abs_error']:.0%}",
+                "bias (median signed error)": f"{s['median_error']:+.0%}",
+                "what it covers": cal["serving_regimes"][s["regime"]],
+            }
+            for s in cal["serving_summary"]
+        ]
+    )
+
+
 def picks(plan: dict, training: bool) -> pd.DataFrame:
     df = pd.DataFrame(
         [
@@ -292,3 +310,22 @@ def inputs() -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def use_cases() -> pd.DataFrame:
+    """The use-case presets and the values each sets."""
+    from gpuplan_core.inputs import USE_CASES
+
+    return pd.DataFrame(
+        [
+            {
+                "use case": v["label"],
+                "input tokens": f"{v['in']:,.0f}",
+                "output tokens": f"{v['out']:,.0f}",
+                "TTFT target (p95)": f"{v['ttft_ms']:,.0f} ms" if v["ttft_ms"] else "none",
+                "TPOT target (mean)": f"{v['tpot_ms']:,.0f} ms" if v["tpot_ms"] else "none",
+            }
+            for k, v in USE_CASES.items()
+            if k != "custom"
+        ]
+    )

@@ -16,10 +16,11 @@ from typing import Any
 
 import streamlit as st
 
-from gpuplan_core.inputs import DEFAULTS, INPUTS, Input
+from gpuplan_core.inputs import DEFAULTS, INPUTS, USE_CASES, Input
 
 BIND: dict[str, Any] = {"bind": "query-params"}
 PAGE_INPUTS = "page_inputs"  # session key: the pages' own inputs, as last written to the link
+BUILT = "sidebar_built"  # session key: the sidebar inputs built in the last run (bound to the link)
 
 
 def render(inp: Input, values: Mapping[str, Any], where: Any = st, bind: bool = True) -> Any:
@@ -27,6 +28,8 @@ def render(inp: Input, values: Mapping[str, Any], where: Any = st, bind: bool = 
     Bound to the link unless ``bind`` is False (the pages' own inputs: the frame keeps those in the link)."""
     label = inp.label_for(values.get("workload", DEFAULTS["workload"]))
     kw: dict[str, Any] = {"key": inp.key, "help": inp.help, **(BIND if bind else {})}
+    if inp.key == "usecase":
+        kw["on_change"] = _apply_use_case
     if inp.widget in ("select", "radio"):
         opts = inp.option_list()
         index = opts.index(inp.default) if inp.default in opts else 0
@@ -53,6 +56,12 @@ def render(inp: Input, values: Mapping[str, Any], where: Any = st, bind: bool = 
     return where.text_input(label, value=inp.default, max_chars=inp.max_chars, placeholder="owner/name", **kw)
 
 
+def _apply_use_case() -> None:
+    """on_change of the use-case preset: set the values it stands for (a callback, so before the widgets render)."""
+    preset = USE_CASES.get(st.session_state.get("usecase"), {})
+    set_inputs({k: v for k, v in preset.items() if k != "label"})
+
+
 def session_value(inp: Input, value: Any) -> Any:
     """A value to put in st.session_state for this input's widget. A whole number goes in as an int: Streamlit
     writes a value set from code to the link with str(), which would make ``in=7936.0`` of a float."""
@@ -76,3 +85,25 @@ def page_input(key: str, where: Any = st) -> Any:
     is shown. The frame keeps these in the link on every page instead (frame.sync_page_inputs) and has set
     the value this widget starts from."""
     return render(INPUTS[key], {}, where, bind=False)
+
+
+def set_inputs(values: Mapping[str, Any]) -> None:
+    """Set inputs from code (a callback: a scenario import, a use-case preset), before the widgets render on the
+    rerun. A widget built in the last run is bound to the link and takes its value from st.session_state; every
+    other input (a closed group's, a page's own) is written to the link too, in one change of the address."""
+    bound = st.session_state.get(BUILT, set())
+    link: dict[str, str] = {}
+    for k, v in values.items():
+        inp = INPUTS[k]
+        if k in bound:
+            st.session_state[k] = session_value(inp, v)
+            continue
+        if inp.page is None:
+            st.session_state[k] = session_value(inp, v)
+        else:
+            st.session_state.pop(k, None)  # the link is a page input's truth (frame.sync_page_inputs)
+        if not inp.is_default(v):
+            link[k] = inp.link_value(v)
+        elif k in st.query_params:
+            del st.query_params[k]
+    st.query_params.update(link)

@@ -80,17 +80,26 @@ def test_spot_restart_overhead_and_reservation():
 def test_serverless_vs_always_on_break_even():
     # research: RunPod H100 pod 3.49 $/h vs serverless flex 4.176 $/h -> 83.6%
     assert break_even_busy_share(3.49, 4.176) == pytest.approx(0.8357, abs=1e-4)
-    # a worker kept busy: no cold starts, billed ~ the execution time
-    busy = serverless_monthly(3.6, requests_per_day=86_400 * 10, execution_s=0.05, cold_start_s=30, idle_timeout_s=5)
-    assert busy.cold_starts_per_month < 1
-    # sparse traffic: each request pays execution + the whole idle timeout + (almost always) a cold start
-    sparse = serverless_monthly(3.6, requests_per_day=24, execution_s=2, cold_start_s=30, idle_timeout_s=5)
-    rate = 24 / 86_400
     import math
 
-    per_request = 2 + math.exp(-rate * 2) * (1 - math.exp(-rate * 5)) / rate + math.exp(-rate * 7) * 30
-    assert sparse.billed_seconds_per_request == pytest.approx(per_request)
-    assert sparse.monthly_usd == pytest.approx(24 * 730 / 24 * per_request / 3600 * 3.6)
+    # a worker kept busy: 10 req/s, each 3 s in flight, 20 req/s capacity: one worker, always busy, no cold starts
+    busy = serverless_monthly(3.6, 86_400 * 10, e2e_s=3, capacity_requests_per_s=20, cold_start_s=30, idle_timeout_s=5)
+    assert (busy.workers_average, busy.workers) == (1, 1)
+    assert busy.cold_starts_per_month < 1 and busy.busy_share > 0.999
+    assert busy.billed_seconds_per_month == pytest.approx(730 * 3600, rel=1e-6)  # billed like always-on
+    # sparse traffic: each request pays its time in flight + the idle timeout + (almost always) a cold start
+    sparse = serverless_monthly(3.6, 24, e2e_s=2, capacity_requests_per_s=5, cold_start_s=30, idle_timeout_s=5)
+    r = 24 / 86_400
+    b, p = math.expm1(r * 2) / r, math.exp(-r * 5)  # busy period (M/G/inf), chance an idle gap outlasts the timeout
+    per_cycle, cycle = b + (1 - p) / r + p * 30, b + 1 / r + p * 30
+    assert sparse.billed_seconds_per_month == pytest.approx(730 * 3600 / cycle * per_cycle)
+    assert sparse.billed_seconds_per_request == pytest.approx(2 + 5 + 30, rel=0.01)
+    assert sparse.monthly_usd == pytest.approx(730 / cycle * per_cycle * 3.6)
+    # the case: 2,000 requests a day on a worker that batches: cold starts only after it slept, and the
+    # bill (start-ups included) stays below always-on
+    day = serverless_monthly(3.6, 2_000, e2e_s=8, capacity_requests_per_s=4, cold_start_s=60, idle_timeout_s=5)
+    assert day.workers == 1 and day.cold_starts_per_month < 2_000 * 730 / 24
+    assert day.billed_seconds_per_month < 730 * 3600
 
 
 def test_cost_per_token_and_fleet():
@@ -267,7 +276,7 @@ def test_scenario_rejects_unknown_billing_values_clearly():
         Scenario(billing="weekly")
 
 
-def test_fleet_serves_at_the_largest_batch_that_meets_targets():
+def test_a_fleet_is_sized_by_one_replicas_capacity_under_continuous_batching():
     base = {
         "preset": "Llama-3.1-8B",
         "input_tokens": 1000,
@@ -279,8 +288,11 @@ def test_fleet_serves_at_the_largest_batch_that_meets_targets():
     }
     r = api.plan_report(base, explore_formats=False)
     top = r["picks"][0]
-    assert top["tpot_s"] <= 0.05 and top["ttft_s"] <= 5.0
-    assert "requests at once per replica" in top["why"][0]
+    assert top["tpot_s"] <= 0.05 and top["ttft_s"] <= 5.0  # p95 TTFT and mean TPOT at each replica's share
+    assert "continuous batching" in top["why"][0]
+    peak = 2_000_000 / 86_400 * 3.0
+    cap = top["requests_per_s_per_replica"]
+    assert top["replicas"] == -(-peak // cap)  # ceil(peak rate / one replica's capacity within the targets)
     one = api.plan_report({**base, "requests_per_day": None}, explore_formats=False)["picks"][0]
     # batching more requests per replica means fewer replicas than serving them one at a time would need
     per_replica_at_1 = 1 / (one["ttft_s"] + 199 * one["tpot_s"])
