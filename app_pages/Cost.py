@@ -15,7 +15,14 @@ with page.guard("Costs per offer"):
     rows = cost["offers"]
     if line := cached.prices_in_use():
         st.caption(line)
-    if not rows:
+    serverless_line = (
+        "**Serverless** (workers batch like replicas; start-up, execution and idle timeout billed, a cold start only "
+        "after an idle gap longer than the idle timeout; cold start = 20 s + weights load at 2 GB/s)"
+    )
+    if not rows and views["serverless"] is not None:  # the filter kept serverless offers only
+        st.markdown(serverless_line)
+        page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
+    elif not rows:
         st.info(
             "No offer matches the pricing filters, or the model fits no GPU that has offers. Widen the billing or "
             "provider filter in the sidebar.",
@@ -38,10 +45,7 @@ with page.guard("Costs per offer"):
         with st.expander("Every offer in detail (replicas, $ per 1M input tokens, TTFT, TPOT, billing notes, sources)"):
             page.table(views["detail"], "cost_detail", "gpuplan-cost-detail.csv")
         if views["serverless"] is not None:
-            st.markdown(
-                "**Serverless** (start-up, execution and idle timeout billed; cold start = 20 s + weights "
-                "load at 2 GB/s)"
-            )
+            st.markdown(serverless_line)
             page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
         elif not sc.requests_per_day:
             st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")

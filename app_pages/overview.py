@@ -69,8 +69,9 @@ if line := cached.prices_in_use():
     st.caption(line)
 if sc.mode == "inference" and (sc.ttft_target_s or sc.tpot_target_s):
     st.caption(
-        f"Targets: TTFT {fmt.ms(sc.ttft_target_s)} and TPOT {fmt.ms(sc.tpot_target_s)} per request "
-        "(set them under Traffic and latency targets)."
+        f"Targets: p95 TTFT {fmt.ms(sc.ttft_target_s)} and mean TPOT {fmt.ms(sc.tpot_target_s)}"
+        + (" under the traffic, with continuous batching" if sc.requests_per_day else " for one request")
+        + " (set them under Traffic and latency targets)."
     )
 with page.guard("Recommendation"):
     views = cached.plan_views(key, cached.pricing_key(), explore and sc.mode == "inference", sc.mode != "inference")

@@ -139,7 +139,11 @@ def cost_views(sc_json: str, pricing_key: str) -> dict:
     """The Cost page's tables for this scenario (inference or training set, by the scenario's mode)."""
     cost = cost_report(sc_json, pricing_key)
     rows = cost["offers"]
-    views: dict = {"cost": cost, "rejected": _table(pd.DataFrame(cost["rejected"])) if cost["rejected"] else None}
+    views: dict = {
+        "cost": cost,
+        "rejected": _table(pd.DataFrame(cost["rejected"])) if cost["rejected"] else None,
+        "serverless": _table(tables.serverless(cost["serverless"])) if cost.get("serverless") else None,
+    }
     if not rows:
         return views
     if _sc(sc_json).mode == "inference":
@@ -147,7 +151,6 @@ def cost_views(sc_json: str, pricing_key: str) -> dict:
             "always_on": _table(tables.cost_always_on(rows)),
             "per_run": _table(tables.cost_per_run(rows)),
             "detail": _table(tables.cost_detail(rows)),
-            "serverless": _table(tables.serverless(cost["serverless"])) if cost["serverless"] else None,
         }
     else:
         runs = tables.training_runs(rows)

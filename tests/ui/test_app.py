@@ -312,3 +312,26 @@ def test_a_pricing_link_is_added_to_the_bundled_offers_and_can_be_used_alone(mon
     at.sidebar.selectbox(key="prices").set_value("only").run()
     at.switch_page(DATA).run()
     assert len(at.dataframe[-1].value) == 1 and "your 1 offers only" in texts(at)
+
+
+def test_a_use_case_sets_the_request_and_the_targets_and_is_in_the_link():
+    at = run_page(PERF)
+    at.sidebar.selectbox(key="usecase").set_value("rag").run()
+    assert_clean(at)
+    assert at.sidebar.number_input(key="in").value == 8000 and at.sidebar.number_input(key="out").value == 300
+    assert at.sidebar.number_input(key="ttft_ms").value == 3000  # the targets group is built: its value changed
+    assert "Capacity within the targets" in [m.label for m in at.metric]
+    cold = run_page(PERF, {"usecase": "Code completion (short, strict first token)"})  # a hand-written link
+    assert cold.sidebar.number_input(key="in").value == 1500 and cold.sidebar.number_input(key="tpot_ms").value == 30
+
+
+def test_performance_shows_load_charts_with_target_and_capacity():
+    at = run_page(PERF, {"rpd": "200000"})
+    assert_clean(at)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    load = [s for s in specs if "vs load" in s["layout"]["title"]["text"]]
+    assert len(load) == 2
+    ttft = next(s for s in load if s["layout"]["title"]["text"].startswith("Time to first token"))
+    texts_ = [a["text"] for a in ttft["layout"]["annotations"]]
+    assert any(t.startswith("target 2,000 ms") for t in texts_) and any(t.startswith("capacity") for t in texts_)
+    assert "Replicas for your traffic" in [m.label for m in at.metric]
