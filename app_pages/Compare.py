@@ -5,10 +5,14 @@ import streamlit as st
 from gpuplan_core.catalog import get_gpu
 from gpuplan_core.formats import FORMATS
 from gpuplan_core.inputs import page_inputs, variant
+from gpuplan_core.serving import DEFAULT_GPU
 from gpuplan_ui import cached, fmt, page, widgets
 
 sc, values = page.setup("Compare A vs B")
 st.caption("A is the sidebar scenario. B is A with what you change here; both are in the link.")
+if not sc.gpu:  # A compares one GPU type: the reference one when the sidebar says "any"
+    sc = sc.model_copy(update={"gpu": DEFAULT_GPU})
+    st.caption(f"The sidebar's GPU is 'any': A uses the {get_gpu(DEFAULT_GPU).label}. Pick a GPU to compare another.")
 if line := cached.prices_in_use():
     st.caption(line)
 
@@ -27,11 +31,13 @@ def summary(s):
     out = {"label": f"{g['label']} x{s.gpus}, {FORMATS[s.weights_format].label} weights", "mem": mem, "gpu": g}
     if s.mode == "inference":
         out["perf"] = cached.perf_report(k, (get_gpu(s.gpu).gpu,))["gpus"][0]
-    cost = cached.cost_report(k, cached.pricing_key())
-    mine = [r for r in cost["offers"] if r["gpu"] == g["gpu"]]
-    out["cost"] = min(
-        mine, key=lambda r: r["monthly_always_on_usd"] if s.mode == "inference" else r["run_cost_usd"], default=None
-    )
+    out["cost"] = None
+    if g["fits"]:  # one notion of fits: a price only for the layout the page says fits, priced at that layout
+        cost = cached.cost_report(k, cached.pricing_key(), fixed_layout=True)
+        mine = [r for r in cost["offers"] if r["gpu"] == g["gpu"]]
+        out["cost"] = min(
+            mine, key=lambda r: r["monthly_always_on_usd"] if s.mode == "inference" else r["run_cost_usd"], default=None
+        )
     return out
 
 
@@ -54,11 +60,18 @@ for col, name, s in ((cols[0], "A", sc), (cols[1], "B", sc_b)):
             if p["notes"]:
                 st.caption(" ".join(p["notes"]))
         cst = r["cost"]
-        if cst is None:
+        if not g["fits"]:
+            need = f"{g['min_gpus']:,} GPUs" if g["min_gpus"] else "more GPUs than any layout tried"
+            st.caption(f"Does not fit {g['label']} x{s.gpus}: it needs {need}. No price for what cannot run.")
+        elif cst is None:
             st.caption("No offer for this GPU matches the pricing filters.")
         elif s.mode == "inference":
             m7, m8 = st.columns(2)
-            m7.metric("Cheapest always-on", f"{fmt.usd(cst['monthly_always_on_usd'])}/mo", help=cst["offer_id"])
+            m7.metric(
+                "Cheapest always-on",
+                f"{fmt.usd(cst['monthly_always_on_usd'])}/mo",
+                help=f"{cst['offer_id']}: {cst['layout']} x {cst['replicas']} replica(s)",
+            )
             m8.metric(
                 "$ per 1M output tokens",
                 fmt.usd(cst["output_cost_per_million_usd"]),

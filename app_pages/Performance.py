@@ -14,6 +14,8 @@ if sc.mode != "inference":
         icon=":material/info:",
     )
 else:
+    if not sc.gpu:
+        st.caption("The sidebar's GPU is 'any': the detail views below show the H100 SXM; pick a GPU to see another.")
     with page.guard("Performance on the chosen GPU"):
         perf = cached.perf_report(key, (sc.gpu or "H100-SXM",))
         views = cached.perf_views(key, sc.gpu or "H100-SXM")

@@ -291,7 +291,9 @@ def _offers(pricing_path: str | None):
     return report
 
 
-def cost_report(s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None) -> dict[str, Any]:
+def cost_report(
+    s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, fixed_layout: bool = False
+) -> dict[str, Any]:
     """Per offer: per-run cluster cost and monthly always-on; training: GPU-hours and wall hours."""
     from .plan import cost_table
 
@@ -300,7 +302,7 @@ def cost_report(s: Scenario | dict[str, Any], pricing_path: str | None = None, o
     if offers is None:
         report = _offers(pricing_path)
         offers = report.offers
-    table = cost_table(sc, offers)
+    table = cost_table(sc, offers, fixed_layout)
     rows = table["offers"]
     if sc.gpu:
         from .catalog import get_gpu
@@ -340,14 +342,15 @@ def cost_report(s: Scenario | dict[str, Any], pricing_path: str | None = None, o
 
 
 def plan_report(
-    s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, explore_formats: bool = True
-) -> dict[str, Any]:
+    s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, explore_formats: bool = False
+):
+    """The recommendation as a typed Plan (plan.py); the CLI's JSON is its model_dump()."""
     from .plan import recommend
 
     sc = scenario_of(s)
     if offers is None:
         offers = _offers(pricing_path).offers
-    return {**model_summary(sc), "mode": sc.mode, **recommend(sc, offers, explore_formats=explore_formats)}
+    return recommend(sc, offers, explore_formats=explore_formats)
 
 
 def _format_cost(r: dict[str, Any]) -> str:
@@ -375,19 +378,20 @@ def _format_cost(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _format_plan(r: dict[str, Any]) -> str:
-    lines = [f"{r['model']} ({r['mode']}), {r.get('candidates', 0)} candidates; cost in {r.get('unit', 'USD')}"]
-    if r.get("message"):
-        lines.append(r["message"])
-    for i, p in enumerate(r["picks"], 1):
-        cost = p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"]
-        lines.append(f"{i}. {p['offer_id']} ({p['gpu']} x{p['gpus']}, {p['weights_format']}): {cost:,.0f} USD")
-        lines += [f"     - {w}" for w in p["why"]]
-    for p in r["near_misses"]:
-        cost = p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"]
+def _format_plan(plan) -> str:
+    lines = [f"{plan.model} ({plan.mode}), {plan.candidates} candidates; cost in {plan.unit}"]
+    if plan.message:
+        lines.append(plan.message)
+    for i, p in enumerate(plan.picks, 1):
+        cost = p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd
+        lines.append(f"{i}. {p.offer_id} ({p.layout}, {p.replicas} replica(s), {p.weights_format}): {cost:,.0f} USD")
+        lines += [f"     - {w}" for w in p.why]
+    if plan.why:
+        lines.append("why: " + " -> ".join(f"{w.label} {w.value}" for w in plan.why))
+    for p in plan.near_misses:
+        cost = p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd
         lines.append(
-            f"near miss: {p['offer_id']} ({p['gpu']}, {p['weights_format']}) {cost:,.0f} USD misses: "
-            + "; ".join(p["misses"])
+            f"near miss: {p.offer_id} ({p.layout}, {p.weights_format}) {cost:,.0f} USD misses: " + "; ".join(p.misses)
         )
     return "\n".join(lines)
 

@@ -82,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
         _add_scenario_options(c)
         if name in ("cost", "plan"):
             c.add_argument("--pricing", default=None, help="path to a pricing CSV (default: bundled data/pricing.csv)")
+        if name == "plan":
+            c.add_argument(
+                "--explore-formats",
+                action="store_true",
+                help="also search FP8 and INT4 weights (a quality trade-off); default: only --weights-format",
+            )
         if name == "serve":
             load = c.add_mutually_exclusive_group(required=True)
             load.add_argument("--concurrency", type=int, help="clients, each sending its next request when one ends")
@@ -124,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                 "memory": api.memory_report,
                 "perf": lambda s: api.perf_report(s),
                 "cost": lambda s: api.cost_report(s, pricing_path=pricing),
-                "plan": lambda s: api.plan_report(s, pricing_path=pricing),
+                "plan": lambda s: api.plan_report(s, pricing_path=pricing, explore_formats=args.explore_formats),
                 "serve": lambda s: api.serve_report(s, args.concurrency, args.request_rate),
             }
             result = handlers[args.command](scenario)
@@ -134,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         if getattr(args, "json", False):
-            print(json.dumps(result, indent=2, sort_keys=False))
+            data = result.model_dump() if hasattr(result, "model_dump") else result
+            print(json.dumps(data, indent=2, sort_keys=False))
         else:
             print(text)
         sys.stdout.flush()

@@ -392,8 +392,10 @@ RECORDS: tuple[Input, ...] = (
     Input("batch", "Batch (concurrent sequences)", "Sequences processed together; each keeps its own KV cache.",
           8.0, "number", field="batch", lo=1, hi=4096, step=1, whole=True, to_fields=_batch_fields,
           job_labels={"pretrain": "Micro-batch per GPU", "finetune": "Micro-batch per GPU"}),
-    Input("gpu", "GPU", "The GPU type the detail views use; tables cover every catalog GPU.", "H100-SXM",
-          "select", field="gpu", options=_gpu_ids, labels=_gpu_label),
+    Input("gpu", "GPU", "Any: the recommendation searches every GPU type (detail views show an H100 SXM). A GPU type: "
+          "only its offers are priced, and the detail views show it.", "any", "select", field="gpu",
+          options=lambda: ["any", *_gpu_ids()], labels=lambda g: "Any GPU" if g == "any" else _gpu_label(g),
+          none_when="any"),
     # GPU count and parallelism
     Input("gpus", "GPUs", "GPUs in the job: tensor parallel x pipeline stages x data-parallel replicas.", 1.0,
           "number", group="GPU count and parallelism", field="gpus", lo=1, hi=4096, step=1, whole=True,

@@ -1,8 +1,13 @@
-"""Costs per offer for a scenario, and the recommendation.
+"""The recommendation, and the costs per offer the Cost page shows.
 
-The rule (DOMAIN.md): rent the least expensive configuration that fits the COMPLETE memory budget
-and meets the latency target (TTFT and TPOT) or the completion-time target. Candidates are every
-catalog GPU x GPU count x offer x weights format; each rejected candidate keeps the reason.
+The rule: rent the least expensive configuration that fits the COMPLETE memory budget and meets the latency
+target (p95 TTFT and mean TPOT) or the completion-time target. Inference candidates come from search.py (every
+GPU x format x layout x offer); training candidates from here (every GPU x offer at the smallest layout that fits,
+at the chosen ZeRO stage or the lowest one above it that fits). Each rejected candidate keeps its reason.
+
+The result is a typed Plan: the picks, cheaper near misses, rejections, the why-chain a PM can read aloud (traffic
+-> replicas -> GPUs -> price x hours = cost; or FLOPs -> GPU-hours -> wall time -> cost), the cost-latency Pareto
+front, and, when nothing qualifies, the binding constraint in one sentence.
 """
 
 from __future__ import annotations
@@ -10,35 +15,33 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from .catalog import GPU, get_gpu
-from .cost import (
-    cost_per_million_tokens,
-    gpu_hours,
-    monthly_always_on,
-    replicas_for_traffic,
-    run_cost,
-    serverless_monthly,
-    training_flops,
-)
+from .cost import gpu_hours, monthly_always_on, run_cost, training_flops
 from .formats import get_format
-from .memory import max_batch, memory_budget, min_gpus
-from .model import ModelArch, params_active
-from .perf import PerfAssumptions, Workload, predict
+from .memory import memory_budget, min_gpus
+from .model import ModelArch, params_active, params_total
+from .perf import PerfAssumptions
 from .pricing import Offer
 from .scenario import Scenario
-from .serving import Replica, capacity, engine_limits, max_request_rate, serve
-from .units import GB, SECONDS_PER_HOUR
+from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
+from .units import SECONDS_PER_HOUR
 
 DEFAULT_MFU = 0.40  # training MFU when the user gives none (large dense runs report 0.35-0.55)
-COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
-WEIGHT_LOAD_BYTES_PER_S = 2 * GB  # model load speed at cold start (network volume / local NVMe)
+# Data-parallel training across machines loses some of each step to gradient all-reduces over the network:
+# the share of single-machine MFU kept, by the network per node (assumptions, shown on Methodology).
+MULTI_NODE_EFFICIENCY = ((3200.0, 0.95), (400.0, 0.85))
 
 
 def filter_offers(offers: list[Offer], sc: Scenario) -> list[Offer]:
-    """The scenario's pricing filters. Interactive serving leaves out interruptible (spot) offers unless
-    the user asks for spot: a reclaimed server drops live users."""
+    """The scenario's filters: its GPU (when one is chosen), billing and provider. Interactive serving leaves out
+    interruptible (spot) offers unless the user asks for spot: a reclaimed server drops live users."""
+    gid = get_gpu(sc.gpu).gpu if sc.gpu else None
     out = []
     for o in offers:
+        if gid and o.gpu != gid:
+            continue
         if o.interruptible and sc.mode == "inference" and sc.serving == "interactive" and (sc.billing or "") != "spot":
             continue
         if sc.provider and o.provider.lower() != sc.provider.lower():
@@ -55,415 +58,480 @@ def filter_offers(offers: list[Offer], sc: Scenario) -> list[Offer]:
     return out
 
 
-@dataclass
-class Layout:
-    gpu: GPU
+# ---- the typed plan ------------------------------------------------------------------------------
+
+
+class WhyStep(BaseModel):
+    """One link of the why-chain: a label, its value, and how it follows from the ones before."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    value: str
+    detail: str = ""
+
+
+class Pick(BaseModel):
+    """One priced configuration. ``monthly_usd`` = GPUs paid for x price per GPU-hour x hours per month."""
+
+    gpu: str
+    weights_format: str
+    offer_id: str
+    provider: str
+    product: str
+    billing_model: str
+    gpus: int = Field(description="GPUs paid for (whole nodes where the offer rents whole nodes)")
+    nodes: int = Field(description="machines (or serverless workers at peak)")
     tp: int
     pp: int
-    replica_gpus: int
-    note: str | None = None
+    layout: str = Field(description="e.g. '2 x H100-SXM, TP 2': one replica")
+    replicas: int
+    zero_stage: int | None = None
+    monthly_usd: float | None
+    run_cost_usd: float | None
+    price_per_gpu_hour_usd: float
+    ttft_s: float | None = Field(None, description="p95 under the traffic, else the static batch's")
+    tpot_s: float | None = None
+    wall_hours: float | None = None
+    requests_per_s_per_replica: float | None = None
+    output_cost_per_million_usd: float | None = None
+    input_cost_per_million_usd: float | None = None
+    fits: bool = True
+    meets_target: bool
+    misses: list[str]
+    why: list[str]
+    source: str
+    price_as_of: str | None
 
 
-def layout_for(m: ModelArch, sc: Scenario, gpu: GPU, weights_format: str | None = None) -> Layout | None:
-    """The scenario's layout when the model fits there, else the smallest one that fits."""
-    req = sc.memory_request(weights_format=get_format(weights_format or sc.weights_format).name)
-    cap = gpu.vram_usable_bytes * req.assumptions.memory_utilization
-    try:
-        if memory_budget(m, req).per_gpu_bytes <= cap:
-            return Layout(gpu, sc.tp, sc.pp, req.tp * req.pp)
-    except ValueError:
-        pass
-    lay = min_gpus(m, req, gpu)
-    if lay is None:
-        return None
-    if req.mode == "inference":
-        return Layout(gpu, lay.tp, lay.pp, lay.tp * lay.pp, f"needs tp={lay.tp} x pp={lay.pp}")
-    return Layout(gpu, lay.tp, lay.pp, lay.gpus, f"needs {lay.gpus} GPUs (tp={lay.tp}, pp={lay.pp}, dp={lay.dp})")
+class ParetoPoint(BaseModel):
+    """A configuration no other beats on both cost and p95 TTFT."""
+
+    offer_id: str
+    gpu: str
+    layout: str
+    weights_format: str
+    monthly_usd: float
+    ttft_s: float
+    tpot_s: float | None
+    meets_target: bool
 
 
-def cold_start_s(m: ModelArch, weights_format: str) -> float:
-    from .model import params_total
+class Plan(BaseModel):
+    model: str
+    mode: str
+    unit: str
+    picks: list[Pick] = Field(default_factory=list)
+    near_misses: list[Pick] = Field(default_factory=list)
+    rejected: list[dict] = Field(default_factory=list)
+    candidates: int = 0
+    why: list[WhyStep] = Field(default_factory=list, description="the top pick's why-chain")
+    pareto: list[ParetoPoint] = Field(default_factory=list)
+    message: str | None = Field(None, description="why nothing qualifies, when nothing does")
+    training_flops: float | None = None
+    training_tokens: float | None = None
+    mfu: float | None = None
+    tokens_note: str | None = None
 
-    return COLD_START_FIXED_S + params_total(m) * get_format(weights_format).bytes_per_value / WEIGHT_LOAD_BYTES_PER_S
+
+def _pick(c: Candidate | TrainingCandidate) -> Pick:
+    if isinstance(c, Candidate):
+        ev = c.ev
+        gpu, fmt, tp, pp, zero = ev.gpu.gpu, ev.weights_format, ev.tp, ev.pp, None
+        ttft, tpot, rps = ev.ttft_s, ev.tpot_s, ev.capacity
+    else:
+        gpu, fmt, tp, pp, zero, ttft, tpot, rps = c.gpu, c.weights_format, c.tp, c.pp, c.zero_stage, None, None, None
+    o = c.offer
+    return Pick(
+        gpu=gpu,
+        weights_format=fmt,
+        offer_id=o.offer_id,
+        provider=o.provider,
+        product=o.product,
+        billing_model=o.billing_model,
+        gpus=c.gpus,
+        nodes=c.nodes,
+        tp=tp,
+        pp=pp,
+        layout=layout_label(gpu, tp, pp),
+        replicas=c.replicas,
+        zero_stage=zero,
+        monthly_usd=c.monthly_usd,
+        run_cost_usd=c.run_cost_usd,
+        price_per_gpu_hour_usd=o.price_per_gpu_hour_usd,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        wall_hours=c.wall_hours,
+        requests_per_s_per_replica=rps,
+        output_cost_per_million_usd=c.output_cost_per_million_usd,
+        input_cost_per_million_usd=c.input_cost_per_million_usd,
+        meets_target=not c.misses,
+        misses=c.misses,
+        why=c.why,
+        source=o.source,
+        price_as_of=o.price_as_of,
+    )
+
+
+# ---- training ------------------------------------------------------------------------------------
 
 
 @dataclass
-class Candidate:
+class TrainingCandidate:
     gpu: str
     weights_format: str
     offer: Offer
     gpus: int
+    nodes: int
     tp: int
     pp: int
-    replicas: int
-    monthly_usd: float | None
-    run_cost_usd: float | None
-    ttft_s: float | None = None
-    tpot_s: float | None = None
-    wall_hours: float | None = None
+    zero_stage: int
+    run_cost_usd: float
+    wall_hours: float
+    gpu_hours: float
+    monthly_usd: float | None = None
+    replicas: int = 1
     output_cost_per_million_usd: float | None = None
     input_cost_per_million_usd: float | None = None
     misses: list[str] = field(default_factory=list)
     why: list[str] = field(default_factory=list)
-    requests_per_s_per_replica: float | None = None
 
     @property
     def rank_cost(self) -> float:
-        v = self.run_cost_usd if self.monthly_usd is None else self.monthly_usd
-        return math.inf if v is None else v
-
-    def to_dict(self) -> dict:
-        return {
-            "gpu": self.gpu,
-            "weights_format": self.weights_format,
-            "offer_id": self.offer.offer_id,
-            "provider": self.offer.provider,
-            "product": self.offer.product,
-            "billing_model": self.offer.billing_model,
-            "gpus": self.gpus,
-            "tp": self.tp,
-            "pp": self.pp,
-            "replicas": self.replicas,
-            "monthly_usd": self.monthly_usd,
-            "run_cost_usd": self.run_cost_usd,
-            "ttft_s": self.ttft_s,
-            "tpot_s": self.tpot_s,
-            "wall_hours": self.wall_hours,
-            "output_cost_per_million_usd": self.output_cost_per_million_usd,
-            "input_cost_per_million_usd": self.input_cost_per_million_usd,
-            "fits": True,
-            "meets_target": not self.misses,
-            "misses": self.misses,
-            "why": self.why,
-            "requests_per_s_per_replica": self.requests_per_s_per_replica,
-            "source": self.offer.source,
-            "price_as_of": self.offer.price_as_of,
-        }
-
-
-def _inference_candidates(
-    m: ModelArch, sc: Scenario, offers: list[Offer], formats: list[str], pa: PerfAssumptions
-) -> tuple[list[Candidate], list[dict]]:
-    cands: list[Candidate] = []
-    rejected: list[dict] = []
-    by_gpu: dict[str, list[Offer]] = {}
-    for o in offers:
-        by_gpu.setdefault(o.gpu, []).append(o)
-    for gid, gpu_offers in by_gpu.items():
-        gpu = get_gpu(gid)
-        for fmt in formats:
-            lay = layout_for(m, sc, gpu, fmt)
-            if lay is None:
-                rejected.append(
-                    {
-                        "gpu": gid,
-                        "weights_format": fmt,
-                        "reason": "does not fit the complete memory budget on any layout",
-                    }
-                )
-                continue
-            req = sc.memory_request(weights_format=fmt).model_copy(
-                update={"tp": lay.tp, "pp": lay.pp, "gpus": lay.replica_gpus}
-            )
-            mb = max_batch(m, req, gpu)
-            batch = mb if sc.batch == "max" else min(sc.batch, max(1, mb))
-            if batch < 1:
-                rejected.append(
-                    {"gpu": gid, "weights_format": fmt, "reason": "no room for even one sequence's KV cache"}
-                )
-                continue
-            wl = sc.workload(lay.tp, lay.pp, fmt)
-            r = predict(m, gpu, wl, batch, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
-            ttft, tpot = r.ttft_s, r.tpot_s
-            misses = _target_misses(sc, ttft, tpot)
-            req_per_s, replicas, load_line, e2e_s = batch / r.e2e_request_s, 1, None, r.e2e_request_s
-            if sc.requests_per_day:
-                t = traffic_fit(m, sc, gpu, wl, mb, pa)
-                ttft, tpot, misses, req_per_s, load_line = t.ttft_p95_s, t.tpot_s, t.misses, t.capacity, t.line
-                replicas, e2e_s = t.replicas, t.e2e_s
-                batch = min(mb, engine_limits(gpu).max_num_seqs)
-            used = memory_budget(m, req.model_copy(update={"batch": batch})).per_gpu_bytes
-            usable = gpu.vram_usable_bytes * req.assumptions.memory_utilization
-            fits_line = f"fits: {used / GB:,.1f} GB of {usable / GB:,.1f} GB usable per GPU at batch {batch}"
-            if load_line:
-                fits_line += f"; {load_line}"
-            for o in gpu_offers:
-                gpus = lay.replica_gpus * replicas
-                why = [fits_line]
-                if lay.note:
-                    why.append(lay.note)
-                if o.is_serverless:
-                    if not sc.requests_per_day:
-                        rejected.append(
-                            {
-                                "gpu": gid,
-                                "weights_format": fmt,
-                                "offer_id": o.offer_id,
-                                "reason": "serverless needs a traffic estimate (requests per day)",
-                            }
-                        )
-                        continue
-                    if lay.replica_gpus > o.gpus_per_node:
-                        rejected.append(
-                            {
-                                "gpu": gid,
-                                "weights_format": fmt,
-                                "offer_id": o.offer_id,
-                                "reason": f"needs {lay.replica_gpus} GPUs per worker; offer has {o.gpus_per_node:g}",
-                            }
-                        )
-                        continue
-                    if not req_per_s:
-                        rejected.append(
-                            {
-                                "gpu": gid,
-                                "weights_format": fmt,
-                                "offer_id": o.offer_id,
-                                "reason": "a worker cannot meet the latency targets at any load",
-                            }
-                        )
-                        continue
-                    sl = serverless_monthly(
-                        o.price_per_node_hour_usd,
-                        sc.requests_per_day,
-                        e2e_s,
-                        req_per_s,
-                        cold_start_s(m, fmt),
-                        o.serverless_idle_timeout_default_s or 5.0,
-                        sc.hours_per_month,
-                        sc.peak_to_average,
-                    )
-                    if o.billing_model == "serverless_active":  # always running, billed while idle
-                        monthly = sl.workers * o.price_per_node_hour_usd * sc.hours_per_month
-                        why.append(f"serverless active workers: {sl.workers} running 24/7 (billed while idle)")
-                    else:
-                        monthly = sl.monthly_usd
-                        why.append(
-                            f"serverless: {sl.workers_average} warm worker(s), up to {sl.workers} at peak, each "
-                            f"batching up to {req_per_s:,.2f} req/s; {sl.billed_seconds_per_month / 3600:,.0f} "
-                            f"billed h/month incl. {sl.cold_starts_per_month:,.0f} cold starts (after idle gaps "
-                            "longer than the idle timeout)"
-                        )
-                    replicas_used = sl.workers
-                else:
-                    monthly = monthly_always_on(o, gpus, sc.hours_per_month)
-                    replicas_used = replicas
-                out_cost = cost_per_million_tokens(
-                    o.price_per_node_hour_usd * math.ceil(lay.replica_gpus / o.gpus_per_node - 1e-9),
-                    r.decode_tokens_per_s,
-                    sc.utilization,
-                )
-                in_cost = cost_per_million_tokens(
-                    o.price_per_node_hour_usd * math.ceil(lay.replica_gpus / o.gpus_per_node - 1e-9),
-                    r.prefill_tokens_per_s,
-                    sc.utilization,
-                )
-                cands.append(
-                    Candidate(
-                        gpu=gid,
-                        weights_format=fmt,
-                        offer=o,
-                        gpus=gpus,
-                        tp=lay.tp,
-                        pp=lay.pp,
-                        replicas=replicas_used,
-                        monthly_usd=monthly,
-                        run_cost_usd=None,
-                        ttft_s=ttft,
-                        tpot_s=tpot,
-                        output_cost_per_million_usd=out_cost,
-                        input_cost_per_million_usd=in_cost,
-                        misses=misses,
-                        why=why,
-                        requests_per_s_per_replica=req_per_s,
-                    )
-                )
-    return cands, rejected
-
-
-def _target_misses(sc: Scenario, ttft_s: float | None, tpot_s: float | None, what: str = "TTFT") -> list[str]:
-    misses = []
-    if sc.ttft_target_s and ttft_s is not None and ttft_s > sc.ttft_target_s:
-        misses.append(f"{what} {ttft_s * 1e3:,.0f} ms > target {sc.ttft_target_s * 1e3:,.0f} ms")
-    if sc.tpot_target_s and tpot_s is not None and tpot_s > sc.tpot_target_s:
-        misses.append(f"TPOT {tpot_s * 1e3:,.1f} ms > target {sc.tpot_target_s * 1e3:,.1f} ms")
-    return misses
+        return self.run_cost_usd
 
 
 @dataclass
-class Traffic:
-    """How one replica layout serves the scenario's traffic (serving.py: continuous batching under load)."""
-
-    capacity: float  # requests per second one replica sustains within the targets (0: none)
-    replicas: int
-    ttft_p95_s: float | None  # at the peak rate shared by the replicas (or at light load when capacity is 0)
-    tpot_s: float | None
-    e2e_s: float
-    misses: list[str]
-    line: str
+class TrainingLayout:
+    tp: int
+    pp: int
+    gpus: int  # the smallest count that holds the job
+    zero_stage: int
+    note: str | None = None
 
 
-def traffic_fit(m: ModelArch, sc: Scenario, gpu: GPU, wl: Workload, kv_sequences: int, pa: PerfAssumptions) -> Traffic:
-    """Replicas for the traffic: ceil(peak rate / one replica's capacity within the targets), where peak rate =
-    requests per day / 86,400 x peak-to-average. Batch serving has no latency targets: capacity is the rate at
-    which a replica saturates."""
-    rep = Replica(m, gpu, wl, sc.input_tokens, sc.output_tokens, kv_sequences, engine_limits(gpu), pa)
-    interactive = sc.serving == "interactive"
-    ttft_t, tpot_t = (sc.ttft_target_s, sc.tpot_target_s) if interactive else (None, None)
-    peak = sc.requests_per_day / 86_400 * sc.peak_to_average
-    cap = capacity(rep, ttft_t, tpot_t)
-    if cap <= 0:
-        light = serve(rep, request_rate=max_request_rate(rep) * 1e-3)
-        misses = _target_misses(sc, light.ttft_p95_s, light.tpot_mean_s, "p95 TTFT")
-        misses = [f"{x} even at light load" for x in misses]
-        return Traffic(0.0, 1, light.ttft_p95_s, light.tpot_mean_s, light.e2e_mean_s, misses, "")
-    replicas = replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, cap)
-    at = serve(rep, request_rate=peak / replicas)
-    line = (
-        f"{peak:,.2f} req/s at peak ({sc.requests_per_day:,.0f}/day x {sc.peak_to_average:g}) over {replicas} "
-        f"replica(s) of {cap:,.2f} req/s each (continuous batching: p95 TTFT {at.ttft_p95_s * 1e3:,.0f} ms, "
-        f"TPOT {(at.tpot_mean_s or 0) * 1e3:,.1f} ms at that load)"
-    )
-    return Traffic(cap, replicas, at.ttft_p95_s, at.tpot_mean_s, at.e2e_mean_s, [], line)
+def training_layout(m: ModelArch, sc: Scenario, gpu: GPU) -> TrainingLayout | None:
+    """The smallest layout that holds the job at the chosen ZeRO stage, else at the lowest stage above it."""
+    for zero in range(sc.zero_stage, 4):
+        s = sc.model_copy(update={"zero_stage": zero})
+        req = s.memory_request()
+        cap = gpu.vram_usable_bytes * req.assumptions.memory_utilization
+        try:
+            if memory_budget(m, req).per_gpu_bytes <= cap:
+                lay = TrainingLayout(sc.tp, sc.pp, sc.gpus, zero)
+            else:
+                found = min_gpus(m, req, gpu)
+                lay = None if found is None else TrainingLayout(found.tp, found.pp, found.gpus, zero)
+        except ValueError:
+            lay = None
+        if lay is not None:
+            if zero != sc.zero_stage:
+                lay.note = f"ZeRO-{zero}: at ZeRO-{sc.zero_stage} the model states do not fit this GPU"
+            return lay
+    return None
 
 
 def training_tokens_of(sc: Scenario, m: ModelArch) -> tuple[float, str | None]:
     if sc.training_tokens:
         return sc.training_tokens, None
-    from .model import params_total
-
     tokens = 20.0 * params_total(m)
     return tokens, f"no training tokens given: {tokens:.3g} assumed (20 tokens per parameter, Chinchilla)"
 
 
-def _training_candidates(
+def _network_efficiency(o: Offer, gpus: int) -> tuple[float, str | None]:
+    if gpus <= o.machine_gpus:
+        return 1.0, None
+    for gbit, eff in MULTI_NODE_EFFICIENCY:
+        if (o.inter_node_gbit_s or 0) >= gbit:
+            return eff, (
+                f"across machines over {o.inter_node_network} {o.inter_node_gbit_s:,.0f} Gbit/s: MFU x {eff:.2f} "
+                "for gradient all-reduces"
+            )
+    return MULTI_NODE_EFFICIENCY[-1][1], None
+
+
+def training_candidates(
     m: ModelArch, sc: Scenario, offers: list[Offer], pa: PerfAssumptions
-) -> tuple[list[Candidate], list[dict], dict]:
+) -> tuple[list[TrainingCandidate], list[Rejection], dict]:
     tokens, note = training_tokens_of(sc, m)
     mfu = sc.mfu or DEFAULT_MFU
     method = sc.method if sc.mode == "finetune" else "full"
-    flops = training_flops(
-        params_active(m),
-        tokens,
-        m.num_layers,
-        sc.context_tokens,
-        m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d),
-        method,
-    )
-    cands: list[Candidate] = []
-    rejected: list[dict] = []
+    attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
+    flops = training_flops(params_active(m), tokens, m.num_layers, sc.context_tokens, attn_width, method)
+    cands: list[TrainingCandidate] = []
+    rejected: list[Rejection] = []
     by_gpu: dict[str, list[Offer]] = {}
     for o in offers:
         if not o.is_serverless:
             by_gpu.setdefault(o.gpu, []).append(o)
     for gid, gpu_offers in by_gpu.items():
         gpu = get_gpu(gid)
-        lay = layout_for(m, sc, gpu)
+        lay = training_layout(m, sc, gpu)
         if lay is None:
-            rejected.append(
-                {"gpu": gid, "reason": "model states + activations do not fit on any layout up to 4,096 GPUs"}
-            )
+            rejected.append(Rejection(gid, "model states + activations do not fit on any layout up to 4,096 GPUs"))
             continue
         peak = gpu.dense_peak_flops("bf16")[0]
-        gh = gpu_hours(flops, peak, mfu)
-        count = max(lay.replica_gpus, sc.gpus)
-        if sc.deadline_hours:
-            need = math.ceil(gh / sc.deadline_hours - 1e-9)
-            step = lay.tp * lay.pp
-            count = max(count, math.ceil(need / step) * step)
-        wall = gh / count
-        misses = (
-            [f"{wall:,.0f} h > deadline {sc.deadline_hours:,.0f} h"]
-            if sc.deadline_hours and wall > sc.deadline_hours * 1.0001
-            else []
-        )
+        step = lay.tp * lay.pp
         for o in gpu_offers:
+            count = max(lay.gpus, sc.gpus)
+            if sc.deadline_hours:
+                need = math.ceil(gpu_hours(flops, peak, mfu) / sc.deadline_hours - 1e-9)
+                if need > o.machine_gpus:  # across machines the network costs some efficiency: a few more GPUs
+                    eff, _ = _network_efficiency(o, need)
+                    need = math.ceil(gpu_hours(flops, peak, mfu * eff) / sc.deadline_hours - 1e-9)
+                count = max(count, math.ceil(need / step) * step)
+            capped = None
+            if count > o.machine_gpus and not o.fast_network:
+                if lay.gpus > o.machine_gpus:
+                    net = o.inter_node_network if o.inter_node_network != "unknown" else "no stated network"
+                    rejected.append(
+                        Rejection(
+                            gid,
+                            f"needs {lay.gpus} GPUs across machines: a coupled job needs a fast RDMA network; this "
+                            f"offer has {net}",
+                            sc.weights_format,
+                            o.offer_id,
+                        )
+                    )
+                    continue
+                capped = count
+                count = o.machine_gpus // step * step  # one machine: the most it holds
+            eff, net_note = _network_efficiency(o, count)
+            gh = gpu_hours(flops, peak, mfu * eff)
+            wall = gh / count
+            misses = (
+                [f"{wall:,.0f} h > deadline {sc.deadline_hours:,.0f} h"]
+                if sc.deadline_hours and wall > sc.deadline_hours * 1.0001
+                else []
+            )
             rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.spot_restart_overhead, sc.hours_per_month)
             total = rc.run_cost_usd * (1 + sc.overhead_factor)
             why = [
-                f"{count} GPUs, {gh:,.0f} GPU-hours at MFU {mfu:.2f} of {peak / 1e12:,.0f} TFLOP/s dense BF16",
+                f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}), {gh:,.0f} GPU-hours at MFU "
+                f"{mfu * eff:.2f} of {peak / 1e12:,.0f} TFLOP/s dense BF16",
                 f"+{sc.overhead_factor:.0%} for failed runs and sweeps",
-            ] + rc.notes
-            if lay.note:
-                why.append(lay.note)
+                *rc.notes,
+            ]
+            why += [x for x in (lay.note, net_note) if x]
+            if capped:
+                why.append(
+                    f"kept to one machine ({count} GPUs, not {capped}): the offer has no stated fast network between "
+                    "machines"
+                )
             cands.append(
-                Candidate(
-                    gpu=gid,
-                    weights_format=sc.weights_format,
-                    offer=o,
-                    gpus=count,
-                    tp=lay.tp,
-                    pp=lay.pp,
-                    replicas=1,
-                    monthly_usd=None,
-                    run_cost_usd=total,
-                    wall_hours=wall,
+                TrainingCandidate(
+                    gid,
+                    sc.weights_format,
+                    o,
+                    count,
+                    rc.nodes,
+                    lay.tp,
+                    lay.pp,
+                    lay.zero_stage,
+                    total,
+                    wall,
+                    gh,
                     misses=misses,
                     why=why,
+                )  # fmt: skip
+            )
+    summary = {"training_flops": flops, "training_tokens": tokens, "mfu": mfu, "tokens_note": note}
+    return cands, rejected, summary
+
+
+# ---- the why-chain and the Pareto front ------------------------------------------------------------
+
+
+def _why_inference(sc: Scenario, c: Candidate) -> list[WhyStep]:
+    ev, o = c.ev, c.offer
+    steps = []
+    if sc.requests_per_day:
+        peak = sc.requests_per_day / 86_400 * sc.peak_to_average
+        steps += [
+            WhyStep(label="Requests per day", value=f"{sc.requests_per_day:,.0f}"),
+            WhyStep(
+                label="Peak requests per second",
+                value=f"{peak:,.2f}",
+                detail=f"{sc.requests_per_day:,.0f} / 86,400 s x {sc.peak_to_average:g} peak-to-average",
+            ),
+            WhyStep(
+                label="One replica's capacity",
+                value=f"{ev.capacity:,.2f} req/s",
+                detail=f"{ev.label}, {get_format(ev.weights_format).label}; continuous batching, within p95 TTFT and "
+                "mean TPOT targets",
+            ),
+            WhyStep(
+                label="Replicas",
+                value=f"{c.replicas:,}",
+                detail=f"ceil({peak:,.2f} / {ev.capacity:,.2f})",
+            ),
+        ]
+    else:
+        steps.append(
+            WhyStep(label="One replica", value=ev.label, detail="no traffic estimate: one replica, the static batch")
+        )
+    unit = f"whole {o.gpus_per_node:g}-GPU nodes" if o.gpus_per_node > 1 else "per GPU"
+    steps.append(
+        WhyStep(
+            label="GPUs and machines",
+            value=f"{c.gpus:,} GPUs on {c.nodes:,} machine(s)",
+            detail=f"{c.replicas} x {ev.replica_gpus} GPUs, rented {unit}",
+        )
+    )
+    if c.monthly_usd is not None and not o.is_serverless:
+        steps.append(
+            WhyStep(
+                label="Monthly cost",
+                value=f"{c.monthly_usd:,.0f} USD",
+                detail=f"{c.gpus:,} GPUs x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour x {sc.hours_per_month:g} h "
+                f"({o.provider}, {o.billing_model.replace('_', ' ')})",
+            )
+        )
+    elif c.monthly_usd is not None:
+        steps.append(WhyStep(label="Monthly cost", value=f"{c.monthly_usd:,.0f} USD", detail=c.why[-1]))
+    return steps
+
+
+def _why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
+    o = c.offer
+    return [
+        WhyStep(
+            label="Training compute",
+            value=f"{summary['training_flops']:.3g} FLOPs",
+            detail=f"{summary['training_tokens']:.3g} tokens x (6 x active parameters + attention)",
+        ),
+        WhyStep(label="GPU-hours", value=f"{c.gpu_hours:,.0f}", detail=c.why[0]),
+        WhyStep(
+            label="Wall time", value=f"{c.wall_hours:,.1f} h", detail=f"{c.gpu_hours:,.0f} GPU-hours / {c.gpus} GPUs"
+        ),
+        WhyStep(
+            label="Machines x price",
+            value=f"{c.nodes} x {o.price_per_node_hour_usd:,.2f} USD/h",
+            detail=f"{o.provider} {o.product}, billed in its increments",
+        ),
+        WhyStep(
+            label="Cost of the run",
+            value=f"{c.run_cost_usd:,.0f} USD",
+            detail=f"incl. +{sc.overhead_factor:.0%} for failed runs and sweeps",
+        ),
+    ]
+
+
+def pareto_front(cands: list[Candidate]) -> list[ParetoPoint]:
+    """Configurations that no other beats on both monthly cost and p95 TTFT (cheapest first)."""
+    pts = sorted(
+        (c for c in cands if c.monthly_usd is not None and math.isfinite(c.monthly_usd)),
+        key=lambda c: (c.monthly_usd, c.ev.ttft_s),
+    )
+    front, best = [], math.inf
+    for c in pts:
+        if c.ev.ttft_s < best - 1e-12:
+            best = c.ev.ttft_s
+            front.append(
+                ParetoPoint(
+                    offer_id=c.offer.offer_id,
+                    gpu=c.ev.gpu.gpu,
+                    layout=c.ev.label,
+                    weights_format=c.ev.weights_format,
+                    monthly_usd=c.monthly_usd,
+                    ttft_s=c.ev.ttft_s,
+                    tpot_s=c.ev.tpot_s,
+                    meets_target=not c.misses,
                 )
             )
-    return cands, rejected, {"training_flops": flops, "training_tokens": tokens, "mfu": mfu, "tokens_note": note}
+    return front
 
 
-def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = True, top: int = 5) -> dict:
-    """Rank every feasible candidate by cost; say why the top picks win and what near misses miss."""
+# ---- the recommendation ------------------------------------------------------------------------------
+
+
+def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, top: int = 5) -> Plan:
+    """Rank every feasible candidate by cost; say why the top pick wins and what cheaper near misses miss. The
+    scenario's weights format is the only one searched unless ``explore_formats`` adds FP8 and INT4."""
     m = sc.model()
     pa = PerfAssumptions()
+    unit = "USD per month (always-on or serverless)" if sc.mode == "inference" else "USD per training run"
+    plan = Plan(model=m.name, mode=sc.mode, unit=unit)
     offers = filter_offers(offers, sc)
     if not offers:
-        return {"picks": [], "near_misses": [], "rejected": [], "message": "no offers match the pricing filters"}
-    extra: dict = {}
+        plan.message = "No offers match the pricing filters (GPU, billing, provider): widen them in the sidebar."
+        return plan
+    summary: dict = {}
     if sc.mode == "inference":
         formats = [get_format(sc.weights_format).name]
         if explore_formats:
             formats += [f for f in ("fp8", "int4-g128") if f not in formats]
-        cands, rejected = _inference_candidates(m, sc, offers, formats, pa)
+        cands, rejected, evals = inference_candidates(m, sc, offers, formats, pa)
+        plan.pareto = pareto_front(cands)
     else:
-        cands, rejected, extra = _training_candidates(m, sc, offers, pa)
+        cands, rejected, summary = training_candidates(m, sc, offers, pa)
+        evals = []
+        for k, v in summary.items():
+            setattr(plan, k, v)
     ok = sorted((c for c in cands if not c.misses), key=lambda c: c.rank_cost)
     missed = sorted((c for c in cands if c.misses), key=lambda c: c.rank_cost)
+    if sc.mode != "inference" and not sc.gpu:  # any GPU: the cheapest per GPU type
+        seen: set[str] = set()
+        ok = [c for c in ok if not (c.gpu in seen or seen.add(c.gpu))]
     picks = ok[:top]
     best = picks[0].rank_cost if picks else math.inf
     near = [c for c in missed if c.rank_cost < best][:top]
+    chosen = get_format(sc.weights_format).name
     for i, c in enumerate(picks):
-        if c.weights_format != get_format(sc.weights_format).name:
-            c.why.append(f"uses {get_format(c.weights_format).label} weights: check quality before switching")
+        fmt = c.ev.weights_format if isinstance(c, Candidate) else c.weights_format
+        if fmt != chosen:
+            c.why.append(f"uses {get_format(fmt).label} weights: check quality before switching")
         if i == 0 and len(ok) > 1:
             c.why.append(
                 f"cheapest that fits and meets the target; next best {ok[1].offer.offer_id} "
                 f"costs {ok[1].rank_cost - c.rank_cost:,.0f} USD more"
             )
-    return {
-        "unit": "USD per month (always-on or serverless)" if sc.mode == "inference" else "USD per training run",
-        "picks": [c.to_dict() for c in picks],
-        "near_misses": [c.to_dict() for c in near],
-        "rejected": rejected,
-        "candidates": len(cands),
-        **extra,
-    }
+    plan.picks = [_pick(c) for c in picks]
+    plan.near_misses = [_pick(c) for c in near]
+    plan.rejected = [r.to_dict() for r in rejected]
+    plan.candidates = len(cands)
+    if picks:
+        top_c = picks[0]
+        plan.why = _why_inference(sc, top_c) if isinstance(top_c, Candidate) else _why_training(sc, top_c, summary)
+    elif sc.mode == "inference":
+        plan.message = binding_constraint(sc, evals, cands, rejected)
+    else:
+        plan.message = (
+            "No configuration fits and meets the deadline: "
+            + ("; ".join(sorted({x for c in missed for x in c.misses})[:2]) or "no offer can run it")
+            + ". Allow a later deadline, a higher ZeRO stage, or offers with a fast network between machines."
+        )
+    return plan
 
 
-def cost_table(sc: Scenario, offers: list[Offer]) -> dict:
-    """Per-offer costs at the scenario's GPU count (or each GPU's minimum): per-run and monthly always-on."""
+def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) -> dict:
+    """Per offer: its best configuration (meets the targets if any does, the cheapest first): monthly always-on,
+    and per run (a day's requests as a batch job on the replicas, or an hour without traffic). ``fixed_layout``:
+    only the scenario's own layout (Compare prices exactly what it shows fitting)."""
     m = sc.model()
     offers = filter_offers(offers, sc)
     rows = []
     summary: dict = {}
     if sc.mode == "inference":
-        cands, rejected = _inference_candidates(m, sc, offers, [get_format(sc.weights_format).name], PerfAssumptions())
-        for c in cands:
+        cands, rejected, _ = inference_candidates(
+            m, sc, offers, [get_format(sc.weights_format).name], PerfAssumptions()
+        )
+        best: dict[str, Candidate] = {}
+        for c in sorted(cands, key=lambda c: (bool(c.misses), c.rank_cost)):
+            best.setdefault(c.offer.offer_id, c)
+        for c in best.values():
             if c.offer.is_serverless:
                 continue  # serverless has no per-run cluster; it is in the serverless table
-            # a per-run job: one day's requests (or one hour without traffic) on one replica, batched
-            replica_gpus = c.gpus // max(1, c.replicas)
-            if sc.requests_per_day and c.requests_per_s_per_replica:
-                runtime = sc.requests_per_day / c.requests_per_s_per_replica
+            replica_gpus = c.ev.replica_gpus
+            if sc.requests_per_day and c.ev.capacity:
+                runtime = sc.requests_per_day / (c.ev.capacity * c.replicas)
+                gpus = replica_gpus * c.replicas
             else:
-                runtime = SECONDS_PER_HOUR
-            rc = run_cost(c.offer, replica_gpus, runtime, sc.spot_restart_overhead, sc.hours_per_month)
+                runtime, gpus = SECONDS_PER_HOUR, replica_gpus
+            rc = run_cost(c.offer, gpus, runtime, sc.spot_restart_overhead, sc.hours_per_month)
             rows.append(
                 {
-                    **c.to_dict(),
+                    **_pick(c).model_dump(),
                     "run_cost_usd": rc.run_cost_usd,
                     "run_hours": runtime / 3600,
                     "run_description": "one day's requests as a batch job" if sc.requests_per_day else "one hour",
@@ -471,17 +539,16 @@ def cost_table(sc: Scenario, offers: list[Offer]) -> dict:
                     "notes": rc.notes,
                 }
             )
-        serverless = [c for c in cands if c.offer.is_serverless]
-        summary["serverless"] = [{**c.to_dict(), "monthly_usd": c.monthly_usd} for c in serverless]
+        summary["serverless"] = [_pick(c).model_dump() for c in best.values() if c.offer.is_serverless]
     else:
-        cands, rejected, summary = _training_candidates(m, sc, offers, PerfAssumptions())
+        cands, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
         for c in cands:
             rows.append(
                 {
-                    **c.to_dict(),
+                    **_pick(c).model_dump(),
                     "monthly_always_on_usd": monthly_always_on(c.offer, c.gpus, sc.hours_per_month),
-                    "gpu_hours": c.wall_hours * c.gpus,
+                    "gpu_hours": c.gpu_hours,
                     "notes": c.why,
                 }
             )
-    return {"offers": rows, "rejected": rejected, **summary}
+    return {"offers": rows, "rejected": [r.to_dict() for r in rejected], **summary}

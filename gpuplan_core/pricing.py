@@ -27,6 +27,13 @@ BillingModel = Literal[
 ]
 BILLING_MODELS = list(BillingModel.__args__)
 Rounding = Literal["up", "down", "unknown"]
+IntraNodeLink = Literal["NVLink", "PCIe", "unknown"]
+InterNodeNetwork = Literal["InfiniBand", "RoCE", "EFA", "Ethernet", "none", "unknown"]
+RDMA_NETWORKS = ("InfiniBand", "RoCE", "EFA")
+# A tightly coupled multi-node job (pipeline stages, training across nodes) needs a stated RDMA network of at least
+# this much per node: A100-era HGX clusters shipped 4 x 100 Gbit/s (AWS p4d: 400 Gbit/s EFA); H100-era ones
+# 8 x 400 (3,200 Gbit/s). Below it, or unstated, gradient and activation traffic would dominate.
+FAST_NETWORK_GBIT_S = 400.0
 MAX_PRICING_BYTES = 5_000_000
 MAX_PRICING_ROWS = 20_000
 
@@ -56,11 +63,17 @@ ALL_COLUMNS = [
     "serverless_idle_timeout_default_s",
     "cold_start_billed",
     "egress_usd_per_gb",
+    "max_gpus_per_node",
+    "intra_node_link",
+    "inter_node_network",
+    "inter_node_gbit_s",
     "source_type",
     "source",
     "price_as_of",
     "retrieved_date",
     "notes",
+    "interconnect_source",
+    "interconnect_notes",
 ]
 
 
@@ -93,11 +106,23 @@ class Offer(BaseModel):
     serverless_idle_timeout_default_s: float | None = Field(None, ge=0, le=86_400)
     cold_start_billed: bool | None = None
     egress_usd_per_gb: float | None = Field(None, ge=0, le=100)
+    # what one machine can be rented with, and how its GPUs and machines are connected ("unknown" allowed)
+    max_gpus_per_node: float | None = Field(None, gt=0, le=1024)
+    intra_node_link: IntraNodeLink = "unknown"
+    inter_node_network: InterNodeNetwork = "unknown"
+    inter_node_gbit_s: float | None = Field(None, gt=0, le=1_000_000)
+    interconnect_source: str = Field("", max_length=2000)
+    interconnect_notes: str = Field("", max_length=2000)
     source_type: str | None = None
     source: str = Field("", max_length=2000)
     price_as_of: str | None = None
     retrieved_date: str | None = None
     notes: str = ""
+
+    @field_validator("intra_node_link", "inter_node_network", mode="before")
+    @classmethod
+    def _unknown_when_empty(cls, v):
+        return "unknown" if v is None or (isinstance(v, str) and not v.strip()) else v
 
     @field_validator("gpu_variant", "region", "source_type", "price_as_of", "retrieved_date", mode="before")
     @classmethod
@@ -118,6 +143,29 @@ class Offer(BaseModel):
     @property
     def is_serverless(self) -> bool:
         return self.billing_model.startswith("serverless")
+
+    @property
+    def machine_gpus(self) -> int:
+        """The most GPUs of this offer one machine (or one serverless worker) can have."""
+        return int(self.max_gpus_per_node or self.gpus_per_node)
+
+    @property
+    def fast_network(self) -> bool:
+        """A stated RDMA network of at least FAST_NETWORK_GBIT_S per node: multi-node jobs allowed."""
+        return self.inter_node_network in RDMA_NETWORKS and (self.inter_node_gbit_s or 0) >= FAST_NETWORK_GBIT_S
+
+    def layout_problem(self, tp: int, pp: int) -> str | None:
+        """Why one replica of tp x pp GPUs cannot run on this offer (None: it can). Tensor parallel stays within one
+        machine, and above 2 needs NVLink; pipeline stages across machines need a fast network."""
+        if tp > self.machine_gpus:
+            return f"tensor parallel {tp} needs {tp} GPUs in one machine; this offer rents at most {self.machine_gpus}"
+        if tp > 2 and self.intra_node_link != "NVLink":
+            link = "PCIe" if self.intra_node_link == "PCIe" else "an unstated link"
+            return f"tensor parallel {tp} needs NVLink; this offer's GPUs talk over {link}"
+        if pp > 1 and (self.is_serverless or not self.fast_network):
+            net = self.inter_node_network if self.inter_node_network != "unknown" else "no stated network"
+            return f"{pp} pipeline stages span machines: needs a fast RDMA network; this offer has {net}"
+        return None
 
     @property
     def price_date(self) -> dt.date | None:
@@ -211,6 +259,8 @@ NUMERIC = {
     "interruption_notice_s",
     "serverless_idle_timeout_default_s",
     "egress_usd_per_gb",
+    "max_gpus_per_node",
+    "inter_node_gbit_s",
 }
 BOOLEAN = {"price_includes_host", "interruptible", "cold_start_billed"}
 

@@ -36,12 +36,12 @@ def perf_report(sc_json: str, gpus: tuple[str, ...] | None = None) -> dict:
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def cost_report(sc_json: str, pricing_key: str) -> dict:
-    return api.cost_report(_sc(sc_json), offers=_offers(pricing_key))
+def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> dict:
+    return api.cost_report(_sc(sc_json), offers=_offers(pricing_key), fixed_layout=fixed_layout)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def plan_report(sc_json: str, pricing_key: str, explore_formats: bool = False) -> dict:
+def plan_report(sc_json: str, pricing_key: str, explore_formats: bool = False):
     return api.plan_report(_sc(sc_json), offers=_offers(pricing_key), explore_formats=explore_formats)
 
 
@@ -129,9 +129,27 @@ def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: 
     plan = plan_report(sc_json, pricing_key, explore_formats)
     return {
         "plan": plan,
-        "picks": _table(tables.picks(plan, training)) if plan["picks"] else None,
-        "rejected": _table(pd.DataFrame(plan["rejected"])) if plan["rejected"] else None,
+        "picks": _table(tables.picks(plan, training)) if plan.picks else None,
+        "rejected": _table(pd.DataFrame(plan.rejected)) if plan.rejected else None,
+        "pareto": figures.pareto_figure(plan) if len(plan.pareto) > 1 else None,
     }
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def deployment(sc_json: str, offer_id: str, layout: str, weights_format: str, hf_id: str | None) -> dict:
+    """The vLLM command and SkyPilot task for one pick of this scenario's plan."""
+    from gpuplan_core.deploy import skypilot_yaml, vllm_command
+
+    sc = _sc(sc_json)
+    plan = plan_report(sc_json, pricing_key(), True)
+    pick = (
+        next(
+            (p for p in plan.picks if (p.offer_id, p.layout, p.weights_format) == (offer_id, layout, weights_format)),
+            None,
+        )
+        or plan_report(sc_json, pricing_key(), False).picks[0]
+    )
+    return {"vllm": vllm_command(sc, pick, hf_id), "skypilot": skypilot_yaml(sc, pick, hf_id)}
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)

@@ -423,3 +423,34 @@ def load_figure(curve: dict, which: str) -> go.Figure:
         yaxis={"title": {"text": ytitle}, "range": [0, max(ys) * 1.15]},
     )
     return go.Figure(data=data, layout=layout)
+
+
+def pareto_figure(plan) -> go.Figure:
+    """Monthly cost against p95 TTFT for the configurations no other beats on both, the pick highlighted."""
+    pts = plan.pareto
+    top = plan.picks[0].offer_id if plan.picks else None
+    data = [
+        {
+            "type": "scatter",
+            "x": [p.ttft_s * 1e3 for p in pts],
+            "y": [p.monthly_usd for p in pts],
+            "mode": "lines+markers",
+            "line": {"shape": "hv", "color": NEUTRAL},
+            "marker": {
+                "size": [16 if p.offer_id == top else 9 for p in pts],
+                "color": [GPU_COLORS.get(p.gpu, "#334155") for p in pts],
+                "symbol": ["circle" if p.meets_target else "x" for p in pts],
+            },
+            "text": [f"{p.offer_id}<br>{p.layout}, {p.weights_format}" for p in pts],
+            "hovertemplate": "%{text}<br>p95 TTFT %{x:,.0f} ms<br>%{y:$,.0f}/month<extra></extra>",
+            "name": "cheapest for its latency",
+        }
+    ]
+    layout = _layout(
+        "Cost against first-token latency: the cheapest configuration at each latency",
+        360,
+        xaxis={"type": "log", "title": {"text": "p95 time to first token (ms)"}},
+        yaxis={"title": {"text": "USD per month"}, "rangemode": "tozero"},
+        showlegend=False,
+    )
+    return go.Figure(data=data, layout=layout)

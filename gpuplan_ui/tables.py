@@ -135,27 +135,29 @@ def serving_calibration(cal: dict) -> pd.DataFrame:
     )
 
 
-def picks(plan: dict, training: bool) -> pd.DataFrame:
+def picks(plan, training: bool) -> pd.DataFrame:
+    """The plan's picks (a typed Plan): the layout and price of each."""
     df = pd.DataFrame(
         [
             {
-                "offer": p["offer_id"],
-                "provider": p["provider"],
-                "GPU": p["gpu"],
-                "GPUs": p["gpus"],
-                "weights": p["weights_format"],
-                "billing": p["billing_model"],
-                "cost (USD)": round(p["monthly_usd"] if p["monthly_usd"] is not None else p["run_cost_usd"], 2),
-                "TTFT (ms)": None if p["ttft_s"] is None else round(p["ttft_s"] * 1e3, 1),
-                "TPOT (ms)": None if p["tpot_s"] is None else round(p["tpot_s"] * 1e3, 2),
-                "wall hours": _r(p["wall_hours"], 1),
-                "price date": p["price_as_of"],
-                "source": p["source"],
+                "offer": p.offer_id,
+                "provider": p.provider,
+                "layout": p.layout,
+                "replicas": p.replicas,
+                "GPUs paid": p.gpus,
+                "weights": p.weights_format,
+                "billing": p.billing_model,
+                "cost (USD)": round(p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd, 2),
+                "p95 TTFT (ms)": None if p.ttft_s is None else round(p.ttft_s * 1e3, 1),
+                "TPOT (ms)": None if p.tpot_s is None else round(p.tpot_s * 1e3, 2),
+                "wall hours": _r(p.wall_hours, 1),
+                "price date": p.price_as_of,
+                "source": p.source,
             }
-            for p in plan["picks"]
+            for p in plan.picks
         ]
     )
-    return df.drop(columns=["TTFT (ms)", "TPOT (ms)"] if training else ["wall hours"])
+    return df.drop(columns=["p95 TTFT (ms)", "TPOT (ms)", "replicas"] if training else ["wall hours"])
 
 
 # --- Cost page -----------------------------------------------------------------------------------

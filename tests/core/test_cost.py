@@ -239,10 +239,10 @@ def test_cost_report_training_keys():
 def test_recommendation_rejects_cheapest_gpu_for_missing_latency():
     """Without a target the cheapest fitting offer wins; a tight TPOT target makes it a near miss."""
     base = {"preset": "Llama-3.1-8B", "input_tokens": 1000, "output_tokens": 200, "batch": 8}
-    free = api.plan_report(base, explore_formats=False)
+    free = api.plan_report(base, explore_formats=False).model_dump()
     cheapest = free["picks"][0]
     strict_tpot = cheapest["tpot_s"] * 0.8
-    strict = api.plan_report({**base, "tpot_target_s": strict_tpot}, explore_formats=False)
+    strict = api.plan_report({**base, "tpot_target_s": strict_tpot}, explore_formats=False).model_dump()
     assert strict["picks"][0]["offer_id"] != cheapest["offer_id"]
     assert strict["picks"][0]["tpot_s"] <= strict_tpot
     assert strict["picks"][0]["monthly_usd"] >= cheapest["monthly_usd"]
@@ -261,14 +261,14 @@ def test_plan_training_deadline_adds_gpus():
             "zero_stage": 3,
             "deadline_hours": 24,
         }
-    )
+    ).model_dump()
     assert r["picks"]
     assert all(p["wall_hours"] <= 24 * 1.0001 for p in r["picks"])
 
 
 def test_empty_filter_is_a_message_not_a_crash():
-    r = api.plan_report({"preset": "Llama-3.1-8B", "provider": "nobody"})
-    assert r["picks"] == [] and "no offers" in r["message"]
+    r = api.plan_report({"preset": "Llama-3.1-8B", "provider": "nobody"}).model_dump()
+    assert r["picks"] == [] and "No offers match" in r["message"]
 
 
 def test_scenario_rejects_unknown_billing_values_clearly():
@@ -286,14 +286,14 @@ def test_a_fleet_is_sized_by_one_replicas_capacity_under_continuous_batching():
         "tpot_target_s": 0.05,
         "ttft_target_s": 5.0,
     }
-    r = api.plan_report(base, explore_formats=False)
+    r = api.plan_report(base, explore_formats=False).model_dump()
     top = r["picks"][0]
     assert top["tpot_s"] <= 0.05 and top["ttft_s"] <= 5.0  # p95 TTFT and mean TPOT at each replica's share
     assert "continuous batching" in top["why"][0]
     peak = 2_000_000 / 86_400 * 3.0
     cap = top["requests_per_s_per_replica"]
     assert top["replicas"] == -(-peak // cap)  # ceil(peak rate / one replica's capacity within the targets)
-    one = api.plan_report({**base, "requests_per_day": None}, explore_formats=False)["picks"][0]
+    one = api.plan_report({**base, "requests_per_day": None}, explore_formats=False).model_dump()["picks"][0]
     # batching more requests per replica means fewer replicas than serving them one at a time would need
     per_replica_at_1 = 1 / (one["ttft_s"] + 199 * one["tpot_s"])
     replicas_at_1 = -(-2_000_000 / 86_400 * 3.0 // per_replica_at_1)
