@@ -109,6 +109,27 @@ with st.form("pricing_link", border=False, enter_to_submit=True):
     )
     button_col.form_submit_button("Load", icon=":material/download:", width="stretch", on_click=on_link)
 
+
+def on_catalogs() -> None:
+    """Today's prices from SkyPilot's public catalogs, added to the bundled offers like a file of your own."""
+    offers, notes = cached.skypilot_catalogs()
+    if not offers:
+        st.session_state[LOADED] = ("the SkyPilot catalogs", [], [], [], 0, "; ".join(notes) or "nothing loaded")
+        forget()
+        return
+    digest = hashlib.sha256(json.dumps(offers, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    use("the SkyPilot catalogs (today)", offers, notes, [], len(offers), "sky-" + digest)
+
+
+st.button(
+    "Load today's prices from the SkyPilot catalogs",
+    icon=":material/refresh:",
+    on_click=on_catalogs,
+    help="AWS, GCP, Azure, Lambda, RunPod, Nebius, Vast and others as SkyPilot publishes them "
+    "(github.com/skypilot-org/skypilot-catalog), added to the bundled offers with today's date. Needs this "
+    "server to be online; offline, the bundled prices stay in use.",
+)
+
 if (loaded := st.session_state.get(LOADED)) is not None:
     name, offers, errors, warnings, n, *failure = loaded
     with page.guard("Your pricing file"):

@@ -8,11 +8,15 @@ from gpuplan_core.formats import FORMATS
 from gpuplan_core.inputs import USE_CASE_SOURCES
 from gpuplan_core.memory import Assumptions
 from gpuplan_core.perf import PerfAssumptions
+from gpuplan_core.plan import MULTI_NODE_EFFICIENCY
+from gpuplan_core.pricing import FAST_NETWORK_GBIT_S
 from gpuplan_ui import page, tables
 
 sc, values = page.setup("Methodology")
+E_HI, E_LO = (eff for _, eff in MULTI_NODE_EFFICIENCY)
 
-st.markdown(r"""
+st.markdown(
+    rf"""
 gpuplan computes every number from the formulas below (in `gpuplan_core`; each file's docstring repeats them).
 **Units:** bytes internally; **GB = 10^9 bytes, GiB = 2^30 bytes**, and every label says which. Time in seconds,
 money in US dollars, compute in FLOPs with **dense** peaks only.
@@ -82,9 +86,34 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
 - **Training** compute = 6 × parameters × tokens (+ attention) ÷ (dense peak × MFU); real budgets add failed runs
   and sweeps (industry estimates 30–50% of compute, seed 002).
 - **The recommendation**: the least expensive configuration that fits the complete memory budget and meets the
-  latency (TTFT, TPOT) or completion-time target (seed 000). Pay for compute when arithmetic limits the job, for
-  bandwidth when moving data limits token generation.
-""")
+  latency (p95 TTFT, mean TPOT) or completion-time target (seed 000). Pay for compute when arithmetic limits the
+  job, for bandwidth when moving data limits token generation.
+- **The search** (`search.py`): every GPU type x weights format (only the one chosen, unless "also consider FP8
+  and INT4" is on) x layout x offer. Layouts: tensor parallel 1, 2, 4 or 8 inside one machine, and pipeline stages
+  of 8 GPUs across machines only when no machine holds the model; a layout the user set is the only one tried. A
+  layout fits when the complete budget at the scenario's batch fits each GPU (the same test as the Memory page,
+  so no page shows a price beside "does not fit"). With traffic, replicas = ceil(peak rate / one replica's
+  capacity within the targets).
+- **What an offer can rent** (its columns `max_gpus_per_node`, `intra_node_link`, `inter_node_network`,
+  `inter_node_gbit_s`, each with a source; "unknown" allowed): tensor parallel only within one machine, and above
+  2 only over **NVLink** (PCIe or an unstated link: at most 2); pipeline stages and training across machines only
+  over a **stated RDMA network (InfiniBand, RoCE or EFA) of at least {FAST_NETWORK_GBIT_S:,.0f} Gbit/s per node**
+  (the A100-era HGX minimum: 4 x 100 Gbit/s; H100-era nodes have 3,200). Replicas on single-GPU rentals are
+  independent servers (allowed); a training job is never spread over them. Across machines, training keeps
+  {E_HI:.0%} of its MFU at 3,200 Gbit/s or more and {E_LO:.0%} at 400 (gradient all-reduces; assumptions).
+- **Training picks** respect the GPU chosen (with "any GPU", the cheapest per GPU type), fit at the chosen ZeRO
+  stage or the lowest above it that fits (the pick says so), and add GPUs in steps of the layout to meet a
+  deadline.
+- **The why-chain** on the home page: requests/day -> peak requests/s -> one replica's capacity -> replicas ->
+  GPUs and machines -> GPUs x price per GPU-hour x hours = monthly cost (whole nodes where rented whole); for
+  training: FLOPs -> GPU-hours at MFU -> wall time -> machines x price -> cost with failed runs.
+- **The Pareto front**: the configurations no other beats on both monthly cost and p95 TTFT.
+- **Deployment export**: `vllm serve` with `--tensor-parallel-size`, `--pipeline-parallel-size`, `--max-model-len`
+  (input + output), `--gpu-memory-utilization`, `--kv-cache-dtype`, `--quantization fp8` for FP8 weights from a
+  16-bit checkpoint (AWQ/GPTQ and NVFP4 need a quantised checkpoint); a SkyPilot task with `accelerators:
+  GPU:count`, `num_nodes` and that command.
+"""
+)
 
 st.markdown("### Number formats")
 st.dataframe(

@@ -86,7 +86,7 @@ def fetch_hf_config(model_id: str, base_url: str = "https://huggingface.co", **k
         raise FetchError("config.json is not UTF-8 text") from None
 
 
-def fetch_pricing(url: str, allowed_hosts: set[str] = PRICING_HOSTS, **kw):
+def fetch_pricing(url: str, allowed_hosts: set[str] = PRICING_HOSTS, max_bytes: int | None = None, **kw):
     """A pricing CSV from a URL, parsed: a ``PricingReport`` whose every bad row is reported, as for an
     upload. A SkyPilot catalog file (``.../catalogs/v8/<cloud>/vms.csv``, told apart by its header) goes
     through the SkyPilot importer with the cloud from its path. Raises FetchError when nothing could be
@@ -100,7 +100,7 @@ def fetch_pricing(url: str, allowed_hosts: set[str] = PRICING_HOSTS, **kw):
     loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost")  # local test servers
     if parts.scheme != "https" and not loopback:
         raise FetchError(f"only https:// links can be loaded (got {url[:60]!r})")
-    body = fetch_bytes(url, allowed_hosts=allowed_hosts, max_bytes=MAX_PRICING_BYTES, **kw)
+    body = fetch_bytes(url, allowed_hosts=allowed_hosts, max_bytes=max_bytes or MAX_PRICING_BYTES, **kw)
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -112,3 +112,28 @@ def fetch_pricing(url: str, allowed_hosts: set[str] = PRICING_HOSTS, **kw):
             raise FetchError("a SkyPilot vms.csv is read with its cloud from the path: .../catalogs/v8/<cloud>/vms.csv")
         return import_skypilot_vms(text, m.group(1), source=url)
     return load_pricing_text(text)
+
+
+# SkyPilot's public catalogs: one vms.csv per cloud, refreshed by its maintainers (prices with today's date).
+SKYPILOT_CATALOG = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
+SKYPILOT_CLOUDS = ("aws", "gcp", "azure", "lambda", "runpod", "nebius", "vast", "cudo", "fluidstack", "paperspace")
+CATALOG_MAX_BYTES = 60_000_000  # a hyperscaler's vms.csv lists every instance type in every region
+
+
+def fetch_skypilot_catalogs(
+    clouds: tuple[str, ...] = SKYPILOT_CLOUDS, base: str = SKYPILOT_CATALOG, **kw
+) -> tuple[list, list[str]]:
+    """Today's GPU offers from SkyPilot's public catalogs, cloud by cloud: (offers, a note per cloud that could
+    not be read). Each offer keeps the catalog file as its source and today as its retrieval date."""
+    offers, notes = [], []
+    for cloud in clouds:
+        url = f"{base}/{cloud}/vms.csv"
+        try:
+            report = fetch_pricing(url, max_bytes=CATALOG_MAX_BYTES, **kw)
+        except FetchError as exc:
+            notes.append(f"{cloud}: {exc}")
+            continue
+        offers += report.offers
+        if not report.offers:
+            notes.append(f"{cloud}: no GPU offers in the catalog")
+    return offers, notes

@@ -273,6 +273,11 @@ def training_candidates(
         peak = gpu.dense_peak_flops("bf16")[0]
         step = lay.tp * lay.pp
         for o in gpu_offers:
+            if problem := o.layout_problem(lay.tp, 1):  # tensor parallel inside one machine, over NVLink above 2
+                rejected.append(
+                    Rejection(gid, problem, sc.weights_format, o.offer_id, layout_label(gid, lay.tp, lay.pp))
+                )
+                continue
             count = max(lay.gpus, sc.gpus)
             if sc.deadline_hours:
                 need = math.ceil(gpu_hours(flops, peak, mfu) / sc.deadline_hours - 1e-9)

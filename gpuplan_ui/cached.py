@@ -259,6 +259,22 @@ def _fetch_hf_config(model_id: str) -> tuple[str | None, str | None]:
         return None, str(exc)
 
 
+def skypilot_catalogs() -> tuple[list[dict], list[str]]:
+    """(offers, notes) from SkyPilot's public catalogs; the run lends its turn while it waits (see hf_config)."""
+    from .serve import released
+
+    with released():
+        return _fetch_catalogs()
+
+
+@st.cache_data(ttl=3600, max_entries=2, show_spinner="Loading the SkyPilot catalogs...")
+def _fetch_catalogs() -> tuple[list[dict], list[str]]:
+    from gpuplan_core.net import fetch_skypilot_catalogs
+
+    offers, notes = fetch_skypilot_catalogs(timeout=(3.05, 20))
+    return [o.model_dump() for o in offers], notes
+
+
 def pricing_from_url(url: str) -> tuple[list[dict], list[str], list[str], int, str | None]:
     """(offers, problems, warnings, rows read, None) from a pricing CSV link, or ([], [], [], 0, why not).
     The run lends its turn while it waits (see hf_config)."""

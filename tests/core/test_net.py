@@ -208,3 +208,22 @@ def test_hostile_pricing_links_are_refused(server, path, match):
 def test_pricing_links_outside_the_allow_list_are_refused_before_any_request(url, match):
     with pytest.raises(FetchError, match=match):
         fetch_pricing(url)
+
+
+def test_skypilot_catalogs_in_one_call_keep_what_loads_and_say_what_did_not(server):
+    """The Data page's "today's prices": each cloud's vms.csv; a cloud that cannot be read is named, the others
+    are kept (here: lambda is served, gcp is a 404)."""
+    from gpuplan_core.net import fetch_skypilot_catalogs
+
+    base = f"{server}/skypilot-org/skypilot-catalog/master/catalogs/v8"
+    offers, notes = fetch_skypilot_catalogs(("lambda", "gcp"), base=base, **LOCAL)
+    assert offers and {o.provider for o in offers} == {"lambda"}
+    assert all(o.source.endswith("/catalogs/v8/lambda/vms.csv") for o in offers)
+    assert len(notes) == 1 and notes[0].startswith("gcp: ")
+
+
+def test_skypilot_catalogs_offline_say_so_for_every_cloud():
+    from gpuplan_core.net import fetch_skypilot_catalogs
+
+    offers, notes = fetch_skypilot_catalogs(("aws", "lambda"), base="http://127.0.0.1:9/x", timeout=(0.5, 0.5), **LOCAL)
+    assert offers == [] and [n.split(":")[0] for n in notes] == ["aws", "lambda"]

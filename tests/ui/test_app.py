@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -338,3 +340,70 @@ def test_performance_shows_load_charts_with_target_and_capacity():
     texts_ = [a["text"] for a in ttft["layout"]["annotations"]]
     assert any(t.startswith("target 2,000 ms") for t in texts_) and any(t.startswith("capacity") for t in texts_)
     assert "Replicas for your traffic" in [m.label for m in at.metric]
+
+
+def test_the_70b_question_on_the_home_page_gets_a_pick_and_its_why_chain():
+    at = run_page(OVERVIEW, {"model": "Llama-3.1-70B", "rpd": "50000", "in": "2000", "out": "300", "ttft_ms": "2000"})
+    assert_clean(at)
+    rent = at.success[0].value
+    assert rent.startswith("**Rent ") and ", TP " in rent  # the layout is named
+    why = texts(at)
+    for step in ("Requests per day: 50,000", "Peak requests per second: 1.74", "One replica's capacity", "Replicas",
+                 "GPUs and machines", "Monthly cost"):  # fmt: skip
+        assert step in why, step
+    assert any(json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Cost against first-token latency")
+               for c in at.get("plotly_chart"))  # fmt: skip
+
+
+def _sides(at: AppTest) -> list[dict[str, str]]:
+    """Compare's metrics, A's then B's (each side starts with "Memory per GPU")."""
+    sides: list[dict[str, str]] = []
+    for m in at.metric:
+        if m.label == "Memory per GPU":
+            sides.append({})
+        sides[-1][m.label] = m.value
+    return sides
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(["Llama-3.1-8B", "Llama-3.1-70B", "Qwen2.5-72B", "Mixtral-8x7B-v0.1"]),
+    st.sampled_from(["H100 SXM", "L40S", "L4", "H200", "A100 SXM 80GB"]),
+    st.sampled_from(["1", "2", "4", "8"]),
+    st.sampled_from(["same as A", "L4", "B200", "RTX PRO 6000 Blackwell Server Edition"]),
+)
+def test_a_fit_verdict_and_a_price_never_disagree(model, gpu, gpus, b_gpu):
+    """Compare shows a price only beside "Fits? yes", and that price is for the layout it shows."""
+    at = run_page(COMPARE, {"model": model, "gpu": gpu, "gpus": gpus, "b_gpu": b_gpu, "b_gpus": "1"})
+    assert not at.exception
+    for side in _sides(at):
+        if side["Fits?"] == "no":
+            assert "Cheapest always-on" not in side and "$ per 1M output tokens" not in side
+    assert "Does not fit" in texts(at) or all(s["Fits?"] == "yes" for s in _sides(at))
+
+
+def test_todays_prices_from_the_skypilot_catalogs_offline_and_online(monkeypatch):
+    import gpuplan_core.net
+    from gpuplan_core.pricing import load_pricing, load_pricing_text
+    from gpuplan_ui import cached
+
+    monkeypatch.setattr(
+        gpuplan_core.net, "fetch_skypilot_catalogs", lambda **kw: ([], ["aws: offline", "gcp: offline"])
+    )
+    cached._fetch_catalogs.clear()
+    at = run_page(DATA)
+    n = len(at.dataframe[-1].value)
+    next(b for b in at.button if b.label.startswith("Load today's prices")).click()
+    at.run()
+    assert not at.exception
+    assert "Could not load prices from the SkyPilot catalogs: aws: offline; gcp: offline" in " ".join(
+        e.value for e in at.error
+    )
+    assert len(at.dataframe[-1].value) == n  # the bundled prices stay
+    fresh = load_pricing_text(_one_offer_file(1.5)).offers
+    monkeypatch.setattr(gpuplan_core.net, "fetch_skypilot_catalogs", lambda **kw: (fresh, ["gcp: offline"]))
+    cached._fetch_catalogs.clear()
+    next(b for b in at.button if b.label.startswith("Load today's prices")).click()
+    at.run()
+    assert any("Using 1 offers from the SkyPilot catalogs (today)" in s.value for s in at.success)
+    assert len(at.dataframe[-1].value) == len(load_pricing().offers)  # the same id replaces its bundled offer
