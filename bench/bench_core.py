@@ -66,7 +66,7 @@ def bench_plan() -> None:
         ),
     }
     for name, sc in cases.items():
-        med, p95 = timeit(lambda sc=sc: recommend(sc, offers), repeat=20)
+        med, p95 = timeit(lambda sc=sc: recommend(sc, offers, explore_formats=True), repeat=20)
         print(f"{name:<58} {med:>10.2f} {p95:>8.2f}")
 
 
