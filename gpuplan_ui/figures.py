@@ -428,7 +428,7 @@ def load_figure(curve: dict, which: str) -> go.Figure:
 def pareto_figure(plan) -> go.Figure:
     """Monthly cost against p95 TTFT for the configurations no other beats on both, the pick highlighted."""
     pts = plan.pareto
-    top = plan.picks[0].offer_id if plan.picks else None
+    top = (plan.picks[0].offer_id, plan.picks[0].layout, plan.picks[0].weights_format) if plan.picks else None
     data = [
         {
             "type": "scatter",
@@ -437,7 +437,7 @@ def pareto_figure(plan) -> go.Figure:
             "mode": "lines+markers",
             "line": {"shape": "hv", "color": NEUTRAL},
             "marker": {
-                "size": [16 if p.offer_id == top else 9 for p in pts],
+                "size": [16 if (p.offer_id, p.layout, p.weights_format) == top else 9 for p in pts],
                 "color": [GPU_COLORS.get(p.gpu, "#334155") for p in pts],
                 "symbol": ["circle" if p.meets_target else "x" for p in pts],
             },
