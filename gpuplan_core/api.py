@@ -10,7 +10,7 @@ from typing import Any
 
 from .catalog import load_gpus
 from .formats import get_format
-from .memory import evaluate_catalog, memory_budget
+from .memory import evaluate_catalog, memory_budget, model_weight_bytes
 from .model import kv_bytes_per_token, params_active, params_total
 from .scenario import Scenario
 from .units import GB, GiB
@@ -59,10 +59,10 @@ def memory_report(s: Scenario | dict[str, Any]) -> dict[str, Any]:
         "batch": req.batch,
         "layout": {"gpus": req.gpus, "tp": req.tp, "pp": req.pp, "dp": req.dp},
         "scope": budget.scope,
-        "weights_bytes_total": round(params_total(m) * get_format(req.weights_format).bytes_per_value)
-        if req.mode == "inference" or req.method == "full"
-        else round(
-            params_total(m) * get_format("nf4-dq" if req.method == "qlora" else req.weights_format).bytes_per_value
+        "weights_bytes_total": round(
+            model_weight_bytes(
+                m, get_format("nf4-dq" if req.mode != "inference" and req.method == "qlora" else req.weights_format)
+            )
         ),
         "components": {k: round(v) for k, v in budget.components.items()},
         "budgets": {k: round(v) for k, v in budget.budgets.items()},

@@ -38,6 +38,7 @@ from .model import (
     ModelArch,
     _ceil_div,
     check_tp,
+    kept_16bit_params,
     kv_bytes_per_token,
     kv_cache_bytes,
     params_active,
@@ -165,6 +166,26 @@ def weights_bytes(n_params: float, bytes_per_weight: float) -> float:
     return n_params * bytes_per_weight
 
 
+KEPT_BYTES_PER_PARAM = 2.0  # what a quantised checkpoint keeps its embeddings, lm_head and norms in (BF16)
+KEPT_COMPONENT = "weights kept in 16 bit (embeddings, LM head, norms)"
+
+
+def weight_split(m: ModelArch, fmt) -> tuple[float, float]:
+    """(quantised body bytes, bytes kept in 16 bit) of the whole model in weights format ``fmt``. A format
+    narrower than 16 bits applies to the decoder's linear layers only (model.kept_16bit_params); the ideal
+    packed 4-bit lower bound applies to everything, as its name says."""
+    if fmt.bits_per_value >= 16 or fmt.lower_bound:
+        return params_total(m) * fmt.bytes_per_value, 0.0
+    kept = kept_16bit_params(m)
+    return (params_total(m) - kept) * fmt.bytes_per_value, kept * KEPT_BYTES_PER_PARAM
+
+
+def model_weight_bytes(m: ModelArch, fmt) -> float:
+    """The whole model's weights in ``fmt``, embeddings, lm_head and norms in 16 bit when ``fmt`` is narrower."""
+    body, kept = weight_split(m, fmt)
+    return body + kept
+
+
 TRAINING_BYTES_PER_PARAM = {
     # accounting -> component -> bytes per trainable parameter (mixed precision, AdamW)
     "zero": {"weights": 2.0, "gradients": 2.0, "master weights": 4.0, "optimizer states": 8.0},
@@ -264,12 +285,16 @@ def _inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int
     wf, kvf, af = get_format(req.weights_format), get_format(req.kv_format), get_format(req.activation_format)
     asm = req.assumptions
     shard = req.tp * req.pp
-    w = weights_bytes(params_total(m), wf.bytes_per_value) / shard
+    body, kept = weight_split(m, wf)
+    w = (body + kept) / shard
+    weight_parts = {"weights": body / shard}
+    if kept:
+        weight_parts[KEPT_COMPONENT] = kept / shard
     block = asm.kv_block_tokens
     ctx = _ceil_div(context, block) * block
     kv = kv_cache_bytes(m, kvf.bytes_per_value, ctx, batch, tp=req.tp, pp=req.pp)
     comps = {
-        "weights": w,
+        **weight_parts,
         "KV cache": kv,
         "activation workspace": inference_activation_bytes(m, asm, af.bytes_per_value, req.tp),
         "CUDA graphs": asm.cuda_graph_bytes,
@@ -302,7 +327,7 @@ def _training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
     if lora:
         base_fmt = get_format("nf4-dq" if req.method == "qlora" else req.weights_format)
         trainable = lora_params(m, req.lora_rank, req.lora_targets)
-        base = weights_bytes(n_total, base_fmt.bytes_per_value) / shard
+        base = model_weight_bytes(m, base_fmt) / shard
         if req.zero_stage == 3:
             base /= dp
         comps["frozen base weights"] = base

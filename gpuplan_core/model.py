@@ -185,6 +185,18 @@ def embedding_params(m: ModelArch) -> int:
     return n + final_norm
 
 
+def kept_16bit_params(m: ModelArch) -> int:
+    """Parameters a quantised checkpoint keeps in 16 bit: the input embedding table, the output layer (lm_head),
+    learned positions and every norm. GPTQ, AWQ, FP8 (vLLM, llm-compressor), NVFP4 (ModelOpt) and bitsandbytes
+    NF4 quantise the decoder's linear layers only."""
+    return embedding_params(m) + m.num_layers * norm_params_per_layer(m)
+
+
+def input_embedding_params(m: ModelArch) -> int:
+    """The token embedding table (plus learned positions): a step gathers rows of it, it does not stream it."""
+    return m.vocab_size * m.hidden_size + m.learned_positions * m.hidden_size
+
+
 def _count(m: ModelArch, active_only: bool) -> int:
     per_layer_common = attention_params_per_layer(m) + norm_params_per_layer(m)
     dense_mlp = mlp_params(m.hidden_size, m.intermediate_size, m.mlp_gated, m.mlp_bias)

@@ -26,8 +26,14 @@ from dataclasses import asdict, dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from .catalog import GPU
-from .formats import get_format
-from .model import ModelArch, kv_bytes_per_token, kv_cache_bytes, matmul_params_active, params_total
+from .formats import NumberFormat, get_format
+from .model import (
+    ModelArch,
+    input_embedding_params,
+    kv_bytes_per_token,
+    kv_cache_bytes,
+    matmul_params_active,
+)
 from .units import MB
 
 
@@ -165,9 +171,19 @@ def expected_experts_touched(m: ModelArch, tokens: float) -> float:
     return e * (1 - (1 - k / e) ** max(tokens, 0))
 
 
-def weight_bytes_touched(m: ModelArch, wbytes: float, tokens: float) -> float:
-    """Weights a step reads: everything for dense models; for MoE the dense part + touched experts."""
-    total = params_total(m) * wbytes
+def weight_bytes_touched(m: ModelArch, fmt: NumberFormat, tokens: float) -> float:
+    """Weights a step reads: every matmul weight (MoE: the dense part + the experts the tokens touch), in the
+    weights format with embeddings, lm_head and norms in 16 bit when the format is narrower (memory.weight_split).
+    The input embedding table is not streamed: the step gathers one row per token (the lm_head, tied or not, is
+    read in full)."""
+    from .memory import KEPT_BYTES_PER_PARAM, weight_split
+
+    body, kept = weight_split(m, fmt)
+    total = body + kept
+    emb_bytes = KEPT_BYTES_PER_PARAM if kept else fmt.bytes_per_value
+    if not m.tied_embeddings:
+        total -= input_embedding_params(m) * emb_bytes
+        total += min(tokens, m.vocab_size) * m.hidden_size * emb_bytes
     if not m.is_moe:
         return total
     one_expert = (
@@ -176,7 +192,7 @@ def weight_bytes_touched(m: ModelArch, wbytes: float, tokens: float) -> float:
         else 2 * m.hidden_size * m.expert_intermediate_size
     )
     untouched = (m.num_experts - expected_experts_touched(m, tokens)) * one_expert * m.moe_layers
-    return total - untouched * wbytes
+    return total - untouched * fmt.bytes_per_value
 
 
 def _attn_flops_per_attended_token(m: ModelArch) -> float:
@@ -301,7 +317,7 @@ def step_phase(
     all tokens, attention per part. A static batch is one part; a continuous-batching step mixes decodes
     (new = 1 after the context) and prefill chunks (serving.py)."""
     shard = wl.tp * wl.pp
-    wb = get_format(wl.weights_format).bytes_per_value
+    wf = get_format(wl.weights_format)
     kvb = get_format(wl.kv_format).bytes_per_value
     act_bytes = get_format(wl.activation_format).bytes_per_value
     tokens = sum(p.sequences * p.new for p in parts)
@@ -310,7 +326,7 @@ def step_phase(
     mm_flops = 2 * (matmul_params_active(m) - lm_head) * tokens + 2 * lm_head * lm_tokens
     per_pair = _attn_flops_per_attended_token(m)
     attn_flops = sum(per_pair * _attended(m, p.cached, p.new) * p.sequences for p in parts)
-    w_bytes = weight_bytes_touched(m, wb, tokens) / shard
+    w_bytes = weight_bytes_touched(m, wf, tokens) / shard
     kv = sum(
         kv_cache_bytes(m, kvb, p.cached, p.sequences, wl.tp, wl.pp)
         + kv_cache_bytes(m, kvb, p.new, p.sequences, wl.tp, wl.pp)
@@ -372,13 +388,13 @@ def _mean_decode_time(m, gpu, wl, batch, prompt, output, pa, tokens_per_seq=1) -
 def compute_bound_batch(m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, limit: int = 1 << 20) -> int | None:
     """Smallest batch at which decode's weight matmuls turn compute-bound (their FLOPs take as long
     as reading the weights); attention's KV reads stay memory-bound at any batch."""
-    wb = get_format(wl.weights_format).bytes_per_value
+    wf = get_format(wl.weights_format)
     peak, math_used = gpu.dense_peak_flops(get_format(wl.weights_format).math)
     shard = wl.tp * wl.pp
     w_mbu_max = _weight_mbu_max(gpu, get_format(wl.weights_format).bits_per_value, pa)
 
     def compute_bound(b: int) -> bool:
-        w = weight_bytes_touched(m, wb, b) / shard
+        w = weight_bytes_touched(m, wf, b) / shard
         mem_t = w / (
             gpu.bandwidth_bytes_per_s * mbu_curve(w / (m.num_layers / wl.pp), w_mbu_max, pa.mbu_half_bytes_per_layer)
         )

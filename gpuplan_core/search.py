@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from .catalog import GPU, get_gpu
 from .cost import cost_per_million_tokens, monthly_always_on, nodes_needed, replicas_for_traffic, serverless_monthly
 from .formats import get_format
-from .memory import max_batch
-from .model import ModelArch, params_total, valid_tp_degrees
+from .memory import max_batch, model_weight_bytes
+from .model import ModelArch, valid_tp_degrees
 from .perf import PerfAssumptions, PerfResult, predict
 from .pricing import Offer
 from .scenario import Scenario
@@ -35,7 +35,7 @@ PP_STAGES = (2, 3, 4, 6, 8, 12, 16)  # of 8 GPUs each, across machines
 
 
 def cold_start_s(m: ModelArch, weights_format: str) -> float:
-    return COLD_START_FIXED_S + params_total(m) * get_format(weights_format).bytes_per_value / WEIGHT_LOAD_BYTES_PER_S
+    return COLD_START_FIXED_S + model_weight_bytes(m, get_format(weights_format)) / WEIGHT_LOAD_BYTES_PER_S
 
 
 def target_misses(sc: Scenario, ttft_s: float | None, tpot_s: float | None, what: str = "TTFT") -> list[str]:

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from gpuplan_core.catalog import get_gpu, get_preset, load_gpus
 from gpuplan_core.formats import get_format
 from gpuplan_core.memory import (
+    KEPT_COMPONENT,
     Assumptions,
     MemoryRequest,
     evaluate_catalog,
@@ -16,6 +17,7 @@ from gpuplan_core.memory import (
     max_context,
     memory_budget,
     min_gpus,
+    weights_bytes,
 )
 from gpuplan_core.model import model_from_param_count
 from gpuplan_core.units import GB, GiB
@@ -36,8 +38,27 @@ def test_domain_training_model_states(accounting, total_gb, zero3_2way_gb):
 
 @pytest.mark.parametrize("fmt,gb", [("fp16", 14), ("bf16", 14), ("fp8", 7), ("int4-ideal", 3.5)])
 def test_domain_weights_by_format(fmt, gb):
+    """DOMAIN.md's rule: parameters x bytes per parameter (7e9 params: 14 / 7 / 3.5 GB)."""
+    assert weights_bytes(7e9, get_format(fmt).bytes_per_value) == pytest.approx(gb * GB)
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16", "int4-ideal"])
+def test_a_16_bit_or_lower_bound_format_applies_to_every_parameter(fmt):
     b = memory_budget(M7, MemoryRequest(weights_format=fmt))
-    assert b.budgets["weights only"] == pytest.approx(gb * GB)
+    assert b.budgets["weights only"] == pytest.approx(7e9 * get_format(fmt).bytes_per_value)
+    assert list(b.components)[0] == "weights" and KEPT_COMPONENT not in b.components
+
+
+@pytest.mark.parametrize("fmt", ["fp8", "int8", "int4-g128", "nf4", "nvfp4", "mxfp4"])
+def test_a_quantised_checkpoint_keeps_embeddings_lm_head_and_norms_in_16_bit(fmt):
+    """7e9 parameters, the derived Llama-style shape: vocab 128,256 x hidden h, untied (embedding + lm_head), plus
+    the final norm and two norms per layer stay BF16; the rest takes the format's bytes (scales included)."""
+    h, layers = M7.hidden_size, M7.num_layers
+    kept = 2 * 128_256 * h + h + layers * 2 * h
+    b = memory_budget(M7, MemoryRequest(weights_format=fmt))
+    assert b.components[KEPT_COMPONENT] == kept * 2
+    assert b.components["weights"] == pytest.approx((7e9 - kept) * get_format(fmt).bytes_per_value)
+    assert b.budgets["weights only"] == pytest.approx((7e9 - kept) * get_format(fmt).bytes_per_value + kept * 2)
 
 
 def test_real_4bit_formats_cost_more_than_the_lower_bound():
@@ -141,7 +162,9 @@ def test_lora_and_qlora_are_much_smaller_than_full():
     h, q, kv, inter = 4096, 4096, 1024, 14336
     adapters = 32 * 16 * ((h + q) + 2 * (h + kv) + (q + h) + 3 * (h + inter))
     assert lora.components["adapter optimizer states"] == adapters * 8
-    assert qlora.components["frozen base weights"] == pytest.approx(8_030_261_248 * 4.126953125 / 8)
+    # NF4 + double quantisation on the decoder's linear layers; embeddings, lm_head and norms stay BF16 (bitsandbytes)
+    kept = 2 * 128_256 * 4096 + 4096 + 32 * 2 * 4096
+    assert qlora.components["frozen base weights"] == pytest.approx((8_030_261_248 - kept) * 4.126953125 / 8 + kept * 2)
 
 
 def test_activation_formula_korthikanti_gpt3_shape():

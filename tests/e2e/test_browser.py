@@ -50,8 +50,11 @@ def test_cold_deep_link_reproduces_scenario(browser, tmp_path, path, title):
 
 def test_memory_numbers_follow_the_link(page, app_url):
     open_app(page, f"{app_url}/Memory?{DEEP}")
-    # 70.55B params x 1 byte (FP8) = 70.55 GB of weights: the "weights only" budget line says so
-    expect(page.get_by_text(re.compile(r"weights only.*70\.55 GB"))).to_be_visible()
+    # FP8 on the decoder's linear layers; embeddings + lm_head (2 x 128,256 x 8,192) and the norms in BF16:
+    # (70,553,706,496 - kept) x 1 + kept x 2 bytes = 72.66 GB: the "weights only" line says so
+    kept = 2 * 128_256 * 8192 + 8192 + 80 * 2 * 8192
+    assert round(((70_553_706_496 - kept) + kept * 2) / 1e9, 2) == 72.66
+    expect(page.get_by_text(re.compile(r"weights only.*72\.66 GB"))).to_be_visible()
 
 
 def test_slider_updates_chart_and_url(page, app_url):
