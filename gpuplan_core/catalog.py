@@ -272,10 +272,49 @@ def _model_from_hf_config(config: dict | str | bytes, name: str | None = None) -
             v_head_dim=get("v_head_dim", required=True),
             head_dim=None,
         )
+    q = config.get("quantization_config")
+    if isinstance(q, dict):
+        fields["checkpoint_format"], fields["checkpoint_note"] = checkpoint_format(q)
     try:
         return ModelArch(**fields)
     except ValueError as exc:  # pydantic ValidationError is a ValueError
         raise HFConfigError(f"config.json: {_first_error(exc)}") from None
+
+
+def checkpoint_format(q: dict) -> tuple[str | None, str]:
+    """A ``quantization_config`` as a weights format, and a sentence saying how it was read. GPTQ and AWQ int4
+    (any group size: priced as group 128), FP8 (``fp8``, ``fbgemm_fp8``, compressed-tensors float 8-bit),
+    bitsandbytes (4-bit NF4, 8-bit), ModelOpt NVFP4 and MXFP4 quantise the decoder's linear layers only; their
+    embeddings, LM head and norms stay 16-bit (``modules_to_not_convert`` / ``ignore`` name those)."""
+    method = str(q.get("quant_method") or "").lower()
+    bits = q.get("bits") or q.get("w_bit") or q.get("num_bits")
+    group = q.get("group_size") or q.get("q_group_size")
+    algo = str(q.get("quant_algo") or "").lower()
+    fmt = None
+    if method in ("gptq", "awq", "gptq_marlin", "awq_marlin") and bits == 4:
+        fmt = "int4-g128"
+    elif method in ("fp8", "fbgemm_fp8") or (method == "compressed-tensors" and "float" in json.dumps(q)):
+        fmt = "fp8"
+    elif method == "bitsandbytes":
+        fmt = "nf4" if q.get("load_in_4bit") or q.get("_load_in_4bit") else "int8"
+    elif method in ("modelopt",) and "fp4" in algo:
+        fmt = "nvfp4"
+    elif method == "mxfp4":
+        fmt = "mxfp4"
+    elif method in ("gptq", "awq") and bits == 8:
+        fmt = "int8"
+    kept = q.get("modules_to_not_convert") or q.get("ignore") or ["lm_head"]
+    if fmt is None:
+        what = f"{method or 'unknown'} ({bits or '?'} bits)"
+        return None, f"quantization_config {what} is not recognised: the weights are priced in the format chosen"
+    note = (
+        f"The config's quantization_config ({method}, {bits or '-'} bits"
+        + (f", group {group}" if group else "")
+        + f") sets the weights format; {', '.join(map(str, kept))[:80]} and the embeddings and norms stay 16-bit."
+    )
+    if fmt == "int4-g128" and group not in (None, 128):
+        note += f" Group size {group} is priced as group 128 (scales cost differs by a few %)."
+    return fmt, note
 
 
 def _first_error(exc: Exception) -> str:

@@ -42,6 +42,9 @@ class ModelArch(BaseModel):
     qk_norm: bool = False
     learned_positions: int = Field(default=0, ge=0, le=10_000_000)
     max_context_tokens: PositiveInt = Field(default=131_072, le=100_000_000)
+    # a checkpoint stored quantised (a Hugging Face config's quantization_config): its weights format
+    checkpoint_format: str | None = None
+    checkpoint_note: str | None = None
     # Mixture of experts
     num_experts: int = Field(default=0, ge=0, le=100_000)
     experts_per_token: int = Field(default=0, ge=0, le=100_000)

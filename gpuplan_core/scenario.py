@@ -80,6 +80,19 @@ class Scenario(BaseModel):
     overhead_factor: float = Field(0.3, ge=0, le=5, description="failed runs and sweeps on top of a training run")
     spot_restart_overhead: float = Field(0.1, ge=0, le=5)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _checkpoint_format(cls, data):
+        """A Hugging Face config whose quantization_config names a format: the checkpoint is stored that way."""
+        if isinstance(data, dict) and data.get("config_text"):
+            try:
+                fmt = _resolve_model(None, data["config_text"], None).checkpoint_format
+            except ValueError:
+                return data  # the config's own error is reported by model()
+            if fmt:
+                data = {**data, "weights_format": fmt}
+        return data
+
     @field_validator("batch", mode="before")
     @classmethod
     def _parse_batch(cls, v):
@@ -134,10 +147,11 @@ class Scenario(BaseModel):
     def warnings(self) -> list[str]:
         """Allowed but worth saying: a context longer than the model was trained for."""
         m = self.model()
+        out = [m.checkpoint_note] if m.checkpoint_note else []
         if self.context_tokens <= m.max_context_tokens:
-            return []
+            return out
         what = "input + output tokens" if self.mode == "inference" else "sequence length"
-        return [
+        return out + [
             f"{what} ({self.context_tokens:,}) is longer than {m.name}'s maximum context of "
             f"{m.max_context_tokens:,} tokens; the numbers assume the model is extended to it (e.g. RoPE scaling)."
         ]

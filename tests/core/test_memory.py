@@ -268,3 +268,25 @@ def test_derived_models_weights_and_states_grow_with_count(n, factor):
         assert big.budgets["weights only"] > small.budgets["weights only"]
         if mode == "training":
             assert big.budgets["model states"] > small.budgets["model states"]
+
+
+def test_a_gptq_int4_config_prices_the_int4_body_and_the_16_bit_embeddings_to_the_byte():
+    """Qwen2.5-7B-Instruct-GPTQ-Int4's config: quantization_config gptq, 4 bits, group 128. 7,615,616,512 parameters;
+    kept in BF16: embeddings + untied lm_head 2 x 152,064 x 3,584, the final norm 3,584 and 28 x 2 norms of 3,584;
+    the rest at 4 bits + one FP16 scale and a 4-bit zero per 128 values (4.15625 bits)."""
+    import json
+
+    from gpuplan_core import api
+    from gpuplan_core.scenario import Scenario
+
+    cfg = {"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28,
+           "num_hidden_layers": 28, "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": False,
+           "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}}  # fmt: skip
+    kept = 2 * 152_064 * 3584 + 3584 + 28 * 2 * 3584
+    sc = Scenario(config_text=json.dumps(cfg))  # the weights format input is bf16 by default: the config wins
+    assert sc.weights_format == "int4-g128" and "quantization_config (gptq, 4 bits, group 128)" in sc.warnings()[0]
+    r = api.memory_report(sc)
+    assert r["params_total"] == 7_615_616_512
+    assert r["components"][KEPT_COMPONENT] == kept * 2 == 2_180_398_080
+    assert r["components"]["weights"] == round((7_615_616_512 - kept) * 4.15625 / 8) == 3_390_158_296
+    assert r["weights_bytes_total"] == 3_390_158_296 + 2_180_398_080
