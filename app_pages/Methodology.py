@@ -115,6 +115,16 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
 """
 )
 
+st.markdown(
+    "### Serving engines\nThe memory budget's runtime terms follow the engine chosen under Assumptions (the "
+    "`memory` JSON names it as `engine`). A quantised weights format applies to the decoder's linear layers: GPTQ, "
+    "AWQ, FP8, NVFP4 and bitsandbytes keep the embeddings, the LM head and the norms in 16 bit (only the ideal "
+    "packed 4-bit lower bound applies to every parameter); a Hugging Face config's `quantization_config` sets the "
+    "checkpoint's format. A decode step streams every weight except the input embedding table, of which it gathers "
+    "one row per sequence."
+)
+st.dataframe(tables.engines(), hide_index=True, width="stretch", key="engines")
+
 st.markdown("### Number formats")
 st.dataframe(
     pd.DataFrame(

@@ -55,6 +55,7 @@ def memory_report(s: Scenario | dict[str, Any]) -> dict[str, Any]:
         "method": req.method,
         "weights_format": req.weights_format,
         "kv_format": req.kv_format,
+        "engine": req.engine,
         "context_tokens": req.context_tokens,
         "batch": req.batch,
         "layout": {"gpus": req.gpus, "tp": req.tp, "pp": req.pp, "dp": req.dp},

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from .errors import describe
 from .formats import FORMATS, KV_FORMATS, WEIGHT_FORMATS
-from .memory import MAX_CONTEXT_TOKENS
+from .memory import ENGINES, MAX_CONTEXT_TOKENS
 from .scenario import Scenario
 
 Widget = Literal["select", "radio", "select_slider", "slider", "number", "toggle", "text"]
@@ -98,6 +98,7 @@ MARKET = {
     "stanford": "Stanford AI Index (>280x in 2 yrs)",
 }
 SAME = "same"  # Compare's B side: "same as A"
+ENGINE_LABELS = {k: e.label for k, e in ENGINES.items()}
 
 # Use-case presets: what picking one sets (input values, in the inputs' own units). Typical values, ours,
 # informed by the sources on Methodology (USE_CASE_SOURCES).
@@ -471,6 +472,10 @@ RECORDS: tuple[Input, ...] = (
     Input("util", "Memory utilization", "Share of usable VRAM a job may fill (vLLM's gpu_memory_utilization).",
           0.90, "slider", group="Assumptions", field="memory_utilization", lo=0.5, hi=1.0, step=0.01,
           short="memory utilization"),
+    Input("engine", "Serving engine", "The runtime terms of the memory budget follow the engine's documented "
+          "defaults: CUDA graphs, chunked prefill (or the whole prompt at once), logits held, KV blocks "
+          "(Methodology lists each with its source).", "vllm", "select", group="Assumptions", field="engine",
+          options=tuple(ENGINE_LABELS), labels=ENGINE_LABELS, jobs=INFERENCE, short="engine"),
     Input("prefix", "Prompt share already cached (prefix caching)", "Share of each prompt a prefix cache already "
           "holds: prefill skips it.", 0.0, "slider", group="Assumptions", field="prefix_cache_fraction", lo=0.0,
           hi=0.95, step=0.05, jobs=INFERENCE, short="prefix cached", cli_aliases=("--prefix-cache",)),

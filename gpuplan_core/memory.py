@@ -100,6 +100,50 @@ class Assumptions(BaseModel):
     )
 
 
+Engine = Literal["vllm", "sglang", "trtllm", "transformers"]
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """The runtime terms of a serving engine's memory budget, from its documented defaults."""
+
+    name: str
+    label: str
+    cuda_graphs: bool  # a CUDA-graph pool (Assumptions.cuda_graph_bytes)
+    prefill_chunk_tokens: int | None  # tokens per step of chunked prefill; None: the whole prompt x batch at once
+    logits_sequences: int | None  # sequences whose fp32 logits the peak holds; None: the batch
+    kv_block_tokens: int  # KV cache allocated in blocks of this many tokens (1: per token)
+    source: str
+
+
+ENGINES: dict[str, EngineProfile] = {
+    e.name: e
+    for e in (
+        EngineProfile(
+            "vllm", "vLLM (V1, defaults)", True, 8192, 256, 16,
+            "vLLM engine args: max_num_batched_tokens 8,192 on >= 70 GiB GPUs (EngineArgs.get_batch_defaults), the "
+            "profile run's 256 sampled sequences, block_size 16, CUDA graphs on; measured overheads from the "
+            "llm-d-planner accuracy report (vLLM 0.19, H100)",
+        ),
+        EngineProfile(
+            "sglang", "SGLang", True, 8192, 160, 1,
+            "SGLang server_args: chunked_prefill_size 8,192 on 35-160 GB GPUs (2,048 below, 16,384 above), "
+            "cuda_graph_max_bs 160, page_size 1 (token-level KV), CUDA graphs on",
+        ),
+        EngineProfile(
+            "trtllm", "TensorRT-LLM", True, 8192, 2048, 32,
+            "TensorRT-LLM LLM API: max_num_tokens 8,192, max_batch_size 2,048, KvCacheConfig.tokens_per_block 32, "
+            "CUDA graphs in the PyTorch backend",
+        ),
+        EngineProfile(
+            "transformers", "Hugging Face transformers generate()", False, None, None, 1,
+            "transformers generate(): no CUDA graphs, the whole prompt of every sequence in one forward pass, logits "
+            "of the last token only (logits_to_keep, transformers >= 4.45), a KV cache that grows token by token",
+        ),
+    )
+}  # fmt: skip
+
+
 class MemoryRequest(BaseModel):
     """What the user asks about. Validated; every field is named in error messages."""
 
@@ -122,6 +166,8 @@ class MemoryRequest(BaseModel):
     flash_attention: bool = True
     lora_rank: int = Field(16, ge=1, le=4096)
     lora_targets: LoraTargets = "all-linear"
+    engine: Engine = "vllm"
+    prefill_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS, description="prompt tokens (inference)")
     assumptions: Assumptions = Assumptions()
 
     @model_validator(mode="after")
@@ -241,14 +287,29 @@ def activation_bytes_per_layer(
     return per / tp
 
 
-def inference_activation_bytes(m: ModelArch, asm: Assumptions, act_bytes: float, tp: int) -> float:
-    """Peak activation workspace of a serving engine's profile step (an estimate)."""
+def inference_activation_bytes(
+    m: ModelArch,
+    asm: Assumptions,
+    act_bytes: float,
+    tp: int,
+    engine: EngineProfile | None = None,
+    step_tokens: int | None = None,
+    logits_sequences: int | None = None,
+) -> float:
+    """Peak activation workspace of one forward pass (an estimate): the widest intermediate (the MLP's) for every
+    token of the largest step, plus fp32 logits. The largest step is the engine's chunked-prefill budget, or the
+    whole prompt of every sequence for an engine without chunking (``step_tokens``)."""
     if asm.activation_workspace_bytes is not None:
         return asm.activation_workspace_bytes
     inter = m.expert_intermediate_size * m.experts_per_token if m.is_moe else m.intermediate_size
     width = ((2 if m.mlp_gated else 1) * inter + inter) / tp + 4 * m.hidden_size
-    logits = asm.max_sampled_sequences * m.vocab_size * 4 / tp
-    return asm.max_batched_tokens * width * act_bytes + logits
+    if engine is None or engine.name == "vllm":
+        tokens, seqs = asm.max_batched_tokens, asm.max_sampled_sequences
+    else:
+        tokens = engine.prefill_chunk_tokens or step_tokens or asm.max_batched_tokens
+        seqs = engine.logits_sequences or logits_sequences or 1
+    logits = seqs * m.vocab_size * 4 / tp
+    return tokens * width * act_bytes + logits
 
 
 # ---- the budget ---------------------------------------------------------------------------------
@@ -290,14 +351,17 @@ def _inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int
     weight_parts = {"weights": body / shard}
     if kept:
         weight_parts[KEPT_COMPONENT] = kept / shard
-    block = asm.kv_block_tokens
+    eng = ENGINES[req.engine]
+    block = asm.kv_block_tokens if eng.name == "vllm" else eng.kv_block_tokens
     ctx = _ceil_div(context, block) * block
     kv = kv_cache_bytes(m, kvf.bytes_per_value, ctx, batch, tp=req.tp, pp=req.pp)
+    prompt = min(req.prefill_tokens or context, context)
+    act = inference_activation_bytes(m, asm, af.bytes_per_value, req.tp, eng, batch * prompt, batch)
     comps = {
         **weight_parts,
         "KV cache": kv,
-        "activation workspace": inference_activation_bytes(m, asm, af.bytes_per_value, req.tp),
-        "CUDA graphs": asm.cuda_graph_bytes,
+        "activation workspace": act,
+        **({"CUDA graphs": asm.cuda_graph_bytes} if eng.cuda_graphs else {}),
         **_overheads(req),
     }
     notes = []

@@ -17,6 +17,7 @@ from .memory import (
     MAX_CONTEXT_TOKENS,
     Accounting,
     Assumptions,
+    Engine,
     MemoryRequest,
     Method,
     Mode,
@@ -62,6 +63,7 @@ class Scenario(BaseModel):
     mfu: float | None = Field(None, gt=0, le=1)
     # memory assumptions
     memory_utilization: float = Field(0.90, ge=0.5, le=1.0)
+    engine: Engine = "vllm"
     # serving levers
     prefix_cache_fraction: float = Field(0.0, ge=0, le=0.99)
     spec_draft_params: int | None = Field(None, ge=1_000_000, le=1_000_000_000_000)
@@ -187,6 +189,8 @@ class Scenario(BaseModel):
             optimizer=self.optimizer,
             recompute=self.recompute,
             lora_rank=self.lora_rank,
+            engine=self.engine,
+            prefill_tokens=self.input_tokens if self.mode == "inference" else None,
             assumptions=Assumptions(memory_utilization=self.memory_utilization),
         )
         fields.update(update)

@@ -159,7 +159,7 @@ def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, mb: int, pa
         ev.misses = target_misses(sc, static.ttft_s, static.tpot_s)
         ev.lines = [f"batch {batch:,} of at most {mb:,} sequences that fit"]
         return ev
-    rep = Replica(m, gpu, wl, sc.input_tokens, sc.output_tokens, mb, engine_limits(gpu), pa)
+    rep = Replica(m, gpu, wl, sc.input_tokens, sc.output_tokens, mb, engine_limits(gpu, sc.engine), pa)
     ttft_t, tpot_t = (sc.ttft_target_s, sc.tpot_target_s) if sc.serving == "interactive" else (None, None)
     cap = capacity(rep, ttft_t, tpot_t)
     peak = sc.requests_per_day / 86_400 * sc.peak_to_average

@@ -53,10 +53,18 @@ class EngineLimits(BaseModel):
     max_num_seqs: int = Field(1024, ge=1, le=100_000, description="sequences running at once")
 
 
-def engine_limits(gpu: GPU) -> EngineLimits:
-    """vLLM's defaults for its OpenAI-compatible server (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults,
-    vLLM 0.10+): 8,192 tokens per step and 1,024 sequences on GPUs with at least 70 GiB that are not A100s,
-    2,048 and 256 on the others."""
+def engine_limits(gpu: GPU, engine: str = "vllm") -> EngineLimits:
+    """The scheduler's defaults. vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
+    EngineArgs.get_batch_defaults, vLLM 0.10+): 8,192 tokens per step and 1,024 sequences on GPUs with at least
+    70 GiB that are not A100s, 2,048 and 256 on the others. SGLang (server_args.py): chunked_prefill_size 2,048
+    under 35 GB, 8,192 up to 160 GB, 16,384 above. TensorRT-LLM (LLM API): max_num_tokens 8,192, max_batch_size
+    2,048. transformers generate() has no scheduler: it is given vLLM's (the serving figures assume one)."""
+    if engine == "sglang":
+        mem = gpu.vram_nominal_bytes
+        chunk = 2048 if mem < 35e9 else (8192 if mem < 160e9 else 16384)
+        return EngineLimits(max_num_batched_tokens=chunk, max_num_seqs=1024)
+    if engine == "trtllm":
+        return EngineLimits(max_num_batched_tokens=8192, max_num_seqs=2048)
     if gpu.vram_usable_bytes >= 70 * GiB and not gpu.gpu.upper().startswith("A100"):
         return EngineLimits(max_num_batched_tokens=8192, max_num_seqs=1024)
     return EngineLimits(max_num_batched_tokens=2048, max_num_seqs=256)
@@ -413,7 +421,8 @@ def replica_for(
         tp, pp = lay.tp, lay.pp
         kv = max_batch(m, req.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
         note = f"Does not fit at tp={sc.tp} x pp={sc.pp}; one replica here is tp={tp} x pp={pp}."
-    return Replica(m, gpu, sc.workload(tp, pp, fmt), sc.input_tokens, sc.output_tokens, kv, engine_limits(gpu)), note
+    limits = engine_limits(gpu, sc.engine)
+    return Replica(m, gpu, sc.workload(tp, pp, fmt), sc.input_tokens, sc.output_tokens, kv, limits), note
 
 
 def load_curve(r: Replica, points: int = 14) -> list[ServingResult]:

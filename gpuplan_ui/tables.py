@@ -331,3 +331,24 @@ def use_cases() -> pd.DataFrame:
             if k != "custom"
         ]
     )
+
+
+def engines() -> pd.DataFrame:
+    """The serving engines' runtime memory terms and where each comes from."""
+    from gpuplan_core.memory import ENGINES
+
+    return pd.DataFrame(
+        [
+            {
+                "engine": e.label,
+                "CUDA graphs": "yes" if e.cuda_graphs else "no",
+                "largest prefill step": f"{e.prefill_chunk_tokens:,} tokens"
+                if e.prefill_chunk_tokens
+                else "the whole prompt of every sequence",
+                "logits held (fp32)": f"{e.logits_sequences:,} sequences" if e.logits_sequences else "one per sequence",
+                "KV block": f"{e.kv_block_tokens} token(s)",
+                "source": e.source,
+            }
+            for e in ENGINES.values()
+        ]
+    )

@@ -290,3 +290,31 @@ def test_a_gptq_int4_config_prices_the_int4_body_and_the_16_bit_embeddings_to_th
     assert r["components"][KEPT_COMPONENT] == kept * 2 == 2_180_398_080
     assert r["components"]["weights"] == round((7_615_616_512 - kept) * 4.15625 / 8) == 3_390_158_296
     assert r["weights_bytes_total"] == 3_390_158_296 + 2_180_398_080
+
+
+ENGINE_CASE = dict(input_tokens=30_000, output_tokens=300, batch=2)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm", "transformers"])
+def test_each_engine_profile_budget_by_hand(engine):
+    """Llama-3.1-8B, 2 sequences of 30,000 + 300 tokens, BF16. Per engine (documented defaults, Methodology):
+    activation workspace = tokens of the largest step x the MLP's width (3 x 14,336 + 4 x 4,096) x 2 bytes + fp32
+    logits for the sequences the engine holds (128,256 x 4 bytes each); KV = 131,072 B/token x context rounded up
+    to the engine's KV block x 2; a CUDA-graph pool (1 GiB) where the engine captures graphs."""
+    from gpuplan_core import api
+    from gpuplan_core.memory import ENGINES
+
+    r = api.memory_report({"preset": "Llama-3.1-8B", "engine": engine, **ENGINE_CASE})
+    width, logits = 3 * 14_336 + 4 * 4096, 128_256 * 4
+    step, seqs, block, graphs = {
+        "vllm": (8192, 256, 16, True),  # max_num_batched_tokens, the profile run's 256 sampled sequences
+        "sglang": (8192, 160, 1, True),  # chunked_prefill_size (35-160 GB GPUs), cuda_graph_max_bs, page_size 1
+        "trtllm": (8192, 2048, 32, True),  # max_num_tokens, max_batch_size, tokens_per_block
+        "transformers": (2 * 30_000, 2, 1, False),  # both whole prompts at once, last-token logits per sequence
+    }[engine]
+    assert r["engine"] == engine and ENGINES[engine].source
+    assert r["components"]["activation workspace"] == round(step * width * 2 + seqs * logits)
+    assert r["components"]["KV cache"] == 131_072 * (-(-30_300 // block) * block) * 2
+    assert ("CUDA graphs" in r["components"]) == graphs
+    if graphs:
+        assert r["components"]["CUDA graphs"] == 1 << 30
