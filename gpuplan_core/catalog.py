@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, PositiveFloat
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
 
 from .model import ModelArch
 from .units import GB, TFLOP, GiB
@@ -29,6 +29,7 @@ class GPU(BaseModel):
     gpu: str
     family: str
     variant: str
+    architecture: str = Field(description="GPU generation (Hopper, Ada, CDNA3 ...): the calibration regimes use it")
     aliases: tuple[str, ...] = ()
     vram_nominal_gb: PositiveFloat
     vram_usable_gib: PositiveFloat
@@ -39,6 +40,9 @@ class GPU(BaseModel):
     fp8_dense_tflops: PositiveFloat | None = None
     int8_dense_tops: PositiveFloat | None = None
     fp4_dense_tflops: PositiveFloat | None = None
+    fp32_dense_tflops: PositiveFloat | None = Field(
+        None, description="set for GPUs without TF32 tensor cores (Volta, Turing): FP32 runs on CUDA cores"
+    )
     link_gb_s_per_direction: PositiveFloat | None = None
     tdp_w: PositiveFloat
     sources: str
@@ -68,9 +72,12 @@ class GPU(BaseModel):
         """Dense peak FLOP/s for a math format, falling back to the best supported one.
 
         Returns (flops_per_s, format actually used). FP32 runs as TF32 on tensor cores, taken as
-        half the BF16 peak (true of A100, H100, L40S, L4, MI300X datasheets).
+        half the BF16 peak (true of A100, H100, L40S, L4, MI300X datasheets), except on GPUs without TF32
+        (V100, T4), where it runs on CUDA cores at ``fp32_dense_tflops``.
         """
         if math == "fp32":
+            if self.fp32_dense_tflops:
+                return self.fp32_dense_tflops * TFLOP, "fp32"
             return self.bf16_dense_tflops * TFLOP / 2, "tf32"
         order = {"fp4": ["fp4", "fp8", "bf16"], "fp8": ["fp8", "bf16"], "int8": ["int8", "bf16"], "bf16": ["bf16"]}
         for fmt in order.get(math, ["bf16"]):
@@ -87,6 +94,19 @@ class GPU(BaseModel):
     @property
     def label(self) -> str:
         return f"{self.family} {self.variant}" if self.family != self.gpu else self.gpu
+
+
+def load_efficiency() -> pd.DataFrame:
+    """data/efficiency.csv: per GPU architecture and format family, the weight-read efficiency relative to 16-bit
+    that published measurements pin, with the count and basis of each."""
+    return pd.read_csv(DATA_DIR / "efficiency.csv")
+
+
+@lru_cache(maxsize=1)
+def weight_mbu_factors() -> dict[tuple[str, str], float]:
+    """(GPU architecture, format family) -> weight-read efficiency vs 16-bit; elsewhere perf.py's defaults."""
+    df = load_efficiency()
+    return {(r.architecture, r.format_family): float(r.weight_mbu_format_factor) for r in df.itertuples()}
 
 
 def _norm(name: str) -> str:

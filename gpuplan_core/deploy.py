@@ -43,6 +43,17 @@ SKYPILOT_GPU = {
     "L4": "L4",
     "RTX-PRO-6000": "RTXPRO6000",
     "MI300X": "MI300X",
+    "RTX-4090": "RTX4090",
+    "RTX-3090": "RTX3090",
+    "RTX-5090": "RTX5090",
+    "RTX-A6000": "A6000",
+    "RTX-6000-Ada": "RTX6000-Ada",
+    "A10": "A10",
+    "A10G": "A10G",
+    "L40": "L40",
+    "A40": "A40",
+    "V100-32GB": "V100-32GB",
+    "T4": "T4",
 }
 SKYPILOT_CLOUDS = {"aws", "gcp", "azure", "lambda", "runpod", "nebius", "vast", "hyperstack", "scaleway", "crusoe"}
 
