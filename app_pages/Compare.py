@@ -57,6 +57,9 @@ for col, name, s in ((cols[0], "A", sc), (cols[1], "B", sc_b)):
             m4.metric("TTFT", fmt.ms(p["ttft_s"]))
             m5.metric("TPOT", fmt.ms(p["tpot_s"]))
             m6.metric("Tokens/s (batch)", f"{p['decode_tokens_per_s']:,.0f}")
+            band = p["error_band"]
+            for col, k in ((m4, "ttft_s"), (m5, "tpot_s"), (m6, "decode_tokens_per_s")):
+                col.caption(band[k]["short"], help=band[k]["text"])
             if p["notes"]:
                 st.caption(" ".join(p["notes"]))
         cst = r["cost"]

@@ -10,7 +10,7 @@ from gpuplan_core.memory import Assumptions
 from gpuplan_core.perf import PerfAssumptions
 from gpuplan_core.plan import MULTI_NODE_EFFICIENCY
 from gpuplan_core.pricing import FAST_NETWORK_GBIT_S
-from gpuplan_ui import page, tables
+from gpuplan_ui import cached, page, tables
 
 sc, values = page.setup("Methodology")
 E_HI, E_LO = (eff for _, eff in MULTI_NODE_EFFICIENCY)
@@ -40,7 +40,10 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   term, full recompute keeps `2·s·b·h`; plus FP32 logits `s·b·V·4`.
 - **Serving overheads** (measured in vLLM 0.19 on H100 by llm-d-planner): activation workspace of the profile step,
   CUDA-graph pool, CUDA context, NCCL buffers at tensor parallel ≥ 2, and the memory-utilization headroom.
-- Every budget names its scope: *weights only*, *model states* (training) or *whole runtime*.
+- Every budget names its scope: *weights only*, *model states* (training) or *whole runtime*, and every
+  component says whether it is **exact** (counted from the architecture, formats and shapes: weights, KV cache,
+  gradients, optimizer states, logits) or **estimated** (a runtime's working memory: activations, CUDA graphs,
+  CUDA context, NCCL buffers, allocator reserve).
 
 ### Speed (`gpuplan_core/perf.py`)
 - **Prefill** processes the prompt: many tokens reuse each weight → high arithmetic intensity → compute-bound.
@@ -52,7 +55,10 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   MBU)), summed over the weight matmuls and attention, plus fixed overheads and tensor-parallel all-reduces
   (2 per layer). MFU and MBU grow with op size (curves from Vidur and NVIDIA aiconfigurator per-op data).
 - **TTFT** = prefill time + overhead; **TPOT** is the mean decode step over the output, *exclusive* of the first
-  token (the inclusive variant is shown beside it). Calibration against published measurements is on Performance.
+  token (the inclusive variant is shown beside it).
+- **Engines without CUDA graphs** (plain transformers `generate()`): the host launches every layer's kernels
+  while the GPU runs them, so a pass takes the longer of the GPU's time and layers x 0.7 ms (measured: 24.4 ms per
+  token for Llama-3.1-8B on H100, where the host limits; 17.1 ms on an RTX 4090, where the GPU does).
 
 ### Serving under traffic (`gpuplan_core/serving.py`)
 - One replica runs **engine steps** back to back (continuous batching, as vLLM, SGLang and TensorRT-LLM do): each
@@ -124,6 +130,22 @@ st.markdown(
     "one row per sequence."
 )
 st.dataframe(tables.engines(), hide_index=True, width="stretch", key="engines")
+
+st.markdown(
+    "### How far to trust each number\n"
+    "Every predicted time and throughput in the app carries the error of its **regime**: the GPU generation, the "
+    "weights format family and the phase (prefill, decode, throughput of 16 or more sequences), with MoE models "
+    "and engines without CUDA graphs apart. The band is the median absolute error of the published measurements "
+    "in that regime (`data/measurements.csv`, each with its source, engine version and setup); where a regime has "
+    "none, the number is a roofline estimate and says so. Serving under traffic has its own table on Performance. "
+    "Bias: + where the model has been optimistic (faster than measured)."
+)
+st.dataframe(cached.calibration_regimes_table().arrow, hide_index=True, width="stretch", key="regimes")
+st.markdown(
+    "Weight-read efficiency per GPU generation and format family, where measurements pin it (elsewhere the defaults "
+    "below apply by width: 8-bit 0.7 on HBM, 4-bit 0.45): `data/efficiency.csv`."
+)
+st.dataframe(tables.efficiency(), hide_index=True, width="stretch", key="efficiency")
 
 st.markdown("### Number formats")
 st.dataframe(

@@ -28,6 +28,7 @@ else:
                 f"{p['math_format'].upper()}, batch {p['batch']}, prompt {p['prompt_tokens']:,}, "
                 f"output {p['output_tokens']:,} tokens"
             )
+            band = p["error_band"]
             c = st.columns(5)
             c[0].metric(
                 "Time to first token", fmt.ms(p["ttft_s"]), help="Prefill of the batch's prompts + fixed overhead"
@@ -47,6 +48,14 @@ else:
                 "Largest batch that fits",
                 f"{p['max_batch']:,}",
                 help=f"Decode's matmuls turn compute-bound at batch {p['compute_bound_batch'] or 'never'}",
+            )
+            shown = ("ttft_s", "tpot_s", "decode_tokens_per_s_per_sequence", "output_tokens_per_s")
+            for col, k in zip(c[:4], shown, strict=True):
+                col.caption(band[k]["short"], help=band[k]["text"])
+            st.caption(
+                f"**How sure:** {band['tpot_s']['text']} The ± under each number is the median error of the "
+                "published measurements of its kind (GPU generation, format, phase); the table at the foot of "
+                "this page lists them."
             )
             if p.get("output_tokens_per_s_at_max_batch"):
                 st.caption(
@@ -77,6 +86,7 @@ else:
             f"{curve['gpu']} x{curve['tp'] * curve['pp']} (at most {curve['max_running_sequences']:,} requests in "
             "flight: the KV cache or the engine's limit)."
         )
+        sband = curve["error_band"]
         c = st.columns(3)
         c[0].metric(
             "Saturates at",
@@ -97,6 +107,13 @@ else:
                 help=f"Peak {curve['peak_requests_per_s']:,.2f} req/s (requests per day / 86,400 x peak-to-average) "
                 "divided by one replica's capacity, rounded up",
             )
+        c[0].caption(sband["max_requests_per_s"]["short"], help=sband["max_requests_per_s"]["text"])
+        if curve["capacity_requests_per_s"] is not None:
+            c[1].caption(sband["capacity_requests_per_s"]["short"], help=sband["capacity_requests_per_s"]["text"])
+        st.caption(
+            f"**How sure, under load:** TTFT: {sband['ttft_p95_s']['text']} TPOT: {sband['tpot_mean_s']['text']} "
+            "Throughput: " + sband["output_tokens_per_s"]["text"]
+        )
         left, right = st.columns(2)
         left.plotly_chart(sv["ttft"], key="load_ttft", config={"displaylogo": False})
         right.plotly_chart(sv["tpot"], key="load_tpot", config={"displaylogo": False})
@@ -117,11 +134,13 @@ with page.guard("Calibration"):
     cal = cached.calibration_report()
     st.markdown(
         f"The model with its default assumptions against **{len(cal['points'])} published measurements** "
-        f"(FasterTransformer, TensorRT-LLM, vLLM): median absolute error "
-        f"**{cal['median_abs_error']:.1%}** ({cal['median_abs_error_speed_only']:.1%} on speed points). "
-        "No point is corrected individually."
+        f"(FasterTransformer, TensorRT-LLM, vLLM, gpt-fast, torchao, transformers; A100 to B200 and MI300X): median "
+        f"absolute error **{cal['median_abs_error']:.1%}** overall. No point is corrected individually. The error "
+        "differs by kind of run, so each estimate above carries the error of its own regime:"
     )
-    page.table(cached.calibration_table(), "calibration", "gpuplan-calibration.csv")
+    page.table(cached.calibration_regimes_table(), "calibration_regimes", "gpuplan-calibration-regimes.csv")
+    with st.expander(f"All {len(cal['points'])} measurements, predicted vs measured"):
+        page.table(cached.calibration_table(), "calibration", "gpuplan-calibration.csv")
     st.markdown(
         f"**Under load**: {len(cal['serving_points'])} published serving measurements (TensorRT-LLM 0.14 and 1.0, "
         "NVIDIA NIM, LMDeploy, vLLM and SGLang on DeepSeek), each with its source and setup. Median absolute error "

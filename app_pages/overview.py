@@ -107,6 +107,13 @@ with page.guard("Recommendation"):
                 )
             )
         st.markdown("\n".join(f"- {fmt.md_escape(line)}" for line in top.why))
+        if top.ttft_s is not None:
+            st.caption(
+                f"Predicted {'p95 ' if sc.requests_per_day else ''}TTFT {fmt.ms(top.ttft_s)}"
+                + ("" if top.tpot_s is None else f", TPOT {fmt.ms(top.tpot_s)}")
+                + f"; how sure: {top.error_band} (the median error of comparable published measurements; "
+                "Performance lists them)."
+            )
         st.markdown(f"**Top {len(plan.picks)} of {plan.candidates} candidates** ({plan.unit})")
         page.table(views["picks"], "picks", "gpuplan-recommendation.csv")
         if views["pareto"] is not None:

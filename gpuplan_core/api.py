@@ -10,7 +10,7 @@ from typing import Any
 
 from .catalog import load_gpus
 from .formats import get_format
-from .memory import evaluate_catalog, memory_budget, model_weight_bytes
+from .memory import component_provenance, evaluate_catalog, memory_budget, model_weight_bytes
 from .model import kv_bytes_per_token, params_active, params_total
 from .scenario import Scenario
 from .units import GB, GiB
@@ -66,6 +66,7 @@ def memory_report(s: Scenario | dict[str, Any]) -> dict[str, Any]:
             )
         ),
         "components": {k: round(v) for k, v in budget.components.items()},
+        "provenance": {k: component_provenance(k) for k in budget.components},
         "budgets": {k: round(v) for k, v in budget.budgets.items()},
         "per_gpu_bytes": round(budget.per_gpu_bytes),
         "total_bytes": round(budget.total_bytes),
@@ -137,6 +138,7 @@ DEFAULT_GPU = "H100-SXM"
 def perf_for_gpu(sc: Scenario, gpu_name: str) -> dict[str, Any]:
     """TTFT, TPOT, throughput and roofline data on one GPU type, at the scenario's layout when the
     model fits there, else at the smallest layout that fits (and the result says so)."""
+    from .calibration import perf_bands
     from .catalog import get_gpu
     from .memory import max_batch, min_gpus
     from .perf import PerfAssumptions, decode_sweep, predict
@@ -172,8 +174,11 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> dict[str, Any]:
         if mb
         else None
     )
+    bands = perf_bands(gpu.gpu, wl.weights_format, m.is_moe, wl.eager, max(1, batch))
     d = r.to_dict()
     d.update(
+        error_band={k: b.to_dict() for k, b in bands.items()},
+        provenance={k: b.provenance for k, b in bands.items()},
         fits=mb > 0,
         max_batch=mb,
         output_tokens_per_s_at_max_batch=None if at_max is None else at_max.output_tokens_per_s,
@@ -207,6 +212,7 @@ def calibration_report() -> dict[str, Any]:
         SERVING_REGIMES,
         calibration_table,
         median_abs_error,
+        regime_summary,
         serving_median_abs_error,
         serving_summary,
         serving_table,
@@ -218,6 +224,7 @@ def calibration_report() -> dict[str, Any]:
         "points": table,
         "median_abs_error": median_abs_error(table),
         "median_abs_error_speed_only": median_abs_error(table, exclude_memory=True),
+        "regimes": regime_summary(),
         "serving_points": serving,
         "serving_median_abs_error": serving_median_abs_error(serving, HEADLINE_REGIME),
         "serving_headline_regime": HEADLINE_REGIME,
@@ -227,17 +234,38 @@ def calibration_report() -> dict[str, Any]:
     }
 
 
+def calibration_markdown(r: dict[str, Any]) -> str:
+    """The error per regime as a Markdown table (the README's, which a test holds the model to)."""
+    lines = [
+        f"Overall: **median absolute error {r['median_abs_error']:.1%}** over {len(r['points'])} published "
+        "measurements (single requests and static batches).",
+        "",
+        "| regime (GPU generation · weights format · phase) | measurements | median absolute error | bias |",
+        "|---|---|---|---|",
+    ]
+    measured = [g for g in r["regimes"] if g["points"]]
+    lines += [
+        f"| {g['regime']} | {g['points']} | {g['median_abs_error']:.1%} | {g['median_error']:+.1%} |" for g in measured
+    ]
+    empty = [g["regime"] for g in r["regimes"] if not g["points"]]
+    lines += ["", f"No measurement yet ({len(empty)} regimes, shown as roofline estimates): " + ", ".join(empty) + "."]
+    return "\n".join(lines)
+
+
 def format_calibration(r: dict[str, Any]) -> str:
-    lines = [f"{'id':<34} {'metric':<26} {'measured':>10} {'predicted':>10} {'error':>8}"]
+    lines = [f"{'id':<34} {'regime':<40} {'metric':<26} {'measured':>10} {'predicted':>10} {'error':>8}"]
     for p in r["points"]:
         lines.append(
-            f"{p['id']:<34} {p['metric']:<26} {p['measured']:>10,.1f} {p['predicted']:>10,.1f} "
+            f"{p['id'][:34]:<34} {p['regime']:<40} {p['metric']:<26} {p['measured']:>10,.1f} {p['predicted']:>10,.1f} "
             f"{p['error'] * 100:>7.1f}%"
         )
     lines.append(
         f"single requests and static batches: median absolute error {r['median_abs_error'] * 100:.1f}% over "
         f"{len(r['points'])} points (speed points only: {r['median_abs_error_speed_only'] * 100:.1f}%)"
     )
+    lines += ["", "by regime:", *(f"  {g['regime']:<52} {g['points']:>4} points, median |error| "
+              f"{g['median_abs_error'] * 100:5.1f}%, bias {g['median_error'] * 100:+6.1f}%"
+              for g in r["regimes"] if g["points"])]  # fmt: skip
     lines.append("")
     lines.append(f"serving under load ({len(r['serving_points'])} published points, data/serving_measurements.csv):")
     lines.append(f"{'regime':<28} {'metric':<20} {'points':>6} {'median |err|':>12} {'median err':>11}")
@@ -257,15 +285,16 @@ def format_calibration(r: dict[str, Any]) -> str:
 def _format_perf(r: dict[str, Any]) -> str:
     if not r.get("fits", True) and "ttft_s" not in r:
         return "\n".join(r["notes"])
+    band = {k: f"   {v['short']}" for k, v in r.get("error_band", {}).items()}
     lines = [
         f"{r['model']} on {r['gpu']} x{r['gpu_count']} (tp {r['tp']}, pp {r['pp']}), math {r['math_format']}, "
         f"batch {r['batch']} (max {r['max_batch']}), prompt {r['prompt_tokens']:,}, output {r['output_tokens']:,}",
-        f"  TTFT                          {r['ttft_s'] * 1e3:,.1f} ms",
-        f"  TPOT (excl. first token)      {r['tpot_s'] * 1e3:,.2f} ms",
+        f"  TTFT                          {r['ttft_s'] * 1e3:,.1f} ms{band.get('ttft_s', '')}",
+        f"  TPOT (excl. first token)      {r['tpot_s'] * 1e3:,.2f} ms{band.get('tpot_s', '')}",
         f"  TPOT (incl. first token)      {r['tpot_inclusive_s'] * 1e3:,.2f} ms",
         f"  decode tokens/s per sequence  {r['decode_tokens_per_s_per_sequence']:,.1f}",
         f"  decode tokens/s, all          {r['decode_tokens_per_s']:,.1f}",
-        f"  output tokens/s (end to end)  {r['output_tokens_per_s']:,.1f}",
+        f"  output tokens/s (end to end)  {r['output_tokens_per_s']:,.1f}{band.get('output_tokens_per_s', '')}",
         f"  prefill tokens/s              {r['prefill_tokens_per_s']:,.0f}",
         f"  ridge point                   {r['ridge_flops_per_byte']:,.1f} FLOP/byte",
         f"  decode weight matmuls turn compute-bound at batch {r['compute_bound_batch']}",
@@ -276,6 +305,8 @@ def _format_perf(r: dict[str, Any]) -> str:
             f"  {ph:<8} {p['flops'] / 1e12:,.3f} TFLOP, {p['bytes'] / 1e9:,.3f} GB, intensity "
             f"{p['intensity_flops_per_byte']:,.1f} FLOP/B, {p['bound']}-bound, MFU {p['mfu']:.2f}, MBU {p['mbu']:.2f}"
         )
+    named = {"ttft_s": "TTFT", "tpot_s": "TPOT", "output_tokens_per_s": "throughput"}
+    lines += [f"error band, {name}: {r['error_band'][k]['text']}" for k, name in named.items() if "error_band" in r]
     lines += [f"note: {n}" for n in r["notes"]]
     return "\n".join(lines)
 
@@ -387,6 +418,9 @@ def _format_plan(plan) -> str:
         cost = p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd
         lines.append(f"{i}. {p.offer_id} ({p.layout}, {p.replicas} replica(s), {p.weights_format}): {cost:,.0f} USD")
         lines += [f"     - {w}" for w in p.why]
+        if p.ttft_s is not None:
+            tpot = "" if p.tpot_s is None else f", TPOT {p.tpot_s * 1e3:,.1f} ms"
+            lines.append(f"     - predicted TTFT {p.ttft_s * 1e3:,.0f} ms{tpot}; error band: {p.error_band}")
     if plan.why:
         lines.append("why: " + " -> ".join(f"{w.label} {w.value}" for w in plan.why))
     for p in plan.near_misses:
@@ -398,6 +432,14 @@ def _format_plan(plan) -> str:
 
 
 # ---- serving under traffic ------------------------------------------------------------------------
+
+
+def _add_serving_bands(out: dict[str, Any], moe: bool) -> None:
+    from .calibration import serving_bands
+
+    bands = serving_bands(moe)
+    out["error_band"] = {k: b.to_dict() for k, b in bands.items()}
+    out["provenance"] = {k: b.provenance for k, b in bands.items()}
 
 
 def serve_report(
@@ -427,6 +469,7 @@ def serve_report(
     }
     if note:
         out["notes"] = [note, *out["notes"]]
+    _add_serving_bands(out, r.m.is_moe)
     if sc.ttft_target_s or sc.tpot_target_s:
         cap = capacity(r, sc.ttft_target_s, sc.tpot_target_s)
         out["capacity_requests_per_s"] = cap
@@ -456,6 +499,9 @@ def _format_serve(r: dict[str, Any]) -> str:
             f"through   {r['requests_per_s']:,.2f} req/s, {r['output_tokens_per_s']:,.0f} output tok/s, "
             f"{r['running_sequences']:,.1f} sequences running (at most {r['max_running_sequences']:,})",
         ]
+    if "error_band" in r and not r["saturated"]:
+        bands = r["error_band"]
+        lines += [f"error band, {n}: {bands[k]['text']}" for k, n in (("ttft_mean_s", "TTFT"), ("tpot_mean_s", "TPOT"))]
     if "capacity_requests_per_s" in r:
         lines.append(f"capacity  {r['capacity_requests_per_s']:,.2f} req/s within the targets")
     if r.get("replicas"):
@@ -475,7 +521,7 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
     cap = capacity(r, *targets) if any(targets) else None
     peak = sc.requests_per_day / 86_400 * sc.peak_to_average if sc.requests_per_day else None
     limit = cap if cap is not None else 0.99 * max_request_rate(r)
-    return {
+    out = {
         "gpu": r.gpu.gpu,
         "tp": r.wl.tp,
         "pp": r.wl.pp,
@@ -489,3 +535,5 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
         "points": [p.model_dump() for p in load_curve(r)],
         "notes": [note] if note else [],
     }
+    _add_serving_bands(out, r.m.is_moe)
+    return out

@@ -11,9 +11,11 @@ import statistics
 from functools import lru_cache
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
 
 from .catalog import DATA_DIR, get_gpu, get_preset
-from .memory import Assumptions, MemoryRequest, kv_capacity_tokens
+from .formats import get_format
+from .memory import Assumptions, MemoryRequest, kv_capacity_tokens, memory_budget
 from .perf import PerfAssumptions, Workload, predict
 
 ASSUMED_LENGTHS = (128, 128)  # prompt / output where a benchmark does not state them
@@ -24,34 +26,66 @@ def load_measurements(path: str | None = None) -> pd.DataFrame:
     return pd.read_csv(path or DATA_DIR / "measurements.csv", dtype={"input_tokens": "Int64", "output_tokens": "Int64"})
 
 
+def _fmt(v, default: str = "bf16") -> str:
+    return default if v is None or (isinstance(v, float) and pd.isna(v)) or not str(v).strip() else str(v).strip()
+
+
+def _is_eager(row: dict) -> bool:
+    """Plain transformers generate() (no CUDA graphs, no torch.compile)."""
+    return str(row.get("framework", "")).lower().startswith(("hf transformers", "hugging face transformers"))
+
+
+def running_batch(row: dict, m, gpu, wf: str, kvf: str, tp: int, batch: int, tokens: int) -> int:
+    """Sequences an engine runs at once for a max-throughput run of ``batch`` requests: no more than its KV
+    cache holds at full length (the rest wait, so the run's throughput is that of the smaller batch). Runs with
+    data-parallel attention keep each rank's sequences on that rank, which the tensor-parallel budget does not
+    describe: their batch stands as published."""
+    if "attention_dp" in str(row.get("setup", "")):
+        return batch
+    req = MemoryRequest(weights_format=wf, kv_format=kvf, tp=tp, gpus=tp)
+    return max(1, min(batch, kv_capacity_tokens(m, req, gpu) // max(1, tokens)))
+
+
 def predict_row(row: dict, pa: PerfAssumptions | None = None) -> float:
     """The engine's prediction for one measurement row, in the row's unit."""
     m = get_preset(row["model_preset"])
     gpu = get_gpu(row["gpu"])
     tp = int(row["tensor_parallel"] or 1)
-    wl = Workload(weights_format=row["weights_format"], kv_format=row["kv_format"], tp=tp)
+    wf, kvf = _fmt(row["weights_format"]), _fmt(row["kv_format"])
+    eager = _is_eager(row)
+    wl = Workload(weights_format=wf, kv_format=kvf, tp=tp, eager=eager)
     batch = int(row["batch"] or 1)
-    metric = row["metric"]
+    metric, unit = row["metric"], str(row["unit"])
     prompt = int(row["input_tokens"]) if not pd.isna(row["input_tokens"]) else ASSUMED_LENGTHS[0]
     output = int(row["output_tokens"]) if not pd.isna(row["output_tokens"]) else ASSUMED_LENGTHS[1]
+    seconds = 1.0 if unit == "s" else 1e3  # latencies: seconds or milliseconds, as published
     if metric == "kv_cache_capacity_tokens":
         req = MemoryRequest(
-            weights_format=row["weights_format"],
-            kv_format=row["kv_format"],
-            tp=tp,
-            gpus=tp,
-            assumptions=Assumptions(memory_utilization=0.95),
+            weights_format=wf, kv_format=kvf, tp=tp, gpus=tp, assumptions=Assumptions(memory_utilization=0.95)
         )
         return float(kv_capacity_tokens(m, req, gpu))
+    if metric == "peak_memory":  # a plain PyTorch process: no CUDA graphs, the whole prompt at once
+        req = MemoryRequest(
+            weights_format=wf, kv_format=kvf, tp=tp, gpus=tp, batch=batch, context_tokens=prompt + output,
+            prefill_tokens=prompt, engine="transformers",
+        )  # fmt: skip
+        return memory_budget(m, req).per_gpu_bytes / 1e9
     if metric in ("prefill_time", "time_to_first_token"):
-        return predict(m, gpu, wl, batch, prompt, 1, pa, with_compute_bound_batch=False).ttft_s * 1e3
+        return predict(m, gpu, wl, batch, prompt, 1, pa, with_compute_bound_batch=False).ttft_s * seconds
     if metric == "time_per_output_token":
-        return predict(m, gpu, wl, batch, prompt, 1, pa, with_compute_bound_batch=False).tpot_s * 1e3
+        return predict(m, gpu, wl, batch, prompt, 1, pa, with_compute_bound_batch=False).tpot_s * seconds
+    if metric == "output_tokens_per_s":
+        batch = running_batch(row, m, gpu, wf, kvf, tp, batch, prompt + output)
     r = predict(m, gpu, wl, batch, prompt, output, pa, with_compute_bound_batch=False)
+    if metric == "end_to_end_latency":
+        return r.e2e_request_s * seconds
     if metric == "decode_tokens_per_s":
         return r.decode_tokens_per_s_per_sequence
+    if metric == "decode_tokens_per_s_batch":  # the whole batch's decode rate, prefill excluded
+        return r.decode_tokens_per_s
     if metric == "output_tokens_per_s":
-        return r.output_tokens_per_s
+        per_gpu = unit.endswith("/GPU")
+        return r.output_tokens_per_s / (int(row["gpu_count"]) if per_gpu else 1)
     raise ValueError(f"metric: unknown metric {metric!r}")
 
 
@@ -63,6 +97,7 @@ def calibration_table(path: str | None = None, pa: PerfAssumptions | None = None
         rows.append(
             {
                 "id": row["id"],
+                "regime": _row_regime(row),
                 "gpu": row["gpu"],
                 "gpu_count": int(row["gpu_count"]),
                 "model": row["model_preset"],
@@ -73,11 +108,29 @@ def calibration_table(path: str | None = None, pa: PerfAssumptions | None = None
                 "measured": measured,
                 "predicted": pred,
                 "error": (pred - measured) / measured,
+                "lean": lean(row["metric"], (pred - measured) / measured),
                 "setup": row["setup"] if isinstance(row["setup"], str) else "",
                 "source": row["source"],
             }
         )
     return rows
+
+
+TIME_METRICS = {
+    "prefill_time",
+    "time_to_first_token",
+    "time_per_output_token",
+    "end_to_end_latency",
+    "ttft",
+    "itl",
+    "tpot",
+}
+
+
+def lean(metric: str, error: float) -> float:
+    """A signed error read one way for every metric: + when the model is optimistic (predicts a shorter time, a
+    higher rate, or more memory than measured)."""
+    return -error if metric in TIME_METRICS else error
 
 
 def median_abs_error(table: list[dict], exclude_memory: bool = False) -> float:
@@ -232,3 +285,220 @@ def serving_summary(table: list[dict]) -> list[dict]:
                     }
                 )
     return out
+
+
+# ---- regimes and error bands ------------------------------------------------------------------------
+
+PHASES = {
+    "prefill_time": "prefill",
+    "time_to_first_token": "prefill",
+    "time_per_output_token": "decode",
+    "decode_tokens_per_s": "decode",
+    "decode_tokens_per_s_batch": "decode",
+    "output_tokens_per_s": "throughput",
+    "end_to_end_latency": "throughput",
+    "kv_cache_capacity_tokens": "memory",
+    "peak_memory": "memory",
+}
+
+
+THROUGHPUT_MIN_BATCH = 16  # below it a request's time is mostly decode steps: decode's regime applies
+
+
+def phase_of(metric: str, batch: int) -> str:
+    """The phase a measured (or predicted) quantity belongs to; throughput of a small batch counts as decode."""
+    phase = PHASES[metric]
+    return "decode" if phase == "throughput" and batch < THROUGHPUT_MIN_BATCH else phase
+
+
+def regime(gpu: str, weights_format: str, phase: str, moe: bool = False, eager: bool = False) -> str:
+    """A calibration regime: GPU generation x weights format class x phase; mixture-of-experts models and engines
+    without CUDA graphs (plain transformers) apart, as their errors differ in kind."""
+    gen = get_gpu(gpu).architecture
+    fmt = get_format(weights_format).family
+    return f"{gen} · {fmt} · {phase}" + (" · MoE" if moe else "") + (" · transformers eager" if eager else "")
+
+
+def _row_regime(row: dict) -> str:
+    moe = get_preset(row["model_preset"]).is_moe
+    phase = phase_of(row["metric"], int(row["batch"] or 1))
+    return regime(row["gpu"], _fmt(row["weights_format"]), phase, moe, _is_eager(row))
+
+
+@lru_cache(maxsize=1)
+def regime_residuals() -> dict[str, list[float]]:
+    """Relative errors of the calibration points, by regime (predictions made with the defaults), signed as
+    ``lean``: + where the model was optimistic."""
+    out: dict[str, list[float]] = {}
+    for res in calibration_table():
+        out.setdefault(res["regime"], []).append(res["lean"])
+    return out
+
+
+def regime_summary() -> list[dict]:
+    """Per regime: points, median absolute error, bias (median lean: + optimistic); and every regime the catalog's
+    GPUs can run without a point."""
+    from .catalog import load_gpus
+
+    res = regime_residuals()
+    rows = [
+        {
+            "regime": k,
+            "points": len(v),
+            "median_abs_error": statistics.median(abs(e) for e in v),
+            "median_error": statistics.median(v),
+        }
+        for k, v in sorted(res.items())
+    ]
+    classes: dict[str, set[str]] = {}  # the format classes each generation runs natively
+    for g in load_gpus():
+        native = {"16-bit", "8/4-bit integer"} | ({"FP8"} if g.fp8_dense_tflops else set())
+        classes.setdefault(g.architecture, set()).update(native | ({"FP4"} if g.fp4_dense_tflops else set()))
+    order = ["16-bit", "FP8", "8/4-bit integer", "FP4"]
+    missing = [
+        f"{gen} · {f} · {p}"
+        for gen in sorted(classes)
+        for f in order
+        if f in classes[gen]
+        for p in ("prefill", "decode", "throughput")
+        if f"{gen} · {f} · {p}" not in res
+    ]
+    return rows + [{"regime": k, "points": 0, "median_abs_error": None, "median_error": None} for k in missing]
+
+
+PHASE_WORDS = {"prefill": "time to first token", "decode": "time per output token", "throughput": "throughput"}
+
+
+class ErrorBand(BaseModel):
+    """How far to trust one predicted number: the typical error of comparable published measurements (those of
+    its regime), or, where there are none, a plain statement that the number is a roofline estimate."""
+
+    model_config = ConfigDict(frozen=True)
+
+    regime: str
+    points: int = Field(description="published measurements in the regime")
+    band: float | None = Field(description="their median absolute relative error; None: no comparable point")
+    bias: float | None = Field(description="their median signed error, + where the model was optimistic (faster)")
+    phase_band: float | None = Field(None, description="where the regime is empty: the phase's band on all GPUs")
+    phase_points: int = 0
+
+    @property
+    def provenance(self) -> str:
+        if self.points:
+            return f"calibrated roofline: {self.points} comparable published measurement(s) ({self.regime})"
+        return f"roofline estimate: no comparable measurement ({self.regime})"
+
+    @property
+    def short(self) -> str:
+        """'±12% (9 measurements)' or 'no comparable measurement'."""
+        if not self.points:
+            return "no comparable measurement"
+        return f"±{self.band:.0%} ({self.points} measurement{'s' if self.points > 1 else ''})"
+
+    @property
+    def text(self) -> str:
+        if not self.points:
+            wider = (
+                f"; across other GPUs and formats this phase is typically within ±{self.phase_band:.0%} "
+                f"({self.phase_points} measurements)"
+                if self.phase_points
+                else ""
+            )
+            return f"No comparable measurement ({self.regime}): a roofline estimate{wider}."
+        tail = ""
+        if self.bias is not None and abs(self.bias) >= 0.1:
+            way = "optimistic (faster than measured)" if self.bias > 0 else "pessimistic (slower than measured)"
+            tail = f"; there the model has been {way} by {abs(self.bias):.0%} at the median"
+        return (
+            f"Typically within ±{self.band:.0%} of {self.points} comparable published measurement"
+            f"{'s' if self.points > 1 else ''} ({self.regime}){tail}."
+        )
+
+    def to_dict(self) -> dict:
+        return {**self.model_dump(), "short": self.short, "text": self.text}
+
+
+def error_band(
+    gpu: str,
+    weights_format: str,
+    phase: str,
+    moe: bool = False,
+    eager: bool = False,
+    residuals: dict[str, list[float]] | None = None,
+) -> ErrorBand:
+    """The band of a prediction from the residuals of its regime (``residuals``: for tests, a table of one's own).
+    Where the regime has no point, the phase's band over every dense, CUDA-graph regime is given beside it."""
+    res = residuals if residuals is not None else regime_residuals()
+    key = regime(gpu, weights_format, phase, moe, eager)
+    errs = res.get(key, [])
+    if errs:
+        return ErrorBand(
+            regime=key,
+            points=len(errs),
+            band=statistics.median(abs(e) for e in errs),
+            bias=statistics.median(errs),
+        )
+    wider = [e for k, v in res.items() if k.split(" · ")[2:] == [phase] for e in v]
+    return ErrorBand(
+        regime=key,
+        points=0,
+        band=None,
+        bias=None,
+        phase_band=statistics.median(abs(e) for e in wider) if wider else None,
+        phase_points=len(wider),
+    )
+
+
+def perf_bands(gpu: str, weights_format: str, moe: bool, eager: bool, batch: int) -> dict[str, ErrorBand]:
+    """The band of each predicted time and throughput of a static batch (perf.predict's outputs)."""
+    phases = ("prefill", "decode", phase_of("output_tokens_per_s", batch))
+    prefill, decode, through = (error_band(gpu, weights_format, p, moe, eager) for p in phases)
+    return {
+        "ttft_s": prefill,
+        "prefill_tokens_per_s": prefill,
+        "tpot_s": decode,
+        "decode_tokens_per_s": decode,
+        "decode_tokens_per_s_per_sequence": decode,
+        "e2e_request_s": through,
+        "output_tokens_per_s": through,
+    }
+
+
+@lru_cache(maxsize=1)
+def _serving_residuals() -> dict[tuple[str, str], list[float]]:
+    out: dict[tuple[str, str], list[float]] = {}
+    for r in serving_table():
+        if r["error"] is not None:
+            metric = "tpot" if r["metric"] in ("itl", "tpot") else r["metric"]
+            out.setdefault((r["regime"], metric), []).append(lean(r["metric"], r["error"]))
+    return out
+
+
+def serving_bands(moe: bool) -> dict[str, ErrorBand]:
+    """The band of each predicted number of a replica under traffic (serving.serve's outputs), from the published
+    load sweeps of its kind: dense models on continuously batching engines, or the MoE runs."""
+    kind = "MoE, 8 GPUs, early 2025" if moe else HEADLINE_REGIME
+    res = _serving_residuals()
+
+    def band(metric: str) -> ErrorBand:
+        errs = res.get((kind, metric), [])
+        return ErrorBand(
+            regime=f"serving under load · {kind}",
+            points=len(errs),
+            band=statistics.median(abs(e) for e in errs) if errs else None,
+            bias=statistics.median(errs) if errs else None,
+        )
+
+    ttft, tpot, through = band("ttft"), band("tpot"), band("output_tokens_per_s")
+    return {
+        "ttft_mean_s": ttft,
+        "ttft_p50_s": ttft,
+        "ttft_p95_s": ttft,
+        "tpot_mean_s": tpot,
+        "tpot_p50_s": tpot,
+        "e2e_mean_s": tpot,
+        "output_tokens_per_s": through,
+        "requests_per_s": through,
+        "capacity_requests_per_s": through,
+        "max_requests_per_s": through,
+    }

@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
             load.add_argument("--request-rate", type=float, help="requests per second arriving at random (Poisson)")
     cal = sub.add_parser("calibrate", help="predicted vs measured on data/measurements.csv")
     cal.add_argument("--json", action="store_true")
+    cal.add_argument("--markdown", action="store_true", help="the error per regime as the README's table")
     return parser
 
 
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "calibrate":
             result = api.calibration_report()
-            text = api.format_calibration(result)
+            text = api.calibration_markdown(result) if args.markdown else api.format_calibration(result)
         else:
             scenario = _scenario_from_args(args)
             pricing = getattr(args, "pricing", None)

@@ -23,6 +23,16 @@ class NumberFormat:
     def bytes_per_value(self) -> float:
         return self.bits_per_value / 8.0
 
+    @property
+    def family(self) -> str:
+        """The class calibration and efficiency tables group formats by: 16-bit (and FP32), FP8, FP4, or 8/4-bit
+        integer (weight-only GPTQ/AWQ/NF4 and INT8), whose kernels differ from the floating-point ones."""
+        if self.bits_per_value >= 16:
+            return "16-bit"
+        if self.name.startswith(("int", "nf4")):
+            return "8/4-bit integer"
+        return {"fp8": "FP8", "fp4": "FP4"}.get(self.math, self.math.upper())
+
 
 # Double-quantised NF4 (QLoRA paper, Dettmers et al. 2023): 4 bits + an 8-bit absmax per 64 values
 # + one fp32 second-level scale per 256 blocks = 4 + 8/64 + 32/(64*256) bits.

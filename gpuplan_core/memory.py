@@ -215,6 +215,23 @@ def weights_bytes(n_params: float, bytes_per_weight: float) -> float:
 KEPT_BYTES_PER_PARAM = 2.0  # what a quantised checkpoint keeps its embeddings, lm_head and norms in (BF16)
 KEPT_COMPONENT = "weights kept in 16 bit (embeddings, LM head, norms)"
 
+# What each budget line rests on. Exact: counted from the architecture, formats and shapes (reproduces a published
+# count to the byte). Estimated: a runtime's working memory, from formulas or measurements that vary by version.
+ESTIMATED_COMPONENTS = {
+    "activation workspace": "the engine's profiling pass (Methodology: engines); varies with kernels and version",
+    "activations": "Korthikanti et al. 2022 per-layer formula; kernels (FlashAttention, fused ops) change it",
+    "CUDA graphs": "measured pool size (vLLM 0.19 on H100); depends on captured batch sizes",
+    "CUDA context": "measured per process (driver and library kernels); depends on CUDA version",
+    "communication buffers": "NCCL buffers, measured; depend on NCCL settings",
+    "allocator reserve": "PyTorch caching-allocator fragmentation, a share of the rest",
+}
+
+
+def component_provenance(name: str) -> str:
+    """'exact' for a component counted from the architecture, else 'estimated: <why>'."""
+    why = ESTIMATED_COMPONENTS.get(name)
+    return "exact: counted from the architecture, formats and shapes" if why is None else f"estimated: {why}"
+
 
 def weight_split(m: ModelArch, fmt) -> tuple[float, float]:
     """(quantised body bytes, bytes kept in 16 bit) of the whole model in weights format ``fmt``. A format

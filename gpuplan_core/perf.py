@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .catalog import GPU
+from .catalog import GPU, weight_mbu_factors
 from .formats import NumberFormat, get_format
 from .model import (
     ModelArch,
@@ -73,6 +73,15 @@ class PerfAssumptions(BaseModel):
         1.0e-3, ge=0, le=1, description="per decode step: launches, sampling, scheduler"
     )
     prefill_overhead_s: float = Field(3.0e-3, ge=0, le=10, description="per prefill: tokenisation, scheduling, launch")
+    eager_overhead_s_per_layer: float = Field(
+        0.7e-3,
+        ge=0,
+        le=0.1,
+        description="engines without CUDA graphs (transformers generate()): host time to launch one decoder layer; "
+        "a pass takes the longer of it and the GPU's time (bitsandbytes benchmarks, transformers 4.46 on H100: "
+        "24.4 ms per token for Llama-3.1-8B BF16, 0.76 ms per layer; TinyChat's transformers FP16 baseline on RTX "
+        "4090, GPU-bound at 17.1 ms)",
+    )
     allreduce_latency_s: float = Field(
         20e-6, ge=0, le=0.01, description="all-reduce alpha over NVLink (measured 15-37 us)"
     )
@@ -153,9 +162,14 @@ def mbu_curve(bytes_per_layer: float, maximum: float, half: float) -> float:
     return maximum * bytes_per_layer / (bytes_per_layer + half) if bytes_per_layer > 0 else maximum
 
 
-def _weight_mbu_max(gpu: GPU, wbits: float, pa: PerfAssumptions) -> float:
+def _weight_mbu_max(gpu: GPU, fmt: NumberFormat, pa: PerfAssumptions) -> float:
+    """The plateau of weight-read efficiency: the memory type's, times the format's factor, from measurements of
+    that GPU generation and format family where there are some (data/efficiency.csv), else by width."""
     gddr = gpu.memory_type.upper().startswith("GDDR")
     base = pa.mbu_max_gddr if gddr else pa.mbu_max_hbm
+    wbits = fmt.bits_per_value
+    if wbits < 16 and (factor := weight_mbu_factors().get((gpu.architecture, fmt.family))) is not None:
+        return base * factor
     if wbits <= 5:
         return base * (pa.mbu_format_4bit_gddr if gddr else pa.mbu_format_4bit_hbm)
     if wbits <= 9:
@@ -237,6 +251,7 @@ class Workload:
     spec_draft: ModelArch | None = None
     spec_tokens: int = 4
     spec_acceptance: float = 0.7
+    eager: bool = False  # no CUDA graphs: every forward pass pays host time per layer (PerfAssumptions)
 
 
 def _phase(
@@ -253,14 +268,17 @@ def _phase(
     pa: PerfAssumptions,
     overhead_s: float,
     comm_s: float,
+    host_s: float = 0.0,
 ) -> Phase:
     """Per-op roofline, summed: the weight matmuls and attention are separate kernels, so each takes
-    max(compute, memory) on its own and the phase takes their sum (FLOPs and bytes per GPU)."""
+    max(compute, memory) on its own and the phase takes their sum (FLOPs and bytes per GPU). ``host_s``: the
+    host's time to launch the pass without CUDA graphs; it runs ahead of the GPU, so the pass takes the longer
+    of the two."""
     fmt = get_format(wl.weights_format)
     peak, math_used = gpu.dense_peak_flops(fmt.math)
     mfu = mfu_curve(tokens, pa, math_used)
     layers = m.num_layers / wl.pp
-    w_mbu = mbu_curve(weights_bytes / layers, _weight_mbu_max(gpu, fmt.bits_per_value, pa), pa.mbu_half_bytes_per_layer)
+    w_mbu = mbu_curve(weights_bytes / layers, _weight_mbu_max(gpu, fmt, pa), pa.mbu_half_bytes_per_layer)
     kv_mbu = mbu_curve(kv_bytes / layers, pa.kv_mbu_max, pa.kv_mbu_half_bytes_per_layer)
     bw = gpu.bandwidth_bytes_per_s
     mm_comp = mm_flops / (peak * mfu)
@@ -269,10 +287,11 @@ def _phase(
     at_comp = attn_flops / (attn_peak * mfu_curve(tokens, pa, "bf16"))
     at_mem = kv_bytes / (bw * kv_mbu) if kv_bytes else 0.0
     core = (max(mm_comp, mm_mem) + max(at_comp, at_mem)) * wl.pp  # stages run one after another
-    t = core + overhead_s + comm_s
+    waiting = max(0.0, host_s - core - comm_s)  # the GPU idles while the host launches kernels
+    t = core + comm_s + waiting + overhead_s
     compute_part = (mm_comp if mm_comp >= mm_mem else 0) + (at_comp if at_comp >= at_mem else 0)
     memory_part = (mm_mem if mm_mem > mm_comp else 0) + (at_mem if at_mem > at_comp else 0)
-    if core < overhead_s + comm_s:
+    if core < overhead_s + comm_s + waiting:
         bound = "overhead"
     else:
         bound = "compute" if compute_part >= memory_part else "memory"
@@ -287,7 +306,7 @@ def _phase(
         time_s=t,
         compute_time_s=(mm_comp + at_comp) * wl.pp,
         memory_time_s=(mm_mem + at_mem) * wl.pp,
-        overhead_time_s=overhead_s,
+        overhead_time_s=overhead_s + waiting,
         comm_time_s=comm_s,
         bound=bound,
         intensity_flops_per_byte=flops / nbytes if nbytes else math.inf,
@@ -334,8 +353,9 @@ def step_phase(
     )
     acts = 2 * tokens * m.hidden_size * act_bytes * m.num_layers / wl.pp
     comm = 2 * m.num_layers * _allreduce_time(wl.tp, tokens * m.hidden_size * act_bytes, gpu, pa)
+    host = m.num_layers * pa.eager_overhead_s_per_layer if wl.eager else 0.0
     return _phase(
-        name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, m, gpu, wl, pa, overhead_s, comm
+        name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, m, gpu, wl, pa, overhead_s, comm, host
     )
 
 
@@ -391,7 +411,7 @@ def compute_bound_batch(m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumption
     wf = get_format(wl.weights_format)
     peak, math_used = gpu.dense_peak_flops(get_format(wl.weights_format).math)
     shard = wl.tp * wl.pp
-    w_mbu_max = _weight_mbu_max(gpu, get_format(wl.weights_format).bits_per_value, pa)
+    w_mbu_max = _weight_mbu_max(gpu, wf, pa)
 
     def compute_bound(b: int) -> bool:
         w = weight_bytes_touched(m, wf, b) / shard

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .calibration import perf_bands, serving_bands
 from .catalog import GPU, get_gpu
 from .cost import gpu_hours, monthly_always_on, run_cost, training_flops
 from .formats import get_format
@@ -92,6 +93,9 @@ class Pick(BaseModel):
     price_per_gpu_hour_usd: float
     ttft_s: float | None = Field(None, description="p95 under the traffic, else the static batch's")
     tpot_s: float | None = None
+    error_band: str | None = Field(
+        None, description="how far to trust ttft_s and tpot_s: the calibration band of their regime"
+    )
     wall_hours: float | None = None
     requests_per_s_per_replica: float | None = None
     output_cost_per_million_usd: float | None = None
@@ -450,6 +454,34 @@ def pareto_front(cands: list[Candidate]) -> list[ParetoPoint]:
 # ---- the recommendation ------------------------------------------------------------------------------
 
 
+def _best_layout_per_price(ranked: list) -> list:
+    """One layout per offer and price: where an offer's node is paid whole, TP 1 and TP 2 on a 2-GPU node cost the
+    same, and only the faster (first in ``ranked``) is worth showing."""
+    seen: set[tuple[str, float]] = set()
+    out = []
+    for c in ranked:
+        key = (c.offer.offer_id, round(c.rank_cost, 6))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _with_band(sc: Scenario, m: ModelArch, p: Pick) -> Pick:
+    """The pick with the error band of its latencies: serving under load where there is traffic, else the static
+    batch's regime (GPU generation x format)."""
+    if p.ttft_s is None:
+        return p
+    if sc.requests_per_day:
+        b = serving_bands(m.is_moe)
+        ttft, tpot = b["ttft_p95_s"], b["tpot_mean_s"]
+    else:
+        b = perf_bands(p.gpu, p.weights_format, m.is_moe, sc.workload().eager, 1 if sc.batch == "max" else sc.batch)
+        ttft, tpot = b["ttft_s"], b["tpot_s"]
+    p.error_band = f"TTFT {ttft.short}, TPOT {tpot.short}"
+    return p
+
+
 def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, top: int = 5) -> Plan:
     """Rank every feasible candidate by cost; say why the top pick wins and what cheaper near misses miss. The
     scenario's weights format is the only one searched unless ``explore_formats`` adds FP8 and INT4."""
@@ -473,8 +505,12 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
         evals = []
         for k, v in summary.items():
             setattr(plan, k, v)
-    ok = sorted((c for c in cands if not c.misses), key=lambda c: c.rank_cost)
-    missed = sorted((c for c in cands if c.misses), key=lambda c: c.rank_cost)
+
+    def order(c: Candidate | TrainingCandidate) -> tuple[float, float]:  # cost, then the faster first token
+        return c.rank_cost, c.ev.ttft_s if isinstance(c, Candidate) else 0.0
+
+    ok = _best_layout_per_price(sorted((c for c in cands if not c.misses), key=order))
+    missed = sorted((c for c in cands if c.misses), key=order)
     if sc.mode != "inference" and not sc.gpu:  # any GPU: the cheapest per GPU type
         seen: set[str] = set()
         ok = [c for c in ok if not (c.gpu in seen or seen.add(c.gpu))]
@@ -491,8 +527,8 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
                 f"cheapest that fits and meets the target; next best {ok[1].offer.offer_id} "
                 f"costs {ok[1].rank_cost - c.rank_cost:,.0f} USD more"
             )
-    plan.picks = [_pick(c) for c in picks]
-    plan.near_misses = [_pick(c) for c in near]
+    plan.picks = [_with_band(sc, m, _pick(c)) for c in picks]
+    plan.near_misses = [_with_band(sc, m, _pick(c)) for c in near]
     plan.rejected = [r.to_dict() for r in rejected]
     plan.candidates = len(cands)
     if picks:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .catalog import GPU, get_gpu, get_preset, load_gpus, model_from_hf_config
 from .formats import FORMATS, get_format
 from .memory import (
+    ENGINES,
     MAX_BATCH,
     MAX_CONTEXT_TOKENS,
     Accounting,
@@ -170,6 +171,7 @@ class Scenario(BaseModel):
             spec_draft=draft,
             spec_tokens=self.spec_tokens,
             spec_acceptance=self.spec_acceptance,
+            eager=not ENGINES[self.engine].cuda_graphs,
         )
 
     def memory_request(self, batch: int | None = None, **update) -> MemoryRequest:

@@ -120,6 +120,11 @@ def serving_calibration_table():
 
 
 @st.cache_resource(show_spinner=False)
+def calibration_regimes_table():
+    return _table(tables.calibration_regimes(calibration_report()))
+
+
+@st.cache_resource(show_spinner=False)
 def calibration_table():
     return _table(tables.calibration(calibration_report()))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gpuplan_core.catalog import load_efficiency
 from gpuplan_core.pricing import price_age_days, staleness
 
 
@@ -22,7 +23,13 @@ def _r(x: float | None, nd: int) -> float | None:
 def memory_components(mem: dict) -> pd.DataFrame:
     return pd.DataFrame(
         [
-            {"component": k, "GB (10^9 B)": round(v / 1e9, 3), "GiB (2^30 B)": round(v / 2**30, 3), "bytes": v}
+            {
+                "component": k,
+                "GB (10^9 B)": round(v / 1e9, 3),
+                "GiB (2^30 B)": round(v / 2**30, 3),
+                "bytes": v,
+                "basis": mem["provenance"][k],
+            }
             for k, v in mem["components"].items()
         ]
     )
@@ -87,6 +94,7 @@ def perf_gpus(rows: list[dict]) -> pd.DataFrame:
                 "max batch": r["max_batch"],
                 "compute-bound batch": r["compute_bound_batch"],
                 "decode bound": r["decode"]["bound"],
+                "TPOT error band": r["error_band"]["tpot_s"]["short"],
             }
             for r in rows
         ]
@@ -98,6 +106,7 @@ def calibration(cal: dict) -> pd.DataFrame:
         [
             {
                 "id": r["id"],
+                "regime": r["regime"],
                 "GPU": f"{r['gpu']} x{r['gpu_count']}",
                 "model": r["model"],
                 "metric": r["metric"],
@@ -110,6 +119,33 @@ def calibration(cal: dict) -> pd.DataFrame:
                 "source": r["source"],
             }
             for r in cal["points"]
+        ]
+    )
+
+
+def efficiency() -> pd.DataFrame:
+    """data/efficiency.csv as shown on Methodology."""
+    return load_efficiency().rename(
+        columns={
+            "architecture": "GPU generation",
+            "format_family": "format family",
+            "weight_mbu_format_factor": "weight-read efficiency vs 16-bit",
+            "points": "measurements",
+        }
+    )
+
+
+def calibration_regimes(cal: dict) -> pd.DataFrame:
+    """Per regime (GPU generation x format x phase): points and errors; regimes without a point say so."""
+    return pd.DataFrame(
+        [
+            {
+                "regime": r["regime"],
+                "measurements": r["points"],
+                "median error (absolute)": "no measurement" if not r["points"] else f"{r['median_abs_error']:.0%}",
+                "bias (median signed error)": "" if not r["points"] else f"{r['median_error']:+.0%}",
+            }
+            for r in cal["regimes"]
         ]
     )
 
@@ -150,6 +186,7 @@ def picks(plan, training: bool) -> pd.DataFrame:
                 "cost (USD)": round(p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd, 2),
                 "p95 TTFT (ms)": None if p.ttft_s is None else round(p.ttft_s * 1e3, 1),
                 "TPOT (ms)": None if p.tpot_s is None else round(p.tpot_s * 1e3, 2),
+                "latency error band": p.error_band,
                 "wall hours": _r(p.wall_hours, 1),
                 "price date": p.price_as_of,
                 "source": p.source,
@@ -157,7 +194,9 @@ def picks(plan, training: bool) -> pd.DataFrame:
             for p in plan.picks
         ]
     )
-    return df.drop(columns=["p95 TTFT (ms)", "TPOT (ms)", "replicas"] if training else ["wall hours"])
+    return df.drop(
+        columns=["p95 TTFT (ms)", "TPOT (ms)", "latency error band", "replicas"] if training else ["wall hours"]
+    )
 
 
 # --- Cost page -----------------------------------------------------------------------------------

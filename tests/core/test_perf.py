@@ -5,7 +5,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuplan_core import api
-from gpuplan_core.calibration import calibration_table, median_abs_error
 from gpuplan_core.catalog import get_gpu, get_preset, load_gpus
 from gpuplan_core.memory import MemoryRequest, max_batch
 from gpuplan_core.model import model_from_param_count
@@ -144,17 +143,6 @@ def test_tp_never_increases_per_gpu_weight_bytes(name, tp):
     one = decode_phase(m, get_gpu("H100"), Workload(tp=1), 4, 1024, PA).weight_bytes
     more = decode_phase(m, get_gpu("H100"), Workload(tp=tp), 4, 1024, PA).weight_bytes
     assert more <= one
-
-
-# Recorded in the README: median absolute error over data/measurements.csv with the defaults.
-CALIBRATION_MEDIAN_ABS_ERROR_CEILING = 0.056
-
-
-def test_calibration_error_does_not_regress():
-    table = calibration_table()
-    assert len(table) == 30
-    err = median_abs_error(table)
-    assert err <= CALIBRATION_MEDIAN_ABS_ERROR_CEILING, f"median abs error {err:.3f} got worse"
 
 
 def test_perf_report_keys_and_max_batch():
