@@ -24,6 +24,14 @@ with page.guard("Memory budget"):
             f"catalog GPU holds it. Smallest layouts that do: {need or 'none up to 4,096 GPUs'}.",
             icon=":material/warning:",
         )
+    if mem["offloaded"]:
+        st.info(
+            f"**CPU offload:** {', '.join(mem['offloaded'])} live in host RAM: each machine needs "
+            f"**{fmt.gb(mem['host_bytes_per_node'])} of RAM** for them ({fmt.gib(mem['host_bytes_per_node'])}, with "
+            "DeepSpeed's 1.5x buffer). The GPU budget above leaves them out; steps run slower, as the optimizer "
+            "steps on the CPU.",
+            icon=":material/memory:",
+        )
     st.plotly_chart(views["figure"], key="mem_chart", config={"displaylogo": False})
     left, right = st.columns([3, 2])
     with left:

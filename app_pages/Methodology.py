@@ -34,6 +34,12 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   16 B/param = BF16 weights 2 + BF16 gradients 2 + FP32 master 4 + Adam momentum 4 + variance 4.
   *Hugging Face model-memory anatomy*: 18 B/param = weights 6 (BF16 + FP32 copy) + FP32 gradients 4 + Adam 8.
   ZeRO-1 shards optimizer states over data-parallel GPUs, ZeRO-2 also gradients, ZeRO-3 also weights.
+  **ZeRO-3 buffers** (DeepSpeed's defaults, adjustable below): the largest layer's gathered weights and gradients
+  (4 B/param, as DeepSpeed's `estimate_zero3_model_states_mem_needs` counts them; the embedding for most models),
+  the prefetch bucket (`stage3_prefetch_bucket_size` 5e7 parameters) and the reduce bucket (`reduce_bucket_size`
+  5e8 elements). **CPU offload** (DeepSpeed ZeRO-Offload): the optimizer states, master weights and gradients (at
+  ZeRO-3 optionally the weights too) move to host RAM; each machine then needs their per-GPU share x its GPUs
+  x 1.5 (the estimators' buffer factor); steps slow down, which the time and cost estimates do not include.
 - **Activations** (Korthikanti et al. 2022, *Reducing Activation Recomputation*), per layer:
   `s·b·(attention 3h + 4·a·d + 4·kv·d + MLP 3h + 6I + norms 4h)` at 2-byte activations (for GPT-3's shape this is
   the paper's `34·s·b·h`), plus `5·a·s²·b` for attention scores unless FlashAttention; selective recompute drops that

@@ -67,6 +67,9 @@ def memory_report(s: Scenario | dict[str, Any]) -> dict[str, Any]:
         ),
         "components": {k: round(v) for k, v in budget.components.items()},
         "provenance": {k: component_provenance(k) for k in budget.components},
+        "offload": req.offload,
+        "offloaded": {k: round(v) for k, v in budget.offloaded.items()},
+        "host_bytes_per_node": round(budget.host_bytes_per_node),
         "budgets": {k: round(v) for k, v in budget.budgets.items()},
         "per_gpu_bytes": round(budget.per_gpu_bytes),
         "total_bytes": round(budget.total_bytes),
@@ -106,8 +109,11 @@ def format_report(command: str, r: dict[str, Any]) -> str:
             f"batch {r['batch']}, layout {r['layout']}",
             f"Per-GPU budget, scope '{r['scope']}':",
         ]
-        lines += [f"  {k:<28} {_gb(v)}" for k, v in r["components"].items()]
+        lines += [f"  {k:<28} {_gb(v)}   {r['provenance'][k].split(':')[0]}" for k, v in r["components"].items()]
         lines.append(f"  {'total per GPU':<28} {_gb(r['per_gpu_bytes'])}")
+        if r["offloaded"]:
+            lines += [f"  offloaded: {k:<17} {_gb(v)} per GPU, in host RAM" for k, v in r["offloaded"].items()]
+            lines.append(f"  {'host RAM per machine':<28} {_gb(r['host_bytes_per_node'])}")
         lines.append(f"  {'total, all GPUs':<28} {_gb(r['total_bytes'])}")
         for scope, v in r["budgets"].items():
             lines.append(f"  scope '{scope}': {_gb(v)} per GPU")

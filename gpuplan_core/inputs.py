@@ -89,6 +89,11 @@ RECOMPUTE = {
     "none": "None (keep every activation)",
 }
 OPTIMIZERS = {"adamw": "AdamW", "adam8bit": "8-bit Adam", "sgd": "SGD with momentum"}
+OFFLOAD = {
+    "none": "None: everything on the GPUs",
+    "optimizer": "Optimizer to CPU RAM (DeepSpeed ZeRO-Offload)",
+    "optimizer+params": "Optimizer and weights to CPU RAM (ZeRO-3 only)",
+}
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 PP_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
 MARKET = {
@@ -422,6 +427,10 @@ RECORDS: tuple[Input, ...] = (
     Input("opt", "Optimizer", "AdamW keeps two FP32 states per parameter (8 bytes), 8-bit Adam 2, SGD 4.",
           "adamw", "select", group="Training", field="optimizer", options=tuple(OPTIMIZERS), labels=OPTIMIZERS,
           jobs=TRAINING),
+    Input("offload", "CPU offload", "DeepSpeed can keep the optimizer states, master weights and gradients in the "
+          "host's RAM (and, at ZeRO-3, the weights too): far less GPU memory, slower steps. The app shows the host "
+          "RAM each machine then needs.", "none", "select", group="Training", field="offload",
+          options=tuple(OFFLOAD), labels=OFFLOAD, jobs=TRAINING),
     Input("recompute", "Activation checkpointing", "Full: keep only each layer's input and recompute the rest in "
           "the backward pass (~30% more compute, far less memory; the usual fine-tuning setting). Selective: "
           "recompute the attention scores only (FlashAttention already avoids storing them). None: keep every "

@@ -52,6 +52,7 @@ Method = Literal["full", "lora", "qlora"]
 Accounting = Literal["zero", "hf"]
 Optimizer = Literal["adamw", "adam8bit", "sgd"]
 Recompute = Literal["none", "selective", "full"]
+Offload = Literal["none", "optimizer", "optimizer+params"]
 LoraTargets = Literal["attention", "all-linear"]
 
 MAX_CONTEXT_TOKENS = 10_000_000  # "beyond reason": no model in 2026 serves more
@@ -98,6 +99,25 @@ class Assumptions(BaseModel):
     framework_reserve_fraction: float = Field(
         0.0, ge=0, le=0.5, description="training: allocator fragmentation as a share of the rest"
     )
+    zero3_prefetch_bucket_params: int = Field(
+        50_000_000,
+        ge=0,
+        le=10**11,
+        description="ZeRO-3: parameters fetched ahead (DeepSpeed stage3_prefetch_bucket_size 5e7)",
+    )
+    zero3_reduce_bucket_elements: int = Field(
+        500_000_000,
+        ge=0,
+        le=10**11,
+        description="ZeRO-3: gradient elements per reduce bucket (DeepSpeed reduce_bucket_size 5e8)",
+    )
+    offload_buffer_factor: float = Field(
+        1.5,
+        ge=1,
+        le=4,
+        description="host memory for offloaded states x this (DeepSpeed estimators' additional_buffer_factor)",
+    )
+    gpus_per_node: int = Field(8, ge=1, le=64, description="GPUs sharing one host's RAM (offload)")
 
 
 Engine = Literal["vllm", "sglang", "trtllm", "transformers"]
@@ -166,6 +186,7 @@ class MemoryRequest(BaseModel):
     flash_attention: bool = True
     lora_rank: int = Field(16, ge=1, le=4096)
     lora_targets: LoraTargets = "all-linear"
+    offload: Offload = "none"
     engine: Engine = "vllm"
     prefill_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS, description="prompt tokens (inference)")
     assumptions: Assumptions = Assumptions()
@@ -179,6 +200,8 @@ class MemoryRequest(BaseModel):
                 raise ValueError(f"{fld}: {exc}") from None
         if self.gpus % (self.tp * self.pp):
             raise ValueError(f"gpus: {self.gpus} must be a multiple of tp x pp = {self.tp * self.pp}")
+        if self.offload == "optimizer+params" and self.zero_stage != 3:
+            raise ValueError("offload: parameters are offloaded only at ZeRO stage 3 (choose stage 3 or 'optimizer')")
         return self
 
     @property
@@ -195,6 +218,8 @@ class MemoryBudget:
     gpus: int
     notes: list[str] = field(default_factory=list)
     scope: str = "whole runtime"
+    offloaded: dict[str, float] = field(default_factory=dict)  # per GPU's share, held in host RAM instead
+    host_bytes_per_node: float = 0.0  # host RAM the offloaded states need on each machine
 
     @property
     def per_gpu_bytes(self) -> float:
@@ -224,7 +249,17 @@ ESTIMATED_COMPONENTS = {
     "CUDA context": "measured per process (driver and library kernels); depends on CUDA version",
     "communication buffers": "NCCL buffers, measured; depend on NCCL settings",
     "allocator reserve": "PyTorch caching-allocator fragmentation, a share of the rest",
+    "ZeRO-3 gathered parameters": "DeepSpeed's estimator (largest layer's weights and gradients, 4 B/param) plus "
+    "the prefetch bucket; depends on stage3_* settings",
+    "ZeRO-3 reduce bucket": "DeepSpeed reduce_bucket_size (default 5e8 elements); adjustable",
 }
+
+
+def largest_layer_params(m: ModelArch) -> int:
+    """Parameters of the largest single weight matrix (what ZeRO-3 gathers at once, DeepSpeed's 'largest layer'):
+    the embedding or LM head for most models, else an MLP or expert projection."""
+    inter = max(m.intermediate_size or 0, m.expert_intermediate_size or 0)
+    return max(m.vocab_size * m.hidden_size, m.hidden_size * inter)
 
 
 def component_provenance(name: str) -> str:
@@ -421,6 +456,10 @@ def _training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
     else:
         trainable = n_total
         per = model_state_bytes_per_param(req.accounting, req.optimizer, fp32_weights=req.weights_format == "fp32")
+    offloaded: dict[str, float] = {}
+    moved = {"optimizer": ("gradients", "master weights", "optimizer states")}.get(req.offload, ())
+    if req.offload == "optimizer+params":
+        moved = ("gradients", "master weights", "optimizer states", "weights")
     for name, bpp in per.items():
         if bpp == 0:
             continue
@@ -432,8 +471,17 @@ def _training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
             or (req.zero_stage >= 3 and base_name == "weights")
         ):
             val /= dp
-        comps[name] = val
-    states = sum(comps.values())
+        if base_name in moved:
+            offloaded[name] = val
+        else:
+            comps[name] = val
+    if lora and req.offload == "optimizer+params":
+        offloaded["frozen base weights"] = comps.pop("frozen base weights")
+    if req.zero_stage == 3:  # DeepSpeed's live buffers: a gathered layer (weights + gradients) and the prefetch
+        gathered = 4 * largest_layer_params(m) / req.tp + 2 * asm.zero3_prefetch_bucket_params
+        comps["ZeRO-3 gathered parameters"] = gathered
+        comps["ZeRO-3 reduce bucket"] = 2 * min(asm.zero3_reduce_bucket_elements, trainable / shard)
+    states = sum(v for k, v in comps.items() if not k.startswith("ZeRO-3"))
     per_layer = activation_bytes_per_layer(
         m, context, batch, af.bytes_per_value, req.recompute, req.flash_attention, req.tp
     )
@@ -446,9 +494,20 @@ def _training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
     notes.append(f"Model-state accounting: {acc}; optimizer {req.optimizer}; ZeRO stage {req.zero_stage} over dp={dp}.")
     if m.approximate:
         notes.append("The architecture is derived from a bare parameter count: activations are approximate.")
+    host = 0.0
+    if offloaded:
+        per_node = min(req.gpus, asm.gpus_per_node)
+        host = sum(offloaded.values()) * per_node * asm.offload_buffer_factor
+        notes.append(
+            f"Offloaded to host RAM ({', '.join(offloaded)}): {host / 1e9:,.1f} GB per machine of {per_node} GPU(s), "
+            f"x{asm.offload_buffer_factor:g} for DeepSpeed's buffers; the optimizer step runs on the CPU, so steps "
+            "are slower (the time and cost estimates do not include that)."
+        )
     w_only = comps.get("weights", comps.get("frozen base weights", 0.0))
     budgets = {"weights only": w_only, "model states": states, "whole runtime": sum(comps.values())}
-    return MemoryBudget(components=comps, budgets=budgets, gpus=req.gpus, notes=notes)
+    return MemoryBudget(
+        components=comps, budgets=budgets, gpus=req.gpus, notes=notes, offloaded=offloaded, host_bytes_per_node=host
+    )
 
 
 # ---- fit and inverse answers ----------------------------------------------------------------------

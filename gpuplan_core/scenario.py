@@ -22,6 +22,7 @@ from .memory import (
     MemoryRequest,
     Method,
     Mode,
+    Offload,
     Optimizer,
     Recompute,
 )
@@ -60,6 +61,7 @@ class Scenario(BaseModel):
     optimizer: Optimizer = "adamw"
     recompute: Recompute = "none"
     lora_rank: int = Field(16, ge=1, le=4096)
+    offload: Offload = "none"
     training_tokens: float | None = Field(None, gt=0, le=1e16)
     mfu: float | None = Field(None, gt=0, le=1)
     # memory assumptions
@@ -151,6 +153,11 @@ class Scenario(BaseModel):
         """Allowed but worth saying: a context longer than the model was trained for."""
         m = self.model()
         out = [m.checkpoint_note] if m.checkpoint_note else []
+        if self.mode != "inference" and self.offload == "optimizer+params" and self.zero_stage != 3:
+            out.append(
+                f"CPU offload of parameters needs ZeRO stage 3; at stage {self.zero_stage} only the optimizer "
+                "(with gradients and master weights) is offloaded."
+            )
         if self.context_tokens <= m.max_context_tokens:
             return out
         what = "input + output tokens" if self.mode == "inference" else "sequence length"
@@ -191,6 +198,7 @@ class Scenario(BaseModel):
             optimizer=self.optimizer,
             recompute=self.recompute,
             lora_rank=self.lora_rank,
+            offload=self.offload if self.offload != "optimizer+params" or self.zero_stage == 3 else "optimizer",
             engine=self.engine,
             prefill_tokens=self.input_tokens if self.mode == "inference" else None,
             assumptions=Assumptions(memory_utilization=self.memory_utilization),

@@ -13,6 +13,7 @@ from gpuplan_core.memory import (
     MemoryRequest,
     evaluate_catalog,
     kv_capacity_tokens,
+    largest_layer_params,
     max_batch,
     max_context,
     memory_budget,
@@ -20,6 +21,7 @@ from gpuplan_core.memory import (
     weights_bytes,
 )
 from gpuplan_core.model import model_from_param_count
+from gpuplan_core.scenario import Scenario
 from gpuplan_core.units import GB, GiB
 
 M7 = model_from_param_count(7_000_000_000)
@@ -318,3 +320,54 @@ def test_each_engine_profile_budget_by_hand(engine):
     assert ("CUDA graphs" in r["components"]) == graphs
     if graphs:
         assert r["components"]["CUDA graphs"] == 1 << 30
+
+
+# ---- ZeRO-3 buffers and CPU offload (DeepSpeed) --------------------------------------------------------------
+
+
+def _train_req(**kw) -> MemoryRequest:
+    return MemoryRequest(mode="training", gpus=8, batch=1, context_tokens=4096, recompute="full", **kw)
+
+
+def test_zero3_buffers_from_deepspeed_defaults():
+    m = get_preset("Llama-3.1-8B")
+    b = memory_budget(m, _train_req(zero_stage=3))
+    # DeepSpeed's estimator holds the largest layer's fp16 weights and gradients (4 B/param): the 128,256 x 4,096
+    # embedding; plus stage3_prefetch_bucket_size 5e7 parameters at 2 bytes
+    assert largest_layer_params(m) == 128_256 * 4096
+    assert b.components["ZeRO-3 gathered parameters"] == 4 * 128_256 * 4096 + 2 * 50_000_000
+    assert b.components["ZeRO-3 reduce bucket"] == 2 * 500_000_000  # reduce_bucket_size 5e8 elements, bf16
+    assert b.components["weights"] == 2 * 8_030_261_248 / 8
+    smaller = Assumptions(zero3_prefetch_bucket_params=0, zero3_reduce_bucket_elements=100_000_000)
+    b2 = memory_budget(m, _train_req(zero_stage=3, assumptions=smaller))
+    assert b2.components["ZeRO-3 gathered parameters"] == 4 * 128_256 * 4096
+    assert b2.components["ZeRO-3 reduce bucket"] == 2 * 100_000_000
+    assert "ZeRO-3 gathered parameters" not in memory_budget(m, _train_req(zero_stage=2)).components
+
+
+def test_offload_optimizer_moves_states_to_host():
+    n = 8_030_261_248
+    b = memory_budget(get_preset("Llama-3.1-8B"), _train_req(zero_stage=2, offload="optimizer"))
+    assert b.components["weights"] == 2 * n  # ZeRO-2 keeps full weights on every GPU
+    assert set(b.offloaded) == {"gradients", "master weights", "optimizer states"}
+    assert "optimizer states" not in b.components
+    # per GPU: (2 + 4 + 8) B x n / 8 data-parallel shards; 8 GPUs per machine; DeepSpeed's 1.5x buffer factor
+    assert b.host_bytes_per_node == pytest.approx(14 * n / 8 * 8 * 1.5)
+
+
+def test_offload_params_at_zero3_matches_deepspeed_estimator():
+    # DeepSpeed estimate_zero3_model_states_mem_needs(cpu_offload=True, cpu_offload_params=True, zero_init=True):
+    # host = total_params x 18 / nodes x 1.5; GPU = 4 x largest layer (our budget adds prefetch and reduce buckets)
+    m, n = get_preset("Llama-3.1-8B"), 8_030_261_248
+    b = memory_budget(m, _train_req(zero_stage=3, offload="optimizer+params", accounting="hf"))
+    assert b.host_bytes_per_node == pytest.approx(n * 18 * 1.5)
+    assert not {"weights", "gradients", "master weights", "optimizer states"} & set(b.components)
+    assert b.components["ZeRO-3 gathered parameters"] - 2 * 50_000_000 == 4 * largest_layer_params(m)
+
+
+def test_offload_params_needs_zero3():
+    with pytest.raises(ValueError, match="offload"):
+        _train_req(zero_stage=2, offload="optimizer+params")
+    sc = Scenario(preset="Llama-3.1-8B", mode="finetune", zero_stage=1, offload="optimizer+params")
+    assert sc.memory_request().offload == "optimizer"
+    assert any("ZeRO stage 3" in w for w in sc.warnings())
