@@ -27,14 +27,14 @@ for n in b_notes:
 def summary(s):
     k = s.model_dump_json()
     mem = cached.memory_report(k)
-    g = next(x for x in mem["gpus"] if x["gpu"] == get_gpu(s.gpu).gpu)
-    out = {"label": f"{g['label']} x{s.gpus}, {FORMATS[s.weights_format].label} weights", "mem": mem, "gpu": g}
+    g = mem.gpu_fit(get_gpu(s.gpu).gpu)
+    out = {"label": f"{g.label} x{s.gpus}, {FORMATS[s.weights_format].label} weights", "mem": mem, "gpu": g}
     if s.mode == "inference":
-        out["perf"] = cached.perf_report(k, (get_gpu(s.gpu).gpu,))["gpus"][0]
+        out["perf"] = cached.perf_report(k, (get_gpu(s.gpu).gpu,)).gpus[0]
     out["cost"] = None
-    if g["fits"]:  # one notion of fits: a price only for the layout the page says fits, priced at that layout
+    if g.fits:  # one notion of fits: a price only for the layout the page says fits, priced at that layout
         cost = cached.cost_report(k, cached.pricing_key(), fixed_layout=True)
-        mine = [r for r in cost["offers"] if r["gpu"] == g["gpu"]]
+        mine = [r for r in cost["offers"] if r["gpu"] == g.gpu]
         out["cost"] = min(
             mine, key=lambda r: r["monthly_always_on_usd"] if s.mode == "inference" else r["run_cost_usd"], default=None
         )
@@ -48,24 +48,24 @@ for col, name, s in ((cols[0], "A", sc), (cols[1], "B", sc_b)):
         st.subheader(f"{name}: {r['label']}")
         g = r["gpu"]
         m1, m2, m3 = st.columns(3)
-        m1.metric("Memory per GPU", fmt.gb(r["mem"]["per_gpu_bytes"]), help="whole runtime, decimal GB")
-        m2.metric("Fits?", "yes" if g["fits"] else "no", help=f"needs {g['min_gpus']} GPU(s) at minimum")
-        m3.metric("Max batch", f"{g['max_batch']:,}")
+        m1.metric("Memory per GPU", fmt.gb(r["mem"].per_gpu_bytes), help="whole runtime, decimal GB")
+        m2.metric("Fits?", "yes" if g.fits else "no", help=f"needs {g.min_gpus} GPU(s) at minimum")
+        m3.metric("Max batch", f"{g.max_batch:,}")
         p = r.get("perf")
-        if p and "ttft_s" in p:
+        if p is not None and p.fits:
             m4, m5, m6 = st.columns(3)
-            m4.metric("TTFT", fmt.ms(p["ttft_s"]))
-            m5.metric("TPOT", fmt.ms(p["tpot_s"]))
-            m6.metric("Tokens/s (batch)", f"{p['decode_tokens_per_s']:,.0f}")
-            band = p["error_band"]
+            m4.metric("TTFT", fmt.ms(p.ttft_s))
+            m5.metric("TPOT", fmt.ms(p.tpot_s))
+            m6.metric("Tokens/s (batch)", f"{p.decode_tokens_per_s:,.0f}")
+            band = p.error_band
             for col, k in ((m4, "ttft_s"), (m5, "tpot_s"), (m6, "decode_tokens_per_s")):
-                col.caption(band[k]["short"], help=band[k]["text"])
-            if p["notes"]:
-                st.caption(" ".join(p["notes"]))
+                col.caption(band[k].short, help=band[k].text)
+            if p.notes:
+                st.caption(" ".join(p.notes))
         cst = r["cost"]
-        if not g["fits"]:
-            need = f"{g['min_gpus']:,} GPUs" if g["min_gpus"] else "more GPUs than any layout tried"
-            st.caption(f"Does not fit {g['label']} x{s.gpus}: it needs {need}. No price for what cannot run.")
+        if not g.fits:
+            need = f"{g.min_gpus:,} GPUs" if g.min_gpus else "more GPUs than any layout tried"
+            st.caption(f"Does not fit {g.label} x{s.gpus}: it needs {need}. No price for what cannot run.")
         elif cst is None:
             st.caption("No offer for this GPU matches the pricing filters.")
         elif s.mode == "inference":

@@ -10,24 +10,24 @@ key = sc.model_dump_json()
 with page.guard("Memory budget"):
     mem = cached.memory_report(key)
     views = cached.memory_views(key)
-    fits = [g["gpu"] for g in mem["gpus"] if g["fits"]]
+    fits = [g.gpu for g in mem.gpus if g.fits]
     if fits:
         st.success(
-            f"At {mem['layout']['gpus']} GPU(s) the job needs **{fmt.gb(mem['per_gpu_bytes'])} per GPU** "
-            f"({fmt.gib(mem['per_gpu_bytes'])}, scope: {mem['scope']}). It fits: {', '.join(fits)}.",
+            f"At {mem.layout.gpus} GPU(s) the job needs **{fmt.gb(mem.per_gpu_bytes)} per GPU** "
+            f"({fmt.gib(mem.per_gpu_bytes)}, scope: {mem.scope}). It fits: {', '.join(fits)}.",
             icon=":material/check_circle:",
         )
     else:
-        need = ", ".join(f"{g['gpu']} x{g['min_gpus']}" for g in mem["gpus"] if g["min_gpus"])
+        need = ", ".join(f"{g.gpu} x{g.min_gpus}" for g in mem.gpus if g.min_gpus)
         st.warning(
-            f"At {mem['layout']['gpus']} GPU(s) the job needs {fmt.gb(mem['per_gpu_bytes'])} per GPU: no "
+            f"At {mem.layout.gpus} GPU(s) the job needs {fmt.gb(mem.per_gpu_bytes)} per GPU: no "
             f"catalog GPU holds it. Smallest layouts that do: {need or 'none up to 4,096 GPUs'}.",
             icon=":material/warning:",
         )
-    if mem["offloaded"]:
+    if mem.offloaded:
         st.info(
-            f"**CPU offload:** {', '.join(mem['offloaded'])} live in host RAM: each machine needs "
-            f"**{fmt.gb(mem['host_bytes_per_node'])} of RAM** for them ({fmt.gib(mem['host_bytes_per_node'])}, with "
+            f"**CPU offload:** {', '.join(mem.offloaded)} live in host RAM: each machine needs "
+            f"**{fmt.gb(mem.host_bytes_per_node)} of RAM** for them ({fmt.gib(mem.host_bytes_per_node)}, with "
             "DeepSpeed's 1.5x buffer). The GPU budget above leaves them out; steps run slower, as the optimizer "
             "steps on the CPU.",
             icon=":material/memory:",
@@ -40,11 +40,11 @@ with page.guard("Memory budget"):
     with right:
         st.markdown("**Budgets by scope (per GPU)**")
         st.markdown(
-            "\n".join(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})" for scope, v in mem["budgets"].items())
-            + f"\n- *all {mem['layout']['gpus']} GPU(s), whole runtime*: {fmt.gb(mem['total_bytes'], 2)}"
+            "\n".join(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})" for scope, v in mem.budgets.items())
+            + f"\n- *all {mem.layout.gpus} GPU(s), whole runtime*: {fmt.gb(mem.total_bytes, 2)}"
         )
-        if mem["notes"]:
-            st.caption("\n\n".join(mem["notes"]))
+        if mem.notes:
+            st.caption("\n\n".join(mem.notes))
     st.markdown("**Every catalog GPU**")
     page.table(views["gpus"], "gpus", "gpuplan-memory-per-gpu.csv")
 
@@ -61,11 +61,11 @@ if sc.mode != "inference":
             (cols[1], "hf", "Hugging Face: 18 bytes/param"),
         ):
             r = cached.memory_report(sc.model_copy(update={"accounting": acc}).model_dump_json())
-            col.metric(label, fmt.gb(r["budgets"]["model states"]), help="model states per GPU, before activations")
+            col.metric(label, fmt.gb(r.budgets["model states"]), help="model states per GPU, before activations")
             col.caption(
                 ", ".join(
                     f"{k} {fmt.gb(v)}"
-                    for k, v in r["components"].items()
+                    for k, v in r.components.items()
                     if k not in ("activations", "logits (fp32)", "CUDA context", "communication buffers")
                 )
             )

@@ -21,56 +21,54 @@ else:
         views = cached.perf_views(key, sc.gpu or "H100-SXM")
         p = views["perf"]
         if views["phases"] is None:
-            st.warning(" ".join(p["notes"]), icon=":material/warning:")
+            st.warning(" ".join(p.notes), icon=":material/warning:")
         else:
             st.caption(
-                f"{fmt.md_escape(perf['model'])} on {p['gpu']} x{p['gpu_count']} (tp {p['tp']}, pp {p['pp']}), math "
-                f"{p['math_format'].upper()}, batch {p['batch']}, prompt {p['prompt_tokens']:,}, "
-                f"output {p['output_tokens']:,} tokens"
+                f"{fmt.md_escape(perf.model)} on {p.gpu} x{p.gpu_count} (tp {p.tp}, pp {p.pp}), math "
+                f"{p.math_format.upper()}, batch {p.batch}, prompt {p.prompt_tokens:,}, "
+                f"output {p.output_tokens:,} tokens"
             )
-            band = p["error_band"]
+            band = p.error_band
             c = st.columns(5)
-            c[0].metric(
-                "Time to first token", fmt.ms(p["ttft_s"]), help="Prefill of the batch's prompts + fixed overhead"
-            )
+            c[0].metric("Time to first token", fmt.ms(p.ttft_s), help="Prefill of the batch's prompts + fixed overhead")
             c[1].metric(
                 "Time per output token",
-                fmt.ms(p["tpot_s"]),
-                help=f"Exclusive of the first token; inclusive: {fmt.ms(p['tpot_inclusive_s'])}",
+                fmt.ms(p.tpot_s),
+                help=f"Exclusive of the first token; inclusive: {fmt.ms(p.tpot_inclusive_s)}",
             )
-            c[2].metric("Tokens/s per user", f"{p['decode_tokens_per_s_per_sequence']:,.1f}")
+            c[2].metric("Tokens/s per user", f"{p.decode_tokens_per_s_per_sequence:,.1f}")
             c[3].metric(
                 "Tokens/s, whole batch",
-                f"{p['decode_tokens_per_s']:,.0f}",
-                help=f"End to end incl. prefill: {p['output_tokens_per_s']:,.0f} output tokens/s",
+                f"{p.decode_tokens_per_s:,.0f}",
+                help=f"End to end incl. prefill: {p.output_tokens_per_s:,.0f} output tokens/s",
             )
             c[4].metric(
                 "Largest batch that fits",
-                f"{p['max_batch']:,}",
-                help=f"Decode's matmuls turn compute-bound at batch {p['compute_bound_batch'] or 'never'}",
+                f"{p.max_batch:,}",
+                help=f"Decode's matmuls turn compute-bound at batch {p.compute_bound_batch or 'never'}",
             )
             shown = ("ttft_s", "tpot_s", "decode_tokens_per_s_per_sequence", "output_tokens_per_s")
             for col, k in zip(c[:4], shown, strict=True):
-                col.caption(band[k]["short"], help=band[k]["text"])
+                col.caption(band[k].short, help=band[k].text)
             st.caption(
-                f"**How sure:** {band['tpot_s']['text']} The ± under each number is the median error of the "
+                f"**How sure:** {band['tpot_s'].text} The ± under each number is the median error of the "
                 "published measurements of its kind (GPU generation, format, phase); the table at the foot of "
                 "this page lists them."
             )
-            if p.get("output_tokens_per_s_at_max_batch"):
+            if p.output_tokens_per_s_at_max_batch:
                 st.caption(
-                    f"At the largest batch that fits ({p['max_batch']:,}): "
-                    f"{p['output_tokens_per_s_at_max_batch']:,.0f} output tokens/s end to end. Decode's weight "
-                    f"matmuls turn compute-bound at batch {p['compute_bound_batch'] or 'never'}; attention's KV "
+                    f"At the largest batch that fits ({p.max_batch:,}): "
+                    f"{p.output_tokens_per_s_at_max_batch:,.0f} output tokens/s end to end. Decode's weight "
+                    f"matmuls turn compute-bound at batch {p.compute_bound_batch or 'never'}; attention's KV "
                     "reads stay bandwidth-bound at any batch."
                 )
-            if p["notes"]:
-                st.caption("\n\n".join(p["notes"]))
+            if p.notes:
+                st.caption("\n\n".join(p.notes))
             left, right = st.columns(2)
             left.plotly_chart(views["roofline"], key="roofline", config={"displaylogo": False})
             right.plotly_chart(views["sweep"], key="sweep", config={"displaylogo": False})
             st.markdown(
-                f"**Phases** (ridge point {p['ridge_flops_per_byte']:,.1f} FLOP/byte: below it memory "
+                f"**Phases** (ridge point {p.ridge_flops_per_byte:,.1f} FLOP/byte: below it memory "
                 "bandwidth limits, above it compute)"
             )
             page.table(views["phases"], "phases", "gpuplan-phases.csv")

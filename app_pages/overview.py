@@ -9,66 +9,63 @@ key = sc.model_dump_json()
 
 with page.guard("Headline numbers"):
     mem = cached.memory_report(key)
-    sel = next(g for g in mem["gpus"] if g["gpu"] == mem["gpus"][0]["gpu"] or g["selected"])
-    sel = next((g for g in mem["gpus"] if g["selected"]), sel)
+    sel = next((g for g in mem.gpus if g.selected), mem.gpus[0])
     st.caption(
-        fmt.md_escape(mem["model"])
-        + (" (approximate shape from the size)" if mem["approximate"] else "")
-        + f" · {mem['mode']}"
-        + (f" ({mem['method']})" if mem["mode"] != "inference" else "")
-        + f" · weights {mem['weights_format']} · "
+        fmt.md_escape(mem.model)
+        + (" (approximate shape from the size)" if mem.approximate else "")
+        + f" · {mem.mode}"
+        + (f" ({mem.method})" if mem.mode != "inference" else "")
+        + f" · weights {mem.weights_format} · "
         + (
             f"{sc.input_tokens:,} input + {sc.output_tokens:,} output tokens per request"
             if sc.mode == "inference"
             else f"sequences of {sc.sequence_tokens:,} tokens"
         )
-        + f" · batch {mem['batch']}"
+        + f" · batch {mem.batch}"
     )
     c = st.columns(5)
     c[0].metric(
         "Parameters",
-        fmt.count(mem["params_total"]),
-        help=f"{mem['params_total']:,} total, {mem['params_active']:,} active per token",
+        fmt.count(mem.params_total),
+        help=f"{mem.params_total:,} total, {mem.params_active:,} active per token",
     )
     c[1].metric(
         "Weights",
-        fmt.gb(mem["weights_bytes_total"]),
+        fmt.gb(mem.weights_bytes_total),
         help="Scope: weights only, whole model, decimal GB",
     )
     c[2].metric(
         "Memory per GPU",
-        fmt.gb(mem["per_gpu_bytes"]),
-        help=f"Scope: whole runtime, at {mem['layout']['gpus']} GPU(s); {fmt.gib(mem['per_gpu_bytes'])}",
+        fmt.gb(mem.per_gpu_bytes),
+        help=f"Scope: whole runtime, at {mem.layout.gpus} GPU(s); {fmt.gib(mem.per_gpu_bytes)}",
     )
     if sc.gpu:
         c[3].metric(
-            f"Fits one {sel['label']}?"
-            if mem["layout"]["gpus"] == 1
-            else f"Fits {mem['layout']['gpus']} x {sel['label']}?",
-            "yes" if sel["fits"] else "no",
-            delta=None if sel["fits"] else (f"needs {sel['min_gpus']:,} GPUs" if sel["min_gpus"] else "fits no layout"),
+            f"Fits one {sel.label}?" if mem.layout.gpus == 1 else f"Fits {mem.layout.gpus} x {sel.label}?",
+            "yes" if sel.fits else "no",
+            delta=None if sel.fits else (f"needs {sel.min_gpus:,} GPUs" if sel.min_gpus else "fits no layout"),
             delta_color="off",
-            help=f"Per-GPU budget {fmt.gb(sel['budget_bytes'])} = usable VRAM x {mem['memory_utilization']:.0%}; the "
-            f"smallest layout that fits: {sel['min_gpus'] or 'none up to 4,096'} GPUs",
+            help=f"Per-GPU budget {fmt.gb(sel.budget_bytes)} = usable VRAM x {mem.memory_utilization:.0%}; the "
+            f"smallest layout that fits: {sel.min_gpus or 'none up to 4,096'} GPUs",
         )
     else:
-        holds = [g["label"] for g in mem["gpus"] if g["fits"]]
+        holds = [g.label for g in mem.gpus if g.fits]
         c[3].metric(
-            f"GPU types that hold it at {mem['layout']['gpus']} GPU(s)",
-            f"{len(holds)} of {len(mem['gpus'])}",
+            f"GPU types that hold it at {mem.layout.gpus} GPU(s)",
+            f"{len(holds)} of {len(mem.gpus)}",
             help=(", ".join(holds) or "none: it needs more GPUs per replica (the recommendation finds how many)")
             + ". The complete memory budget at the scenario's batch against usable VRAM x memory utilization.",
         )
-    if mem["mode"] == "inference":
+    if mem.mode == "inference":
         c[4].metric(
             "KV cache per token",
-            f"{mem['kv_cache_bytes_per_token']:,.0f} B",
+            f"{mem.kv_cache_bytes_per_token:,.0f} B",
             help="2 x layers x KV heads x head_dim x bytes (MLA: the latent)",
         )
     else:
         c[4].metric(
             "Model states per GPU",
-            fmt.gb(mem["budgets"].get("model states")),
+            fmt.gb(mem.budgets.get("model states")),
             help="Weights + master weights + gradients + optimizer states",
         )
 

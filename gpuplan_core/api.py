@@ -12,6 +12,7 @@ from .catalog import load_gpus
 from .formats import get_format
 from .memory import component_provenance, evaluate_catalog, memory_budget, model_weight_bytes
 from .model import kv_bytes_per_token, params_active, params_total
+from .reports import GpuFit, GpuPerf, Layout, MemoryReport, NoFit, PerfReport
 from .scenario import Scenario
 from .units import GB, GiB
 
@@ -41,7 +42,7 @@ def model_summary(sc: Scenario) -> dict[str, Any]:
     }
 
 
-def memory_report(s: Scenario | dict[str, Any]) -> dict[str, Any]:
+def memory_report(s: Scenario | dict[str, Any]) -> MemoryReport:
     """Memory budget of the scenario's layout, and fit / min GPUs / max batch / max context per GPU."""
     sc = scenario_of(s)
     m = sc.model()
@@ -49,57 +50,60 @@ def memory_report(s: Scenario | dict[str, Any]) -> dict[str, Any]:
     budget = memory_budget(m, req)
     fits = evaluate_catalog(m, req, load_gpus())
     selected = {g.gpu for g in sc.selected_gpus()} if sc.gpu else set()
-    return {
+    return MemoryReport(
         **model_summary(sc),
-        "mode": req.mode,
-        "method": req.method,
-        "weights_format": req.weights_format,
-        "kv_format": req.kv_format,
-        "engine": req.engine,
-        "context_tokens": req.context_tokens,
-        "batch": req.batch,
-        "layout": {"gpus": req.gpus, "tp": req.tp, "pp": req.pp, "dp": req.dp},
-        "scope": budget.scope,
-        "weights_bytes_total": round(
+        mode=req.mode,
+        method=req.method,
+        weights_format=req.weights_format,
+        kv_format=req.kv_format,
+        engine=req.engine,
+        context_tokens=req.context_tokens,
+        batch=req.batch,
+        layout=Layout(gpus=req.gpus, tp=req.tp, pp=req.pp, dp=req.dp),
+        scope=budget.scope,
+        weights_bytes_total=round(
             model_weight_bytes(
                 m, get_format("nf4-dq" if req.mode != "inference" and req.method == "qlora" else req.weights_format)
             )
         ),
-        "components": {k: round(v) for k, v in budget.components.items()},
-        "provenance": {k: component_provenance(k) for k in budget.components},
-        "offload": req.offload,
-        "offloaded": {k: round(v) for k, v in budget.offloaded.items()},
-        "host_bytes_per_node": round(budget.host_bytes_per_node),
-        "budgets": {k: round(v) for k, v in budget.budgets.items()},
-        "per_gpu_bytes": round(budget.per_gpu_bytes),
-        "total_bytes": round(budget.total_bytes),
-        "memory_utilization": req.assumptions.memory_utilization,
-        "notes": budget.notes,
-        "gpus": [
-            {
-                "gpu": f.gpu.gpu,
-                "label": f.gpu.label,
-                "selected": f.gpu.gpu in selected,
-                "vram_nominal_bytes": round(f.gpu.vram_nominal_bytes),
-                "vram_usable_bytes": round(f.gpu.vram_usable_bytes),
-                "budget_bytes": round(f.budget_bytes),
-                "fits": f.fits,
-                "min_gpus": f.min_gpus,
-                "min_layout": None if f.min_layout is None else vars(f.min_layout),
-                "max_batch": f.max_batch,
-                "max_context": f.max_context,
-                "kv_capacity_tokens": f.kv_capacity_tokens,
-            }
+        components={k: round(v) for k, v in budget.components.items()},
+        provenance={k: component_provenance(k) for k in budget.components},
+        offload=req.offload,
+        offloaded={k: round(v) for k, v in budget.offloaded.items()},
+        host_bytes_per_node=round(budget.host_bytes_per_node),
+        budgets={k: round(v) for k, v in budget.budgets.items()},
+        per_gpu_bytes=round(budget.per_gpu_bytes),
+        total_bytes=round(budget.total_bytes),
+        memory_utilization=req.assumptions.memory_utilization,
+        notes=budget.notes,
+        gpus=[
+            GpuFit(
+                gpu=f.gpu.gpu,
+                label=f.gpu.label,
+                selected=f.gpu.gpu in selected,
+                vram_nominal_bytes=round(f.gpu.vram_nominal_bytes),
+                vram_usable_bytes=round(f.gpu.vram_usable_bytes),
+                budget_bytes=round(f.budget_bytes),
+                fits=f.fits,
+                min_gpus=f.min_gpus,
+                min_layout=None if f.min_layout is None else Layout(**vars(f.min_layout)),
+                max_batch=f.max_batch,
+                max_context=f.max_context,
+                kv_capacity_tokens=f.kv_capacity_tokens,
+            )
             for f in fits
         ],
-    }
+    )
 
 
 def _gb(n: float) -> str:
     return f"{n / GB:,.2f} GB ({n / GiB:,.2f} GiB)"
 
 
-def format_report(command: str, r: dict[str, Any]) -> str:
+def format_report(command: str, r: Any) -> str:
+    """The CLI's text form of a report (read from its JSON form, the same keys the README documents)."""
+    if isinstance(r, (MemoryReport, PerfReport)):
+        r = r.model_dump()
     if command == "memory":
         lines = [
             f"{r['model']}: {r['params_total']:,} parameters ({r['params_active']:,} active)"
@@ -141,7 +145,7 @@ def format_report(command: str, r: dict[str, Any]) -> str:
 DEFAULT_GPU = "H100-SXM"
 
 
-def perf_for_gpu(sc: Scenario, gpu_name: str) -> dict[str, Any]:
+def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     """TTFT, TPOT, throughput and roofline data on one GPU type, at the scenario's layout when the
     model fits there, else at the smallest layout that fits (and the result says so)."""
     from .calibration import perf_bands
@@ -157,59 +161,51 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> dict[str, Any]:
     mb = max_batch(m, req, gpu)
     if mb == 0:
         lay = min_gpus(m, req, gpu)
-        if lay is None:
-            return {
-                "gpu": gpu.gpu,
-                "fits": False,
-                "notes": [f"{m.name} does not fit on any layout of {gpu.gpu} up to 4,096 GPUs."],
-            }
-        tp, pp = lay.tp, lay.pp
-        req = req.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp})
-        mb = max_batch(m, req, gpu)
-        notes.append(
-            f"Does not fit at tp={sc.tp} x pp={sc.pp}; shown at the smallest fitting layout tp={tp} x pp={pp}."
-        )
+        if lay is not None:
+            tp, pp = lay.tp, lay.pp
+            req = req.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp})
+            mb = max_batch(m, req, gpu)
+            notes.append(
+                f"Does not fit at tp={sc.tp} x pp={sc.pp}; shown at the smallest fitting layout tp={tp} x pp={pp}."
+            )
+        if lay is None or mb == 0:
+            return NoFit(gpu=gpu.gpu, notes=[f"{m.name} does not fit on any layout of {gpu.gpu} up to 4,096 GPUs."])
     batch = mb if sc.batch == "max" else sc.batch
     if batch > mb:
         notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
     pa = PerfAssumptions()
     wl = sc.workload(tp, pp)
     r = predict(m, gpu, wl, max(1, batch), sc.input_tokens, sc.output_tokens, pa)
-    at_max = (
-        predict(m, gpu, wl, max(1, mb), sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
-        if mb
-        else None
-    )
+    at_max = predict(m, gpu, wl, mb, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
     bands = perf_bands(gpu.gpu, wl.weights_format, m.is_moe, wl.eager, max(1, batch))
     d = r.to_dict()
     d.update(
-        error_band={k: b.to_dict() for k, b in bands.items()},
+        error_band=bands,
         provenance={k: b.provenance for k, b in bands.items()},
-        fits=mb > 0,
         max_batch=mb,
-        output_tokens_per_s_at_max_batch=None if at_max is None else at_max.output_tokens_per_s,
-        decode_tokens_per_s_at_max_batch=None if at_max is None else at_max.decode_tokens_per_s,
+        output_tokens_per_s_at_max_batch=at_max.output_tokens_per_s,
+        decode_tokens_per_s_at_max_batch=at_max.decode_tokens_per_s,
         notes=notes + ([r.math_note] if r.math_note else []) + ([r.moe_note] if r.moe_note else []) + r.notes,
         roofs={
             fmt: gpu.dense_peak_flops(fmt)[0]
             for fmt in ("bf16", "fp8", "fp4", "int8")
             if gpu.dense_peak_flops(fmt)[1] == fmt
         },
-        sweep=decode_sweep(m, gpu, wl, sc.input_tokens + sc.output_tokens // 2, max(1, mb), pa),
+        sweep=decode_sweep(m, gpu, wl, sc.input_tokens + sc.output_tokens // 2, mb, pa),
     )
-    return d
+    return GpuPerf(**d)
 
 
-def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> dict[str, Any]:
-    """The scenario's GPU (default H100 SXM) at top level, every requested GPU under ``gpus``."""
+def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> PerfReport:
+    """The scenario's GPU (default H100 SXM) as ``main`` (the JSON's top level), every requested GPU under ``gpus``."""
     sc = scenario_of(s)
     from .catalog import get_gpu
 
     main_gpu = get_gpu(sc.gpu).gpu if sc.gpu else DEFAULT_GPU
     names = gpus if gpus is not None else ([main_gpu] if sc.gpu else [g.gpu for g in load_gpus()])
     per = [perf_for_gpu(sc, n) for n in names]
-    top = next((p for p in per if p["gpu"] == main_gpu), None) or perf_for_gpu(sc, main_gpu)
-    return {**model_summary(sc), **top, "gpus": per}
+    main = next((p for p in per if p.gpu == main_gpu), None) or perf_for_gpu(sc, main_gpu)
+    return PerfReport(**model_summary(sc), main=main, gpus=per)
 
 
 def calibration_report() -> dict[str, Any]:

@@ -11,7 +11,7 @@ import statistics
 from functools import lru_cache
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from .catalog import DATA_DIR, get_gpu, get_preset
 from .formats import get_format
@@ -388,6 +388,7 @@ class ErrorBand(BaseModel):
             return f"calibrated roofline: {self.points} comparable published measurement(s) ({self.regime})"
         return f"roofline estimate: no comparable measurement ({self.regime})"
 
+    @computed_field
     @property
     def short(self) -> str:
         """'±12% (9 measurements)' or 'no comparable measurement'."""
@@ -395,6 +396,7 @@ class ErrorBand(BaseModel):
             return "no comparable measurement"
         return f"±{self.band:.0%} ({self.points} measurement{'s' if self.points > 1 else ''})"
 
+    @computed_field
     @property
     def text(self) -> str:
         if not self.points:
@@ -415,7 +417,7 @@ class ErrorBand(BaseModel):
         )
 
     def to_dict(self) -> dict:
-        return {**self.model_dump(), "short": self.short, "text": self.text}
+        return self.model_dump()
 
 
 def error_band(

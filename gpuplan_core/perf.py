@@ -151,6 +151,7 @@ def _mfu_max(pa: PerfAssumptions, math_used: str) -> float:
         "fp4": pa.mfu_max_fp4,
         "int8": pa.mfu_max_int8,
         "tf32": pa.mfu_max_tf32,
+        "fp32": pa.mfu_max_tf32,  # CUDA-core FP32 on GPUs without TF32 (V100, T4)
     }[math_used]
 
 
@@ -448,7 +449,9 @@ def predict(
     fmt = get_format(wl.weights_format)
     peak, math_used = gpu.dense_peak_flops(fmt.math)
     note = None
-    if math_used != {"fp32": "tf32"}.get(fmt.math, fmt.math):
+    if fmt.math == "fp32" and math_used == "fp32":
+        note = f"{gpu.gpu} has no TF32 tensor cores: FP32 matmuls run on CUDA cores ({peak / 1e12:,.1f} TFLOP/s)."
+    elif math_used != {"fp32": "tf32"}.get(fmt.math, fmt.math):
         note = f"{gpu.gpu} has no {fmt.math.upper()} tensor cores: matmuls run in {math_used.upper()} (dense peak)."
     pre = prefill_phase(m, gpu, wl, batch, prompt, pa)
     ttft = pre.time_s

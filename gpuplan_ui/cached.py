@@ -16,6 +16,7 @@ import streamlit as st
 from gpuplan_core import api
 from gpuplan_core.catalog import load_gpus
 from gpuplan_core.pricing import Offer, load_pricing, load_pricing_text, merge_offers
+from gpuplan_core.reports import MemoryReport, PerfReport
 from gpuplan_core.scenario import Scenario
 
 from . import figures, tables
@@ -26,12 +27,12 @@ def _sc(sc_json: str) -> Scenario:
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def memory_report(sc_json: str) -> dict:
+def memory_report(sc_json: str) -> MemoryReport:
     return api.memory_report(_sc(sc_json))
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def perf_report(sc_json: str, gpus: tuple[str, ...] | None = None) -> dict:
+def perf_report(sc_json: str, gpus: tuple[str, ...] | None = None) -> PerfReport:
     return api.perf_report(_sc(sc_json), gpus=list(gpus) if gpus is not None else None)
 
 
@@ -84,8 +85,8 @@ def memory_views(sc_json: str) -> dict:
 @st.cache_resource(max_entries=256, show_spinner=False)
 def perf_views(sc_json: str, gpu: str) -> dict:
     """The chosen GPU's roofline, batch sweep and phase table (None when the model does not fit)."""
-    p = perf_report(sc_json, (gpu,))["gpus"][0]
-    if "ttft_s" not in p:
+    p = perf_report(sc_json, (gpu,)).gpus[0]
+    if not p.fits:
         return {"perf": p, "roofline": None, "sweep": None, "phases": None}
     return {
         "perf": p,
@@ -99,11 +100,11 @@ def perf_views(sc_json: str, gpu: str) -> dict:
 def perf_catalog_views(sc_json: str) -> dict:
     """Every catalog GPU: the latency chart, its table, and the GPUs the model fits on no layout of."""
     allp = perf_report(sc_json, tuple(g["gpu"] for g in gpu_table()))
-    ok = [r for r in allp["gpus"] if "ttft_s" in r]
+    ok = [r for r in allp.gpus if r.fits]
     return {
         "figure": figures.latency_figure(ok),
         "table": _table(tables.perf_gpus(ok)),
-        "missing": [r["gpu"] for r in allp["gpus"] if "ttft_s" not in r],
+        "missing": [r.gpu for r in allp.gpus if not r.fits],
     }
 
 

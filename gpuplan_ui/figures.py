@@ -13,6 +13,7 @@ import math
 
 import plotly.graph_objects as go
 
+from gpuplan_core.reports import GpuPerf, MemoryReport
 from gpuplan_core.units import GB
 
 # One colour per GPU, the same on every chart.
@@ -83,10 +84,10 @@ def _vline(x: float, text: str, color: str, dash: str, yanchor: str = "top") -> 
     return shape, note
 
 
-def memory_figure(report: dict) -> go.Figure:
+def memory_figure(report: MemoryReport) -> go.Figure:
     """Stacked per-GPU budget (decimal GB) against each GPU's nominal and usable VRAM."""
-    gpus = report["gpus"]
-    names = [g["gpu"] for g in gpus]
+    gpus = report.gpus
+    names = [g.gpu for g in gpus]
     data = [
         {
             "type": "bar",
@@ -96,7 +97,7 @@ def memory_figure(report: dict) -> go.Figure:
             "marker": {"color": COMPONENT_COLORS[i % len(COMPONENT_COLORS)]},
             "hovertemplate": f"{comp}: %{{y:,.2f}} GB<extra></extra>",
         }
-        for i, (comp, val) in enumerate(report["components"].items())
+        for i, (comp, val) in enumerate(report.components.items())
     ]
     for name, key, color in (
         ("VRAM (nominal)", "vram_nominal_bytes", NEUTRAL),
@@ -107,28 +108,25 @@ def memory_figure(report: dict) -> go.Figure:
                 "type": "scatter",
                 "name": name,
                 "x": names,
-                "y": [g[key] / GB for g in gpus],
+                "y": [getattr(g, key) / GB for g in gpus],
                 "mode": "markers",
                 "marker": {"symbol": "line-ew-open", "size": 34, "color": color, "line": {"width": 3, "color": color}},
                 "hovertemplate": f"%{{x}} {name}: %{{y:,.1f}} GB<extra></extra>",
             }
         )
-    lay = report["layout"]
-    title = (
-        f"Memory per GPU at {lay['gpus']} GPU(s) (tp {lay['tp']}, pp {lay['pp']}) vs each GPU's VRAM; "
-        f"scope: {report['scope']}"
-    )
+    lay = report.layout
+    title = f"Memory per GPU at {lay.gpus} GPU(s) (tp {lay.tp}, pp {lay.pp}) vs each GPU's VRAM; scope: {report.scope}"
     return go.Figure(
         data=data, layout=_layout(title, barmode="stack", yaxis={"title": {"text": "GB (10^9 bytes) per GPU"}})
     )
 
 
-def roofline_figure(p: dict) -> go.Figure:
+def roofline_figure(p: GpuPerf) -> go.Figure:
     """Log-log roofline of one GPU: the chosen format's roof, the others for reference, the workload."""
-    bw = p["bandwidth_bytes_per_s"]
+    bw = p.bandwidth_bytes_per_s
     data = []
-    for fmt, peak in p["roofs"].items():
-        chosen = fmt == p["math_format"]
+    for fmt, peak in p.roofs.items():
+        chosen = fmt == p.math_format
         ridge_x = peak / bw
         data.append(
             {
@@ -140,17 +138,17 @@ def roofline_figure(p: dict) -> go.Figure:
                 "line": {
                     "width": 3 if chosen else 1.5,
                     "dash": "solid" if chosen else "dot",
-                    "color": GPU_COLORS.get(p["gpu"], "#334155") if chosen else "#94a3b8",
+                    "color": GPU_COLORS.get(p.gpu, "#334155") if chosen else "#94a3b8",
                 },
                 "hoverinfo": "skip",
             }
         )
-    ridge = p["ridge_flops_per_byte"]
+    ridge = p.ridge_flops_per_byte
     data.append(
         {
             "type": "scatter",
             "x": [ridge],
-            "y": [p["peak_flops_per_s"] / 1e12],
+            "y": [p.peak_flops_per_s / 1e12],
             "mode": "markers+text",
             "text": [f"ridge {ridge:,.0f}"],
             "textposition": "top left",
@@ -158,37 +156,37 @@ def roofline_figure(p: dict) -> go.Figure:
             "marker": {"size": 9, "color": NEUTRAL, "symbol": "diamond"},
         }
     )
-    sweep = p.get("sweep") or []
+    sweep = p.sweep
     if sweep:
         data.append(
             {
                 "type": "scatter",
-                "x": [s["intensity_flops_per_byte"] for s in sweep],
-                "y": [s["achieved_flops_per_s"] / 1e12 for s in sweep],
+                "x": [s.intensity_flops_per_byte for s in sweep],
+                "y": [s.achieved_flops_per_s / 1e12 for s in sweep],
                 "mode": "lines+markers",
                 "name": "decode, batch sweep",
                 "line": {"color": "#f97316", "dash": "dash"},
-                "text": [f"batch {s['batch']}" for s in sweep],
+                "text": [f"batch {s.batch}" for s in sweep],
                 "hovertemplate": "%{text}: %{x:,.1f} FLOP/B, %{y:,.1f} TFLOP/s<extra></extra>",
             }
         )
     for ph, color, sym in (("prefill", "#1d4ed8", "circle"), ("decode", "#dc2626", "square")):
-        d = p[ph]
+        d = getattr(p, ph)
         data.append(
             {
                 "type": "scatter",
-                "x": [d["intensity_flops_per_byte"]],
-                "y": [d["achieved_flops_per_s"] / 1e12],
+                "x": [d.intensity_flops_per_byte],
+                "y": [d.achieved_flops_per_s / 1e12],
                 "mode": "markers+text",
-                "text": [f"{ph} ({d['bound']}-bound)"],
+                "text": [f"{ph} ({d.bound}-bound)"],
                 "textposition": "bottom left" if ph == "prefill" else "bottom right",
-                "name": f"{ph} at batch {p['batch']}",
+                "name": f"{ph} at batch {p.batch}",
                 "marker": {"size": 13, "color": color, "symbol": sym},
                 "hovertemplate": f"{ph}: %{{x:,.1f}} FLOP/B, %{{y:,.2f}} TFLOP/s achieved<extra></extra>",
             }
         )
     layout = _layout(
-        f"Roofline: {p['gpu']} x{p['gpu_count']}",
+        f"Roofline: {p.gpu} x{p.gpu_count}",
         460,
         xaxis={
             "type": "log",
@@ -201,34 +199,32 @@ def roofline_figure(p: dict) -> go.Figure:
     return go.Figure(data=data, layout=layout)
 
 
-def sweep_figure(p: dict) -> go.Figure:
+def sweep_figure(p: GpuPerf) -> go.Figure:
     """Decode tokens/s against batch, with the compute-bound batch and the largest batch that fits."""
-    sweep = p.get("sweep") or []
+    sweep = p.sweep
     data = [
         {
             "type": "scatter",
-            "x": [s["batch"] for s in sweep],
-            "y": [s["tokens_per_s"] for s in sweep],
+            "x": [s.batch for s in sweep],
+            "y": [s.tokens_per_s for s in sweep],
             "mode": "lines+markers",
             "name": "decode tokens/s (all sequences)",
-            "line": {"color": GPU_COLORS.get(p["gpu"], "#334155")},
+            "line": {"color": GPU_COLORS.get(p.gpu, "#334155")},
         }
     ]
-    ymax = max([s["tokens_per_s"] for s in sweep] or [1])
-    xmax = max([s["batch"] for s in sweep] + [p.get("compute_bound_batch") or 1, p.get("max_batch") or 1])
+    ymax = max([s.tokens_per_s for s in sweep] or [1])
+    xmax = max([s.batch for s in sweep] + [p.compute_bound_batch or 1, p.max_batch or 1])
     shapes, notes = [], []
-    if p.get("compute_bound_batch"):
-        s, n = _vline(
-            p["compute_bound_batch"], f"matmuls compute-bound at {p['compute_bound_batch']:,}", "#1d4ed8", "dot"
-        )
+    if p.compute_bound_batch:
+        s, n = _vline(p.compute_bound_batch, f"matmuls compute-bound at {p.compute_bound_batch:,}", "#1d4ed8", "dot")
         shapes.append(s)
         notes.append(n)
-    if p.get("max_batch"):
-        s, n = _vline(p["max_batch"], f"largest batch that fits: {p['max_batch']:,}", "#dc2626", "dash", "bottom")
+    if p.max_batch:
+        s, n = _vline(p.max_batch, f"largest batch that fits: {p.max_batch:,}", "#dc2626", "dash", "bottom")
         shapes.append(s)
         notes.append(n)
     layout = _layout(
-        f"Decode throughput vs batch on {p['gpu']}",
+        f"Decode throughput vs batch on {p.gpu}",
         380,
         shapes=shapes,
         annotations=notes,
@@ -242,16 +238,16 @@ def sweep_figure(p: dict) -> go.Figure:
     return go.Figure(data=data, layout=layout)
 
 
-def latency_figure(rows: list[dict]) -> go.Figure:
-    ok = [r for r in rows if "ttft_s" in r]
-    names = [f"{r['gpu']} x{r['gpu_count']}" for r in ok]
-    colors = [GPU_COLORS.get(r["gpu"], "#334155") for r in ok]
+def latency_figure(rows: list[GpuPerf]) -> go.Figure:
+    ok = [r for r in rows if r.fits]
+    names = [f"{r.gpu} x{r.gpu_count}" for r in ok]
+    colors = [GPU_COLORS.get(r.gpu, "#334155") for r in ok]
     data = [
         {
             "type": "bar",
             "name": "TTFT (ms)",
             "x": names,
-            "y": [r["ttft_s"] * 1e3 for r in ok],
+            "y": [r.ttft_s * 1e3 for r in ok],
             "marker": {"color": colors},
             "hovertemplate": "%{x}: TTFT %{y:,.1f} ms<extra></extra>",
         },
@@ -259,7 +255,7 @@ def latency_figure(rows: list[dict]) -> go.Figure:
             "type": "bar",
             "name": "TPOT (ms)",
             "x": names,
-            "y": [r["tpot_s"] * 1e3 for r in ok],
+            "y": [r.tpot_s * 1e3 for r in ok],
             "marker": {"color": colors, "pattern": {"shape": "/"}},
             "hovertemplate": "%{x}: TPOT %{y:,.2f} ms<extra></extra>",
         },

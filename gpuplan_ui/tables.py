@@ -11,6 +11,7 @@ import pandas as pd
 
 from gpuplan_core.catalog import load_efficiency
 from gpuplan_core.pricing import price_age_days, staleness
+from gpuplan_core.reports import GpuPerf, MemoryReport
 
 
 def _r(x: float | None, nd: int) -> float | None:
@@ -20,7 +21,7 @@ def _r(x: float | None, nd: int) -> float | None:
 # --- Memory page ---------------------------------------------------------------------------------
 
 
-def memory_components(mem: dict) -> pd.DataFrame:
+def memory_components(mem: MemoryReport) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
@@ -28,30 +29,30 @@ def memory_components(mem: dict) -> pd.DataFrame:
                 "GB (10^9 B)": round(v / 1e9, 3),
                 "GiB (2^30 B)": round(v / 2**30, 3),
                 "bytes": v,
-                "basis": mem["provenance"][k],
+                "basis": mem.provenance[k],
             }
-            for k, v in mem["components"].items()
+            for k, v in mem.components.items()
         ]
     )
 
 
-def memory_gpus(mem: dict) -> pd.DataFrame:
+def memory_gpus(mem: MemoryReport) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "GPU": g["gpu"],
-                "fits": "yes" if g["fits"] else "no",
-                "usable VRAM (GiB)": round(g["vram_usable_bytes"] / 2**30, 2),
-                "budget (GB)": round(g["budget_bytes"] / 1e9, 1),
-                "min GPUs": g["min_gpus"],
+                "GPU": g.gpu,
+                "fits": "yes" if g.fits else "no",
+                "usable VRAM (GiB)": round(g.vram_usable_bytes / 2**30, 2),
+                "budget (GB)": round(g.budget_bytes / 1e9, 1),
+                "min GPUs": g.min_gpus,
                 "min layout": "-"
-                if not g["min_layout"]
-                else f"tp {g['min_layout']['tp']} x pp {g['min_layout']['pp']} x dp {g['min_layout']['dp']}",
-                "max batch at this context": g["max_batch"],
-                "max context at this batch": g["max_context"],
-                "KV capacity (tokens)": g["kv_capacity_tokens"],
+                if not g.min_layout
+                else f"tp {g.min_layout.tp} x pp {g.min_layout.pp} x dp {g.min_layout.dp}",
+                "max batch at this context": g.max_batch,
+                "max context at this batch": g.max_context,
+                "KV capacity (tokens)": g.kv_capacity_tokens,
             }
-            for g in mem["gpus"]
+            for g in mem.gpus
         ]
     )
 
@@ -59,42 +60,42 @@ def memory_gpus(mem: dict) -> pd.DataFrame:
 # --- Performance page ----------------------------------------------------------------------------
 
 
-def perf_phases(p: dict) -> pd.DataFrame:
+def perf_phases(p: GpuPerf) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "phase": name,
-                "TFLOP": round(p[name]["flops"] / 1e12, 4),
-                "GB moved": round(p[name]["bytes"] / 1e9, 3),
-                "intensity (FLOP/B)": round(p[name]["intensity_flops_per_byte"], 1),
-                "bound": p[name]["bound"],
-                "time (ms)": round(p[name]["time_s"] * 1e3, 3),
-                "MFU": round(p[name]["mfu"], 3),
-                "MBU": round(p[name]["mbu"], 3),
+                "phase": ph.name,
+                "TFLOP": round(ph.flops / 1e12, 4),
+                "GB moved": round(ph.bytes / 1e9, 3),
+                "intensity (FLOP/B)": round(ph.intensity_flops_per_byte, 1),
+                "bound": ph.bound,
+                "time (ms)": round(ph.time_s * 1e3, 3),
+                "MFU": round(ph.mfu, 3),
+                "MBU": round(ph.mbu, 3),
             }
-            for name in ("prefill", "decode")
+            for ph in (p.prefill, p.decode)
         ]
     )
 
 
-def perf_gpus(rows: list[dict]) -> pd.DataFrame:
-    """One row per GPU that fits (rows carry ``ttft_s``)."""
+def perf_gpus(rows: list[GpuPerf]) -> pd.DataFrame:
+    """One row per GPU that fits."""
     return pd.DataFrame(
         [
             {
-                "GPU": r["gpu"],
-                "GPUs": r["gpu_count"],
-                "tp": r["tp"],
-                "pp": r["pp"],
-                "batch": r["batch"],
-                "TTFT (ms)": round(r["ttft_s"] * 1e3, 1),
-                "TPOT (ms)": round(r["tpot_s"] * 1e3, 2),
-                "tokens/s per user": round(r["decode_tokens_per_s_per_sequence"], 1),
-                "output tokens/s": round(r["output_tokens_per_s"], 0),
-                "max batch": r["max_batch"],
-                "compute-bound batch": r["compute_bound_batch"],
-                "decode bound": r["decode"]["bound"],
-                "TPOT error band": r["error_band"]["tpot_s"]["short"],
+                "GPU": r.gpu,
+                "GPUs": r.gpu_count,
+                "tp": r.tp,
+                "pp": r.pp,
+                "batch": r.batch,
+                "TTFT (ms)": round(r.ttft_s * 1e3, 1),
+                "TPOT (ms)": round(r.tpot_s * 1e3, 2),
+                "tokens/s per user": round(r.decode_tokens_per_s_per_sequence, 1),
+                "output tokens/s": round(r.output_tokens_per_s, 0),
+                "max batch": r.max_batch,
+                "compute-bound batch": r.compute_bound_batch,
+                "decode bound": r.decode.bound,
+                "TPOT error band": r.error_band["tpot_s"].short,
             }
             for r in rows
         ]

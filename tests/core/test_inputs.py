@@ -60,7 +60,7 @@ def test_units_are_converted_once_in_the_registry():
     sc, _ = to_scenario({"src": "size", "size_b": 70, "spec_b": 1.5, "rpd": 0.0, "billing": "any", "provider": "any"})
     assert sc.params == 70_000_000_000 and sc.spec_draft_params == 1_500_000_000
     assert sc.requests_per_day is None and sc.billing is None and sc.provider is None
-    assert api.memory_report(sc)["params_total"] == 70_000_000_000
+    assert api.memory_report(sc).params_total == 70_000_000_000
 
 
 def test_largest_batch_switch_applies_to_inference_only():

@@ -288,10 +288,10 @@ def test_a_gptq_int4_config_prices_the_int4_body_and_the_16_bit_embeddings_to_th
     sc = Scenario(config_text=json.dumps(cfg))  # the weights format input is bf16 by default: the config wins
     assert sc.weights_format == "int4-g128" and "quantization_config (gptq, 4 bits, group 128)" in sc.warnings()[0]
     r = api.memory_report(sc)
-    assert r["params_total"] == 7_615_616_512
-    assert r["components"][KEPT_COMPONENT] == kept * 2 == 2_180_398_080
-    assert r["components"]["weights"] == round((7_615_616_512 - kept) * 4.15625 / 8) == 3_390_158_296
-    assert r["weights_bytes_total"] == 3_390_158_296 + 2_180_398_080
+    assert r.params_total == 7_615_616_512
+    assert r.components[KEPT_COMPONENT] == kept * 2 == 2_180_398_080
+    assert r.components["weights"] == round((7_615_616_512 - kept) * 4.15625 / 8) == 3_390_158_296
+    assert r.weights_bytes_total == 3_390_158_296 + 2_180_398_080
 
 
 ENGINE_CASE = dict(input_tokens=30_000, output_tokens=300, batch=2)
@@ -314,12 +314,12 @@ def test_each_engine_profile_budget_by_hand(engine):
         "trtllm": (8192, 2048, 32, True),  # max_num_tokens, max_batch_size, tokens_per_block
         "transformers": (2 * 30_000, 2, 1, False),  # both whole prompts at once, last-token logits per sequence
     }[engine]
-    assert r["engine"] == engine and ENGINES[engine].source
-    assert r["components"]["activation workspace"] == round(step * width * 2 + seqs * logits)
-    assert r["components"]["KV cache"] == 131_072 * (-(-30_300 // block) * block) * 2
-    assert ("CUDA graphs" in r["components"]) == graphs
+    assert r.engine == engine and ENGINES[engine].source
+    assert r.components["activation workspace"] == round(step * width * 2 + seqs * logits)
+    assert r.components["KV cache"] == 131_072 * (-(-30_300 // block) * block) * 2
+    assert ("CUDA graphs" in r.components) == graphs
     if graphs:
-        assert r["components"]["CUDA graphs"] == 1 << 30
+        assert r.components["CUDA graphs"] == 1 << 30
 
 
 # ---- ZeRO-3 buffers and CPU offload (DeepSpeed) --------------------------------------------------------------

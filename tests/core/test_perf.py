@@ -16,6 +16,7 @@ from gpuplan_core.perf import (
     predict,
     prefill_phase,
 )
+from gpuplan_core.reports import NoFit
 
 PA = PerfAssumptions()
 L8 = get_preset("Llama-3.1-8B")
@@ -160,7 +161,12 @@ def test_perf_report_keys_and_max_batch():
         "prefill",
         "decode",
     ):
-        assert k in r
-    assert r["batch"] == r["max_batch"] > 1
-    assert r["prefill"]["bound"] in ("compute", "memory", "overhead")
-    assert set(r["prefill"]) >= {"flops", "bytes", "intensity_flops_per_byte", "bound"}
+        assert k in r.model_dump()  # the CLI's JSON keys
+    p = r.main
+    assert p.fits and p.batch == p.max_batch > 1
+    assert p.prefill.bound in ("compute", "memory", "overhead")
+    assert set(r.model_dump()["prefill"]) >= {"flops", "bytes", "intensity_flops_per_byte", "bound"}
+    # a model no layout of 4,096 T4s holds (50T parameters x 2 bytes = 100 TB): a distinct "does not fit" result
+    none = api.perf_report({"params": 50_000_000_000_000, "gpu": "T4"}, gpus=["T4"])
+    assert isinstance(none.main, NoFit) and not none.main.fits and "does not fit" in none.main.notes[0]
+    assert none.model_dump()["fits"] is False and "ttft_s" not in none.model_dump()

@@ -19,11 +19,11 @@ def test_figures_build_from_reports():
     sc, _ = to_scenario({})
     mem = api.memory_report(sc)
     fig = memory_figure(mem)
-    assert len(fig.data) == len(mem["components"]) + 2
+    assert len(fig.data) == len(mem.components) + 2
     perf = api.perf_report(sc, gpus=["H100-SXM", "L4"])
-    p = perf["gpus"][0]
+    p = perf.gpus[0]
     roof = roofline_figure(p)
     names = [t.name for t in roof.data]
     assert any("BF16 roof" in n for n in names) and any(n.startswith("prefill") for n in names)
-    assert sweep_figure(p).data[0].x[-1] == p["max_batch"]
-    assert len(latency_figure(perf["gpus"]).data) == 2
+    assert sweep_figure(p).data[0].x[-1] == p.max_batch
+    assert len(latency_figure(perf.gpus).data) == 2

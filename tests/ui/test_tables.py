@@ -22,8 +22,8 @@ def mem():
 
 def test_memory_components_sum_to_the_per_gpu_budget_in_both_units(mem):
     df = tables.memory_components(mem)
-    assert list(df["component"]) == list(mem["components"])
-    assert df["bytes"].sum() == pytest.approx(mem["per_gpu_bytes"], abs=len(df))  # each component rounded to 1 B
+    assert list(df["component"]) == list(mem.components)
+    assert df["bytes"].sum() == pytest.approx(mem.per_gpu_bytes, abs=len(df))  # each component rounded to 1 B
     weights = df.set_index("component").loc["weights"]
     # Llama-3.1-8B in bf16: 8,030,261,248 parameters x 2 bytes
     assert weights["bytes"] == 8_030_261_248 * 2
@@ -33,21 +33,21 @@ def test_memory_components_sum_to_the_per_gpu_budget_in_both_units(mem):
 
 def test_memory_gpus_one_row_per_catalog_gpu_with_usable_vram_in_gib(mem):
     df = tables.memory_gpus(mem).set_index("GPU")
-    assert len(df) == len(mem["gpus"])
-    h100 = next(g for g in mem["gpus"] if g["gpu"] == "H100-SXM")
-    assert df.loc["H100-SXM", "usable VRAM (GiB)"] == round(h100["vram_usable_bytes"] / 2**30, 2) == 79.19
-    assert df.loc["H100-SXM", "fits"] == ("yes" if h100["fits"] else "no")
-    assert df.loc["H100-SXM", "KV capacity (tokens)"] == h100["kv_capacity_tokens"]
+    assert len(df) == len(mem.gpus)
+    h100 = mem.gpu_fit("H100-SXM")
+    assert df.loc["H100-SXM", "usable VRAM (GiB)"] == round(h100.vram_usable_bytes / 2**30, 2) == 79.19
+    assert df.loc["H100-SXM", "fits"] == ("yes" if h100.fits else "no")
+    assert df.loc["H100-SXM", "KV capacity (tokens)"] == h100.kv_capacity_tokens
 
 
 def test_perf_phases_convert_flops_bytes_and_seconds():
-    p = api.perf_report(LLAMA_8B | {"gpu": "H100-SXM"}, gpus=["H100-SXM"])["gpus"][0]
+    p = api.perf_report(LLAMA_8B | {"gpu": "H100-SXM"}, gpus=["H100-SXM"]).gpus[0]
     df = tables.perf_phases(p).set_index("phase")
-    for ph in ("prefill", "decode"):
-        assert df.loc[ph, "TFLOP"] == round(p[ph]["flops"] / 1e12, 4)
-        assert df.loc[ph, "GB moved"] == round(p[ph]["bytes"] / 1e9, 3)
-        assert df.loc[ph, "time (ms)"] == round(p[ph]["time_s"] * 1e3, 3)
-        assert df.loc[ph, "intensity (FLOP/B)"] == pytest.approx(p[ph]["flops"] / p[ph]["bytes"], abs=0.06)
+    for ph in (p.prefill, p.decode):
+        assert df.loc[ph.name, "TFLOP"] == round(ph.flops / 1e12, 4)
+        assert df.loc[ph.name, "GB moved"] == round(ph.bytes / 1e9, 3)
+        assert df.loc[ph.name, "time (ms)"] == round(ph.time_s * 1e3, 3)
+        assert df.loc[ph.name, "intensity (FLOP/B)"] == pytest.approx(ph.flops / ph.bytes, abs=0.06)
     assert df.loc["decode", "bound"] == "memory"  # batch 8 decode of an 8B model is bandwidth-bound
 
 
