@@ -572,7 +572,7 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
             rc = run_cost(c.offer, gpus, runtime, sc.spot_restart_overhead, sc.hours_per_month)
             rows.append(
                 {
-                    **_pick(c).model_dump(),
+                    **_with_band(sc, m, _pick(c)).model_dump(),
                     "run_cost_usd": rc.run_cost_usd,
                     "run_hours": runtime / 3600,
                     "run_description": "one day's requests as a batch job" if sc.requests_per_day else "one hour",
@@ -580,7 +580,9 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
                     "notes": rc.notes,
                 }
             )
-        summary["serverless"] = [_pick(c).model_dump() for c in best.values() if c.offer.is_serverless]
+        summary["serverless"] = [
+            _with_band(sc, m, _pick(c)).model_dump() for c in best.values() if c.offer.is_serverless
+        ]
     else:
         cands, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
         for c in cands:

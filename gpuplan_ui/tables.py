@@ -95,7 +95,7 @@ def perf_gpus(rows: list[GpuPerf]) -> pd.DataFrame:
                 "max batch": r.max_batch,
                 "compute-bound batch": r.compute_bound_batch,
                 "decode bound": r.decode.bound,
-                "TPOT error band": r.error_band["tpot_s"].short,
+                "error band (TTFT; TPOT)": f"{r.error_band['ttft_s'].short}; {r.error_band['tpot_s'].short}",
             }
             for r in rows
         ]
@@ -249,6 +249,7 @@ def cost_detail(rows: list[dict]) -> pd.DataFrame:
                 "$/1M input tokens": round(r["input_cost_per_million_usd"], 4),
                 "TTFT (ms)": round(r["ttft_s"] * 1e3, 1),
                 "TPOT (ms)": round(r["tpot_s"] * 1e3, 2),
+                "latency error band": r["error_band"],
                 "notes": "; ".join(r["notes"]),
                 "price date": r["price_as_of"],
                 "source": r["source"],
