@@ -57,10 +57,10 @@ def bench_plan() -> None:
 
     offers = load_pricing().offers
     cases = {
-        "plan: Llama-3.1-70B serving, catalog x 3 formats x 80 offers": Scenario(
+        "plan: Llama-3.1-70B serving, catalog x 3 formats x 98 offers": Scenario(
             preset="Llama-3.1-70B", batch=16, requests_per_day=50_000, ttft_target_s=2, tpot_target_s=0.05
         ),
-        "plan: Llama-3.1-8B serving, catalog x 3 formats x 80 offers": Scenario(preset="Llama-3.1-8B", batch=8),
+        "plan: Llama-3.1-8B serving, catalog x 3 formats x 98 offers": Scenario(preset="Llama-3.1-8B", batch=8),
         "plan: 7B pre-training, 1T tokens, ZeRO-3": Scenario(
             params=7_000_000_000, mode="training", training_tokens=1e12, zero_stage=3, deadline_hours=720
         ),
