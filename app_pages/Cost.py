@@ -1,25 +1,32 @@
-"""Cost: monthly always-on vs per-run cluster cost per offer, serverless, $ per 1M tokens, lifetime."""
+"""Cost: the cheapest way to run it, then monthly always-on vs per-run cost per offer, serverless, lifetime."""
 
 import streamlit as st
 
+from gpuplan_core.answers import cost_answer
 from gpuplan_core.cost import MARKET_ESTIMATES, lifetime, market_projection
 from gpuplan_ui import cached, figures, fmt, page, widgets
 
 sc, values = page.setup("Cost")
-key = sc.model_dump_json()
 pkey = cached.pricing_key()
+chart = {"displaylogo": False}
 
+rows = []
 with page.guard("Costs per offer"):
     views = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)
     cost = views["cost"]
     rows = cost["offers"]
+    page.answer(cost_answer(cost, sc))
     if line := cached.prices_in_use():
-        st.caption(line)
+        st.caption(fmt.md_escape(line))
     serverless_line = (
         "**Serverless** (workers batch like replicas; start-up, execution and idle timeout billed, a cold start only "
         "after an idle gap longer than the idle timeout; cold start = 20 s + weights load at 2 GB/s)"
     )
-    if not rows and views["serverless"] is not None:  # the filter kept serverless offers only
+    if rows:
+        st.plotly_chart(figures.cheapest_figure(rows, sc.mode == "inference"), key="cheapest", config=chart)
+    if page.meeting():
+        pass
+    elif not rows and views["serverless"] is not None:  # the filter kept serverless offers only
         st.markdown(serverless_line)
         page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
     elif not rows:
@@ -30,19 +37,19 @@ with page.guard("Costs per offer"):
         )
     elif sc.mode == "inference":
         st.markdown(
-            f"Assumptions: always-on = nodes x node price x **{sc.hours_per_month:g} h/month**, billable while idle; "
-            "per-run = one day's requests as a batch job on one replica (one hour without a traffic estimate), "
+            f"Always-on = machines x machine price x **{sc.hours_per_month:g} hours a month**, billed while idle; "
+            "per run = one day's requests as a batch job on one replica (one hour without a traffic estimate), "
             "billed in each offer's increments with its minimum; $ per 1M tokens at "
             f"**{sc.utilization:.0%} utilization**. Interactive serving leaves out spot offers unless Billing = Spot."
         )
         left, right = st.columns(2)
         with left:
-            st.markdown(f"**Monthly always-on** ({sc.hours_per_month:g} h)")
+            st.markdown(f"**Monthly, always on** ({sc.hours_per_month:g} h)")
             page.table(views["always_on"], "always_on", "gpuplan-monthly-always-on.csv", height=420)
         with right:
             st.markdown(f"**Per run** ({rows[0]['run_description']})")
             page.table(views["per_run"], "per_run", "gpuplan-per-run.csv", height=420)
-        with st.expander("Every offer in detail (replicas, $ per 1M input tokens, TTFT, TPOT, billing notes, sources)"):
+        with st.expander("Every offer in detail (replicas, $ per 1M input tokens, latency, billing notes, sources)"):
             page.table(views["detail"], "cost_detail", "gpuplan-cost-detail.csv")
         if views["serverless"] is not None:
             st.markdown(serverless_line)
@@ -50,23 +57,13 @@ with page.guard("Costs per offer"):
         elif not sc.requests_per_day:
             st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")
         best_monthly = min(r["monthly_always_on_usd"] for r in rows)
-        st.subheader("Lifetime: training once, inference every month")
-        train_cost = cached.cost_report(
-            sc.model_copy(
-                update={"mode": "training", "training_tokens": None, "batch": 1, "zero_stage": 3}
-            ).model_dump_json(),
-            pkey,
-        )
-        est = min((r["run_cost_usd"] for r in train_cost["offers"]), default=0.0)
-        bill = widgets.page_input("train_bill") or round(est, -2)
+        st.subheader("Over three years: serving every month")
+        bill = widgets.page_input("train_bill")
         life = lifetime(bill, best_monthly, 36)
-        st.plotly_chart(
-            figures.lifetime_figure(
-                life, f"Cheapest always-on serving {fmt.usd(best_monthly)}/month vs a {fmt.usd(bill)} training bill"
-            ),
-            key="life",
-            config={"displaylogo": False},
+        title = f"Cheapest always-on serving, {fmt.usd(best_monthly)} a month" + (
+            f", after a {fmt.usd(bill)} training bill" if bill else ""
         )
+        st.plotly_chart(figures.lifetime_figure(life, title), key="life", config=chart)
     else:
         st.markdown(
             f"Training compute: **{cost['training_flops']:.3g} FLOPs** = tokens x (6 x active parameters + causal "
@@ -80,40 +77,32 @@ with page.guard("Costs per offer"):
             st.markdown("**Per-run cluster cost**")
             page.table(views["runs"], "train_run", "gpuplan-training-runs.csv", height=420)
         with right:
-            st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.hours_per_month:g} h/month)")
-            page.table(
-                views["monthly"],
-                "train_monthly",
-                "gpuplan-training-monthly.csv",
-                height=420,
-            )
-        best = rows[0]
+            st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.hours_per_month:g} h a month)")
+            page.table(views["monthly"], "train_monthly", "gpuplan-training-monthly.csv", height=420)
+        best = min(rows, key=lambda r: r["run_cost_usd"])
         serve = cached.cost_report(sc.model_copy(update={"mode": "inference", "batch": 8}).model_dump_json(), pkey)
         monthly = min((r["monthly_always_on_usd"] for r in serve["offers"]), default=0.0)
-        st.subheader("Lifetime: this training run, then serving the model")
+        st.subheader("Over three years: this training run, then serving the model")
         life = lifetime(best["run_cost_usd"], monthly, 36)
-        st.plotly_chart(
-            figures.lifetime_figure(
-                life,
-                f"{fmt.usd(best['run_cost_usd'])} training run vs cheapest "
-                f"always-on serving at {fmt.usd(monthly)}/month",
-            ),
-            key="life",
-            config={"displaylogo": False},
+        title = (
+            f"{fmt.usd(best['run_cost_usd'])} training run, then cheapest always-on serving at "
+            f"{fmt.usd(monthly)} a month"
         )
-    if views["rejected"] is not None:
+        st.plotly_chart(figures.lifetime_figure(life, title), key="life", config=chart)
+    if views["rejected"] is not None and not page.meeting():
         with st.expander(f"{len(cost['rejected'])} GPU/offer combinations that cannot run"):
             st.dataframe(views["rejected"].arrow, hide_index=True, width="stretch")
 
-with page.guard("Market context"):
-    st.subheader("Market context (analyst estimates)")
-    est = widgets.page_input("market")
-    if est != "none" and rows:
-        base = min(r["monthly_always_on_usd"] for r in rows)
-        label = MARKET_ESTIMATES[est]["label"]
-        st.caption(label + ". An API-price trend, not a GPU rental forecast: use today's rental prices for budgets.")
-        st.plotly_chart(
-            figures.projection_figure(market_projection(base, est, 24), label),
-            key="projection",
-            config={"displaylogo": False},
-        )
+if rows and not page.meeting():
+    with page.guard("Market context"):
+        st.subheader("Market context (analyst estimates)")
+        est = widgets.page_input("market")
+        if est != "none":
+            base = min(r["monthly_always_on_usd"] for r in rows)
+            label = MARKET_ESTIMATES[est]["label"]
+            st.caption(
+                label + ". An API-price trend, not a GPU rental forecast: use today's rental prices for budgets."
+            )
+            st.plotly_chart(
+                figures.projection_figure(market_projection(base, est, 24), label), key="projection", config=chart
+            )

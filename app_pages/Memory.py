@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from gpuplan_core.answers import memory_answer
 from gpuplan_ui import cached, fmt, page
 
 sc, values = page.setup("Memory")
@@ -10,20 +11,7 @@ key = sc.model_dump_json()
 with page.guard("Memory budget"):
     mem = cached.memory_report(key)
     views = cached.memory_views(key)
-    fits = [g.gpu for g in mem.gpus if g.fits]
-    if fits:
-        st.success(
-            f"At {mem.layout.gpus} GPU(s) the job needs **{fmt.gb(mem.per_gpu_bytes)} per GPU** "
-            f"({fmt.gib(mem.per_gpu_bytes)}, scope: {mem.scope}). It fits: {', '.join(fits)}.",
-            icon=":material/check_circle:",
-        )
-    else:
-        need = ", ".join(f"{g.gpu} x{g.min_gpus}" for g in mem.gpus if g.min_gpus)
-        st.warning(
-            f"At {mem.layout.gpus} GPU(s) the job needs {fmt.gb(mem.per_gpu_bytes)} per GPU: no "
-            f"catalog GPU holds it. Smallest layouts that do: {need or 'none up to 4,096 GPUs'}.",
-            icon=":material/warning:",
-        )
+    page.answer(memory_answer(mem, sc))
     if mem.offloaded:
         st.info(
             f"**CPU offload:** {', '.join(mem.offloaded)} live in host RAM: each machine needs "
@@ -33,22 +21,24 @@ with page.guard("Memory budget"):
             icon=":material/memory:",
         )
     st.plotly_chart(views["figure"], key="mem_chart", config={"displaylogo": False})
-    left, right = st.columns([3, 2])
-    with left:
-        st.markdown("**Budget by component (per GPU)**")
-        page.table(views["components"], "components", "gpuplan-memory-components.csv")
-    with right:
-        st.markdown("**Budgets by scope (per GPU)**")
-        st.markdown(
-            "\n".join(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})" for scope, v in mem.budgets.items())
-            + f"\n- *all {mem.layout.gpus} GPU(s), whole runtime*: {fmt.gb(mem.total_bytes, 2)}"
-        )
-        if mem.notes:
-            st.caption("\n\n".join(mem.notes))
-    st.markdown("**Every catalog GPU**")
-    page.table(views["gpus"], "gpus", "gpuplan-memory-per-gpu.csv")
+    if not page.meeting():
+        st.plotly_chart(views["components_figure"], key="mem_parts", config={"displaylogo": False})
+        left, right = st.columns([3, 2])
+        with left:
+            st.markdown("**Budget by component (per GPU)**")
+            page.table(views["components"], "components", "gpuplan-memory-components.csv")
+        with right:
+            st.markdown("**Budgets by scope (per GPU)**")
+            st.markdown(
+                "\n".join(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})" for scope, v in mem.budgets.items())
+                + f"\n- *all {mem.layout.gpus} GPU(s), whole runtime*: {fmt.gb(mem.total_bytes, 2)}"
+            )
+            if mem.notes:
+                st.caption("\n\n".join(fmt.md_escape(n) for n in mem.notes))
+        with st.expander("Every GPU type: fit, largest batch, longest context"):
+            page.table(views["gpus"], "gpus", "gpuplan-memory-per-gpu.csv")
 
-if sc.mode != "inference":
+if sc.mode != "inference" and not page.meeting():
     with page.guard("Both training accountings"):
         st.subheader("Both accountings")
         st.caption(

@@ -402,6 +402,9 @@ RECORDS: tuple[Input, ...] = (
           "only its offers are priced, and the detail views show it.", "any", "select", field="gpu",
           options=lambda: ["any", *_gpu_ids()], labels=lambda g: "Any GPU" if g == "any" else _gpu_label(g),
           none_when="any"),
+    Input("meeting", "Meeting view", "For a projector: hides this sidebar and the detail tables and enlarges the "
+          "type, leaving each page's answer, headline numbers and one chart. In the link; 'Leave meeting view' at "
+          "the top of each page turns it off.", False, "toggle", cli=None),
     # GPU count and parallelism
     Input("gpus", "GPUs", "GPUs in the job: tensor parallel x pipeline stages x data-parallel replicas.", 1.0,
           "number", group="GPU count and parallelism", field="gpus", lo=1, hi=4096, step=1, whole=True,
@@ -469,6 +472,10 @@ RECORDS: tuple[Input, ...] = (
     Input("prices", "Your pricing file", "How a pricing file you load on the Data page is used: added to the "
           "bundled offers (an offer with the same id is replaced by yours), or alone.", "add", "select",
           group="Pricing", options=tuple(PRICE_SOURCES), labels=PRICE_SOURCES, short="your prices"),
+    Input("myprice", "Your prices (USD per GPU-hour)", "Negotiated or committed rates no public catalog shows: "
+          "'offer-id=price', separated by commas (offer ids are in the Cost page's tables). They replace the "
+          "catalog price everywhere, marked 'your price', and travel in the link.", "", "text", group="Pricing",
+          max_chars=1000, short="your prices", cli=None),
     Input("hours", "Hours per month", "730 h is the usual convention (8,760 h / 12).", 730.0, "number",
           group="Pricing", field="hours_per_month", lo=1, hi=744, step=10, fmt="%.0f", short="hours/month"),
     Input("busy", "Serving utilization (for $ per 1M tokens)", "Share of paid time spent serving at the modelled "
@@ -505,9 +512,9 @@ RECORDS: tuple[Input, ...] = (
     Input("market", "Project this month's cheapest cost with", "One estimate at a time: they use different "
           "baselines and are never averaged.", "none", "radio", options=tuple(MARKET), labels=MARKET,
           page=PAGE_COST),
-    Input("train_bill", "Training bill to compare (USD, 0 = estimate)", "0: pre-training this model on 20 tokens "
-          "per parameter at the cheapest offer, MFU 0.40, +30% failed runs (from the cost engine).", 0.0, "number",
-          lo=0, hi=1e11, step=1000, fmt="%.0f", page=PAGE_COST),
+    Input("train_bill", "Training or fine-tuning bill (USD, 0 = none)", "What you paid to train or fine-tune the "
+          "model you serve: the Cost page then draws it against the months of serving. 0: no such bill (a "
+          "published model you only serve).", 0.0, "number", lo=0, hi=1e11, step=1000, fmt="%.0f", page=PAGE_COST),
     Input("b_gpu", "B: GPU", "B's GPU type.", SAME, "select", options=_same_or(_gpu_ids),
           labels=lambda g: "same as A" if g == SAME else _gpu_label(g), page=PAGE_COMPARE, variant_of="gpu"),
     Input("b_weights", "B: weights", "B's weights format.", SAME, "select", options=_same_or(WEIGHT_FORMATS),

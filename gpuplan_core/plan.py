@@ -106,6 +106,7 @@ class Pick(BaseModel):
     why: list[str]
     source: str
     price_as_of: str | None
+    user_price: bool = Field(False, description="priced at the user's own rate (Your prices), not the catalog's")
 
 
 class ParetoPoint(BaseModel):
@@ -174,6 +175,7 @@ def _pick(c: Candidate | TrainingCandidate) -> Pick:
         why=c.why,
         source=o.source,
         price_as_of=o.price_as_of,
+        user_price=o.user_price,
     )
 
 

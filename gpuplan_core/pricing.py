@@ -116,6 +116,7 @@ class Offer(BaseModel):
     source_type: str | None = None
     source: str = Field("", max_length=2000)
     price_as_of: str | None = None
+    user_price: bool = Field(False, description="the price is the user's own (an override), not the catalog's")
     retrieved_date: str | None = None
     notes: str = ""
 
@@ -467,6 +468,64 @@ def merge_offers(bundled: list[Offer], yours: list[Offer], yours_only: bool = Fa
         return list(yours)
     mine = {o.offer_id for o in yours}
     return [o for o in bundled if o.offer_id not in mine] + list(yours)
+
+
+MAX_PRICE_OVERRIDES = 50
+
+
+def parse_price_overrides(text: str | None) -> dict[str, float]:
+    """'offer-id=2.10, other-id=0.85' (USD per GPU-hour) -> {offer id: price}. An entry that is not ``id=price``
+    with a price from 0 to 100,000 raises a ValueError naming it."""
+    out: dict[str, float] = {}
+    for part in (text or "").replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        oid, sep, value = part.partition("=")
+        oid = oid.strip()
+        try:
+            price = float(value)
+        except ValueError:
+            price = -1.0
+        if not sep or not oid or not 0 <= price <= 100_000:
+            raise ValueError(
+                f"your prices: {part[:60]!r} is not 'offer-id=USD per GPU-hour' with a price from 0 to 100,000 "
+                "(e.g. 'vast-h100-1-od=1.50, runpod-l40s-secure-od=0.80')"
+            )
+        out[oid] = price
+    if len(out) > MAX_PRICE_OVERRIDES:
+        raise ValueError(f"your prices: at most {MAX_PRICE_OVERRIDES} offers")
+    return out
+
+
+def apply_price_overrides(offers: list[Offer], overrides: dict[str, float]) -> tuple[list[Offer], list[str]]:
+    """The offers with your price per GPU-hour where you gave one (the node price scales with it; the source says
+    "your price" and keeps the catalog's), and a note for every id that matches no offer."""
+    known = {o.offer_id for o in offers}
+    out = []
+    for o in offers:
+        p = overrides.get(o.offer_id)
+        if p is None:
+            out.append(o)
+            continue
+        out.append(
+            o.model_copy(
+                update={
+                    "price_per_gpu_hour_usd": p,
+                    "price_per_node_hour_usd": p * o.gpus_per_node,
+                    "user_price": True,
+                    "source": f"your price (catalog: ${o.price_per_gpu_hour_usd:,.2f}/GPU-hour, {o.source})"[:2000],
+                    "price_as_of": None,
+                }
+            )
+        )
+    unknown = sorted(set(overrides) - known)
+    notes = (
+        [f"Your prices: no offer is called {', '.join(unknown)}; see the offer ids on the Cost page."]
+        if unknown
+        else []
+    )
+    return out, notes
 
 
 def offers_to_csv(offers: list[Offer]) -> str:

@@ -7,6 +7,7 @@ page may change goes through st.cache_data, which returns a copy.
 
 from __future__ import annotations
 
+import contextlib
 from typing import NamedTuple
 
 import pandas as pd
@@ -15,7 +16,14 @@ import streamlit as st
 
 from gpuplan_core import api
 from gpuplan_core.catalog import load_gpus
-from gpuplan_core.pricing import Offer, load_pricing, load_pricing_text, merge_offers
+from gpuplan_core.pricing import (
+    Offer,
+    apply_price_overrides,
+    load_pricing,
+    load_pricing_text,
+    merge_offers,
+    parse_price_overrides,
+)
 from gpuplan_core.reports import MemoryReport, PerfReport
 from gpuplan_core.scenario import Scenario
 
@@ -77,6 +85,7 @@ def memory_views(sc_json: str) -> dict:
     mem = memory_report(sc_json)
     return {
         "figure": figures.memory_figure(mem),
+        "components_figure": figures.components_figure(mem),
         "components": _table(tables.memory_components(mem)),
         "gpus": _table(tables.memory_gpus(mem)),
     }
@@ -91,7 +100,7 @@ def perf_views(sc_json: str, gpu: str) -> dict:
     return {
         "perf": p,
         "roofline": figures.roofline_figure(p),
-        "sweep": figures.sweep_figure(p),
+        "sweep": figures.sweep_figure(p) if p.max_batch > 1 else None,
         "phases": _table(tables.perf_phases(p)),
     }
 
@@ -201,30 +210,49 @@ def parse_uploaded_pricing(data: bytes) -> tuple[list[dict], list[str], list[str
 
 def pricing_key() -> str:
     """'bundled', or '<hash of this session's pricing file>:<add|only>' (the file stays in its session; the
-    Pricing group's "Your pricing file" input says whether it is added to the bundled offers or used alone)."""
-    upload = st.session_state.get("pricing_upload_key")
-    if not upload:
-        return "bundled"
+    Pricing group's "Your pricing file" input says whether it is added to the bundled offers or used alone),
+    then '|' and the "Your prices" overrides when there are some (they are in the link)."""
     from .frame import current
 
-    return f"{upload}:{current().values.get('prices', 'add')}"
+    values = current().values
+    upload = st.session_state.get("pricing_upload_key")
+    key = f"{upload}:{values.get('prices', 'add')}" if upload else "bundled"
+    mine = str(values.get("myprice") or "").strip()
+    return f"{key}|{mine}" if mine else key
 
 
 def _offers(key: str) -> list[Offer]:
-    bundled = [Offer(**r) for r in bundled_pricing()[0]]
-    if key == "bundled":
-        return bundled
-    yours = [Offer(**r) for r in st.session_state.get("pricing_upload_offers") or []]
-    return merge_offers(bundled, yours, yours_only=key.endswith(":only")) if yours else bundled
+    key, _, mine = key.partition("|")
+    offers = [Offer(**r) for r in bundled_pricing()[0]]
+    if key != "bundled":
+        yours = [Offer(**r) for r in st.session_state.get("pricing_upload_offers") or []]
+        offers = merge_offers(offers, yours, yours_only=key.endswith(":only")) if yours else offers
+    if mine:
+        with contextlib.suppress(ValueError):  # price_overrides_line() says what is wrong; catalog prices stand
+            offers, _ = apply_price_overrides(offers, parse_price_overrides(mine))
+    return offers
+
+
+def price_overrides_line() -> tuple[str, bool]:
+    """(what the "Your prices" input does, is it an error): '2 offers at your price: ...', or what is wrong."""
+    _, _, mine = pricing_key().partition("|")
+    if not mine:
+        return "", False
+    try:
+        overrides = parse_price_overrides(mine)
+    except ValueError as exc:
+        return f"{exc}. The catalog prices are used meanwhile.", True
+    _, notes = apply_price_overrides(offers_in_use(), overrides)
+    applied = [f"{k} ${v:,.2f}/GPU-hour" for k, v in overrides.items()]
+    return f"Your prices ({len(applied)}): " + ", ".join(applied) + ". " + " ".join(notes), bool(notes)
 
 
 def offers_in_use() -> list[Offer]:
     return _offers(pricing_key())
 
 
-def prices_in_use() -> str:
-    """One line saying which prices the page uses (shown wherever prices are used when a file is loaded)."""
-    key = pricing_key()
+def _file_line() -> str:
+    key = pricing_key().partition("|")[0]
     if key == "bundled":
         return ""
     n_bundled = len(bundled_pricing()[0])
@@ -241,6 +269,12 @@ def prices_in_use() -> str:
         + (f" ({replaced} replace bundled offers with the same id)" if replaced else "")
         + ". Use yours alone under Pricing, 'Your pricing file'."
     )
+
+
+def prices_in_use() -> str:
+    """One line saying which prices the page uses when they are not the bundled catalog's alone (a loaded file,
+    your prices), shown wherever prices are used."""
+    return " ".join(x for x in (_file_line(), price_overrides_line()[0]) if x)
 
 
 def hf_config(model_id: str) -> tuple[str | None, str | None]:

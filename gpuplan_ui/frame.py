@@ -34,6 +34,8 @@ PAGES = (
 )
 RUN = "gpuplan_run"  # session key of this run's Run
 STARTED = "gpuplan_started"
+LAST_GOOD = "gpuplan_last_good_model"  # the model inputs of the last run whose model loaded, and its name
+MODEL_KEYS = ("src", "model", "size_b", "hf")
 
 
 @dataclass
@@ -45,6 +47,8 @@ class Run:
     config_text: str | None
     page: str  # the page's url path ("" for the overview)
     notes: list[str] = field(default_factory=list)  # link problems, scenario warnings, fetch failures
+    model_error: str | None = None  # the model asked for could not be loaded: pages show this, not results
+    notes_shown: bool = False
 
 
 def run() -> None:
@@ -61,9 +65,27 @@ def run() -> None:
     sc, sc_notes = to_scenario(values, config_text)
     with st.sidebar:
         share.panel(values, sc, page)
+    model_error = _model_error(values, config_text, sc, fetch_notes + sc_notes)
+    if model_error is None:
+        st.session_state[LAST_GOOD] = {"values": {k: values[k] for k in MODEL_KEYS}, "name": sc.model().name}
+    else:  # said once, as the page's message, not again among the notes
+        fetch_notes = [n for n in fetch_notes if n != model_error]
+        sc_notes = [n for n in sc_notes if n != model_error]
     notes += fetch_notes + sc_notes + st.session_state.pop(share.IMPORT_NOTES, [])
-    st.session_state[RUN] = Run(sc, values, config_text, page, notes)
+    st.session_state[RUN] = Run(sc, values, config_text, page, notes, model_error)
     nav.run()
+
+
+def _model_error(values: dict[str, Any], config_text: str | None, sc: Scenario, notes: list[str]) -> str | None:
+    """Why the model the user asked for is not the one computed (a Hugging Face config that could not be fetched
+    or read): then no page shows results, which would be another model's."""
+    if values.get("src") != "config":
+        return None
+    if config_text is None:
+        return next((n for n in notes if n.startswith(("Could not fetch", "No config loaded"))), "No config loaded.")
+    if sc.config_text is None:
+        return next((n for n in notes if n.startswith("The config could not be used")), "The config could not be used.")
+    return None
 
 
 def current() -> Run:

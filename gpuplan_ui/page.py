@@ -8,24 +8,86 @@ from typing import Any
 
 import streamlit as st
 
+from gpuplan_core.answers import Answer
 from gpuplan_core.errors import describe
 from gpuplan_core.scenario import Scenario
 
-from . import frame
+from . import frame, widgets
 from .export import frame_to_csv
 from .fmt import md_escape
 
 log = logging.getLogger("gpuplan")
 
 
-def setup(title: str) -> tuple[Scenario, dict[str, Any]]:
-    """The page's title, then the notes of this run (link values not allowed, warnings); returns the scenario
-    the frame built from the sidebar and the input values."""
+def setup(title: str, needs_model: bool = True) -> tuple[Scenario, dict[str, Any]]:
+    """The page's title; returns the scenario the frame built from the sidebar and the input values. The run's
+    notes (link values not allowed, warnings) follow the page's answer (``answer``). When the model asked for
+    could not be loaded, a page that shows results shows why instead, offers the last model that loaded, and
+    stops: no numbers for a model the user did not ask for."""
     run = frame.current()
     st.title(title)
+    if needs_model and run.model_error:
+        st.error(md_escape(run.model_error) + " No results are shown until a model loads.", icon=":material/error:")
+        last = st.session_state.get(frame.LAST_GOOD)
+        if last:
+            st.button(
+                f"Show {last['name']} instead",
+                on_click=widgets.set_inputs,
+                args=(last["values"],),
+                icon=":material/undo:",
+                key="last_good_model",
+            )
+        notes()
+        st.stop()
+    return run.scenario, run.values
+
+
+MEETING_CSS = """
+<style>
+section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
+button[data-testid="stExpandSidebarButton"] { display: none !important; }
+html { font-size: 20px; }
+div[data-testid="stMetricValue"] { font-size: 2.6rem; }
+</style>
+"""
+
+
+def meeting() -> bool:
+    """The meeting view (in the link): answers, headline numbers and one chart per page, in large type."""
+    return bool(frame.current().values.get("meeting"))
+
+
+def _meeting_frame() -> None:
+    if meeting():
+        st.html(MEETING_CSS)
+        st.button(
+            "Leave meeting view",
+            on_click=widgets.set_inputs,
+            args=({"meeting": False},),
+            icon=":material/close_fullscreen:",
+            key="leave_meeting",
+        )
+
+
+def notes() -> None:
+    """The run's notes, once per page (after the answer, or wherever a page stops before one)."""
+    run = frame.current()
+    if run.notes_shown:
+        return
+    run.notes_shown = True
+    _meeting_frame()
     for n in run.notes:
         st.warning(md_escape(n), icon=":material/info:")
-    return run.scenario, run.values
+
+
+def answer(ans: Answer) -> None:
+    """The page's answer: one plain sentence, at most four headline numbers, then the run's notes."""
+    box = {"good": st.success, "warn": st.warning}.get(ans.tone, st.info)
+    box(md_escape(ans.sentence))
+    if ans.headlines:
+        for col, h in zip(st.columns(len(ans.headlines)), ans.headlines, strict=True):
+            col.metric(h.label, h.value, help=h.help)
+    notes()
 
 
 @contextlib.contextmanager
@@ -35,6 +97,7 @@ def guard(what: str):
         yield
     except ValueError as exc:
         st.error(md_escape(f"{what}: {describe(exc)}"), icon=":material/error:")
+        notes()
     except Exception as exc:  # noqa: BLE001 - no traceback ever reaches the browser
         log.exception("section %s failed", what)
         st.error(
@@ -42,6 +105,7 @@ def guard(what: str):
             "Try other settings; the rest of the page still works.",
             icon=":material/error:",
         )
+        notes()
 
 
 def table(df, key: str, file_name: str, **kw) -> None:

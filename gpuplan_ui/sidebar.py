@@ -106,13 +106,12 @@ def _hf_config(model_id: str, notes: list[str]) -> str | None:
     )
     if up is not None:
         return up.getvalue()[:2_000_000].decode("utf-8", "replace")
-    text = None
-    if model_id:
-        text, err = cached.hf_config(model_id)
-        if err:
-            notes.append(f"Could not fetch {model_id!r}: {err}. Upload its config.json instead.")
-    if text is None:
-        notes.append("No config loaded yet: showing the default model.")
+    if not model_id:
+        notes.append("No config loaded yet: type a Hugging Face model id or upload its config.json.")
+        return None
+    text, err = cached.hf_config(model_id)
+    if err:
+        notes.append(f"Could not fetch {model_id!r}: {err}. Upload its config.json instead.")
     return text
 
 

@@ -124,6 +124,13 @@ def calibration(cal: dict) -> pd.DataFrame:
     )
 
 
+def differences(result) -> pd.DataFrame:
+    """Compare's table: each measure for A and B and the change B - A (absolute and %), all as shown text."""
+    return pd.DataFrame(
+        [{"measure": r.metric, "A": r.a, "B": r.b, "B - A": r.change, "change": r.change_pct} for r in result.rows]
+    )
+
+
 def efficiency() -> pd.DataFrame:
     """data/efficiency.csv as shown on Methodology."""
     return load_efficiency().rename(

@@ -87,6 +87,12 @@ def page_input(key: str, where: Any = st) -> Any:
     return render(INPUTS[key], {}, where, bind=False)
 
 
+def page_value(key: str) -> Any:
+    """A page's own input's value in this run, before its widget is drawn (the frame synced it from the link), so
+    a page can compute its answer first and draw the input below it."""
+    return st.session_state.get(PAGE_INPUTS, {}).get(key, INPUTS[key].default)
+
+
 def set_inputs(values: Mapping[str, Any]) -> None:
     """Set inputs from code (a callback: a scenario import, a use-case preset), before the widgets render on the
     rerun. A widget built in the last run is bound to the link and takes its value from st.session_state; every

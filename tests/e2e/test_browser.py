@@ -149,7 +149,7 @@ def test_an_edited_advanced_group_keeps_its_value_in_the_link_after_closing(page
     sidebar.get_by_text("Pricing", exact=True).click()  # close it again
     wait_for_app(page)
     expect(page).to_have_url(re.compile(r"hours=200"))
-    expect(page.get_by_text("200 h/month").first).to_be_visible()
+    expect(page.get_by_text("200 hours a month").first).to_be_visible()
     open_app(page, page.url)  # the link, opened fresh
-    expect(page.get_by_text("200 h/month").first).to_be_visible()
+    expect(page.get_by_text("200 hours a month").first).to_be_visible()
     no_traceback(page)

@@ -3,7 +3,14 @@
 from gpuplan_core import api
 from gpuplan_core.inputs import to_scenario
 from gpuplan_ui.export import rows_to_csv, safe_cell
-from gpuplan_ui.figures import latency_figure, memory_figure, roofline_figure, sweep_figure
+from gpuplan_ui.figures import (
+    components_figure,
+    latency_figure,
+    log_ticks,
+    memory_figure,
+    roofline_figure,
+    sweep_figure,
+)
 
 
 def test_csv_export_neutralises_formulas():
@@ -19,7 +26,10 @@ def test_figures_build_from_reports():
     sc, _ = to_scenario({})
     mem = api.memory_report(sc)
     fig = memory_figure(mem)
-    assert len(fig.data) == len(mem.components) + 2
+    assert len(fig.data) == 2 and len(fig.data[0].y) == len(mem.gpus)  # usable-budget bars, label-VRAM ticks
+    parts = components_figure(mem)
+    assert [t.name for t in parts.data] == list(mem.components)
+    assert parts.data[0].marker.color == "#2563eb"  # weights are the same blue on every page
     perf = api.perf_report(sc, gpus=["H100-SXM", "L4"])
     p = perf.gpus[0]
     roof = roofline_figure(p)
@@ -27,3 +37,10 @@ def test_figures_build_from_reports():
     assert any("BF16 roof" in n for n in names) and any(n.startswith("prefill") for n in names)
     assert sweep_figure(p).data[0].x[-1] == p.max_batch
     assert len(latency_figure(perf.gpus).data) == 2
+
+
+def test_log_axes_have_clean_ticks():
+    t = log_ticks(3, 700)
+    assert t["tickvals"] == [5, 10, 20, 50, 100, 200, 500] and t["ticktext"][-1] == "500"
+    wide = log_ticks(1, 50_000)  # more than three decades: decades only, with thousands separators
+    assert wide["ticktext"] == ["1", "10", "100", "1,000", "10,000"]
