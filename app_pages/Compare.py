@@ -47,11 +47,15 @@ result = None
 with page.guard("The comparison"):
     a, b = side(sc), side(sc_b)
     result = compare(a, b)
-    heads = [Headline(label=r.metric, value=r.change_pct if r.change_pct != "n/a" else r.change) for r in result.rows]
+    heads = [
+        Headline(label=f"{r.metric}, B", value=r.b, delta=None if r.change in ("0", "n/a") else r.change_pct)
+        for r in result.rows
+        if r.metric != "Fits"
+    ]
     page.answer(
         Answer(
             sentence=result.verdict,
-            headlines=[h for h in heads if h.label != "Fits"][:4],
+            headlines=heads[:4],
             tone="info" if result.identical else "good",
         )
     )
@@ -80,7 +84,7 @@ if result is not None:
         right.markdown(f"**B:** {fmt.md_escape(b.label)}")
         st.plotly_chart(figures.compare_figure(a, b), key="compare", config={"displaylogo": False})
         if not page.meeting():
-            st.dataframe(tables.differences(result), hide_index=True, width="stretch", key="differences")
+            page.show(tables.differences(result), "differences")
             for s, name in ((a, "A"), (b, "B")):
                 if not s.fits:
                     st.caption(f"{name} does not fit: it needs {s.needs}. No price for what cannot run.")

@@ -91,7 +91,7 @@ with page.guard("Costs per offer"):
         st.plotly_chart(figures.lifetime_figure(life, title), key="life", config=chart)
     if views["rejected"] is not None and not page.meeting():
         with st.expander(f"{len(cost['rejected'])} GPU/offer combinations that cannot run"):
-            st.dataframe(views["rejected"].arrow, hide_index=True, width="stretch")
+            page.show(views["rejected"], "rejected")
 
 if rows and not page.meeting():
     with page.guard("Market context"):

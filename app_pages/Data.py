@@ -6,43 +6,23 @@ import json
 import pandas as pd
 import streamlit as st
 
+from gpuplan_core.answers import data_answer
 from gpuplan_core.pricing import STALE_AFTER_DAYS, Offer, offers_to_csv
 from gpuplan_ui import cached, page, tables
 from gpuplan_ui.fmt import md_escape
 
-sc, values = page.setup("Data & pricing upload")
+sc, values = page.setup("Data & pricing upload", needs_model=False)
+page.answer(data_answer(len(cached.gpu_table()), cached.offers_in_use(), STALE_AFTER_DAYS))
 
 st.subheader("GPU catalog")
 st.caption(
     "Dense peaks only: sparse (2:4) figures are about 2x and never used for speed. Nominal VRAM is the "
     "vendor's label; usable is what the CUDA runtime reports (GiB = 2^30 bytes)."
 )
-gpus = pd.DataFrame(cached.gpu_table())
-page.table(
-    gpus[
-        [
-            "gpu",
-            "family",
-            "variant",
-            "vram_nominal_gb",
-            "vram_usable_gib",
-            "vram_usable_source",
-            "memory_type",
-            "bandwidth_gb_s",
-            "bf16_dense_tflops",
-            "fp8_dense_tflops",
-            "int8_dense_tops",
-            "fp4_dense_tflops",
-            "link_gb_s_per_direction",
-            "tdp_w",
-            "aliases",
-            "sources",
-            "notes",
-        ]
-    ],
-    "gpus",
-    "gpuplan-gpus.csv",
-)
+gpus = cached.gpu_table()
+page.table(tables.gpu_catalog(gpus), "gpus", "gpuplan-gpus.csv")
+with st.expander("Where each GPU's figures come from"):
+    page.show(tables.gpu_sources(gpus), "gpu_sources")
 
 st.subheader("Pricing")
 LOADED = "pricing_loaded"  # the last file or link loaded in this session: (name, offers, problems, warnings, rows)
@@ -145,10 +125,10 @@ if (loaded := st.session_state.get(LOADED)) is not None:
                     f"{len(errors)} problem(s) in {md_escape(name)}; {len(offers)} of {n} rows are usable.",
                     icon=":material/error:",
                 )
-                st.dataframe(pd.DataFrame({"problem": errors}), hide_index=True, width="stretch")
+                page.show(pd.DataFrame({"problem": errors}), "problems")
             if warnings:
                 st.warning(f"{len(warnings)} warning(s): the rows are kept, but check them.", icon=":material/warning:")
-                st.dataframe(pd.DataFrame({"warning": warnings}), hide_index=True, width="stretch")
+                page.show(pd.DataFrame({"warning": warnings}), "warnings")
             if offers:
                 st.success(
                     f"Using {len(offers)} offers from {md_escape(name)} on every page of this session. "

@@ -21,6 +21,10 @@ with page.guard("Memory budget"):
             icon=":material/memory:",
         )
     st.plotly_chart(views["figure"], key="mem_chart", config={"displaylogo": False})
+    st.caption(
+        f"Each bar: what a job may fill on one GPU of that type (the usable VRAM x {mem.memory_utilization:.0%} "
+        "utilization), green where the need fits, red where it does not; grey behind it: the VRAM on the label."
+    )
     if not page.meeting():
         st.plotly_chart(views["components_figure"], key="mem_parts", config={"displaylogo": False})
         left, right = st.columns([3, 2])

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from gpuplan_core.answers import METHODOLOGY_ANSWER
 from gpuplan_core.cost import MARKET_ESTIMATES
 from gpuplan_core.formats import FORMATS
 from gpuplan_core.inputs import USE_CASE_SOURCES
@@ -12,7 +13,8 @@ from gpuplan_core.plan import MULTI_NODE_EFFICIENCY
 from gpuplan_core.pricing import FAST_NETWORK_GBIT_S
 from gpuplan_ui import cached, page, tables
 
-sc, values = page.setup("Methodology")
+sc, values = page.setup("Methodology", needs_model=False)
+page.answer(METHODOLOGY_ANSWER)
 E_HI, E_LO = (eff for _, eff in MULTI_NODE_EFFICIENCY)
 
 st.markdown(
@@ -135,7 +137,7 @@ st.markdown(
     "checkpoint's format. A decode step streams every weight except the input embedding table, of which it gathers "
     "one row per sequence."
 )
-st.dataframe(tables.engines(), hide_index=True, width="stretch", key="engines")
+page.show(tables.engines(), "engines")
 
 st.markdown(
     "### How far to trust each number\n"
@@ -146,30 +148,28 @@ st.markdown(
     "none, the number is a roofline estimate and says so. Serving under traffic has its own table on Performance. "
     "Bias: + where the model has been optimistic (faster than measured)."
 )
-st.dataframe(cached.calibration_regimes_table().arrow, hide_index=True, width="stretch", key="regimes")
+page.show(cached.calibration_regimes_table(), "regimes")
 st.markdown(
     "Weight-read efficiency per GPU generation and format family, where measurements pin it (elsewhere the defaults "
     "below apply by width: 8-bit 0.7 on HBM, 4-bit 0.45): `data/efficiency.csv`."
 )
-st.dataframe(tables.efficiency(), hide_index=True, width="stretch", key="efficiency")
+page.show(tables.efficiency(), "efficiency")
 
 st.markdown("### Number formats")
-st.dataframe(
+page.show(
     pd.DataFrame(
         [
             {
                 "format": f.label,
                 "bits per value": round(f.bits_per_value, 4),
-                "bytes per value": round(f.bytes_per_value, 5),
+                "bytes per value": round(f.bytes_per_value, 4),
                 "matmuls run in": f.math.upper(),
                 "note": f.note,
             }
             for f in FORMATS.values()
         ]
     ),
-    hide_index=True,
-    width="stretch",
-    key="fmts",
+    "fmts",
 )
 
 st.markdown("### Adjustable assumptions and their defaults")
@@ -179,8 +179,15 @@ for model, area in ((Assumptions, "memory"), (PerfAssumptions, "speed")):
         default = field.default
         if isinstance(default, float) and default > 1e6:
             default = f"{default / 2**30:.2f} GiB" if default % 2**20 == 0 or default > 1e8 else default
-        rows.append({"area": area, "name": name, "default": str(default), "why": field.description or ""})
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="assumptions")
+        rows.append(
+            {
+                "area": area,
+                "name": name,
+                "default": "computed" if default is None else str(default),
+                "why": field.description or "",
+            }
+        )
+page.show(pd.DataFrame(rows), "assumptions")
 
 st.markdown("""
 ### Inputs and links
@@ -192,10 +199,10 @@ is input tokens + output tokens: a request's context (what its KV cache holds at
 sum; the memory views' "max context" is the longest such context that still fits. Training uses the sequence
 length instead.
 """)
-st.dataframe(tables.inputs(), hide_index=True, width="stretch", key="inputs")
+page.show(tables.inputs(), "inputs")
 
 st.markdown("### Use-case presets")
-st.dataframe(tables.use_cases(), hide_index=True, width="stretch", key="use_cases")
+page.show(tables.use_cases(), "use_cases")
 st.markdown("\n".join(f"- {line}" for line in USE_CASE_SOURCES))
 
 st.markdown("### Market context: analyst estimates, never averaged")

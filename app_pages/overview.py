@@ -73,4 +73,4 @@ if plan is not None:
             st.caption(plan.tokens_note)
         if views["rejected"] is not None:
             with st.expander(f"{len(plan.rejected)} options that cannot run"):
-                st.dataframe(views["rejected"].arrow, hide_index=True, width="stretch")
+                page.show(views["rejected"], "rejected")

@@ -19,6 +19,20 @@ class Headline(BaseModel):
     label: str
     value: str
     help: str | None = None
+    delta: str | None = Field(None, description="a change to show beside the value (Compare: B against A)")
+    lower_is_better: bool = True
+
+
+def gpus_text(gpu: str, count_: int, machines: int = 1, replicas: int = 1) -> str:
+    """'one RTX 3090 24GB', '2 x H100 SXM', '3 copies of 8 x H200 on 3 machines': a layout in plain words."""
+    from .catalog import get_gpu
+
+    label = get_gpu(gpu).label
+    per = count_ // max(1, replicas)
+    one = f"one {label}" if per == 1 else f"{per} x {label}"
+    if replicas > 1:
+        return f"{replicas} copies of {one}" + (f" on {machines} machines" if machines > 1 else "")
+    return one + (f" on {machines} machines" if machines > 1 else "")
 
 
 class Answer(BaseModel):
@@ -88,11 +102,14 @@ def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) 
     """How fast one request is on the chosen GPU, and how much traffic one copy of the model serves."""
     if isinstance(p, NoFit):
         return Answer(sentence=p.notes[0], tone="warn")
-    where = f"{p.gpu_count} x {p.gpu}" if p.gpu_count > 1 else f"one {p.gpu}"
+    where = gpus_text(p.gpu, p.gpu_count)
     per_user = p.decode_tokens_per_s_per_sequence
+    band = p.error_band["tpot_s"]
+    sure = f", typically within ±{band.band:.0%}" if band.points else ", a roofline estimate"
+    users = "the user" if p.batch == 1 else f"each of {p.batch:,} users"
     sentence = (
-        f"On {where} the first token arrives after {ms(p.ttft_s)} and each of {p.batch:,} users then gets "
-        f"{rate(per_user)} ({ms(p.tpot_s)} per token)"
+        f"On {where} the first token arrives after {ms(p.ttft_s)} and {users} then gets {rate(per_user)} "
+        f"({ms(p.tpot_s)} per token{sure})"
     )
     heads = [
         Headline(
@@ -123,9 +140,7 @@ def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) 
         heads.append(
             Headline(label="Largest batch that fits", value=f"{p.max_batch:,}", help="Requests decoded together")
         )
-    band = p.error_band["tpot_s"]
-    sentence += "." if not band.points else f" (typically within ±{band.band:.0%})."
-    return Answer(sentence=sentence, headlines=heads[:4], tone="info")
+    return Answer(sentence=sentence + ".", headlines=heads[:4], tone="info")
 
 
 def cost_answer(cost: dict[str, Any], sc: Scenario) -> Answer:
@@ -136,8 +151,9 @@ def cost_answer(cost: dict[str, Any], sc: Scenario) -> Answer:
     if sc.mode == "inference":
         best = min(rows, key=lambda r: r["monthly_always_on_usd"])
         mine = " (your price)" if best.get("user_price") else ""
+        what = gpus_text(best["gpu"], best["tp"] * best["pp"] * best["replicas"], replicas=best["replicas"])
         sentence = (
-            f"The cheapest always-on option is {best['layout']} from {best['provider']}{mine} at "
+            f"The cheapest always-on option is {what} from {best['provider']}{mine} at "
             f"{usd(best['monthly_always_on_usd'])} a month, {usd(best['output_cost_per_million_usd'])} per million "
             f"output tokens at {pct(sc.utilization)} utilization."
         )
@@ -155,8 +171,8 @@ def cost_answer(cost: dict[str, Any], sc: Scenario) -> Answer:
         return Answer(sentence=sentence, headlines=heads, tone="good")
     best = min(rows, key=lambda r: r["run_cost_usd"])
     sentence = (
-        f"The cheapest training run is {best['layout']} from {best['provider']}: {usd(best['run_cost_usd'])} "
-        f"over {best['wall_hours']:,.0f} hours on {best['gpus']:,} GPUs."
+        f"The cheapest training run rents {best['gpus']:,} x {best['gpu']} from {best['provider']}: "
+        f"{usd(best['run_cost_usd'])} over {best['wall_hours']:,.0f} hours."
     )
     heads = [
         Headline(label="Cheapest run", value=usd(best["run_cost_usd"]), help=best["offer_id"]),
@@ -174,7 +190,7 @@ def plan_answer(plan, mem: MemoryReport, sc: Scenario) -> Answer:
     top = plan.picks[0]
     cost = top.monthly_usd if top.monthly_usd is not None else top.run_cost_usd
     per = "a month" if top.monthly_usd is not None else "for the run"
-    replicas = f" x {top.replicas} replicas" if top.replicas > 1 else ""
+    what = gpus_text(top.gpu, top.tp * top.pp * top.replicas, top.nodes, top.replicas)
     mine = " at your price" if top.user_price else ""
     if sc.mode != "inference":
         why = f", done in {top.wall_hours:,.0f} hours" if top.wall_hours else ""
@@ -184,7 +200,7 @@ def plan_answer(plan, mem: MemoryReport, sc: Scenario) -> Answer:
         why = ": the cheapest that fits and meets your latency targets"
     else:
         why = ": the cheapest that fits"
-    sentence = f"Rent {top.layout}{replicas} from {top.provider}{mine} for {usd(cost)} {per}{why}."
+    sentence = f"Rent {what} from {top.provider}{mine} for {usd(cost)} {per}{why}."
     heads = [Headline(label="Cost " + ("per month" if top.monthly_usd is not None else "of the run"), value=usd(cost))]
     heads.append(Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes} machine(s)"))
     if top.ttft_s is not None:
@@ -295,3 +311,32 @@ def compare(a: Side, b: Side) -> Comparison:
     if parts and not first.startswith("B"):
         first = "B is " + first
     return Comparison(verdict=f"{first}; {fits}.", rows=rows, identical=False)
+
+
+def data_answer(n_gpus: int, offers: list[Any], stale_after_days: int) -> Answer:
+    """What the numbers rest on: how many GPU types and offers, from how many providers, how fresh."""
+    from .pricing import price_age_days
+
+    providers = {o.provider for o in offers}
+    ages = [a for a in (price_age_days(o.price_as_of) for o in offers) if a is not None]
+    stale = sum(a > stale_after_days for a in ages)
+    undated = len(offers) - len(ages)
+    sentence = (
+        f"gpuplan sizes against {n_gpus} GPU types and prices {len(offers):,} offers from {len(providers)} "
+        f"providers: {stale} price{'s are' if stale != 1 else ' is'} older than {stale_after_days} days and "
+        f"{undated} undated (catalog snapshots), each with its source below."
+    )
+    heads = [
+        Headline(label="GPU types", value=f"{n_gpus}"),
+        Headline(label="Offers", value=f"{len(offers):,}"),
+        Headline(label="Providers", value=f"{len(providers)}"),
+        Headline(label="Oldest dated price", value=f"{max(ages):,} days" if ages else "n/a"),
+    ]
+    return Answer(sentence=sentence, headlines=heads, tone="info")
+
+
+METHODOLOGY_ANSWER = Answer(
+    sentence="Every number in gpuplan comes from the formulas and sources on this page, and every estimate says how "
+    "far to trust it.",
+    tone="info",
+)

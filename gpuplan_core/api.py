@@ -54,7 +54,7 @@ def memory_report(s: Scenario | dict[str, Any]) -> MemoryReport:
         **model_summary(sc),
         mode=req.mode,
         method=req.method,
-        weights_format=req.weights_format,
+        weights_format="nf4-dq" if req.mode != "inference" and req.method == "qlora" else req.weights_format,
         kv_format=req.kv_format,
         engine=req.engine,
         context_tokens=req.context_tokens,

@@ -415,9 +415,14 @@ RECORDS: tuple[Input, ...] = (
     Input("pp", "Pipeline stages", "Splits the layers into stages.", 1, "select",
           group="GPU count and parallelism", field="pp", options=PP_CHOICES, short="pipeline stages"),
     # training
-    Input("tokens_b", "Training tokens (billions)", "Tokens processed in the run (epochs x dataset).", 100.0,
-          "number", group="Training", field="training_tokens", lo=0.001, hi=100_000, step=10, fmt="%.3f",
-          scale=1e9, jobs=TRAINING, short="training tokens (B)"),
+    Input("tokens_b", "Training tokens (billions)", "Tokens processed in the run (epochs x dataset); Chinchilla's "
+          "rule of thumb is 20 per parameter.", 100.0, "number", group="Training", field="training_tokens",
+          lo=0.001, hi=100_000, step=10, fmt="%.3f", scale=1e9, jobs=frozenset({"pretrain"}),
+          short="training tokens (B)"),
+    Input("ft_tokens_m", "Fine-tuning tokens (millions)", "Examples x tokens per example x epochs: 100 million is "
+          "about 50,000 examples of 1,000 tokens, twice.", 100.0, "number", group="Training",
+          field="training_tokens", lo=0.001, hi=1_000_000, step=10, fmt="%.1f", scale=1e6,
+          jobs=frozenset({"finetune"}), short="fine-tuning tokens (M)", cli=None),
     Input("mfu", "MFU (model FLOPs utilization)", "Share of the dense peak a training run achieves; large runs "
           "report 0.35-0.55.", 0.40, "slider", group="Training", field="mfu", lo=0.05, hi=0.8, step=0.01,
           jobs=TRAINING),

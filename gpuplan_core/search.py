@@ -172,6 +172,9 @@ def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, mb: int, pa
         return ev
     ev.replicas = replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, cap)
     at = serve(rep, request_rate=peak / ev.replicas)
+    while at.saturated:  # the capacity search and the queue model can disagree at the very edge: one more replica
+        ev.replicas += 1
+        at = serve(rep, request_rate=peak / ev.replicas)
     ev.capacity, ev.ttft_s, ev.tpot_s, ev.e2e_s = cap, at.ttft_p95_s, at.tpot_mean_s or 0.0, at.e2e_mean_s
     ev.batch = min(mb, rep.limits.max_num_seqs)
     ev.lines = [

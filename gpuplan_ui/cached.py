@@ -66,18 +66,21 @@ def calibration_report() -> dict:
 
 
 class Table(NamedTuple):
-    """A table a page shows: the DataFrame (what the CSV download writes) and its Arrow form, converted
-    once here so that st.dataframe only serialises it (the conversion was ~20% of the Cost page's rerun)."""
+    """A table a page shows: the full-precision DataFrame (what the CSV download writes) and what is shown
+    (tables.for_people: rounded, "n/a" for missing values) in Arrow form, converted once here so that
+    st.dataframe only serialises it (the conversion was ~20% of the Cost page's rerun)."""
 
     frame: pd.DataFrame
     arrow: pa.Table | pd.DataFrame
+    shown: pd.DataFrame
 
 
 def _table(df: pd.DataFrame) -> Table:
+    shown = tables.for_people(df)
     try:
-        return Table(df, pa.Table.from_pandas(df, preserve_index=False))
+        return Table(df, pa.Table.from_pandas(shown, preserve_index=False), shown)
     except (pa.ArrowException, ValueError, TypeError):  # mixed column types: st.dataframe applies its own fixes
-        return Table(df, df)
+        return Table(df, shown, shown)
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
@@ -145,7 +148,7 @@ def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: 
     return {
         "plan": plan,
         "picks": _table(tables.picks(plan, training)) if plan.picks else None,
-        "rejected": _table(pd.DataFrame(plan.rejected)) if plan.rejected else None,
+        "rejected": _table(tables.rejected(plan.rejected)) if plan.rejected else None,
         "pareto": figures.pareto_figure(plan) if len(plan.pareto) > 1 else None,
     }
 
@@ -174,7 +177,7 @@ def cost_views(sc_json: str, pricing_key: str) -> dict:
     rows = cost["offers"]
     views: dict = {
         "cost": cost,
-        "rejected": _table(pd.DataFrame(cost["rejected"])) if cost["rejected"] else None,
+        "rejected": _table(tables.rejected(cost["rejected"])) if cost["rejected"] else None,
         "serverless": _table(tables.serverless(cost["serverless"])) if cost.get("serverless") else None,
     }
     if not rows:

@@ -86,11 +86,26 @@ def log_ticks(lo: float, hi: float) -> dict:
     return {"type": "log", "tickvals": vals, "ticktext": text}
 
 
+def wrap(title: str, width: int = 50) -> str:
+    """A chart title broken into lines of at most ``width`` characters (plotly does not wrap): no title is cut in
+    a half-width column at 1280 px."""
+    lines, line = [], ""
+    for word in title.split():
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return "<br>".join([*lines, line])
+
+
 def _layout(title: str, height: int = 420, **extra) -> dict:
+    text = wrap(title)
+    extra_lines = text.count("<br>")
     return {
-        "title": {"text": title, "x": 0, "font": {"size": 16}},
-        "height": height,
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "title": {"text": text, "x": 0, "font": {"size": 15}},
+        "height": height + 20 * extra_lines,
+        "margin": {"l": 10, "r": 10, "t": 50 + 20 * extra_lines, "b": 10},
         "legend": {"orientation": "h", "y": -0.22},
         "hovermode": "closest",
         "template": "none",
@@ -136,33 +151,36 @@ def memory_figure(report: MemoryReport) -> go.Figure:
 
     def say(g) -> str:
         room = g.budget_bytes / GB - need
+        digits = 1 if abs(room) < 10 else 0
         if g.fits:
-            return f"  fits, {room:,.0f} GB spare"
+            return f"  fits, {room:,.{digits}f} GB spare"
         if g.min_gpus:
-            return f"  {-room:,.0f} GB short: needs {g.min_gpus:,}"
+            return f"  {-room:,.{digits}f} GB short: needs {g.min_gpus:,}"
         return "  does not fit any layout"
 
     data = [
         {
             "type": "bar",
             "orientation": "h",
-            "name": "what a job may fill (usable VRAM x utilization)",
-            "y": names,
-            "x": [g.budget_bytes / GB for g in gpus],
-            "marker": {"color": [GREEN if g.fits else RED for g in gpus], "opacity": 0.75},
-            "text": [say(g) for g in gpus],
-            "textposition": "outside",
-            "cliponaxis": False,
-            "hovertemplate": "%{y}: %{x:,.1f} GB usable x utilization%{text}<extra></extra>",
-        },
-        {
-            "type": "scatter",
             "name": "VRAM on the label",
             "y": names,
             "x": [g.vram_nominal_bytes / GB for g in gpus],
-            "mode": "markers",
-            "marker": {"symbol": "line-ns-open", "size": 14, "color": NEUTRAL, "line": {"width": 2}},
+            "marker": {"color": NEUTRAL, "opacity": 0.25},
+            "showlegend": False,
+            "text": [say(g) for g in gpus],
+            "textposition": "outside",
+            "cliponaxis": False,
             "hovertemplate": "%{y}: %{x:,.0f} GB on the label<extra></extra>",
+        },
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": "what a job may fill (usable VRAM x utilization)",
+            "y": names,
+            "x": [g.budget_bytes / GB for g in gpus],
+            "marker": {"color": [GREEN if g.fits else RED for g in gpus], "opacity": 0.8},
+            "showlegend": False,
+            "hovertemplate": "%{y}: %{x:,.1f} GB usable x utilization<extra></extra>",
         },
     ]
     shapes = [
@@ -206,6 +224,7 @@ def memory_figure(report: MemoryReport) -> go.Figure:
         xaxis={"title": {"text": "GB per GPU (10^9 bytes)"}, "range": [0, top * 1.45]},
         yaxis={"automargin": True},
         bargap=0.25,
+        barmode="overlay",
     )
     return go.Figure(data=data, layout=layout)
 

@@ -6,6 +6,7 @@ import contextlib
 import logging
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from gpuplan_core.answers import Answer
@@ -15,6 +16,7 @@ from gpuplan_core.scenario import Scenario
 from . import frame, widgets
 from .export import frame_to_csv
 from .fmt import md_escape
+from .tables import for_people
 
 log = logging.getLogger("gpuplan")
 
@@ -86,7 +88,9 @@ def answer(ans: Answer) -> None:
     box(md_escape(ans.sentence))
     if ans.headlines:
         for col, h in zip(st.columns(len(ans.headlines)), ans.headlines, strict=True):
-            col.metric(h.label, h.value, help=h.help)
+            col.metric(
+                h.label, h.value, delta=h.delta, delta_color="inverse" if h.lower_is_better else "normal", help=h.help
+            )
     notes()
 
 
@@ -108,13 +112,35 @@ def guard(what: str):
         notes()
 
 
+def column_config(shown) -> dict:
+    """Thousands separators on every number column, dollars where the header says USD or $."""
+    out = {}
+    for col in shown.columns:
+        if not pd.api.types.is_numeric_dtype(shown[col]) or pd.api.types.is_bool_dtype(shown[col]):
+            continue
+        money = "USD" in str(col) or "$" in str(col)
+        out[col] = st.column_config.NumberColumn(format="dollar" if money else "localized")
+    return out
+
+
+def show(df, key: str) -> None:
+    """A small table without a download (Methodology's, the rejected options): as people read it."""
+    if isinstance(df, tuple):
+        _, arrow, shown = df
+    else:
+        shown = arrow = for_people(df)
+    st.dataframe(arrow, hide_index=True, width="stretch", key=f"show_{key}", column_config=column_config(shown))
+
+
 def table(df, key: str, file_name: str, **kw) -> None:
-    """A dataframe (or a cached.Table) with its CSV download (the same rows and columns as shown). The CSV
-    is written only when someone clicks (Streamlit calls the function then), not on every rerun."""
-    shown = df
+    """A dataframe (or a cached.Table) as people read it (rounded, "n/a" for missing values, thousands
+    separators), with its CSV download at full precision (the same rows and columns). The CSV is written only
+    when someone clicks (Streamlit calls the function then), not on every rerun."""
     if isinstance(df, tuple):  # cached.Table: show the Arrow form converted once, download the frame
-        df, shown = df
-    st.dataframe(shown, hide_index=True, width="stretch", key=f"df_{key}", **kw)
+        df, arrow, shown = df
+    else:
+        shown = arrow = for_people(df)
+    st.dataframe(arrow, hide_index=True, width="stretch", key=f"df_{key}", column_config=column_config(shown), **kw)
     st.download_button(
         "Download CSV",
         lambda: frame_to_csv(df),

@@ -7,6 +7,9 @@ report, so a rerun that shows the same scenario builds nothing.
 
 from __future__ import annotations
 
+import math
+import re
+
 import pandas as pd
 
 from gpuplan_core.catalog import load_efficiency
@@ -16,6 +19,45 @@ from gpuplan_core.reports import GpuPerf, MemoryReport
 
 def _r(x: float | None, nd: int) -> float | None:
     return None if x is None else round(x, nd)
+
+
+SNAKE = re.compile(r"[a-z0-9]+(_[a-z0-9]+)+")
+
+
+def tidy(x: float) -> float:
+    """A float rounded to what matters: 3 significant figures below 100, whole numbers above."""
+    if not math.isfinite(x) or x == 0:
+        return x
+    a = abs(x)
+    if a >= 100:
+        return float(round(x))
+    return round(x, min(4, 2 - math.floor(math.log10(a))))
+
+
+def as_text(x) -> str:
+    """A number as text, rounded to what matters, with thousands separators; a missing value as "n/a"."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    v = tidy(float(x))
+    return f"{v:,.0f}" if v == int(v) else f"{v:,.{max(0, -math.floor(math.log10(abs(v))) + 2)}f}".rstrip("0")
+
+
+def for_people(df: pd.DataFrame) -> pd.DataFrame:
+    """What a table shows: floats rounded to what matters, every missing value as "n/a", no snake_case header
+    (the CSV download keeps the full-precision frame). A number column with gaps becomes text (one type per
+    column: Arrow needs it)."""
+    out = df.copy()
+    for col in out.columns:
+        s = out[col]
+        if s.isna().any():
+            s = s.map(as_text)
+        elif pd.api.types.is_float_dtype(s):
+            s = s.map(tidy)
+        out[col] = s
+    out.columns = [c.replace("_", " ") if SNAKE.fullmatch(str(c)) else c for c in out.columns]
+    return out
 
 
 # --- Memory page ---------------------------------------------------------------------------------
@@ -120,6 +162,22 @@ def calibration(cal: dict) -> pd.DataFrame:
                 "source": r["source"],
             }
             for r in cal["points"]
+        ]
+    )
+
+
+def rejected(rows: list[dict]) -> pd.DataFrame:
+    """What cannot run and why (plan and cost reports' ``rejected``)."""
+    return pd.DataFrame(
+        [
+            {
+                "GPU": r.get("gpu", "n/a"),
+                "offer": r.get("offer_id", "any offer"),
+                "weights": r.get("weights_format", "n/a"),
+                "layout": r.get("layout", "any layout"),
+                "why it cannot run": r.get("reason", "n/a"),
+            }
+            for r in rows
         ]
     )
 
@@ -307,6 +365,45 @@ def training_monthly(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 # --- Data page -----------------------------------------------------------------------------------
+
+
+def gpu_catalog(rows: list[dict]) -> pd.DataFrame:
+    """The GPU catalog with people's headers and units (dense peaks only)."""
+    return pd.DataFrame(
+        [
+            {
+                "GPU": r["family"] if r["family"] == r["gpu"] else f"{r['family']} {r['variant']}",
+                "id": r["gpu"],
+                "generation": r["architecture"],
+                "memory on the label (GB)": r["vram_nominal_gb"],
+                "usable memory (GiB)": r["vram_usable_gib"],
+                "memory type": r["memory_type"],
+                "bandwidth (GB/s)": r["bandwidth_gb_s"],
+                "BF16 (TFLOPS)": r["bf16_dense_tflops"],
+                "FP8 (TFLOPS)": r["fp8_dense_tflops"],
+                "INT8 (TOPS)": r["int8_dense_tops"],
+                "FP4 (TFLOPS)": r["fp4_dense_tflops"],
+                "GPU-to-GPU link (GB/s each way)": r["link_gb_s_per_direction"],
+                "power (W)": r["tdp_w"],
+            }
+            for r in rows
+        ]
+    )
+
+
+def gpu_sources(rows: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "GPU": r["gpu"],
+                "usable memory measured by": r["vram_usable_source"],
+                "sources": r["sources"],
+                "notes": r["notes"],
+                "also called": r["aliases"],
+            }
+            for r in rows
+        ]
+    )
 
 
 def pricing_offers(rows: list[dict]) -> pd.DataFrame:

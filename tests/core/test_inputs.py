@@ -12,11 +12,16 @@ from gpuplan_core.scenario import Scenario
 
 
 def test_every_scenario_field_a_user_can_set_has_exactly_one_record():
+    """One record per field and job: a field set by two records (pre-training tokens in billions, fine-tuning
+    tokens in millions, each with its own default) has them for different jobs."""
     owners: dict[str, list[str]] = {}
     for inp in SIDEBAR:
         for f in inp.field_names():
             owners.setdefault(f, []).append(inp.key)
-    assert {f: keys for f, keys in owners.items() if len(keys) != 1} == {}
+    shared = {f: keys for f, keys in owners.items() if len(keys) != 1}
+    assert shared == {"training_tokens": ["tokens_b", "ft_tokens_m"]}
+    a, b = (next(i for i in SIDEBAR if i.key == k) for k in shared["training_tokens"])
+    assert not a.jobs & b.jobs
     assert set(owners) == set(Scenario.model_fields)  # and every field is settable from the app
     assert len({i.key for i in RECORDS}) == len(RECORDS)  # keys (link parameters) are unique
 
