@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gpuplan_core.answers import plan_answer
-from gpuplan_ui import cached, fmt, page, widgets
+from gpuplan_ui import cached, fmt, page, share, widgets
 
 sc, values = page.setup("Which GPU should we rent, how many, and what will it cost?")
 key = sc.model_dump_json()
@@ -19,6 +19,7 @@ with page.guard("Recommendation"):
 
 if plan is not None:
     if not page.meeting():
+        share.report_button(sc, values, "")
         if inference:
             widgets.page_input("alt_formats")
         if line := cached.prices_in_use():

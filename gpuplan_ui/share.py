@@ -62,3 +62,65 @@ def _apply_import() -> None:
     values, notes = read_scenario_file(f.getvalue()[:200_000])
     set_inputs(values)
     st.session_state[IMPORT_NOTES] = notes or [f"Scenario imported ({len(values)} inputs)."]
+
+
+def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
+    """'Download report': one HTML file to attach to a decision email (built on click, from the cached reports)."""
+    from . import cached
+
+    everything = all_values(values)
+    pkey = cached.pricing_key()
+    explore = bool(everything.get("alt_formats")) and sc.mode == "inference"
+    st.download_button(
+        "Download report (HTML)",
+        lambda: report_html(sc, everything, page, pkey, explore),
+        f"gpuplan-report-{sc.model().name.replace('/', '-')}.html",
+        "text/html",
+        on_click="ignore",
+        key=f"dl_report_{page}",
+        icon=":material/summarize:",
+        help="One file that opens offline: the scenario and its link, each page's answer and numbers, the "
+        "why-chain, the main charts and the prices' sources and dates.",
+    )
+
+
+def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool) -> str:
+    from gpuplan_core.answers import cost_answer, memory_answer, perf_answer, plan_answer
+    from gpuplan_core.inputs import RECORDS
+
+    from . import cached, figures, report
+
+    key = sc.model_dump_json()
+    inference = sc.mode == "inference"
+    mem = cached.memory_report(key)
+    views = cached.plan_views(key, pkey, explore, not inference)
+    plan = views["plan"]
+    answers = [("Recommendation", plan_answer(plan, mem, sc)), ("Memory", memory_answer(mem, sc))]
+    figs = [f for f in (views["pareto"], cached.memory_views(key)["figure"]) if f is not None]
+    gpu = sc.gpu or "H100-SXM"
+    if inference:
+        pv = cached.perf_views(key, gpu)
+        sv = cached.serving_views(key, gpu) if pv["perf"].fits else None
+        answers.append(("Performance", perf_answer(pv["perf"], None if sv is None else sv["curve"], sc)))
+        if sv is not None:
+            figs.append(sv["ttft"])
+    cost = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)["cost"]
+    answers.append(("Cost", cost_answer(cost, sc)))
+    if cost["offers"]:
+        figs.append(figures.cheapest_figure(cost["offers"], inference))
+    used = {p.offer_id for p in plan.picks}
+    prices = [o.model_dump() for o in cached._offers(pkey) if o.offer_id in used]
+    lines = [f"Model: {sc.model().name}", f"Job: {values.get('workload', 'interactive')}"]
+    for inp in RECORDS:
+        if inp.key in values and inp.key not in ("workload",) and not inp.is_default(values[inp.key]):
+            lines.append(f"{inp.label}: {inp.shown(values[inp.key])}")
+    why = [f"{w.label}: {w.value}" + (f" ({w.detail})" if w.detail else "") for w in plan.why]
+    return report.build(
+        model=sc.model().name,
+        link=page_url(values),
+        scenario_lines=lines,
+        answers=answers,
+        why=why,
+        figures=figs,
+        prices=prices,
+    )

@@ -243,13 +243,13 @@ def picks(plan, training: bool) -> pd.DataFrame:
         [
             {
                 "offer": p.offer_id,
+                "cost (USD)": round(p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd, 2),
                 "provider": p.provider,
                 "layout": p.layout,
                 "replicas": p.replicas,
                 "GPUs paid": p.gpus,
                 "weights": p.weights_format,
                 "billing": p.billing_model,
-                "cost (USD)": round(p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd, 2),
                 "p95 TTFT (ms)": None if p.ttft_s is None else round(p.ttft_s * 1e3, 1),
                 "TPOT (ms)": None if p.tpot_s is None else round(p.tpot_s * 1e3, 2),
                 "latency error band": p.error_band,
@@ -273,9 +273,9 @@ def cost_always_on(rows: list[dict]) -> pd.DataFrame:
         [
             {
                 "offer": r["offer_id"],
+                "monthly (USD)": round(r["monthly_always_on_usd"], 2),
                 "GPU": r["gpu"],
                 "GPUs": r["gpus"],
-                "monthly (USD)": round(r["monthly_always_on_usd"], 2),
                 "$/1M out": round(r["output_cost_per_million_usd"], 3),
             }
             for r in sorted(rows, key=lambda r: r["monthly_always_on_usd"])
@@ -288,10 +288,10 @@ def cost_per_run(rows: list[dict]) -> pd.DataFrame:
         [
             {
                 "offer": r["offer_id"],
+                "per run (USD)": round(r["run_cost_usd"], 2),
                 "GPU": r["gpu"],
                 "GPUs": r["gpus"] // max(1, r["replicas"]),
                 "hours": round(r["run_hours"], 3),
-                "per run (USD)": round(r["run_cost_usd"], 2),
             }
             for r in rows
         ]
@@ -303,12 +303,12 @@ def cost_detail(rows: list[dict]) -> pd.DataFrame:
         [
             {
                 "offer": r["offer_id"],
+                "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
                 "provider": r["provider"],
                 "GPU": r["gpu"],
                 "GPUs": r["gpus"],
                 "replicas": r["replicas"],
                 "billing": r["billing_model"],
-                "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
                 "per run (USD)": round(r["run_cost_usd"], 2),
                 "$/1M output tokens": round(r["output_cost_per_million_usd"], 3),
                 "$/1M input tokens": round(r["input_cost_per_million_usd"], 4),
@@ -329,10 +329,10 @@ def serverless(rows: list[dict]) -> pd.DataFrame:
         [
             {
                 "offer": r["offer_id"],
+                "monthly (USD)": round(r["monthly_usd"], 2),
                 "GPU": r["gpu"],
                 "billing": r["billing_model"],
                 "workers": r["replicas"],
-                "monthly (USD)": round(r["monthly_usd"], 2),
                 "why": "; ".join(r["why"][1:]),
             }
             for r in rows
@@ -345,12 +345,12 @@ def training_runs(rows: list[dict]) -> pd.DataFrame:
         [
             {
                 "offer": r["offer_id"],
+                "per-run (USD)": round(r["run_cost_usd"], 2),
                 "GPU": r["gpu"],
                 "GPUs": r["gpus"],
                 "billing": r["billing_model"],
                 "GPU-hours": round(r["gpu_hours"], 0),
                 "wall hours": round(r["wall_hours"], 1),
-                "per-run (USD)": round(r["run_cost_usd"], 2),
                 "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
                 "price date": r["price_as_of"],
                 "notes": "; ".join(r["notes"][2:]),

@@ -1,0 +1,133 @@
+"""In a real browser: screenshots of every page at two sizes in both themes, no chart label cut at 1280 px, the
+deciding column in view, the meeting view from a link, the report opened offline, your price in a cold link."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import OUT, open_app
+
+PAGES = {"": "Overview", "Memory": "Memory", "Performance": "Performance", "Cost": "Cost",
+         "Compare?b_gpu=H200": "Compare", "Data": "Data", "Methodology": "Methodology"}  # fmt: skip
+SIZES = {"1280x720": (1280, 720), "1920x1080": (1920, 1080)}
+
+CHART_LABELS = """(root) => Array.from(root.querySelectorAll('.js-plotly-plot')).map(el => {
+  const box = el.getBoundingClientRect();
+  const ticks = Array.from(el.querySelectorAll('.xtick text, .ytick text')).map(t => {
+    const r = t.getBoundingClientRect();
+    return {text: t.textContent, left: r.left, right: r.right};
+  });
+  const titles = Array.from(el.querySelectorAll('.gtitle, .g-gtitle text')).map(t => {
+    const r = t.getBoundingClientRect();
+    return {text: t.textContent, left: r.left, right: r.right};
+  });
+  const labels = (el.data || []).flatMap(tr => tr.orientation === 'h' ? (tr.y || []) : []).map(String);
+  const yticks = Array.from(el.querySelectorAll('.ytick text')).map(t => t.textContent);
+  return {left: box.left, right: box.right, ticks, titles, labels, yticks};
+})"""
+
+
+def _answer(pg) -> str:
+    return pg.get_by_test_id("stAlertContentSuccess").or_(pg.get_by_test_id("stAlertContentInfo")).first.inner_text()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("size", list(SIZES))
+def test_screenshots_of_every_page(browser, app_url, size, theme):
+    """Every page at 1280x720 and 1920x1080, light and dark, saved under test-output/screenshots/ to look at;
+    each opens with its answer and no chart title or tick label runs outside its chart."""
+    w, h = SIZES[size]
+    ctx = browser.new_context(viewport={"width": w, "height": h}, color_scheme=theme)
+    pg = ctx.new_page()
+    for path, name in PAGES.items():
+        open_app(pg, f"{app_url}/{path}")
+        expect(pg.get_by_test_id("stAlert").first).to_be_visible()
+        for chart in pg.evaluate(CHART_LABELS, pg.locator("[data-testid='stMain']").element_handle()):
+            if chart["right"] - chart["left"] < 1:  # not drawn (a collapsed section)
+                continue
+            for t in chart["ticks"] + chart["titles"]:
+                if t["right"] - t["left"] < 1:
+                    continue
+                assert t["left"] >= chart["left"] - 1 and t["right"] <= chart["right"] + 1, (name, size, t["text"])
+            category = [t for t in chart["yticks"] if t and not t[0].isdigit()]
+            for label in category:  # a category label is shown whole: one of the data's own labels
+                assert not chart["labels"] or label in chart["labels"], (name, label)
+        OUT.mkdir(parents=True, exist_ok=True)
+        pg.screenshot(path=str(OUT / f"{name}-{size}-{theme}.png"), full_page=False)
+    ctx.close()
+
+
+def _visible_headers(pg, nth: int = 0) -> list[str]:
+    """The column headers the data grid draws in its visible width (its accessible table holds only those)."""
+    df = pg.get_by_test_id("stDataFrame").nth(nth)
+    df.scroll_into_view_if_needed()
+    pg.wait_for_timeout(500)
+    return df.locator("[role=columnheader]").evaluate_all("hs => hs.map(h => h.textContent)")
+
+
+@pytest.mark.parametrize(
+    "path,column",
+    [
+        ("Cost", "monthly (USD)"),
+        ("Cost?workload=Pre-training", "per-run (USD)"),
+        ("", "cost (USD)"),
+    ],
+)
+def test_the_deciding_column_is_in_view_at_1280(browser, app_url, path, column):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = ctx.new_page()
+    open_app(pg, f"{app_url}/{path}")
+    assert column in _visible_headers(pg)
+    ctx.close()
+
+
+def test_meeting_view_from_a_link_hides_the_sidebar(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = ctx.new_page()
+    open_app(pg, f"{app_url}/Memory?meeting=true")
+    expect(pg.get_by_test_id("stSidebar")).to_be_hidden()
+    expect(pg.get_by_test_id("stAlertContentSuccess").first).to_be_visible()
+    expect(pg.get_by_test_id("stDataFrame")).to_have_count(0)
+    pg.get_by_role("button", name="Leave meeting view").click()
+    expect(pg.get_by_test_id("stSidebar")).to_be_visible()
+    expect(pg).not_to_have_url("meeting=true")
+    ctx.close()
+
+
+def test_the_report_opens_offline_with_the_pages_answer(browser, app_url, tmp_path):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    pg = ctx.new_page()
+    open_app(pg, f"{app_url}/?rpd=50000")
+    answer = _answer(pg)
+    numbers = [m.inner_text() for m in pg.get_by_test_id("stMetricValue").all()[:4]]
+    with pg.expect_download() as dl:
+        pg.get_by_role("button", name="Download report (HTML)").click()
+    path = tmp_path / "report.html"
+    dl.value.save_as(path)
+    ctx.close()
+    offline = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
+    rp = offline.new_page()
+    rp.goto(path.as_uri())
+    assert rp.locator(".answer").first.inner_text() == answer
+    shown = [v.inner_text() for v in rp.locator(".numbers").first.locator(".value").all()]
+    assert shown == numbers
+    expect(rp.locator(".plotly-graph-div .main-svg").first).to_be_visible()
+    rp.screenshot(path=str(Path(OUT) / "report-offline.png"), full_page=False)
+    offline.close()
+
+
+def test_your_price_survives_a_cold_link_and_changes_the_cost(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = ctx.new_page()
+    open_app(pg, f"{app_url}/")
+    before = _answer(pg)
+    offer = pg.locator("[data-testid='stDataFrame'] [role=gridcell]").first.inner_text()
+    open_app(pg, f"{app_url}/?myprice={offer}%3D0.05")
+    after = _answer(pg)
+    assert after != before and "at your price" in after
+    pg.reload()
+    pg.wait_for_timeout(500)
+    open_app(pg, pg.url)
+    assert _answer(pg) == after
+    ctx.close()
