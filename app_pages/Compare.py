@@ -7,7 +7,7 @@ from gpuplan_core.catalog import get_gpu
 from gpuplan_core.formats import FORMATS
 from gpuplan_core.inputs import page_inputs, variant
 from gpuplan_core.serving import DEFAULT_GPU
-from gpuplan_ui import cached, figures, fmt, page, tables, widgets
+from gpuplan_ui import cached, fmt, page, tables, widgets
 
 sc, values = page.setup("Compare A vs B")
 if not sc.gpu:  # A compares one GPU type: the reference one when the sidebar says "any"
@@ -82,7 +82,8 @@ if result is not None:
         left, right = st.columns(2)
         left.markdown(f"**A:** {fmt.md_escape(a.label)}")
         right.markdown(f"**B:** {fmt.md_escape(b.label)}")
-        st.plotly_chart(figures.compare_figure(a, b), key="compare", config={"displaylogo": False})
+        fig = cached.compare_figure(a.model_dump_json(), b.model_dump_json())
+        st.plotly_chart(fig, key="compare", config={"displaylogo": False})
         if not page.meeting():
             page.show(tables.differences(result), "differences")
             for s, name in ((a, "A"), (b, "B")):

@@ -23,7 +23,7 @@ with page.guard("Costs per offer"):
         "after an idle gap longer than the idle timeout; cold start = 20 s + weights load at 2 GB/s)"
     )
     if rows:
-        st.plotly_chart(figures.cheapest_figure(rows, sc.mode == "inference"), key="cheapest", config=chart)
+        st.plotly_chart(views["cheapest"], key="cheapest", config=chart)
     if page.meeting():
         pass
     elif not rows and views["serverless"] is not None:  # the filter kept serverless offers only

@@ -7,8 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from gpuplan_core.answers import data_answer
-from gpuplan_core.pricing import STALE_AFTER_DAYS, Offer, offers_to_csv
-from gpuplan_ui import cached, page, tables
+from gpuplan_core.pricing import STALE_AFTER_DAYS, offers_to_csv
+from gpuplan_ui import cached, page
 from gpuplan_ui.fmt import md_escape
 
 sc, values = page.setup("Data & pricing upload", needs_model=False)
@@ -19,10 +19,10 @@ st.caption(
     "Dense peaks only: sparse (2:4) figures are about 2x and never used for speed. Nominal VRAM is the "
     "vendor's label; usable is what the CUDA runtime reports (GiB = 2^30 bytes)."
 )
-gpus = cached.gpu_table()
-page.table(tables.gpu_catalog(gpus), "gpus", "gpuplan-gpus.csv")
+gpu_views = cached.gpu_views()
+page.table(gpu_views["catalog"], "gpus", "gpuplan-gpus.csv")
 with st.expander("Where each GPU's figures come from"):
-    page.show(tables.gpu_sources(gpus), "gpu_sources")
+    page.show(gpu_views["sources"], "gpu_sources")
 
 st.subheader("Pricing")
 LOADED = "pricing_loaded"  # the last file or link loaded in this session: (name, offers, problems, warnings, rows)
@@ -142,16 +142,16 @@ if (loaded := st.session_state.get(LOADED)) is not None:
             else:
                 st.info("No usable rows: the bundled prices stay in use.", icon=":material/info:")
 
-rows = [o.model_dump() for o in cached.offers_in_use()]
-table = tables.pricing_offers(rows)
+pkey = cached.pricing_key()
+table = cached.pricing_view(pkey)
 st.caption(
-    f"{len(table)} offers in use. 'stale' marks prices older than {STALE_AFTER_DAYS} days; 'undated' means the "
+    f"{len(table.frame)} offers in use. 'stale' marks prices older than {STALE_AFTER_DAYS} days; 'undated' means the "
     "source gives no date (a catalog snapshot), so re-check before committing money."
 )
 page.table(table, "pricing", "gpuplan-pricing-view.csv", height=480)
 st.download_button(
     "Download the pricing CSV (template columns)",
-    lambda: offers_to_csv([Offer(**r) for r in rows]),  # written on click, not on every rerun
+    lambda: offers_to_csv(cached._offers(pkey)),  # written on click, not on every rerun
     "gpuplan-pricing.csv",
     "text/csv",
     key="dl_pricing_raw",

@@ -182,6 +182,7 @@ def cost_views(sc_json: str, pricing_key: str) -> dict:
     }
     if not rows:
         return views
+    views["cheapest"] = figures.cheapest_figure(rows, _sc(sc_json).mode == "inference")
     if _sc(sc_json).mode == "inference":
         views |= {
             "always_on": _table(tables.cost_always_on(rows)),
@@ -192,6 +193,26 @@ def cost_views(sc_json: str, pricing_key: str) -> dict:
         runs = tables.training_runs(rows)
         views |= {"runs": _table(runs), "monthly": _table(tables.training_monthly(runs))}
     return views
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def compare_figure(a_json: str, b_json: str):
+    from gpuplan_core.answers import Side
+
+    return figures.compare_figure(Side.model_validate_json(a_json), Side.model_validate_json(b_json))
+
+
+@st.cache_resource(show_spinner=False)
+def gpu_views() -> dict:
+    """The Data page's catalog tables (built once per server)."""
+    rows = gpu_table()
+    return {"catalog": _table(tables.gpu_catalog(rows)), "sources": _table(tables.gpu_sources(rows))}
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def pricing_view(pricing_key: str) -> Table:
+    """Every offer in use as the Data page shows it."""
+    return _table(tables.pricing_offers([o.model_dump() for o in _offers(pricing_key)]))
 
 
 @st.cache_data(show_spinner=False)
