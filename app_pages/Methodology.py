@@ -190,6 +190,15 @@ for model, area in ((Assumptions, "memory"), (PerfAssumptions, "speed")):
 page.show(pd.DataFrame(rows), "assumptions")
 
 st.markdown("""
+### Defaults per job
+- **Inference**: a chat request of 2,000 input + 300 output tokens, batch 8, BF16 weights and KV cache, vLLM's
+  defaults, targets p95 time to first token 2 s and time per output token 100 ms (the chat preset).
+- **Fine-tuning**: 100 million tokens (about 50,000 examples of 1,000 tokens, twice); QLoRA's frozen base is NF4
+  with double quantisation whatever the weights input says, and the app labels it so.
+- **Pre-training**: 100 billion tokens (Chinchilla's 20 per parameter is shown when no count is given), MFU 0.40.
+- **Training or fine-tuning bill** (Cost page, serving jobs): none unless you give one; only then does the lifetime
+  chart draw it against the months of serving.
+
 ### Inputs and links
 Every input below is one record in `gpuplan_core/inputs.py`; the sidebar, the link, the scenario file and the
 command line are built from it. **A link** is a page's path plus every input that differs from its default,
