@@ -124,14 +124,27 @@ def layouts_to_try(m: ModelArch, sc: Scenario, fixed: bool = False) -> list[tupl
     return [(t, 1) for t in tps] + ([(8, p) for p in PP_STAGES] if 8 in tps else [])
 
 
+NO_FIT = "does not fit the complete memory budget on any layout tried"
+
+
 def evaluate_layouts(
-    m: ModelArch, sc: Scenario, gpu: GPU, fmt: str, pa: PerfAssumptions, fixed: bool = False
+    m: ModelArch,
+    sc: Scenario,
+    gpu: GPU,
+    fmt: str,
+    pa: PerfAssumptions,
+    fixed: bool = False,
+    offers: list[Offer] | None = None,
 ) -> tuple[list[LayoutEval], list[Rejection]]:
     """Every layout of this GPU and format that holds the complete memory budget (stages only when no single
-    machine does, and then the fewest), judged on the traffic or the static batch."""
+    machine does, and then the fewest), judged on the traffic or the static batch. With ``offers`` (this GPU's),
+    a layout none of them can rent is only recorded as rejected, not judged (the serving search is the costly
+    part)."""
     evals: list[LayoutEval] = []
+    fitting: list[tuple[int, int]] = []
+    rejected: list[Rejection] = []
     for tp, pp in layouts_to_try(m, sc, fixed):
-        if pp > 1 and any(e.pp == 1 or e.pp < pp for e in evals):
+        if pp > 1 and any(p == 1 or p < pp for _, p in fitting):
             break  # a machine (or fewer stages) already holds it
         req = sc.memory_request(weights_format=fmt).model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp})
         try:
@@ -140,10 +153,15 @@ def evaluate_layouts(
             continue
         if mb < (1 if sc.batch == "max" else sc.batch):  # the complete budget at the scenario's batch (one notion)
             continue
+        fitting.append((tp, pp))
+        problems = [o.layout_problem(tp, pp) for o in offers or []]
+        if offers and all(problems):
+            rejected.append(Rejection(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp)))
+            continue
         evals.append(_evaluate(m, sc, gpu, fmt, tp, pp, mb, pa))
-    if not evals:
-        return [], [Rejection(gpu.gpu, "does not fit the complete memory budget on any layout tried", fmt)]
-    return evals, []
+    if not fitting:
+        return [], [Rejection(gpu.gpu, NO_FIT, fmt)]
+    return evals, rejected
 
 
 def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, mb: int, pa: PerfAssumptions) -> LayoutEval:
@@ -242,7 +260,7 @@ def inference_candidates(
     for gid, gpu_offers in by_gpu.items():
         gpu = get_gpu(gid)
         for fmt in formats:
-            evs, rej = evaluate_layouts(m, sc, gpu, fmt, pa, fixed)
+            evs, rej = evaluate_layouts(m, sc, gpu, fmt, pa, fixed, gpu_offers)
             rejected += rej
             evals += evs
             for o in gpu_offers:
@@ -257,7 +275,7 @@ def inference_candidates(
 
 def binding_constraint(sc: Scenario, evals: list[LayoutEval], cands: list[Candidate], rejected: list[Rejection]) -> str:
     """Why nothing qualifies, with numbers, in one sentence."""
-    if not evals:
+    if not evals and all(r.reason == NO_FIT for r in rejected):
         return (
             "The model does not fit the complete memory budget on any GPU and layout tried (up to "
             f"{max(TP_DEGREES)} GPUs per machine and {max(PP_STAGES)} stages); try a smaller weights format."
