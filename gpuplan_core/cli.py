@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import api
+from . import api, cli_text
 from .errors import describe
 from .inputs import INT_FIELDS, SIDEBAR
 
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "calibrate":
             result = api.calibration_report()
-            text = api.calibration_markdown(result) if args.markdown else api.format_calibration(result)
+            text = cli_text.calibration_markdown(result) if args.markdown else cli_text.format_calibration(result)
         else:
             scenario = _scenario_from_args(args)
             pricing = getattr(args, "pricing", None)
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
                 "serve": lambda s: api.serve_report(s, args.concurrency, args.request_rate),
             }
             result = handlers[args.command](scenario)
-            text = api.format_report(args.command, result)
+            text = cli_text.format_report(args.command, result)
     except (ValueError, ValidationError) as exc:
         print(f"error: {describe(exc)}", file=sys.stderr)
         return 2
