@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gpuplan_core.answers import cost_answer
-from gpuplan_core.cost import MARKET_ESTIMATES, lifetime, market_projection
+from gpuplan_core.cost import MARKET_ESTIMATES, market_projection
 from gpuplan_ui import cached, figures, fmt, page, widgets
 
 sc, values = page.setup("Cost")
@@ -59,11 +59,10 @@ with page.guard("Costs per offer"):
         best_monthly = min(r["monthly_always_on_usd"] for r in rows)
         st.subheader("Over three years: serving every month")
         bill = widgets.page_input("train_bill")
-        life = lifetime(bill, best_monthly, 36)
         title = f"Cheapest always-on serving, {fmt.usd(best_monthly)} a month" + (
             f", after a {fmt.usd(bill)} training bill" if bill else ""
         )
-        st.plotly_chart(figures.lifetime_figure(life, title), key="life", config=chart)
+        st.plotly_chart(cached.lifetime_figure(bill, best_monthly, 36, title), key="life", config=chart)
     else:
         st.markdown(
             f"Training compute: **{cost['training_flops']:.3g} FLOPs** = tokens x (6 x active parameters + causal "
@@ -83,12 +82,11 @@ with page.guard("Costs per offer"):
         serve = cached.cost_report(sc.model_copy(update={"mode": "inference", "batch": 8}).model_dump_json(), pkey)
         monthly = min((r["monthly_always_on_usd"] for r in serve["offers"]), default=0.0)
         st.subheader("Over three years: this training run, then serving the model")
-        life = lifetime(best["run_cost_usd"], monthly, 36)
         title = (
             f"{fmt.usd(best['run_cost_usd'])} training run, then cheapest always-on serving at "
             f"{fmt.usd(monthly)} a month"
         )
-        st.plotly_chart(figures.lifetime_figure(life, title), key="life", config=chart)
+        st.plotly_chart(cached.lifetime_figure(best["run_cost_usd"], monthly, 36, title), key="life", config=chart)
     if views["rejected"] is not None and not page.meeting():
         with st.expander(f"{len(cost['rejected'])} GPU/offer combinations that cannot run"):
             page.show(views["rejected"], "rejected")

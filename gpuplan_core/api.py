@@ -104,7 +104,7 @@ DEFAULT_GPU = "H100-SXM"
 def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     """TTFT, TPOT, throughput and roofline data on one GPU type, at the scenario's layout when the
     model fits there, else at the smallest layout that fits (and the result says so)."""
-    from .calibration import perf_bands
+    from .bands import perf_bands
     from .catalog import get_gpu
     from .memory import max_batch, min_gpus
     from .perf import PerfAssumptions, decode_sweep, predict
@@ -270,7 +270,7 @@ def plan_report(
 
 
 def _add_serving_bands(out: dict[str, Any], moe: bool) -> None:
-    from .calibration import serving_bands
+    from .bands import serving_bands
 
     bands = serving_bands(moe)
     out["error_band"] = {k: b.to_dict() for k, b in bands.items()}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .calibration import perf_bands, serving_bands
+from .bands import perf_bands, serving_bands
 from .catalog import GPU, get_gpu
 from .cost import gpu_hours, monthly_always_on, run_cost, training_flops
 from .formats import get_format

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
-from .calibration import ErrorBand
+from .bands import ErrorBand
 
 
 class _Report(BaseModel):

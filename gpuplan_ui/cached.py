@@ -196,6 +196,14 @@ def cost_views(sc_json: str, pricing_key: str) -> dict:
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
+def lifetime_figure(training_usd: float, monthly_usd: float, months: int, title: str):
+    """The Cost page's lifetime chart (built once per bill, monthly cost and title)."""
+    from gpuplan_core.cost import lifetime
+
+    return figures.lifetime_figure(lifetime(training_usd, monthly_usd, months), title)
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
 def compare_figure(a_json: str, b_json: str):
     from gpuplan_core.answers import Side
 

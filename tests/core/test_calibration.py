@@ -9,13 +9,12 @@ import pandas as pd
 import pytest
 
 from gpuplan_core import api
+from gpuplan_core.bands import error_band, perf_bands
 from gpuplan_core.calibration import (
     THROUGHPUT_MIN_BATCH,
     calibration_table,
-    error_band,
     load_measurements,
     median_abs_error,
-    perf_bands,
     regime,
     regime_summary,
     running_batch,
