@@ -2,11 +2,7 @@
 
 import streamlit as st
 
-from gpuplan_core.answers import Answer, Headline, Side, compare
-from gpuplan_core.catalog import get_gpu
-from gpuplan_core.formats import FORMATS
-from gpuplan_core.inputs import page_inputs, variant
-from gpuplan_core.serving import DEFAULT_GPU
+from gpuplan_core import DEFAULT_GPU, FORMATS, Answer, Headline, Side, compare, get_gpu, page_inputs, variant
 from gpuplan_ui import cached, fmt, page, tables, widgets
 
 sc, values = page.setup("Compare A vs B")

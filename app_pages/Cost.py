@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from gpuplan_core.answers import cost_answer
-from gpuplan_core.cost import MARKET_ESTIMATES, market_projection
+from gpuplan_core import MARKET_ESTIMATES, cost_answer, market_projection
 from gpuplan_ui import cached, figures, fmt, page, widgets
 
 sc, values = page.setup("Cost")

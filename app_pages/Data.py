@@ -6,8 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from gpuplan_core.answers import data_answer
-from gpuplan_core.pricing import STALE_AFTER_DAYS, offers_to_csv
+from gpuplan_core import STALE_AFTER_DAYS, data_answer, offers_to_csv
 from gpuplan_ui import cached, page
 from gpuplan_ui.fmt import md_escape
 

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gpuplan_core.answers import memory_answer
+from gpuplan_core import memory_answer
 from gpuplan_ui import cached, fmt, page
 
 sc, values = page.setup("Memory")

@@ -3,14 +3,16 @@
 import pandas as pd
 import streamlit as st
 
-from gpuplan_core.answers import METHODOLOGY_ANSWER
-from gpuplan_core.cost import MARKET_ESTIMATES
-from gpuplan_core.formats import FORMATS
-from gpuplan_core.inputs import USE_CASE_SOURCES
-from gpuplan_core.memory import Assumptions
-from gpuplan_core.perf import PerfAssumptions
-from gpuplan_core.plan import MULTI_NODE_EFFICIENCY
-from gpuplan_core.pricing import FAST_NETWORK_GBIT_S
+from gpuplan_core import (
+    FAST_NETWORK_GBIT_S,
+    FORMATS,
+    MARKET_ESTIMATES,
+    METHODOLOGY_ANSWER,
+    MULTI_NODE_EFFICIENCY,
+    USE_CASE_SOURCES,
+    Assumptions,
+    PerfAssumptions,
+)
 from gpuplan_ui import cached, page, tables
 
 sc, values = page.setup("Methodology", needs_model=False)

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gpuplan_core.answers import plan_answer
+from gpuplan_core import plan_answer
 from gpuplan_ui import cached, fmt, page, share, widgets
 
 sc, values = page.setup("Which GPU should we rent, how many, and what will it cost?")

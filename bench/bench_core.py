@@ -9,8 +9,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuplan_core.catalog import get_preset, load_gpus  # noqa: E402
-from gpuplan_core.memory import MemoryRequest, evaluate_catalog  # noqa: E402
+from gpuplan_core.hardware.catalog import load_gpus
+from gpuplan_core.memory.budget import MemoryRequest
+from gpuplan_core.memory.fit import evaluate_catalog
+from gpuplan_core.model.presets import get_preset
 
 
 def timeit(fn, repeat: int = 50) -> tuple[float, float]:
@@ -51,9 +53,9 @@ def main() -> None:
 
 
 def bench_plan() -> None:
-    from gpuplan_core.plan import recommend
-    from gpuplan_core.pricing import load_pricing
-    from gpuplan_core.scenario import Scenario
+    from gpuplan_core.plan.recommend import recommend
+    from gpuplan_core.pricing.offers import load_pricing
+    from gpuplan_core.scenario.scenario import Scenario
 
     offers = load_pricing().offers
     cases = {
@@ -72,10 +74,11 @@ def bench_plan() -> None:
 
 def bench_grid() -> None:
     """Every GPU x weights format x 11 batch sizes x 8 contexts: memory fit + decode/prefill prediction."""
-    from gpuplan_core.catalog import get_preset, load_gpus
-    from gpuplan_core.formats import WEIGHT_FORMATS
-    from gpuplan_core.memory import MemoryRequest, memory_budget
-    from gpuplan_core.perf import PerfAssumptions, Workload, predict
+    from gpuplan_core.hardware.catalog import load_gpus
+    from gpuplan_core.memory.budget import MemoryRequest, memory_budget
+    from gpuplan_core.model.formats import WEIGHT_FORMATS
+    from gpuplan_core.model.presets import get_preset
+    from gpuplan_core.perf.roofline import PerfAssumptions, Workload, predict
 
     m = get_preset("Llama-3.1-8B")
     pa = PerfAssumptions()

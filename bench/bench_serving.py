@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuplan_core.scenario import Scenario  # noqa: E402
-from gpuplan_core.serving import capacity, max_request_rate, replica_for, serve  # noqa: E402
+from gpuplan_core.perf.serving import capacity, max_request_rate, replica_for, serve
+from gpuplan_core.scenario.scenario import Scenario
 
 CASES = {
     "Llama-3.1-8B, H100, 2,000/300": {"preset": "Llama-3.1-8B", "gpu": "H100-SXM"},
@@ -36,7 +36,7 @@ def timed(fn, n: int = 7) -> float:
 
 
 def main() -> None:
-    from gpuplan_core.perf import decode_phase
+    from gpuplan_core.perf.roofline import decode_phase
 
     print(f"{'replica':<42} {'step ms':>8} {'serve ms':>9} {'capacity ms':>12} {'capacity req/s':>15}")
     for name, fields in CASES.items():

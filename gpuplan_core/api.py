@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .catalog import load_gpus
-from .formats import get_format
-from .memory import component_provenance, evaluate_catalog, memory_budget, model_weight_bytes
-from .model import kv_bytes_per_token, params_active, params_total
-from .reports import GpuFit, GpuPerf, Layout, MemoryReport, NoFit, PerfReport
-from .scenario import Scenario
+from .hardware.catalog import load_gpus
+from .memory.budget import component_provenance, memory_budget, model_weight_bytes
+from .memory.fit import evaluate_catalog
+from .memory.request import memory_request
+from .model.arch import kv_bytes_per_token, params_active, params_total
+from .model.formats import get_format
+from .perf.workload import workload_for
+from .report.results import GpuFit, GpuPerf, Layout, MemoryReport, NoFit, PerfReport
+from .scenario.scenario import Scenario
 
 
 def scenario_of(s: Scenario | dict[str, Any]) -> Scenario:
@@ -46,7 +49,7 @@ def memory_report(s: Scenario | dict[str, Any]) -> MemoryReport:
     """Memory budget of the scenario's layout, and fit / min GPUs / max batch / max context per GPU."""
     sc = scenario_of(s)
     m = sc.model()
-    req = sc.memory_request()
+    req = memory_request(sc)
     budget = memory_budget(m, req)
     fits = evaluate_catalog(m, req, load_gpus())
     selected = {g.gpu for g in sc.selected_gpus()} if sc.gpu else set()
@@ -104,14 +107,14 @@ DEFAULT_GPU = "H100-SXM"
 def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     """TTFT, TPOT, throughput and roofline data on one GPU type, at the scenario's layout when the
     model fits there, else at the smallest layout that fits (and the result says so)."""
-    from .bands import perf_bands
-    from .catalog import get_gpu
-    from .memory import max_batch, min_gpus
-    from .perf import PerfAssumptions, decode_sweep, predict
+    from .hardware.catalog import get_gpu
+    from .memory.fit import max_batch, min_gpus
+    from .perf.bands import perf_bands
+    from .perf.roofline import PerfAssumptions, decode_sweep, predict
 
     m = sc.model()
     gpu = get_gpu(gpu_name)
-    req = sc.memory_request()
+    req = memory_request(sc)
     notes: list[str] = []
     tp, pp = sc.tp, sc.pp
     mb = max_batch(m, req, gpu)
@@ -130,7 +133,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     if batch > mb:
         notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
     pa = PerfAssumptions()
-    wl = sc.workload(tp, pp)
+    wl = workload_for(sc, tp, pp)
     r = predict(m, gpu, wl, max(1, batch), sc.input_tokens, sc.output_tokens, pa)
     at_max = predict(m, gpu, wl, mb, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
     bands = perf_bands(gpu.gpu, wl.weights_format, m.is_moe, wl.eager, max(1, batch))
@@ -155,7 +158,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
 def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> PerfReport:
     """The scenario's GPU (default H100 SXM) as ``main`` (the JSON's top level), every requested GPU under ``gpus``."""
     sc = scenario_of(s)
-    from .catalog import get_gpu
+    from .hardware.catalog import get_gpu
 
     main_gpu = get_gpu(sc.gpu).gpu if sc.gpu else DEFAULT_GPU
     names = gpus if gpus is not None else ([main_gpu] if sc.gpu else [g.gpu for g in load_gpus()])
@@ -165,7 +168,7 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
 
 
 def calibration_report() -> dict[str, Any]:
-    from .calibration import (
+    from .perf.calibration import (
         HEADLINE_REGIME,
         SERVING_REGIMES,
         calibration_table,
@@ -196,7 +199,7 @@ def calibration_report() -> dict[str, Any]:
 
 
 def _offers(pricing_path: str | None):
-    from .pricing import load_pricing
+    from .pricing.offers import load_pricing
 
     report = load_pricing(pricing_path)
     if not report.offers:
@@ -208,7 +211,7 @@ def cost_report(
     s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, fixed_layout: bool = False
 ) -> dict[str, Any]:
     """Per offer: per-run cluster cost and monthly always-on; training: GPU-hours and wall hours."""
-    from .plan import cost_table
+    from .plan.recommend import cost_table
 
     sc = scenario_of(s)
     report = None
@@ -218,7 +221,7 @@ def cost_report(
     table = cost_table(sc, offers, fixed_layout)
     rows = table["offers"]
     if sc.gpu:
-        from .catalog import get_gpu
+        from .hardware.catalog import get_gpu
 
         gid = get_gpu(sc.gpu).gpu
         rows = [r for r in rows if r["gpu"] == gid]
@@ -258,7 +261,7 @@ def plan_report(
     s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, explore_formats: bool = False
 ):
     """The recommendation as a typed Plan (plan.py); the CLI's JSON is its model_dump()."""
-    from .plan import recommend
+    from .plan.recommend import recommend
 
     sc = scenario_of(s)
     if offers is None:
@@ -270,7 +273,7 @@ def plan_report(
 
 
 def _add_serving_bands(out: dict[str, Any], moe: bool) -> None:
-    from .bands import serving_bands
+    from .perf.bands import serving_bands
 
     bands = serving_bands(moe)
     out["error_band"] = {k: b.to_dict() for k, b in bands.items()}
@@ -285,7 +288,7 @@ def serve_report(
 ) -> dict[str, Any]:
     """One replica of the scenario on its GPU under a load (``concurrency`` clients or ``request_rate`` requests
     per second), with its capacity under the scenario's targets and the replicas its traffic needs."""
-    from .serving import capacity, max_request_rate, replica_for, serve
+    from .perf.serving import capacity, max_request_rate, replica_for, serve
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
@@ -309,7 +312,7 @@ def serve_report(
         cap = capacity(r, sc.ttft_target_s, sc.tpot_target_s)
         out["capacity_requests_per_s"] = cap
         if sc.requests_per_day:
-            from .cost import replicas_for_traffic
+            from .pricing.billing import replicas_for_traffic
 
             peak = sc.requests_per_day / 86_400 * sc.peak_to_average
             out["peak_requests_per_s"] = peak
@@ -320,8 +323,8 @@ def serve_report(
 def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -> dict[str, Any]:
     """TTFT and TPOT against the request rate for one replica on the scenario's GPU, its saturation rate, its
     capacity within the targets and the replicas the traffic needs (the Performance page's chart)."""
-    from .cost import replicas_for_traffic
-    from .serving import capacity, load_curve, max_request_rate, replica_for
+    from .perf.serving import capacity, load_curve, max_request_rate, replica_for
+    from .pricing.billing import replicas_for_traffic
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)

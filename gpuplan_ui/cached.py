@@ -14,20 +14,21 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from gpuplan_core import api
-from gpuplan_core.catalog import load_gpus
-from gpuplan_core.pricing import (
+from gpuplan_core import (
+    MemoryReport,
     Offer,
+    PerfReport,
+    Scenario,
+    api,
     apply_price_overrides,
+    load_gpus,
     load_pricing,
     load_pricing_text,
     merge_offers,
     parse_price_overrides,
 )
-from gpuplan_core.reports import MemoryReport, PerfReport
-from gpuplan_core.scenario import Scenario
 
-from . import figures, tables
+from . import figures, state, tables
 
 
 def _sc(sc_json: str) -> Scenario:
@@ -156,7 +157,7 @@ def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: 
 @st.cache_data(max_entries=64, show_spinner=False)
 def deployment(sc_json: str, offer_id: str, layout: str, weights_format: str, hf_id: str | None) -> dict:
     """The vLLM command and SkyPilot task for one pick of this scenario's plan."""
-    from gpuplan_core.deploy import skypilot_yaml, vllm_command
+    from gpuplan_core import skypilot_yaml, vllm_command
 
     sc = _sc(sc_json)
     plan = plan_report(sc_json, pricing_key(), True)
@@ -198,14 +199,14 @@ def cost_views(sc_json: str, pricing_key: str) -> dict:
 @st.cache_resource(max_entries=128, show_spinner=False)
 def lifetime_figure(training_usd: float, monthly_usd: float, months: int, title: str):
     """The Cost page's lifetime chart (built once per bill, monthly cost and title)."""
-    from gpuplan_core.cost import lifetime
+    from gpuplan_core import lifetime
 
     return figures.lifetime_figure(lifetime(training_usd, monthly_usd, months), title)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def compare_figure(a_json: str, b_json: str):
-    from gpuplan_core.answers import Side
+    from gpuplan_core import Side
 
     return figures.compare_figure(Side.model_validate_json(a_json), Side.model_validate_json(b_json))
 
@@ -244,9 +245,7 @@ def pricing_key() -> str:
     """'bundled', or '<hash of this session's pricing file>:<add|only>' (the file stays in its session; the
     Pricing group's "Your pricing file" input says whether it is added to the bundled offers or used alone),
     then '|' and the "Your prices" overrides when there are some (they are in the link)."""
-    from .frame import current
-
-    values = current().values
+    values = state.current().values
     upload = st.session_state.get("pricing_upload_key")
     key = f"{upload}:{values.get('prices', 'add')}" if upload else "bundled"
     mine = str(values.get("myprice") or "").strip()
@@ -322,8 +321,8 @@ def hf_config(model_id: str) -> tuple[str | None, str | None]:
 
 @st.cache_data(ttl=3600, max_entries=64, show_spinner=False)
 def _fetch_hf_config(model_id: str) -> tuple[str | None, str | None]:
-    from gpuplan_core.net import FetchError
-    from gpuplan_core.net import fetch_hf_config as fetch
+    from gpuplan_core import FetchError
+    from gpuplan_core import fetch_hf_config as fetch
 
     try:
         return fetch(model_id), None
@@ -341,7 +340,7 @@ def skypilot_catalogs() -> tuple[list[dict], list[str]]:
 
 @st.cache_data(ttl=3600, max_entries=2, show_spinner="Loading the SkyPilot catalogs...")
 def _fetch_catalogs() -> tuple[list[dict], list[str]]:
-    from gpuplan_core.net import fetch_skypilot_catalogs
+    from gpuplan_core import fetch_skypilot_catalogs
 
     offers, notes = fetch_skypilot_catalogs(timeout=(3.05, 20))
     return [o.model_dump() for o in offers], notes
@@ -358,7 +357,7 @@ def pricing_from_url(url: str) -> tuple[list[dict], list[str], list[str], int, s
 
 @st.cache_data(ttl=3600, max_entries=32, show_spinner=False)
 def _fetch_pricing(url: str) -> tuple[list[dict], list[str], list[str], int, str | None]:
-    from gpuplan_core.net import FetchError, fetch_pricing
+    from gpuplan_core import FetchError, fetch_pricing
 
     try:
         r = fetch_pricing(url)

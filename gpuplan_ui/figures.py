@@ -13,8 +13,7 @@ import math
 
 import plotly.graph_objects as go
 
-from gpuplan_core.reports import GpuPerf, MemoryReport
-from gpuplan_core.units import GB
+from gpuplan_core import GB, GpuPerf, MemoryReport
 
 # One colour per GPU, the same on every chart.
 GPU_COLORS = {

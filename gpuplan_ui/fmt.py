@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuplan_core.text import count, gb, gib, ms, pct, rate, usd
+from gpuplan_core import count, gb, gib, ms, pct, rate, usd
 
 __all__ = ["count", "gb", "gib", "md_escape", "ms", "pct", "rate", "usd"]
 

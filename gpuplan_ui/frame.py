@@ -8,17 +8,15 @@ opening a shared link drops the link's values (README, "Why app_pages/").
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
 
-from gpuplan_core.inputs import INPUTS, RECORDS, same_value, to_scenario
-from gpuplan_core.links import apply_use_case, read_link, upgrade_link
-from gpuplan_core.scenario import Scenario
+from gpuplan_core import INPUTS, RECORDS, Scenario, apply_use_case, read_link, same_value, to_scenario, upgrade_link
 
 from . import share
 from .sidebar import render_sidebar
+from .state import LAST_GOOD, RUN, Run
 from .widgets import PAGE_INPUTS, session_value
 
 # (file under app_pages/, title, icon). A page's url path is its file name (public: links use it); the
@@ -32,23 +30,8 @@ PAGES = (
     ("Data.py", "Data & pricing upload", ":material/table:"),
     ("Methodology.py", "Methodology", ":material/menu_book:"),
 )
-RUN = "gpuplan_run"  # session key of this run's Run
 STARTED = "gpuplan_started"
-LAST_GOOD = "gpuplan_last_good_model"  # the model inputs of the last run whose model loaded, and its name
 MODEL_KEYS = ("src", "model", "size_b", "hf")
-
-
-@dataclass
-class Run:
-    """What the frame built for the page being shown."""
-
-    scenario: Scenario
-    values: dict[str, Any]  # every sidebar input's value (registry key -> value)
-    config_text: str | None
-    page: str  # the page's url path ("" for the overview)
-    notes: list[str] = field(default_factory=list)  # link problems, scenario warnings, fetch failures
-    model_error: str | None = None  # the model asked for could not be loaded: pages show this, not results
-    notes_shown: bool = False
 
 
 def run() -> None:
@@ -86,10 +69,6 @@ def _model_error(values: dict[str, Any], config_text: str | None, sc: Scenario, 
     if sc.config_text is None:
         return next((n for n in notes if n.startswith("The config could not be used")), "The config could not be used.")
     return None
-
-
-def current() -> Run:
-    return st.session_state[RUN]
 
 
 def _open_link() -> list[str]:

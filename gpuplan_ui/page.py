@@ -9,11 +9,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from gpuplan_core.answers import Answer
-from gpuplan_core.errors import describe
-from gpuplan_core.scenario import Scenario
+from gpuplan_core import Answer, Scenario, describe
 
-from . import frame, widgets
+from . import state, widgets
 from .export import frame_to_csv
 from .fmt import md_escape
 from .tables import for_people
@@ -26,11 +24,11 @@ def setup(title: str, needs_model: bool = True) -> tuple[Scenario, dict[str, Any
     notes (link values not allowed, warnings) follow the page's answer (``answer``). When the model asked for
     could not be loaded, a page that shows results shows why instead, offers the last model that loaded, and
     stops: no numbers for a model the user did not ask for."""
-    run = frame.current()
+    run = state.current()
     st.title(title)
     if needs_model and run.model_error:
         st.error(md_escape(run.model_error) + " No results are shown until a model loads.", icon=":material/error:")
-        last = st.session_state.get(frame.LAST_GOOD)
+        last = st.session_state.get(state.LAST_GOOD)
         if last:
             st.button(
                 f"Show {last['name']} instead",
@@ -56,7 +54,7 @@ div[data-testid="stMetricValue"] { font-size: 2.6rem; }
 
 def meeting() -> bool:
     """The meeting view (in the link): answers, headline numbers and one chart per page, in large type."""
-    return bool(frame.current().values.get("meeting"))
+    return bool(state.current().values.get("meeting"))
 
 
 def _meeting_frame() -> None:
@@ -73,7 +71,7 @@ def _meeting_frame() -> None:
 
 def notes() -> None:
     """The run's notes, once per page (after the answer, or wherever a page stops before one)."""
-    run = frame.current()
+    run = state.current()
     if run.notes_shown:
         return
     run.notes_shown = True

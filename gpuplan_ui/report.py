@@ -9,7 +9,7 @@ import html
 
 import plotly.graph_objects as go
 
-from gpuplan_core.answers import Answer
+from gpuplan_core import Answer
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1040px; margin: 2rem auto;

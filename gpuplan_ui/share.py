@@ -7,8 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from gpuplan_core.links import link_query, read_scenario_file, scenario_file
-from gpuplan_core.scenario import Scenario
+from gpuplan_core import Scenario, link_query, read_scenario_file, scenario_file
 
 from .widgets import PAGE_INPUTS, set_inputs
 
@@ -85,8 +84,7 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
 
 
 def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool) -> str:
-    from gpuplan_core.answers import cost_answer, memory_answer, perf_answer, plan_answer
-    from gpuplan_core.inputs import RECORDS
+    from gpuplan_core import RECORDS, cost_answer, memory_answer, perf_answer, plan_answer
 
     from . import cached, figures, report
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import streamlit as st
 
-from gpuplan_core.inputs import GROUPS, MAIN, SIDEBAR, Input, group_inputs
+from gpuplan_core import GROUPS, MAIN, SIDEBAR, Input, group_inputs
 
 from . import cached
 from .fmt import md_escape

@@ -12,9 +12,7 @@ import re
 
 import pandas as pd
 
-from gpuplan_core.catalog import load_efficiency
-from gpuplan_core.pricing import price_age_days, staleness
-from gpuplan_core.reports import GpuPerf, MemoryReport
+from gpuplan_core import GpuPerf, MemoryReport, load_efficiency, price_age_days, staleness
 
 
 def _r(x: float | None, nd: int) -> float | None:
@@ -439,7 +437,7 @@ def pricing_offers(rows: list[dict]) -> pd.DataFrame:
 
 def inputs() -> pd.DataFrame:
     """Every input: its link key, label, default and what is allowed (from the registry)."""
-    from gpuplan_core.inputs import JOBS, RECORDS
+    from gpuplan_core import JOBS, RECORDS
 
     rows = []
     for i in RECORDS:
@@ -461,7 +459,7 @@ def inputs() -> pd.DataFrame:
 
 def use_cases() -> pd.DataFrame:
     """The use-case presets and the values each sets."""
-    from gpuplan_core.inputs import USE_CASES
+    from gpuplan_core import USE_CASES
 
     return pd.DataFrame(
         [
@@ -480,7 +478,7 @@ def use_cases() -> pd.DataFrame:
 
 def engines() -> pd.DataFrame:
     """The serving engines' runtime memory terms and where each comes from."""
-    from gpuplan_core.memory import ENGINES
+    from gpuplan_core import ENGINES
 
     return pd.DataFrame(
         [

@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from gpuplan_core.inputs import DEFAULTS, INPUTS, USE_CASES, Input
+from gpuplan_core import DEFAULTS, INPUTS, USE_CASES, Input
 
 BIND: dict[str, Any] = {"bind": "query-params"}
 PAGE_INPUTS = "page_inputs"  # session key: the pages' own inputs, as last written to the link

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from gpuplan_core import api
-from gpuplan_core.inputs import to_scenario
+from gpuplan_core.interface.inputs import to_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -262,13 +262,13 @@ def test_an_edited_group_stays_built_after_it_is_closed():
 def test_a_hugging_face_id_that_cannot_be_fetched_says_so_and_shows_no_results(monkeypatch):
     """A failed model load: the page says why and shows no numbers (they would be another model's); the last model
     that loaded is offered by name; what the user typed stays."""
-    import gpuplan_core.net
+    import gpuplan_core.pricing.fetch
     from gpuplan_ui import cached
 
     def offline(model_id, **kw):
-        raise gpuplan_core.net.FetchError("huggingface.co is not reachable from this server")
+        raise gpuplan_core.pricing.fetch.FetchError("huggingface.co is not reachable from this server")
 
-    monkeypatch.setattr(gpuplan_core.net, "fetch_hf_config", offline)
+    monkeypatch.setattr(gpuplan_core, "fetch_hf_config", offline)
     cached._fetch_hf_config.clear()
     for page in (MEMORY, OVERVIEW, PERF, COST, COMPARE):
         at = run_page(page, {"src": "Hugging Face config", "hf": "meta-llama/Llama-3.1-8B"})
@@ -295,13 +295,13 @@ def _load_link(at: AppTest, url: str) -> AppTest:
 
 
 def test_a_pricing_link_that_cannot_be_fetched_says_so_and_keeps_the_bundled_prices(monkeypatch):
-    import gpuplan_core.net
+    import gpuplan_core.pricing.fetch
     from gpuplan_ui import cached
 
     def offline(url, **kw):
-        raise gpuplan_core.net.FetchError("could not reach raw.githubusercontent.com (offline?)")
+        raise gpuplan_core.pricing.fetch.FetchError("could not reach raw.githubusercontent.com (offline?)")
 
-    monkeypatch.setattr(gpuplan_core.net, "fetch_pricing", offline)
+    monkeypatch.setattr(gpuplan_core, "fetch_pricing", offline)
     cached._fetch_pricing.clear()
     at = run_page(DATA)
     bundled_rows = len(at.dataframe[-1].value)
@@ -331,12 +331,12 @@ def _one_offer_file(price: float = 0.01) -> str:
 
 
 def test_a_pricing_link_is_added_to_the_bundled_offers_and_can_be_used_alone(monkeypatch):
-    import gpuplan_core.net
-    from gpuplan_core.pricing import load_pricing, load_pricing_text
+    import gpuplan_core.pricing.fetch
+    from gpuplan_core.pricing.offers import load_pricing, load_pricing_text
     from gpuplan_ui import cached
 
     mine = _one_offer_file()
-    monkeypatch.setattr(gpuplan_core.net, "fetch_pricing", lambda url, **kw: load_pricing_text(mine))
+    monkeypatch.setattr(gpuplan_core, "fetch_pricing", lambda url, **kw: load_pricing_text(mine))
     cached._fetch_pricing.clear()
     at = _load_link(run_page(DATA), "https://gist.githubusercontent.com/team/abc/raw/prices.csv")
     assert_clean(at)
@@ -434,13 +434,11 @@ def test_compare_b_as_a_copy_is_identical_and_a_change_gets_a_verdict():
 
 
 def test_todays_prices_from_the_skypilot_catalogs_offline_and_online(monkeypatch):
-    import gpuplan_core.net
-    from gpuplan_core.pricing import load_pricing, load_pricing_text
+    import gpuplan_core.pricing.fetch
+    from gpuplan_core.pricing.offers import load_pricing, load_pricing_text
     from gpuplan_ui import cached
 
-    monkeypatch.setattr(
-        gpuplan_core.net, "fetch_skypilot_catalogs", lambda **kw: ([], ["aws: offline", "gcp: offline"])
-    )
+    monkeypatch.setattr(gpuplan_core, "fetch_skypilot_catalogs", lambda **kw: ([], ["aws: offline", "gcp: offline"]))
     cached._fetch_catalogs.clear()
     at = run_page(DATA)
     n = len(at.dataframe[-1].value)
@@ -452,7 +450,7 @@ def test_todays_prices_from_the_skypilot_catalogs_offline_and_online(monkeypatch
     )
     assert len(at.dataframe[-1].value) == n  # the bundled prices stay
     fresh = load_pricing_text(_one_offer_file(1.5)).offers
-    monkeypatch.setattr(gpuplan_core.net, "fetch_skypilot_catalogs", lambda **kw: (fresh, ["gcp: offline"]))
+    monkeypatch.setattr(gpuplan_core, "fetch_skypilot_catalogs", lambda **kw: (fresh, ["gcp: offline"]))
     cached._fetch_catalogs.clear()
     next(b for b in at.button if b.label.startswith("Load today's prices")).click()
     at.run()

@@ -1,7 +1,7 @@
 """CSV export and the figure builders, from real reports."""
 
 from gpuplan_core import api
-from gpuplan_core.inputs import to_scenario
+from gpuplan_core.interface.inputs import to_scenario
 from gpuplan_ui.export import rows_to_csv, safe_cell
 from gpuplan_ui.figures import (
     components_figure,

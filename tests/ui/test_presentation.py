@@ -9,8 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from gpuplan_core import api
-from gpuplan_core.answers import Side, compare, memory_answer
-from gpuplan_core.inputs import to_scenario
+from gpuplan_core.interface.inputs import to_scenario
+from gpuplan_core.report.answers import Side, compare, memory_answer
 from gpuplan_ui.frame import PAGES as FRAME_PAGES
 from gpuplan_ui.tables import SNAKE, for_people
 

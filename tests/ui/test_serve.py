@@ -136,14 +136,14 @@ def test_two_runs_fetching_the_same_config_do_not_wait_on_each_other(monkeypatch
     """Two sessions ask for the same Hugging Face id at once, one run slot between them. The first
     fetches (slow network) inside Streamlit's per-value cache lock; the second must not sit on the slot
     while it waits for that lock, or the first could never take the slot back (a deadlock)."""
-    import gpuplan_core.net
+    import gpuplan_core.pricing.fetch
     from gpuplan_ui import cached
 
     def slow_fetch(model_id, **kw):
         time.sleep(0.3)
         return '{"model_type": "llama"}'
 
-    monkeypatch.setattr(gpuplan_core.net, "fetch_hf_config", slow_fetch)
+    monkeypatch.setattr(gpuplan_core, "fetch_hf_config", slow_fetch)
     cached._fetch_hf_config.clear()
     slots = threading.BoundedSemaphore(1)
     got = []

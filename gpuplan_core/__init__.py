@@ -1,0 +1,80 @@
+"""gpuplan's public API: what the app (gpuplan_ui, app_pages) and notebooks import, and nothing else.
+
+The core is layered by job, each sub-package importing only those below it (tests/core/test_layering.py holds it):
+
+    common    units, errors, text formatting, where the data lives
+    model     ModelArch and exact counts, number formats, presets, the Hugging Face config parser
+    hardware  the GPU catalog and the serving engines' profiles
+    pricing   offers, CSV validation, your prices, billing arithmetic, fetches
+    scenario  the question: one validated Scenario
+    memory    budgets, fit, max batch/context, the smallest layout
+    perf      roofline phases, the serving model, calibration and error bands
+    plan      the layout search, training plans, the recommendation, deployment export
+    report    typed results and the one-sentence answers
+    api       scenario in, report out (this module's functions)
+    interface the input registry, links and scenario files, the CLI
+
+The streamlit app never imports a sub-package directly: every name it needs is re-exported here.
+"""
+
+from . import api
+from .common.errors import describe
+from .common.text import count, gb, gib, ms, pct, rate, usd
+from .common.units import GB
+from .hardware.catalog import get_gpu, load_efficiency, load_gpus
+from .hardware.engines import ENGINES
+from .interface.inputs import (
+    DEFAULTS,
+    GROUPS,
+    INPUTS,
+    JOBS,
+    MAIN,
+    RECORDS,
+    SIDEBAR,
+    USE_CASE_SOURCES,
+    USE_CASES,
+    Input,
+    group_inputs,
+    page_inputs,
+    same_value,
+    to_scenario,
+    variant,
+)
+from .interface.links import apply_use_case, link_query, read_link, read_scenario_file, scenario_file, upgrade_link
+from .memory.budget import Assumptions
+from .model.formats import FORMATS
+from .perf.roofline import PerfAssumptions
+from .perf.serving import DEFAULT_GPU
+from .plan.deploy import skypilot_yaml, vllm_command
+from .plan.recommend import MULTI_NODE_EFFICIENCY
+from .pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
+from .pricing.fetch import FetchError, fetch_hf_config, fetch_pricing, fetch_skypilot_catalogs
+from .pricing.offers import (
+    FAST_NETWORK_GBIT_S,
+    STALE_AFTER_DAYS,
+    Offer,
+    apply_price_overrides,
+    load_pricing,
+    load_pricing_text,
+    merge_offers,
+    offers_to_csv,
+    parse_price_overrides,
+    price_age_days,
+    staleness,
+)
+from .report.answers import (
+    METHODOLOGY_ANSWER,
+    Answer,
+    Headline,
+    Side,
+    compare,
+    cost_answer,
+    data_answer,
+    memory_answer,
+    perf_answer,
+    plan_answer,
+)
+from .report.results import GpuPerf, MemoryReport, PerfReport
+from .scenario.scenario import Scenario
+
+__all__ = [n for n in dir() if not n.startswith("_")]

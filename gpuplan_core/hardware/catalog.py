@@ -1,0 +1,138 @@
+"""Data catalogs: the GPU table (data/gpus.csv) and the model presets (data/models.json).
+
+GPU names are matched case-insensitively with the usual aliases ("H100", "H100-SXM",
+"H100 SXM5 80GB", "A100-40GB", "RTX PRO 6000 Blackwell") by ``resolve_gpu``; the UI, the CLI and
+the pricing loader all go through it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
+
+from ..common.data import DATA_DIR, norm_name
+from ..common.units import GB, TFLOP, GiB
+
+
+class GPU(BaseModel):
+    """One GPU variant. Peaks are DENSE; sparse (2:4) figures are never used for speed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    gpu: str
+    family: str
+    variant: str
+    architecture: str = Field(description="GPU generation (Hopper, Ada, CDNA3 ...): the calibration regimes use it")
+    aliases: tuple[str, ...] = ()
+    vram_nominal_gb: PositiveFloat
+    vram_usable_gib: PositiveFloat
+    vram_usable_source: str
+    memory_type: str
+    bandwidth_gb_s: PositiveFloat
+    bf16_dense_tflops: PositiveFloat
+    fp8_dense_tflops: PositiveFloat | None = None
+    int8_dense_tops: PositiveFloat | None = None
+    fp4_dense_tflops: PositiveFloat | None = None
+    fp32_dense_tflops: PositiveFloat | None = Field(
+        None, description="set for GPUs without TF32 tensor cores (Volta, Turing): FP32 runs on CUDA cores"
+    )
+    link_gb_s_per_direction: PositiveFloat | None = None
+    tdp_w: PositiveFloat
+    sources: str
+    notes: str = ""
+
+    # --- units in bytes / seconds -------------------------------------------------------------
+    @property
+    def vram_nominal_bytes(self) -> float:
+        """The vendor's label. Vendors' memory labels are binary in practice (an "80 GB" H100 has
+        80 GiB of HBM), so the label is read as GiB."""
+        return self.vram_nominal_gb * GiB
+
+    @property
+    def vram_usable_bytes(self) -> float:
+        """What the CUDA runtime reports as total memory (ECC and driver reserve removed)."""
+        return self.vram_usable_gib * GiB
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        return self.bandwidth_gb_s * GB
+
+    @property
+    def link_bandwidth_bytes_per_s(self) -> float | None:
+        return None if self.link_gb_s_per_direction is None else self.link_gb_s_per_direction * GB
+
+    def dense_peak_flops(self, math: str) -> tuple[float, str]:
+        """Dense peak FLOP/s for a math format, falling back to the best supported one.
+
+        Returns (flops_per_s, format actually used). FP32 runs as TF32 on tensor cores, taken as
+        half the BF16 peak (true of A100, H100, L40S, L4, MI300X datasheets), except on GPUs without TF32
+        (V100, T4), where it runs on CUDA cores at ``fp32_dense_tflops``.
+        """
+        if math == "fp32":
+            if self.fp32_dense_tflops:
+                return self.fp32_dense_tflops * TFLOP, "fp32"
+            return self.bf16_dense_tflops * TFLOP / 2, "tf32"
+        order = {"fp4": ["fp4", "fp8", "bf16"], "fp8": ["fp8", "bf16"], "int8": ["int8", "bf16"], "bf16": ["bf16"]}
+        for fmt in order.get(math, ["bf16"]):
+            value = {
+                "fp4": self.fp4_dense_tflops,
+                "fp8": self.fp8_dense_tflops,
+                "int8": self.int8_dense_tops,
+                "bf16": self.bf16_dense_tflops,
+            }[fmt]
+            if value:
+                return value * TFLOP, fmt
+        return self.bf16_dense_tflops * TFLOP, "bf16"
+
+    @property
+    def label(self) -> str:
+        return f"{self.family} {self.variant}" if self.family != self.gpu else self.gpu
+
+
+def load_efficiency() -> pd.DataFrame:
+    """data/efficiency.csv: per GPU architecture and format family, the weight-read efficiency relative to 16-bit
+    that published measurements pin, with the count and basis of each."""
+    return pd.read_csv(DATA_DIR / "efficiency.csv")
+
+
+@lru_cache(maxsize=1)
+def weight_mbu_factors() -> dict[tuple[str, str], float]:
+    """(GPU architecture, format family) -> weight-read efficiency vs 16-bit; elsewhere perf.py's defaults."""
+    df = load_efficiency()
+    return {(r.architecture, r.format_family): float(r.weight_mbu_format_factor) for r in df.itertuples()}
+
+
+@lru_cache(maxsize=4)
+def load_gpus(path: str | None = None) -> tuple[GPU, ...]:
+    df = pd.read_csv(path or DATA_DIR / "gpus.csv", dtype=str, keep_default_na=False)
+    gpus = []
+    for row in df.to_dict("records"):
+        clean = {k: (v if v != "" else None) for k, v in row.items()}
+        clean["aliases"] = tuple(a for a in (row.get("aliases") or "").split(";") if a)
+        clean["notes"] = row.get("notes") or ""
+        gpus.append(GPU(**clean))
+    return tuple(gpus)
+
+
+@lru_cache(maxsize=4)
+def _alias_map(path: str | None = None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for g in load_gpus(path):
+        for key in (g.gpu, *g.aliases):
+            out[norm_name(key)] = g.gpu
+    return out
+
+
+def resolve_gpu_name(name: str, path: str | None = None) -> str | None:
+    """Canonical GPU id for a user's spelling, or None when nothing matches."""
+    return _alias_map(path).get(norm_name(name or ""))
+
+
+def get_gpu(name: str, path: str | None = None) -> GPU:
+    gid = resolve_gpu_name(name, path)
+    if gid is None:
+        allowed = ", ".join(g.gpu for g in load_gpus(path))
+        raise ValueError(f"gpu: unknown GPU {name!r}; allowed: {allowed} (and their usual aliases)")
+    return next(g for g in load_gpus(path) if g.gpu == gid)

@@ -1,0 +1,124 @@
+"""Deployment export for a pick: the ``vllm serve`` command and a SkyPilot task YAML that runs it.
+
+Flags follow vLLM's documented engine arguments (docs.vllm.ai, "Engine Arguments"); the SkyPilot task follows its
+YAML spec (resources.accelerators "GPU:count", num_nodes, run). Weights in FP8 are quantised on the fly from a
+16-bit checkpoint (``--quantization fp8``); INT4 GPTQ/AWQ and NVFP4 need a checkpoint already in that format, which
+the command says in a comment.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from ..model.formats import get_format
+from ..scenario.scenario import Scenario
+from .recommend import Pick
+
+# Hugging Face repositories of the bundled presets (their instruct or base checkpoints as published).
+HF_IDS = {
+    "Llama-3.1-8B": "meta-llama/Llama-3.1-8B-Instruct",
+    "Llama-3.1-70B": "meta-llama/Llama-3.1-70B-Instruct",
+    "Llama-3.1-405B": "meta-llama/Llama-3.1-405B-Instruct",
+    "Mistral-7B-v0.1": "mistralai/Mistral-7B-v0.1",
+    "Mixtral-8x7B-v0.1": "mistralai/Mixtral-8x7B-v0.1",
+    "Qwen2.5-7B": "Qwen/Qwen2.5-7B-Instruct",
+    "Qwen2.5-72B": "Qwen/Qwen2.5-72B-Instruct",
+    "Gemma-2-9B": "google/gemma-2-9b-it",
+    "Phi-3-mini-4k": "microsoft/Phi-3-mini-4k-instruct",
+    "DeepSeek-V3": "deepseek-ai/DeepSeek-V3",
+    "Llama-2-7B": "meta-llama/Llama-2-7b-hf",
+    "Llama-2-70B": "meta-llama/Llama-2-70b-hf",
+    "GPT-J-6B": "EleutherAI/gpt-j-6b",
+}
+# SkyPilot's accelerator names for the catalog GPUs
+SKYPILOT_GPU = {
+    "B200": "B200",
+    "H200": "H200",
+    "H100-SXM": "H100",
+    "H100-PCIe": "H100",
+    "A100-80GB-SXM": "A100-80GB",
+    "A100-80GB-PCIe": "A100-80GB",
+    "A100-40GB": "A100",
+    "L40S": "L40S",
+    "L4": "L4",
+    "RTX-PRO-6000": "RTXPRO6000",
+    "MI300X": "MI300X",
+    "RTX-4090": "RTX4090",
+    "RTX-3090": "RTX3090",
+    "RTX-5090": "RTX5090",
+    "RTX-A6000": "A6000",
+    "RTX-6000-Ada": "RTX6000-Ada",
+    "A10": "A10",
+    "A10G": "A10G",
+    "L40": "L40",
+    "A40": "A40",
+    "V100-32GB": "V100-32GB",
+    "T4": "T4",
+}
+SKYPILOT_CLOUDS = {"aws", "gcp", "azure", "lambda", "runpod", "nebius", "vast", "hyperstack", "scaleway", "crusoe"}
+
+
+def model_id(sc: Scenario, hf_id: str | None = None) -> str:
+    if sc.preset:
+        return HF_IDS.get(sc.preset, sc.preset)
+    return hf_id or "<your-model-id>"
+
+
+def vllm_args(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> list[str]:
+    """``vllm serve`` and its flags for this pick (one replica)."""
+    args = [
+        "vllm",
+        "serve",
+        model_id(sc, hf_id),
+        "--tensor-parallel-size",
+        str(pick.tp),
+        "--pipeline-parallel-size",
+        str(pick.pp),
+        "--max-model-len",
+        str(sc.input_tokens + sc.output_tokens),
+        "--gpu-memory-utilization",
+        f"{sc.memory_utilization:g}",
+        "--kv-cache-dtype",
+        "fp8" if get_format(sc.kv_format).name == "fp8" else "auto",
+    ]
+    w = get_format(pick.weights_format).name
+    if w == "fp8":
+        args += ["--quantization", "fp8"]
+    elif w == "int4-g128":
+        args += ["--quantization", "awq"]  # an AWQ (or GPTQ: "gptq") checkpoint of the model
+    if max_num_seqs:
+        args += ["--max-num-seqs", str(max_num_seqs)]
+    return args
+
+
+def vllm_command(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> str:
+    cmd = shlex.join(vllm_args(sc, pick, hf_id, max_num_seqs))
+    w = get_format(pick.weights_format).name
+    if w in ("int4-g128", "nvfp4", "mxfp4", "nf4", "nf4-dq"):
+        cmd = f"# needs a checkpoint already quantised to {get_format(w).label}\n{cmd}"
+    return cmd
+
+
+def skypilot_yaml(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> str:
+    """A SkyPilot task for one replica of the pick (``sky launch task.yaml``; ``sky serve`` scales replicas)."""
+    per_node = pick.tp if pick.pp > 1 else pick.tp * pick.pp
+    nodes = pick.pp if pick.pp > 1 else 1
+    accel = f"{SKYPILOT_GPU.get(pick.gpu, pick.gpu)}:{per_node}"
+    cloud = pick.provider.lower().split("-")[0]
+    run = shlex.join(vllm_args(sc, pick, hf_id, max_num_seqs))
+    lines = [
+        f"# gpuplan: {pick.layout}, {pick.replicas} replica(s) for the traffic; offer {pick.offer_id}",
+        f"name: gpuplan-{(sc.preset or 'model').lower().replace('.', '-')}",
+        "resources:",
+        f"  accelerators: {accel}",
+    ]
+    if cloud in SKYPILOT_CLOUDS:
+        lines.append(f"  cloud: {cloud}")
+    lines += [
+        "  ports: 8000",
+        f"num_nodes: {nodes}",
+        "setup: pip install vllm",
+        "run: |",
+        f"  {run}",
+    ]
+    return "\n".join(lines) + "\n"

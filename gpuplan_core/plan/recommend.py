@@ -1,0 +1,602 @@
+"""The recommendation, and the costs per offer the Cost page shows.
+
+The rule: rent the least expensive configuration that fits the COMPLETE memory budget and meets the latency
+target (p95 TTFT and mean TPOT) or the completion-time target. Inference candidates come from search.py (every
+GPU x format x layout x offer); training candidates from here (every GPU x offer at the smallest layout that fits,
+at the chosen ZeRO stage or the lowest one above it that fits). Each rejected candidate keeps its reason.
+
+The result is a typed Plan: the picks, cheaper near misses, rejections, the why-chain a PM can read aloud (traffic
+-> replicas -> GPUs -> price x hours = cost; or FLOPs -> GPU-hours -> wall time -> cost), the cost-latency Pareto
+front, and, when nothing qualifies, the binding constraint in one sentence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..common.units import SECONDS_PER_HOUR
+from ..hardware.catalog import GPU, get_gpu
+from ..memory.budget import memory_budget
+from ..memory.fit import min_gpus
+from ..memory.request import memory_request
+from ..model.arch import ModelArch, params_active, params_total
+from ..model.formats import get_format
+from ..perf.bands import perf_bands, serving_bands
+from ..perf.roofline import PerfAssumptions
+from ..perf.workload import workload_for
+from ..pricing.billing import gpu_hours, monthly_always_on, run_cost, training_flops
+from ..pricing.offers import Offer
+from ..scenario.scenario import Scenario
+from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
+
+DEFAULT_MFU = 0.40  # training MFU when the user gives none (large dense runs report 0.35-0.55)
+# Data-parallel training across machines loses some of each step to gradient all-reduces over the network:
+# the share of single-machine MFU kept, by the network per node (assumptions, shown on Methodology).
+MULTI_NODE_EFFICIENCY = ((3200.0, 0.95), (400.0, 0.85))
+
+
+def filter_offers(offers: list[Offer], sc: Scenario) -> list[Offer]:
+    """The scenario's filters: its GPU (when one is chosen), billing and provider. Interactive serving leaves out
+    interruptible (spot) offers unless the user asks for spot: a reclaimed server drops live users."""
+    gid = get_gpu(sc.gpu).gpu if sc.gpu else None
+    out = []
+    for o in offers:
+        if gid and o.gpu != gid:
+            continue
+        if o.interruptible and sc.mode == "inference" and sc.serving == "interactive" and (sc.billing or "") != "spot":
+            continue
+        if sc.provider and o.provider.lower() != sc.provider.lower():
+            continue
+        if sc.billing:
+            want = sc.billing.lower()
+            if want == "serverless" and not o.is_serverless:
+                continue
+            if want == "reserved" and not o.billing_model.startswith("reserved"):
+                continue
+            if want not in ("serverless", "reserved") and o.billing_model != want:
+                continue
+        out.append(o)
+    return out
+
+
+# ---- the typed plan ------------------------------------------------------------------------------
+
+
+class WhyStep(BaseModel):
+    """One link of the why-chain: a label, its value, and how it follows from the ones before."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    value: str
+    detail: str = ""
+
+
+class Pick(BaseModel):
+    """One priced configuration. ``monthly_usd`` = GPUs paid for x price per GPU-hour x hours per month."""
+
+    gpu: str
+    weights_format: str
+    offer_id: str
+    provider: str
+    product: str
+    billing_model: str
+    gpus: int = Field(description="GPUs paid for (whole nodes where the offer rents whole nodes)")
+    nodes: int = Field(description="machines (or serverless workers at peak)")
+    tp: int
+    pp: int
+    layout: str = Field(description="e.g. '2 x H100-SXM, TP 2': one replica")
+    replicas: int
+    zero_stage: int | None = None
+    monthly_usd: float | None
+    run_cost_usd: float | None
+    price_per_gpu_hour_usd: float
+    ttft_s: float | None = Field(None, description="p95 under the traffic, else the static batch's")
+    tpot_s: float | None = None
+    error_band: str | None = Field(
+        None, description="how far to trust ttft_s and tpot_s: the calibration band of their regime"
+    )
+    wall_hours: float | None = None
+    requests_per_s_per_replica: float | None = None
+    output_cost_per_million_usd: float | None = None
+    input_cost_per_million_usd: float | None = None
+    fits: bool = True
+    meets_target: bool
+    misses: list[str]
+    why: list[str]
+    source: str
+    price_as_of: str | None
+    user_price: bool = Field(False, description="priced at the user's own rate (Your prices), not the catalog's")
+
+
+class ParetoPoint(BaseModel):
+    """A configuration no other beats on both cost and p95 TTFT."""
+
+    offer_id: str
+    gpu: str
+    layout: str
+    weights_format: str
+    monthly_usd: float
+    ttft_s: float
+    tpot_s: float | None
+    meets_target: bool
+
+
+class Plan(BaseModel):
+    model: str
+    mode: str
+    unit: str
+    picks: list[Pick] = Field(default_factory=list)
+    near_misses: list[Pick] = Field(default_factory=list)
+    rejected: list[dict] = Field(default_factory=list)
+    candidates: int = 0
+    why: list[WhyStep] = Field(default_factory=list, description="the top pick's why-chain")
+    pareto: list[ParetoPoint] = Field(default_factory=list)
+    message: str | None = Field(None, description="why nothing qualifies, when nothing does")
+    training_flops: float | None = None
+    training_tokens: float | None = None
+    mfu: float | None = None
+    tokens_note: str | None = None
+
+
+def _pick(c: Candidate | TrainingCandidate) -> Pick:
+    if isinstance(c, Candidate):
+        ev = c.ev
+        gpu, fmt, tp, pp, zero = ev.gpu.gpu, ev.weights_format, ev.tp, ev.pp, None
+        ttft, tpot, rps = ev.ttft_s, ev.tpot_s, ev.capacity
+    else:
+        gpu, fmt, tp, pp, zero, ttft, tpot, rps = c.gpu, c.weights_format, c.tp, c.pp, c.zero_stage, None, None, None
+    o = c.offer
+    return Pick(
+        gpu=gpu,
+        weights_format=fmt,
+        offer_id=o.offer_id,
+        provider=o.provider,
+        product=o.product,
+        billing_model=o.billing_model,
+        gpus=c.gpus,
+        nodes=c.nodes,
+        tp=tp,
+        pp=pp,
+        layout=layout_label(gpu, tp, pp),
+        replicas=c.replicas,
+        zero_stage=zero,
+        monthly_usd=c.monthly_usd,
+        run_cost_usd=c.run_cost_usd,
+        price_per_gpu_hour_usd=o.price_per_gpu_hour_usd,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        wall_hours=c.wall_hours,
+        requests_per_s_per_replica=rps,
+        output_cost_per_million_usd=c.output_cost_per_million_usd,
+        input_cost_per_million_usd=c.input_cost_per_million_usd,
+        meets_target=not c.misses,
+        misses=c.misses,
+        why=c.why,
+        source=o.source,
+        price_as_of=o.price_as_of,
+        user_price=o.user_price,
+    )
+
+
+# ---- training ------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainingCandidate:
+    gpu: str
+    weights_format: str
+    offer: Offer
+    gpus: int
+    nodes: int
+    tp: int
+    pp: int
+    zero_stage: int
+    run_cost_usd: float
+    wall_hours: float
+    gpu_hours: float
+    monthly_usd: float | None = None
+    replicas: int = 1
+    output_cost_per_million_usd: float | None = None
+    input_cost_per_million_usd: float | None = None
+    misses: list[str] = field(default_factory=list)
+    why: list[str] = field(default_factory=list)
+
+    @property
+    def rank_cost(self) -> float:
+        return self.run_cost_usd
+
+
+@dataclass
+class TrainingLayout:
+    tp: int
+    pp: int
+    gpus: int  # the smallest count that holds the job
+    zero_stage: int
+    note: str | None = None
+
+
+def training_layout(m: ModelArch, sc: Scenario, gpu: GPU) -> TrainingLayout | None:
+    """The smallest layout that holds the job at the chosen ZeRO stage, else at the lowest stage above it."""
+    for zero in range(sc.zero_stage, 4):
+        s = sc.model_copy(update={"zero_stage": zero})
+        req = memory_request(s)
+        cap = gpu.vram_usable_bytes * req.assumptions.memory_utilization
+        try:
+            if memory_budget(m, req).per_gpu_bytes <= cap:
+                lay = TrainingLayout(sc.tp, sc.pp, sc.gpus, zero)
+            else:
+                found = min_gpus(m, req, gpu)
+                lay = None if found is None else TrainingLayout(found.tp, found.pp, found.gpus, zero)
+        except ValueError:
+            lay = None
+        if lay is not None:
+            if zero != sc.zero_stage:
+                lay.note = f"ZeRO-{zero}: at ZeRO-{sc.zero_stage} the model states do not fit this GPU"
+            return lay
+    return None
+
+
+def training_tokens_of(sc: Scenario, m: ModelArch) -> tuple[float, str | None]:
+    if sc.training_tokens:
+        return sc.training_tokens, None
+    tokens = 20.0 * params_total(m)
+    return tokens, f"no training tokens given: {tokens:.3g} assumed (20 tokens per parameter, Chinchilla)"
+
+
+def _network_efficiency(o: Offer, gpus: int) -> tuple[float, str | None]:
+    if gpus <= o.machine_gpus:
+        return 1.0, None
+    for gbit, eff in MULTI_NODE_EFFICIENCY:
+        if (o.inter_node_gbit_s or 0) >= gbit:
+            return eff, (
+                f"across machines over {o.inter_node_network} {o.inter_node_gbit_s:,.0f} Gbit/s: MFU x {eff:.2f} "
+                "for gradient all-reduces"
+            )
+    return MULTI_NODE_EFFICIENCY[-1][1], None
+
+
+def training_candidates(
+    m: ModelArch, sc: Scenario, offers: list[Offer], pa: PerfAssumptions
+) -> tuple[list[TrainingCandidate], list[Rejection], dict]:
+    tokens, note = training_tokens_of(sc, m)
+    mfu = sc.mfu or DEFAULT_MFU
+    method = sc.method if sc.mode == "finetune" else "full"
+    attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
+    flops = training_flops(params_active(m), tokens, m.num_layers, sc.context_tokens, attn_width, method)
+    cands: list[TrainingCandidate] = []
+    rejected: list[Rejection] = []
+    by_gpu: dict[str, list[Offer]] = {}
+    for o in offers:
+        if not o.is_serverless:
+            by_gpu.setdefault(o.gpu, []).append(o)
+    for gid, gpu_offers in by_gpu.items():
+        gpu = get_gpu(gid)
+        lay = training_layout(m, sc, gpu)
+        if lay is None:
+            rejected.append(Rejection(gid, "model states + activations do not fit on any layout up to 4,096 GPUs"))
+            continue
+        peak = gpu.dense_peak_flops("bf16")[0]
+        step = lay.tp * lay.pp
+        for o in gpu_offers:
+            if problem := o.layout_problem(lay.tp, 1):  # tensor parallel inside one machine, over NVLink above 2
+                rejected.append(
+                    Rejection(gid, problem, sc.weights_format, o.offer_id, layout_label(gid, lay.tp, lay.pp))
+                )
+                continue
+            count = max(lay.gpus, sc.gpus)
+            if sc.deadline_hours:
+                need = math.ceil(gpu_hours(flops, peak, mfu) / sc.deadline_hours - 1e-9)
+                if need > o.machine_gpus:  # across machines the network costs some efficiency: a few more GPUs
+                    eff, _ = _network_efficiency(o, need)
+                    need = math.ceil(gpu_hours(flops, peak, mfu * eff) / sc.deadline_hours - 1e-9)
+                count = max(count, math.ceil(need / step) * step)
+            capped = None
+            if count > o.machine_gpus and not o.fast_network:
+                if lay.gpus > o.machine_gpus:
+                    net = o.inter_node_network if o.inter_node_network != "unknown" else "no stated network"
+                    rejected.append(
+                        Rejection(
+                            gid,
+                            f"needs {lay.gpus} GPUs across machines: a coupled job needs a fast RDMA network; this "
+                            f"offer has {net}",
+                            sc.weights_format,
+                            o.offer_id,
+                        )
+                    )
+                    continue
+                capped = count
+                count = o.machine_gpus // step * step  # one machine: the most it holds
+            eff, net_note = _network_efficiency(o, count)
+            gh = gpu_hours(flops, peak, mfu * eff)
+            wall = gh / count
+            misses = (
+                [f"{wall:,.0f} h > deadline {sc.deadline_hours:,.0f} h"]
+                if sc.deadline_hours and wall > sc.deadline_hours * 1.0001
+                else []
+            )
+            rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.spot_restart_overhead, sc.hours_per_month)
+            total = rc.run_cost_usd * (1 + sc.overhead_factor)
+            why = [
+                f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}), {gh:,.0f} GPU-hours at MFU "
+                f"{mfu * eff:.2f} of {peak / 1e12:,.0f} TFLOP/s dense BF16",
+                f"+{sc.overhead_factor:.0%} for failed runs and sweeps",
+                *rc.notes,
+            ]
+            why += [x for x in (lay.note, net_note) if x]
+            if capped:
+                why.append(
+                    f"kept to one machine ({count} GPUs, not {capped}): the offer has no stated fast network between "
+                    "machines"
+                )
+            cands.append(
+                TrainingCandidate(
+                    gid,
+                    sc.weights_format,
+                    o,
+                    count,
+                    rc.nodes,
+                    lay.tp,
+                    lay.pp,
+                    lay.zero_stage,
+                    total,
+                    wall,
+                    gh,
+                    misses=misses,
+                    why=why,
+                )  # fmt: skip
+            )
+    summary = {"training_flops": flops, "training_tokens": tokens, "mfu": mfu, "tokens_note": note}
+    return cands, rejected, summary
+
+
+# ---- the why-chain and the Pareto front ------------------------------------------------------------
+
+
+def _why_inference(sc: Scenario, c: Candidate) -> list[WhyStep]:
+    ev, o = c.ev, c.offer
+    steps = []
+    if sc.requests_per_day:
+        peak = sc.requests_per_day / 86_400 * sc.peak_to_average
+        steps += [
+            WhyStep(label="Requests per day", value=f"{sc.requests_per_day:,.0f}"),
+            WhyStep(
+                label="Peak requests per second",
+                value=f"{peak:,.2f}",
+                detail=f"{sc.requests_per_day:,.0f} / 86,400 s x {sc.peak_to_average:g} peak-to-average",
+            ),
+            WhyStep(
+                label="One replica's capacity",
+                value=f"{ev.capacity:,.2f} req/s",
+                detail=f"{ev.label}, {get_format(ev.weights_format).label}; continuous batching, within p95 TTFT and "
+                "mean TPOT targets",
+            ),
+            WhyStep(
+                label="Replicas",
+                value=f"{c.replicas:,}",
+                detail=f"ceil({peak:,.2f} / {ev.capacity:,.2f})",
+            ),
+        ]
+    else:
+        steps.append(
+            WhyStep(label="One replica", value=ev.label, detail="no traffic estimate: one replica, the static batch")
+        )
+    unit = f"whole {o.gpus_per_node:g}-GPU nodes" if o.gpus_per_node > 1 else "per GPU"
+    steps.append(
+        WhyStep(
+            label="GPUs and machines",
+            value=f"{c.gpus:,} GPUs on {c.nodes:,} machine(s)",
+            detail=f"{c.replicas} x {ev.replica_gpus} GPUs, rented {unit}",
+        )
+    )
+    if c.monthly_usd is not None and not o.is_serverless:
+        steps.append(
+            WhyStep(
+                label="Monthly cost",
+                value=f"{c.monthly_usd:,.0f} USD",
+                detail=f"{c.gpus:,} GPUs x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour x {sc.hours_per_month:g} h "
+                f"({o.provider}, {o.billing_model.replace('_', ' ')})",
+            )
+        )
+    elif c.monthly_usd is not None:
+        steps.append(WhyStep(label="Monthly cost", value=f"{c.monthly_usd:,.0f} USD", detail=c.why[-1]))
+    return steps
+
+
+def _why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
+    o = c.offer
+    return [
+        WhyStep(
+            label="Training compute",
+            value=f"{summary['training_flops']:.3g} FLOPs",
+            detail=f"{summary['training_tokens']:.3g} tokens x (6 x active parameters + attention)",
+        ),
+        WhyStep(label="GPU-hours", value=f"{c.gpu_hours:,.0f}", detail=c.why[0]),
+        WhyStep(
+            label="Wall time", value=f"{c.wall_hours:,.1f} h", detail=f"{c.gpu_hours:,.0f} GPU-hours / {c.gpus} GPUs"
+        ),
+        WhyStep(
+            label="Machines x price",
+            value=f"{c.nodes} x {o.price_per_node_hour_usd:,.2f} USD/h",
+            detail=f"{o.provider} {o.product}, billed in its increments",
+        ),
+        WhyStep(
+            label="Cost of the run",
+            value=f"{c.run_cost_usd:,.0f} USD",
+            detail=f"incl. +{sc.overhead_factor:.0%} for failed runs and sweeps",
+        ),
+    ]
+
+
+def pareto_front(cands: list[Candidate]) -> list[ParetoPoint]:
+    """Configurations that no other beats on both monthly cost and p95 TTFT (cheapest first)."""
+    pts = sorted(
+        (c for c in cands if c.monthly_usd is not None and math.isfinite(c.monthly_usd)),
+        key=lambda c: (c.monthly_usd, c.ev.ttft_s),
+    )
+    front, best = [], math.inf
+    for c in pts:
+        if c.ev.ttft_s < best - 1e-12:
+            best = c.ev.ttft_s
+            front.append(
+                ParetoPoint(
+                    offer_id=c.offer.offer_id,
+                    gpu=c.ev.gpu.gpu,
+                    layout=c.ev.label,
+                    weights_format=c.ev.weights_format,
+                    monthly_usd=c.monthly_usd,
+                    ttft_s=c.ev.ttft_s,
+                    tpot_s=c.ev.tpot_s,
+                    meets_target=not c.misses,
+                )
+            )
+    return front
+
+
+# ---- the recommendation ------------------------------------------------------------------------------
+
+
+def _best_layout_per_price(ranked: list) -> list:
+    """One layout per offer and price: where an offer's node is paid whole, TP 1 and TP 2 on a 2-GPU node cost the
+    same, and only the faster (first in ``ranked``) is worth showing."""
+    seen: set[tuple[str, float]] = set()
+    out = []
+    for c in ranked:
+        key = (c.offer.offer_id, round(c.rank_cost, 6))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _with_band(sc: Scenario, m: ModelArch, p: Pick) -> Pick:
+    """The pick with the error band of its latencies: serving under load where there is traffic, else the static
+    batch's regime (GPU generation x format)."""
+    if p.ttft_s is None:
+        return p
+    if sc.requests_per_day:
+        b = serving_bands(m.is_moe)
+        ttft, tpot = b["ttft_p95_s"], b["tpot_mean_s"]
+    else:
+        b = perf_bands(p.gpu, p.weights_format, m.is_moe, workload_for(sc).eager, 1 if sc.batch == "max" else sc.batch)
+        ttft, tpot = b["ttft_s"], b["tpot_s"]
+    p.error_band = f"TTFT {ttft.short}, TPOT {tpot.short}"
+    return p
+
+
+def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, top: int = 5) -> Plan:
+    """Rank every feasible candidate by cost; say why the top pick wins and what cheaper near misses miss. The
+    scenario's weights format is the only one searched unless ``explore_formats`` adds FP8 and INT4."""
+    m = sc.model()
+    pa = PerfAssumptions()
+    unit = "USD per month (always-on or serverless)" if sc.mode == "inference" else "USD per training run"
+    plan = Plan(model=m.name, mode=sc.mode, unit=unit)
+    offers = filter_offers(offers, sc)
+    if not offers:
+        plan.message = "No offers match the pricing filters (GPU, billing, provider): widen them in the sidebar."
+        return plan
+    summary: dict = {}
+    if sc.mode == "inference":
+        formats = [get_format(sc.weights_format).name]
+        if explore_formats:
+            formats += [f for f in ("fp8", "int4-g128") if f not in formats]
+        cands, rejected, evals = inference_candidates(m, sc, offers, formats, pa)
+        plan.pareto = pareto_front(cands)
+    else:
+        cands, rejected, summary = training_candidates(m, sc, offers, pa)
+        evals = []
+        for k, v in summary.items():
+            setattr(plan, k, v)
+
+    def order(c: Candidate | TrainingCandidate) -> tuple[float, float]:  # cost, then the faster first token
+        return c.rank_cost, c.ev.ttft_s if isinstance(c, Candidate) else 0.0
+
+    ok = _best_layout_per_price(sorted((c for c in cands if not c.misses), key=order))
+    missed = sorted((c for c in cands if c.misses), key=order)
+    if sc.mode != "inference" and not sc.gpu:  # any GPU: the cheapest per GPU type
+        seen: set[str] = set()
+        ok = [c for c in ok if not (c.gpu in seen or seen.add(c.gpu))]
+    picks = ok[:top]
+    best = picks[0].rank_cost if picks else math.inf
+    near = [c for c in missed if c.rank_cost < best][:top]
+    chosen = get_format(sc.weights_format).name
+    for i, c in enumerate(picks):
+        fmt = c.ev.weights_format if isinstance(c, Candidate) else c.weights_format
+        if fmt != chosen:
+            c.why.append(f"uses {get_format(fmt).label} weights: check quality before switching")
+        if i == 0 and len(ok) > 1:
+            c.why.append(
+                f"cheapest that fits and meets the target; next best {ok[1].offer.offer_id} "
+                f"costs {ok[1].rank_cost - c.rank_cost:,.0f} USD more"
+            )
+    plan.picks = [_with_band(sc, m, _pick(c)) for c in picks]
+    plan.near_misses = [_with_band(sc, m, _pick(c)) for c in near]
+    plan.rejected = [r.to_dict() for r in rejected]
+    plan.candidates = len(cands)
+    if picks:
+        top_c = picks[0]
+        plan.why = _why_inference(sc, top_c) if isinstance(top_c, Candidate) else _why_training(sc, top_c, summary)
+    elif sc.mode == "inference":
+        plan.message = binding_constraint(sc, evals, cands, rejected)
+    else:
+        plan.message = (
+            "No configuration fits and meets the deadline: "
+            + ("; ".join(sorted({x for c in missed for x in c.misses})[:2]) or "no offer can run it")
+            + ". Allow a later deadline, a higher ZeRO stage, or offers with a fast network between machines."
+        )
+    return plan
+
+
+def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) -> dict:
+    """Per offer: its best configuration (meets the targets if any does, the cheapest first): monthly always-on,
+    and per run (a day's requests as a batch job on the replicas, or an hour without traffic). ``fixed_layout``:
+    only the scenario's own layout (Compare prices exactly what it shows fitting)."""
+    m = sc.model()
+    offers = filter_offers(offers, sc)
+    rows = []
+    summary: dict = {}
+    if sc.mode == "inference":
+        cands, rejected, _ = inference_candidates(
+            m, sc, offers, [get_format(sc.weights_format).name], PerfAssumptions()
+        )
+        best: dict[str, Candidate] = {}
+        for c in sorted(cands, key=lambda c: (bool(c.misses), c.rank_cost)):
+            best.setdefault(c.offer.offer_id, c)
+        for c in best.values():
+            if c.offer.is_serverless:
+                continue  # serverless has no per-run cluster; it is in the serverless table
+            replica_gpus = c.ev.replica_gpus
+            if sc.requests_per_day and c.ev.capacity:
+                runtime = sc.requests_per_day / (c.ev.capacity * c.replicas)
+                gpus = replica_gpus * c.replicas
+            else:
+                runtime, gpus = SECONDS_PER_HOUR, replica_gpus
+            rc = run_cost(c.offer, gpus, runtime, sc.spot_restart_overhead, sc.hours_per_month)
+            rows.append(
+                {
+                    **_with_band(sc, m, _pick(c)).model_dump(),
+                    "run_cost_usd": rc.run_cost_usd,
+                    "run_hours": runtime / 3600,
+                    "run_description": "one day's requests as a batch job" if sc.requests_per_day else "one hour",
+                    "monthly_always_on_usd": c.monthly_usd,
+                    "notes": rc.notes,
+                }
+            )
+        summary["serverless"] = [
+            _with_band(sc, m, _pick(c)).model_dump() for c in best.values() if c.offer.is_serverless
+        ]
+    else:
+        cands, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
+        for c in cands:
+            rows.append(
+                {
+                    **_pick(c).model_dump(),
+                    "monthly_always_on_usd": monthly_always_on(c.offer, c.gpus, sc.hours_per_month),
+                    "gpu_hours": c.gpu_hours,
+                    "notes": c.why,
+                }
+            )
+    return {"offers": rows, "rejected": [r.to_dict() for r in rejected], **summary}

@@ -1,0 +1,179 @@
+"""Typed results of the api: what the app reads by attribute and the CLI writes as ``model_dump()`` JSON.
+
+Keys and their order are the CLI's stable JSON (README): a report flattens its main GPU's fields into the top level.
+Units live in the names: ``_bytes`` are bytes, ``_s`` seconds, ``_per_s`` per second.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
+from ..perf.bands import ErrorBand
+
+
+class _Report(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelSummary(_Report):
+    """The model as resolved (preset, Hugging Face config or a bare size) and its exact counts."""
+
+    model: str
+    model_source: str
+    approximate: bool = Field(description="architecture derived from a bare parameter count")
+    params_total: int
+    params_active: int
+    kv_cache_bytes_per_token: float = Field(description="whole model, all layers, in the scenario's KV format")
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    head_dim: int | None = Field(description="None for MLA (the latent replaces per-head K/V)")
+    mla: bool
+    moe_experts: int
+    max_context_tokens: int
+
+
+class Layout(_Report):
+    gpus: int
+    tp: int
+    pp: int
+    dp: int
+
+
+class GpuFit(_Report):
+    """One catalog GPU against the scenario's memory budget."""
+
+    gpu: str
+    label: str
+    selected: bool
+    vram_nominal_bytes: int
+    vram_usable_bytes: int
+    budget_bytes: int = Field(description="usable VRAM x memory utilization")
+    fits: bool = Field(description="the complete budget at the scenario's layout fits")
+    min_gpus: int | None = Field(description="GPUs of the smallest layout that fits; None: none up to 4,096")
+    min_layout: Layout | None
+    max_batch: int = Field(description="largest batch at the scenario's context and layout")
+    max_context: int = Field(description="longest context at the scenario's batch and layout")
+    kv_capacity_tokens: int | None = Field(description="inference only: tokens of KV cache that fit")
+
+
+class MemoryReport(ModelSummary):
+    """The memory budget of the scenario's layout by component, and fit / min GPUs / max batch per GPU."""
+
+    mode: str
+    method: str
+    weights_format: str
+    kv_format: str
+    engine: str
+    context_tokens: int
+    batch: int
+    layout: Layout
+    scope: str
+    weights_bytes_total: int
+    components: dict[str, int] = Field(description="per GPU, whole runtime")
+    provenance: dict[str, str] = Field(description="per component: 'exact: ...' or 'estimated: ...'")
+    offload: str
+    offloaded: dict[str, int] = Field(description="per GPU's share held in host RAM instead")
+    host_bytes_per_node: int
+    budgets: dict[str, int] = Field(description="per GPU by scope")
+    per_gpu_bytes: int
+    total_bytes: int
+    memory_utilization: float
+    notes: list[str]
+    gpus: list[GpuFit]
+
+    def gpu_fit(self, gpu: str) -> GpuFit:
+        return next(g for g in self.gpus if g.gpu == gpu)
+
+
+class PhaseReport(_Report):
+    """One phase (prefill or a decode step) on the roofline, per GPU of the replica."""
+
+    name: str
+    flops: float
+    bytes: float
+    weight_bytes: float
+    kv_bytes: float
+    time_s: float
+    compute_time_s: float
+    memory_time_s: float
+    overhead_time_s: float
+    comm_time_s: float
+    bound: Literal["compute", "memory", "overhead"]
+    intensity_flops_per_byte: float
+    achieved_flops_per_s: float
+    achieved_bytes_per_s: float
+    mfu: float
+    mbu: float
+
+
+class SweepPoint(_Report):
+    batch: int
+    intensity_flops_per_byte: float
+    achieved_flops_per_s: float
+    step_time_s: float
+    tokens_per_s: float
+    bound: str
+
+
+class GpuPerf(_Report):
+    """Predicted speed of the scenario on one GPU type, at the scenario's layout or the smallest that fits."""
+
+    gpu: str
+    gpu_count: int
+    tp: int
+    pp: int
+    math_format: str
+    math_note: str | None
+    peak_flops_per_s: float
+    bandwidth_bytes_per_s: float
+    ridge_flops_per_byte: float
+    batch: int
+    prompt_tokens: int
+    output_tokens: int
+    prefill: PhaseReport
+    decode: PhaseReport
+    ttft_s: float
+    tpot_s: float = Field(description="mean decode step, exclusive of the first token")
+    tpot_inclusive_s: float
+    e2e_request_s: float
+    decode_tokens_per_s_per_sequence: float
+    decode_tokens_per_s: float
+    output_tokens_per_s: float = Field(description="end to end, static batch")
+    prefill_tokens_per_s: float
+    compute_bound_batch: int | None
+    moe_note: str | None
+    notes: list[str]
+    error_band: dict[str, ErrorBand] = Field(description="per predicted quantity: its regime's calibration band")
+    provenance: dict[str, str]
+    fits: Literal[True] = True
+    max_batch: int
+    output_tokens_per_s_at_max_batch: float | None
+    decode_tokens_per_s_at_max_batch: float | None
+    roofs: dict[str, float] = Field(description="dense peak FLOP/s per math format the GPU runs natively")
+    sweep: list[SweepPoint]
+
+
+class NoFit(_Report):
+    """The model fits no layout of this GPU type: no speed to predict."""
+
+    gpu: str
+    fits: Literal[False] = False
+    notes: list[str]
+
+
+class PerfReport(ModelSummary):
+    """The scenario's GPU (``main``, flattened into the top level of the JSON) and every GPU asked for."""
+
+    main: GpuPerf | NoFit
+    gpus: list[GpuPerf | NoFit]
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler):
+        d = handler(self)
+        main = d.pop("main")
+        gpus = d.pop("gpus")
+        return {**d, **main, "gpus": gpus}

@@ -1,0 +1,20 @@
+"""The question's vocabulary: the kinds of job, method and setting a scenario names, and the limits beyond reason."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Mode = Literal["inference", "training", "finetune"]
+Method = Literal["full", "lora", "qlora"]
+Accounting = Literal["zero", "hf"]
+Optimizer = Literal["adamw", "adam8bit", "sgd"]
+Recompute = Literal["none", "selective", "full"]
+Offload = Literal["none", "optimizer", "optimizer+params"]
+LoraTargets = Literal["attention", "all-linear"]
+
+MAX_CONTEXT_TOKENS = 10_000_000  # "beyond reason": no model in 2026 serves more
+MAX_BATCH = 1_000_000
+MAX_GPUS = 100_000
+
+
+Billing = Literal["on_demand", "spot", "reserved", "serverless"]

@@ -1,0 +1,174 @@
+"""The performance model: hand-computed roofline numbers, properties, calibration regression."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuplan_core import api
+from gpuplan_core.hardware.catalog import get_gpu, load_gpus
+from gpuplan_core.memory.budget import MemoryRequest
+from gpuplan_core.memory.fit import max_batch
+from gpuplan_core.model.arch import model_from_param_count
+from gpuplan_core.model.presets import get_preset
+from gpuplan_core.perf.roofline import (
+    PerfAssumptions,
+    Workload,
+    decode_phase,
+    expected_experts_touched,
+    predict,
+    prefill_phase,
+)
+from gpuplan_core.report.results import NoFit
+
+PA = PerfAssumptions()
+L8 = get_preset("Llama-3.1-8B")
+M7 = model_from_param_count(7_000_000_000)
+
+
+def test_decode_batch1_reads_every_bf16_weight_but_gathers_the_embedding_rows():
+    p = decode_phase(L8, get_gpu("H100"), Workload(), 1, 1024, PA)
+    # 8,030,261,248 parameters x 2 bytes, less the 128,256 x 4,096 input embedding table (6.5% of the bytes),
+    # plus the one row the step gathers; the untied lm_head is read in full
+    assert p.weight_bytes == (8_030_261_248 - 128_256 * 4096) * 2 + 4096 * 2
+    assert 1 - p.weight_bytes / (2 * 8_030_261_248) == pytest.approx(0.0654, abs=5e-4)
+    # KV read: 1,024 tokens x 131,072 B, plus the new token's KV written
+    assert p.kv_bytes == 131_072 * 1024 + 131_072
+
+
+def test_ridge_point_h100_bf16():
+    r = predict(L8, get_gpu("H100"), Workload(), 1, 128, 16, PA)
+    assert r.ridge_flops_per_byte == pytest.approx(989e12 / 3.35e12)
+    assert round(r.ridge_flops_per_byte, 1) == 295.2
+
+
+@pytest.mark.parametrize("gpu", [g.gpu for g in load_gpus()])
+def test_7b_decode_batch1_memory_bound_everywhere(gpu):
+    p = decode_phase(M7, get_gpu(gpu), Workload(), 1, 2048, PA)
+    assert p.bound == "memory"
+    assert p.intensity_flops_per_byte < get_gpu(gpu).bf16_dense_tflops * 1e12 / get_gpu(gpu).bandwidth_bytes_per_s
+
+
+def test_7b_prefill_2048_compute_bound_on_h100():
+    p = prefill_phase(M7, get_gpu("H100"), Workload(), 1, 2048, PA)
+    assert p.bound == "compute"
+    assert p.intensity_flops_per_byte > 295.2
+
+
+def test_prefill_flops_by_hand():
+    """2 x matmul params x tokens (lm_head once per prompt) + causal attention 4 x a x d x L x S(S+1)/2."""
+    s = 1000
+    p = prefill_phase(L8, get_gpu("H100"), Workload(), 1, s, PA)
+    v_h = 128_256 * 4096
+    body = 8_030_261_248 - 2 * v_h  # less the input embedding and the lm_head
+    expected = 2 * body * s + 2 * v_h + 4 * 32 * 128 * 32 * s * (s + 1) / 2
+    assert p.flops == pytest.approx(expected)
+
+
+def test_dense_peaks_only_and_fp8_fallback():
+    a100 = get_gpu("A100")
+    r = predict(L8, a100, Workload(weights_format="fp8"), 1, 512, 16, PA)
+    assert r.math_format == "bf16" and "no FP8" in r.math_note
+    assert r.peak_flops_per_s == 312e12  # dense; the sparse 624 is never used
+    h = predict(L8, get_gpu("H100"), Workload(weights_format="fp8"), 1, 512, 16, PA)
+    assert h.peak_flops_per_s == 1979e12 and h.math_note is None
+
+
+def test_moe_expert_reads_depend_on_batch():
+    mix = get_preset("Mixtral-8x7B-v0.1")
+    assert expected_experts_touched(mix, 1) == pytest.approx(2)
+    assert expected_experts_touched(mix, 256) == pytest.approx(8, abs=1e-6)
+    one = decode_phase(mix, get_gpu("H100"), Workload(tp=2), 1, 512, PA)
+    many = decode_phase(mix, get_gpu("H100"), Workload(tp=2), 64, 512, PA)
+    assert one.weight_bytes < many.weight_bytes
+    # all 8 experts touched at batch 64: every weight but the 32,000 x 4,096 input embedding table (64 rows
+    # gathered), in bf16, split over tp 2
+    assert many.weight_bytes == pytest.approx((46_702_792_704 - 32_000 * 4096 + 64 * 4096) * 2 / 2, rel=1e-6)
+
+
+def test_levers_change_the_numbers():
+    h100 = get_gpu("H100")
+    base = predict(L8, h100, Workload(), 8, 8192, 256, PA)
+    cached = predict(L8, h100, Workload(prefix_cache_fraction=0.75), 8, 8192, 256, PA)
+    assert cached.ttft_s < base.ttft_s
+    fp8kv = predict(L8, h100, Workload(kv_format="fp8"), 8, 8192, 256, PA)
+    assert fp8kv.tpot_s < base.tpot_s
+    fp8w = predict(L8, h100, Workload(weights_format="fp8"), 8, 8192, 256, PA)
+    assert fp8w.tpot_s < base.tpot_s
+    draft = model_from_param_count(1_000_000_000)
+    good = predict(L8, h100, Workload(spec_draft=draft, spec_tokens=4, spec_acceptance=0.8), 1, 1024, 256, PA)
+    bad = predict(L8, h100, Workload(spec_draft=draft, spec_tokens=4, spec_acceptance=0.0), 1, 1024, 256, PA)
+    plain = predict(L8, h100, Workload(), 1, 1024, 256, PA)
+    assert good.tpot_s < plain.tpot_s < bad.tpot_s
+
+
+def test_tpot_inclusive_definition():
+    r = predict(L8, get_gpu("H100"), Workload(), 4, 1024, 100, PA)
+    assert r.tpot_inclusive_s == pytest.approx((r.ttft_s + 99 * r.tpot_s) / 100)
+    assert r.output_tokens_per_s == pytest.approx(4 * 100 / r.e2e_request_s)
+
+
+def test_tensor_parallel_all_reduce_is_charged():
+    h100 = get_gpu("H100")
+    r1 = decode_phase(L8, h100, Workload(tp=1), 1, 1024, PA)
+    r2 = decode_phase(L8, h100, Workload(tp=2), 1, 1024, PA)
+    assert r1.comm_time_s == 0
+    assert r2.comm_time_s >= 2 * 32 * PA.allreduce_latency_s
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(100, 10_000), st.floats(1.01, 4), st.integers(1, 256), st.integers(1, 32768))
+def test_more_bandwidth_never_slows_decode(bw, factor, batch, ctx):
+    g = get_gpu("H100").model_copy(update={"bandwidth_gb_s": bw})
+    g2 = g.model_copy(update={"bandwidth_gb_s": bw * factor})
+    assert (
+        decode_phase(L8, g2, Workload(), batch, ctx, PA).time_s
+        <= decode_phase(L8, g, Workload(), batch, ctx, PA).time_s
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from([g.gpu for g in load_gpus()]), st.sampled_from([512, 2048, 8192]))
+def test_more_batch_never_lowers_throughput_until_memory_runs_out(gpu, ctx):
+    g = get_gpu(gpu)
+    mb = max_batch(L8, MemoryRequest(context_tokens=ctx), g)
+    prev = 0.0
+    b = 1
+    while b <= mb:
+        tput = b / decode_phase(L8, g, Workload(), b, ctx, PA).time_s
+        assert tput >= prev
+        prev, b = tput, b * 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["Llama-3.1-70B", "Mixtral-8x7B-v0.1", "DeepSeek-V3"]), st.sampled_from([1, 2, 4, 8]))
+def test_tp_never_increases_per_gpu_weight_bytes(name, tp):
+    m = get_preset(name)
+    one = decode_phase(m, get_gpu("H100"), Workload(tp=1), 4, 1024, PA).weight_bytes
+    more = decode_phase(m, get_gpu("H100"), Workload(tp=tp), 4, 1024, PA).weight_bytes
+    assert more <= one
+
+
+def test_perf_report_keys_and_max_batch():
+    r = api.perf_report(
+        {"preset": "Llama-3.1-8B", "gpu": "H100", "input_tokens": 1024, "output_tokens": 128, "batch": "max"}
+    )
+    for k in (
+        "ttft_s",
+        "tpot_s",
+        "decode_tokens_per_s_per_sequence",
+        "output_tokens_per_s",
+        "batch",
+        "max_batch",
+        "compute_bound_batch",
+        "prefill",
+        "decode",
+    ):
+        assert k in r.model_dump()  # the CLI's JSON keys
+    p = r.main
+    assert p.fits and p.batch == p.max_batch > 1
+    assert p.prefill.bound in ("compute", "memory", "overhead")
+    assert set(r.model_dump()["prefill"]) >= {"flops", "bytes", "intensity_flops_per_byte", "bound"}
+    # a model no layout of 4,096 T4s holds (50T parameters x 2 bytes = 100 TB): a distinct "does not fit" result
+    none = api.perf_report({"params": 50_000_000_000_000, "gpu": "T4"}, gpus=["T4"])
+    assert isinstance(none.main, NoFit) and not none.main.fits and "does not fit" in none.main.notes[0]
+    assert none.model_dump()["fits"] is False and "ttft_s" not in none.model_dump()
