@@ -12,10 +12,10 @@ explore = bool(widgets.page_value("alt_formats")) and inference
 
 plan = None
 with page.guard("Recommendation"):
-    mem = cached.memory_report(key)
+    ans = cached.answer(sc)
     views = cached.plan_views(key, cached.pricing_key(), explore, not inference)
-    plan = views["plan"]
-    page.answer(plan_answer(plan, mem, sc))
+    plan = ans.plan
+    page.answer(plan_answer(ans, sc))
 
 if plan is not None:
     if not page.meeting():
@@ -24,22 +24,23 @@ if plan is not None:
             widgets.page_input("alt_formats")
         if line := cached.prices_in_use():
             st.caption(fmt.md_escape(line))
-        if inference and (sc.ttft_target_s or sc.tpot_target_s):
+        if ans.checks:
             st.caption(
-                f"Targets: p95 time to first token {fmt.ms(sc.ttft_target_s)} and mean time per output token "
-                f"{fmt.ms(sc.tpot_target_s)}"
+                "Targets: "
+                + "; ".join(c.text() for c in ans.checks)
                 + (" under your traffic, with continuous batching" if sc.requests_per_day else " for one request")
-                + " (set them under Traffic and latency targets)."
+                + " (set them under "
+                + ("Traffic and latency targets)." if inference else "Training).")
             )
-    if plan.picks:
-        top = plan.picks[0]
-        if plan.why:
+    if ans.pick is not None:
+        top = ans.pick
+        if ans.why:
             st.markdown("**Why this many GPUs, and this cost**")
             st.markdown(
                 "\n".join(
                     f"{n}. **{fmt.md_escape(w.label)}: {fmt.md_escape(w.value)}**"
                     + (f" ({fmt.md_escape(w.detail)})" if w.detail else "")
-                    for n, w in enumerate(plan.why, 1)
+                    for n, w in enumerate(ans.why, 1)
                 )
             )
         if views["pareto"] is not None:
@@ -53,14 +54,14 @@ if plan is not None:
                 )
             st.markdown(f"**The {len(plan.picks)} cheapest of {plan.candidates} configurations** ({plan.unit})")
             page.table(views["picks"], "picks", "gpuplan-recommendation.csv")
-            if plan.near_misses:
+            if ans.near_misses:
                 st.markdown("**Cheaper, but they miss the target**")
                 st.markdown(
                     "\n".join(
                         f"- {p.offer_id} ({p.layout}, {p.weights_format}, "
                         f"{fmt.usd(p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd)}): "
                         + "; ".join(p.misses)
-                        for p in plan.near_misses
+                        for p in ans.near_misses
                     )
                 )
             if inference:

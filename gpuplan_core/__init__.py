@@ -45,6 +45,7 @@ from .memory.budget import Assumptions
 from .model.formats import FORMATS
 from .perf.roofline import PerfAssumptions
 from .perf.serving import DEFAULT_GPU
+from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
 from .plan.recommend import MULTI_NODE_EFFICIENCY
 from .pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
@@ -66,14 +67,13 @@ from .report.answers import (
     METHODOLOGY_ANSWER,
     Answer,
     Headline,
-    Side,
-    compare,
     cost_answer,
     data_answer,
     memory_answer,
     perf_answer,
     plan_answer,
 )
+from .report.compare import CompareReport, Side, compare
 from .report.results import GpuPerf, MemoryReport, PerfReport
 from .scenario.scenario import Scenario
 

@@ -16,6 +16,7 @@ from .memory.request import memory_request
 from .model.arch import kv_bytes_per_token, params_active, params_total
 from .model.formats import get_format
 from .perf.workload import workload_for
+from .report.compare import CompareReport, Side, compare
 from .report.results import GpuFit, GpuPerf, Layout, MemoryReport, NoFit, PerfReport
 from .scenario.scenario import Scenario
 
@@ -269,6 +270,19 @@ def plan_report(
     return recommend(sc, offers, explore_formats=explore_formats)
 
 
+def answer_report(
+    s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, explore_formats: bool = False
+):
+    """The one answer to the scenario (plan/answer.py): the pick, its cost, memory at its layout, its targets and
+    the alternatives. Every page headlines it; ``plan --json`` is its ``to_json()``."""
+    from .plan.answer import answer
+
+    sc = scenario_of(s)
+    if offers is None:
+        offers = _offers(pricing_path).offers
+    return answer(sc, offers, explore_formats=explore_formats)
+
+
 # ---- serving under traffic ------------------------------------------------------------------------
 
 
@@ -348,3 +362,60 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
     }
     _add_serving_bands(out, r.m.is_moe)
     return out
+
+
+# ---- compare A vs B ---------------------------------------------------------------------------------
+
+
+def compare_side(sc: Scenario, offers) -> Side:
+    """What Compare shows of one scenario on its GPU: what it runs on, memory and fit, and only where it fits,
+    speed and price (priced at the layout that fits)."""
+    from .hardware.catalog import get_gpu
+    from .model.formats import get_format
+
+    gpu = get_gpu(sc.gpu or DEFAULT_GPU)
+    sc = sc if sc.gpu else sc.model_copy(update={"gpu": gpu.gpu})
+    mem = memory_report(sc)
+    g = mem.gpu_fit(gpu.gpu)
+    settings = {"GPUs": f"{sc.gpus:,} x {g.label}", "Weights": f"{get_format(sc.weights_format).label} weights"}
+    if sc.mode == "inference":
+        settings |= {"KV cache": f"{get_format(sc.kv_format).label} KV cache", "Batch": f"batch {sc.batch}"}
+    else:
+        settings["Batch"] = f"micro-batch {sc.batch}"
+    label = ", ".join(settings.values())
+    out = Side(label=label, settings=settings, fits=g.fits, per_gpu_bytes=mem.per_gpu_bytes)
+    if not g.fits:
+        out.needs = f"{g.min_gpus:,} x {g.label}" if g.min_gpus else "more GPUs than any layout up to 4,096"
+        return out
+    if sc.mode == "inference":
+        p = perf_report(sc, gpus=[gpu.gpu]).gpus[0]
+        if p.fits:
+            out.ttft_s, out.tpot_s = p.ttft_s, p.tpot_s
+    rows = [r for r in cost_report(sc, offers=offers, fixed_layout=True)["offers"] if r["gpu"] == gpu.gpu]
+    if rows and sc.mode == "inference":
+        best = min(rows, key=lambda r: r["monthly_always_on_usd"])
+        out.monthly_usd, out.per_million_usd = best["monthly_always_on_usd"], best["output_cost_per_million_usd"]
+    elif rows:
+        out.run_usd = min(r["run_cost_usd"] for r in rows)
+    return out
+
+
+def compare_report(a: Scenario, b: Scenario, offers, b_count_from_a: bool = True) -> CompareReport:
+    """A against B. B's GPU count follows A's only while it fits: when B runs on another GPU at A's count and does
+    not fit there, B takes the fewest GPUs of its type that hold it (and says so)."""
+    from .hardware.catalog import get_gpu
+
+    a = a if a.gpu else a.model_copy(update={"gpu": DEFAULT_GPU})
+    b = b if b.gpu else b.model_copy(update={"gpu": a.gpu})
+    notes: list[str] = []
+    if b_count_from_a and b.gpu != a.gpu:
+        g = memory_report(b).gpu_fit(get_gpu(b.gpu).gpu)
+        if not g.fits and g.min_layout is not None:
+            lay = g.min_layout
+            notes.append(
+                f"B: {b.gpus:,} x {g.label} (A's count) does not hold it; B uses {lay.gpus:,} x {g.label}, the fewest "
+                "that do."
+            )
+            b = b.model_copy(update={"gpus": lay.gpus, "tp": lay.tp, "pp": lay.pp})
+    sa, sb = compare_side(a, offers), compare_side(b, offers)
+    return CompareReport(a=sa, b=sb, comparison=compare(sa, sb), notes=notes)

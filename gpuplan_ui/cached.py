@@ -15,10 +15,12 @@ import pyarrow as pa
 import streamlit as st
 
 from gpuplan_core import (
+    CompareReport,
     MemoryReport,
     Offer,
     PerfReport,
     Scenario,
+    ScenarioAnswer,
     api,
     apply_price_overrides,
     load_gpus,
@@ -28,7 +30,7 @@ from gpuplan_core import (
     parse_price_overrides,
 )
 
-from . import figures, state, tables
+from . import figures, state, tables, widgets
 
 
 def _sc(sc_json: str) -> Scenario:
@@ -53,6 +55,19 @@ def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> d
 @st.cache_resource(max_entries=128, show_spinner=False)
 def plan_report(sc_json: str, pricing_key: str, explore_formats: bool = False):
     return api.plan_report(_sc(sc_json), offers=_offers(pricing_key), explore_formats=explore_formats)
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def answer_at(sc_json: str, pricing_key: str, explore_formats: bool) -> ScenarioAnswer:
+    """The one answer for a scenario, prices and format choice given (the report, built outside the page run)."""
+    return api.answer_report(_sc(sc_json), offers=_offers(pricing_key), explore_formats=explore_formats)
+
+
+def answer(sc: Scenario) -> ScenarioAnswer:
+    """The one answer to this run's scenario (every page headlines it): computed once per scenario, prices and the
+    Overview's "also consider FP8 and INT4" choice (a page input, in the link on every page)."""
+    explore = bool(widgets.page_value("alt_formats")) and sc.mode == "inference"
+    return answer_at(sc.model_dump_json(), pricing_key(), explore)
 
 
 @st.cache_resource(show_spinner=False)
@@ -205,6 +220,11 @@ def lifetime_figure(training_usd: float, monthly_usd: float, months: int, title:
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
+@st.cache_resource(max_entries=128, show_spinner=False)
+def compare_report(a_json: str, b_json: str, pricing_key: str, b_count_from_a: bool) -> CompareReport:
+    return api.compare_report(_sc(a_json), _sc(b_json), _offers(pricing_key), b_count_from_a)
+
+
 def compare_figure(a_json: str, b_json: str):
     from gpuplan_core import Side
 

@@ -91,9 +91,10 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     key = sc.model_dump_json()
     inference = sc.mode == "inference"
     mem = cached.memory_report(key)
+    ans = cached.answer_at(key, pkey, explore and inference)
     views = cached.plan_views(key, pkey, explore, not inference)
-    plan = views["plan"]
-    answers = [("Recommendation", plan_answer(plan, mem, sc)), ("Memory", memory_answer(mem, sc))]
+    plan = ans.plan
+    answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
     figs = [f for f in (views["pareto"], cached.memory_views(key)["figure"]) if f is not None]
     gpu = sc.gpu or "H100-SXM"
     if inference:

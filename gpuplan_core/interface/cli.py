@@ -132,17 +132,18 @@ def main(argv: list[str] | None = None) -> int:
                 "memory": api.memory_report,
                 "perf": lambda s: api.perf_report(s),
                 "cost": lambda s: api.cost_report(s, pricing_path=pricing),
-                "plan": lambda s: api.plan_report(s, pricing_path=pricing, explore_formats=args.explore_formats),
+                "plan": lambda s: api.answer_report(s, pricing_path=pricing, explore_formats=args.explore_formats),
                 "serve": lambda s: api.serve_report(s, args.concurrency, args.request_rate),
             }
             result = handlers[args.command](scenario)
-            text = cli_text.format_report(args.command, result)
+            text = cli_text.format_report(args.command, result)  # plan: the one answer (ScenarioAnswer)
     except (ValueError, ValidationError) as exc:
         print(f"error: {describe(exc)}", file=sys.stderr)
         return 2
     try:
         if getattr(args, "json", False):
-            data = result.model_dump() if hasattr(result, "model_dump") else result
+            data = result.to_json() if hasattr(result, "to_json") else result
+            data = data.model_dump() if hasattr(data, "model_dump") else data
             print(json.dumps(data, indent=2, sort_keys=False))
         else:
             print(text)

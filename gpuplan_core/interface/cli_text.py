@@ -155,8 +155,16 @@ def _format_cost(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _format_plan(plan) -> str:
+def _format_plan(ans) -> str:
+    """The one answer (plan/answer.py): its pick first, then the ranked plan behind it."""
+    plan = ans.plan
     lines = [f"{plan.model} ({plan.mode}), {plan.candidates} candidates; cost in {plan.unit}"]
+    if ans.pick is not None:
+        lines.append(
+            f"answer: {ans.pick.offer_id} ({ans.pick.layout}, {ans.pick.replicas} replica(s)) "
+            f"{ans.cost_usd:,.0f} USD per {ans.cost_per}; memory per GPU {_gb(ans.memory_per_gpu_bytes)} at "
+            f"{ans.memory_layout}" + "".join(f"; {c.text()}" for c in ans.checks)
+        )
     if plan.message:
         lines.append(plan.message)
     for i, p in enumerate(plan.picks, 1):

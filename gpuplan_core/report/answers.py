@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..common.text import count, gb, ms, pct, rate, usd
+from ..plan.answer import ScenarioAnswer
 from ..scenario.scenario import Scenario
 from .results import GpuPerf, MemoryReport, NoFit
 
@@ -183,26 +184,30 @@ def cost_answer(cost: dict[str, Any], sc: Scenario) -> Answer:
     return Answer(sentence=sentence, headlines=heads, tone="good")
 
 
-def plan_answer(plan, mem: MemoryReport, sc: Scenario) -> Answer:
-    """The recommendation in a sentence: what to rent, how many, what it costs, and why it qualifies."""
-    if not plan.picks:
-        return Answer(sentence=plan.message or "No configuration fits and meets the targets.", tone="warn")
-    top = plan.picks[0]
-    cost = top.monthly_usd if top.monthly_usd is not None else top.run_cost_usd
-    per = "a month" if top.monthly_usd is not None else "for the run"
+def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
+    """The recommendation in a sentence: what to rent, how many, what it costs, and why it qualifies. Every number
+    is the one answer's (plan/answer.py): the pick, its cost, its targets, memory per GPU at its layout."""
+    top = ans.pick
+    if top is None:
+        return Answer(sentence=ans.message or "No configuration fits and meets the targets.", tone="warn")
+    per = "a month" if ans.cost_per == "month" else "for the run"
     what = gpus_text(top.gpu, top.tp * top.pp * top.replicas, top.nodes, top.replicas)
     mine = " at your price" if top.user_price else ""
     if sc.mode != "inference":
         why = f", done in {top.wall_hours:,.0f} hours" if top.wall_hours else ""
-    elif sc.requests_per_day:
+    elif sc.requests_per_day and ans.checks:
         why = f": it serves {sc.requests_per_day:,.0f} requests a day within your latency targets"
-    elif sc.ttft_target_s or sc.tpot_target_s:
+    elif sc.requests_per_day:
+        why = f": it serves {sc.requests_per_day:,.0f} requests a day"
+    elif ans.checks:
         why = ": the cheapest that fits and meets your latency targets"
     else:
         why = ": the cheapest that fits"
-    sentence = f"Rent {what} from {top.provider}{mine} for {usd(cost)} {per}{why}."
-    heads = [Headline(label="Cost " + ("per month" if top.monthly_usd is not None else "of the run"), value=usd(cost))]
-    heads.append(Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes} machine(s)"))
+    sentence = f"Rent {what} from {top.provider}{mine} for {usd(ans.cost_usd)} {per}{why}."
+    heads = [
+        Headline(label="Cost " + ("per month" if ans.cost_per == "month" else "of the run"), value=usd(ans.cost_usd))
+    ]
+    heads.append(Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine(s)"))
     if top.ttft_s is not None:
         heads.append(
             Headline(
@@ -213,104 +218,14 @@ def plan_answer(plan, mem: MemoryReport, sc: Scenario) -> Answer:
         )
     elif top.wall_hours is not None:
         heads.append(Headline(label="Wall-clock time", value=f"{top.wall_hours:,.0f} h"))
-    heads.append(Headline(label="Memory per GPU", value=gb(mem.per_gpu_bytes), help="at the scenario's layout"))
-    return Answer(sentence=sentence, headlines=heads, tone="good")
-
-
-# ---- Compare ------------------------------------------------------------------------------------------------
-
-
-class Side(BaseModel):
-    """One scenario of a comparison: what it needs and, when it fits, what it does and costs."""
-
-    label: str
-    fits: bool
-    per_gpu_bytes: float
-    ttft_s: float | None = None
-    tpot_s: float | None = None
-    monthly_usd: float | None = None
-    per_million_usd: float | None = None
-    run_usd: float | None = None
-    needs: str | None = Field(None, description="when it does not fit: what it would take")
-
-
-class Difference(BaseModel):
-    metric: str
-    a: str
-    b: str
-    change: str  # "B - A" with its unit, or "n/a"
-    change_pct: str
-
-
-class Comparison(BaseModel):
-    verdict: str
-    rows: list[Difference]
-    identical: bool
-
-
-def _diff(metric: str, a: float | None, b: float | None, show) -> Difference:
-    if a is None or b is None:
-        return Difference(
-            metric=metric,
-            a=show(a) if a is not None else "n/a",
-            b=show(b) if b is not None else "n/a",
-            change="n/a",
-            change_pct="n/a",
+    heads.append(
+        Headline(
+            label="Memory per GPU",
+            value=gb(ans.memory_per_gpu_bytes),
+            help=f"What each GPU holds at the recommended layout ({ans.memory_layout}), GB = 10^9 B",
         )
-    d = b - a
-    sign = "+" if d > 0 else "-" if d < 0 else ""
-    return Difference(
-        metric=metric,
-        a=show(a),
-        b=show(b),
-        change=sign + show(abs(d)) if d else "0",
-        change_pct=f"{d / a:+.0%}" if a else "n/a",
     )
-
-
-def compare(a: Side, b: Side) -> Comparison:
-    """Differences B - A (absolute and %) and a one-line verdict; a side that does not fit shows no price."""
-    rows = [
-        _diff("Memory per GPU", a.per_gpu_bytes, b.per_gpu_bytes, gb),
-        Difference(
-            metric="Fits",
-            a="yes" if a.fits else "no",
-            b="yes" if b.fits else "no",
-            change="same" if a.fits == b.fits else "differs",
-            change_pct="n/a",
-        ),
-        _diff("Time to first token", a.ttft_s, b.ttft_s, ms),
-        _diff("Time per output token", a.tpot_s, b.tpot_s, ms),
-        _diff("Cost per month", a.monthly_usd, b.monthly_usd, usd),
-        _diff("Cost per 1M output tokens", a.per_million_usd, b.per_million_usd, usd),
-        _diff("Cost of the training run", a.run_usd, b.run_usd, usd),
-    ]
-    rows = [r for r in rows if not (r.a == "n/a" and r.b == "n/a")]
-    same = all(r.change in ("0", "same", "n/a") for r in rows) and a.fits == b.fits
-    if same:
-        return Comparison(verdict="A and B are identical: every number is the same.", rows=rows, identical=True)
-    parts = []
-    for x, y, per in ((a.monthly_usd, b.monthly_usd, "per month"), (a.run_usd, b.run_usd, "per run")):
-        if x and y and x != y:
-            r = y / x - 1
-            parts.append(f"B is {abs(r):.0%} {'cheaper' if r < 0 else 'more expensive'} {per}")
-    if a.tpot_s and b.tpot_s and abs(b.tpot_s / a.tpot_s - 1) >= 0.005:
-        x = a.tpot_s / b.tpot_s
-        parts.append(f"{x:.1f}x faster per token" if x > 1 else f"{1 / x:.1f}x slower per token")
-    if not parts and a.per_gpu_bytes != b.per_gpu_bytes:
-        r = b.per_gpu_bytes / a.per_gpu_bytes - 1
-        parts.append(f"B needs {abs(r):.0%} {'less' if r < 0 else 'more'} memory per GPU")
-    fits = (
-        "both fit"
-        if a.fits and b.fits
-        else "neither fits"
-        if not (a.fits or b.fits)
-        else f"only {'A' if a.fits else 'B'} fits ({'B' if a.fits else 'A'} needs {(b if a.fits else a).needs})"
-    )
-    first = " and ".join(parts) if parts else "A and B differ only in settings that do not change these numbers"
-    if parts and not first.startswith("B"):
-        first = "B is " + first
-    return Comparison(verdict=f"{first}; {fits}.", rows=rows, identical=False)
+    return Answer(sentence=sentence, headlines=heads, tone="good")
 
 
 def data_answer(n_gpus: int, offers: list[Any], stale_after_days: int) -> Answer:

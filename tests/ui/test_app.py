@@ -429,7 +429,9 @@ def test_compare_b_as_a_copy_is_identical_and_a_change_gets_a_verdict():
     at = run_page(COMPARE, {"gpu": "H100 SXM", "b_gpu": "H200"})
     verdict = at.success[0].value
     assert re.match(
-        r"B is \d+% (cheaper|more expensive) per month and [\d.]+x (faster|slower) per token; both fit\.", verdict
+        r"B runs 1 x H200 instead of 1 x H100 SXM; B is \d+% (cheaper|more expensive) per month and [\d.]+x "
+        r"(faster|slower) per token; both fit\.",
+        verdict,
     )
 
 

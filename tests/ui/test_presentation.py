@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from gpuplan_core import api
 from gpuplan_core.interface.inputs import to_scenario
-from gpuplan_core.report.answers import Side, compare, memory_answer
+from gpuplan_core.report.answers import memory_answer
 from gpuplan_ui.frame import PAGES as FRAME_PAGES
 from gpuplan_ui.tables import SNAKE, for_people
 
@@ -77,20 +77,6 @@ def test_tables_for_people_round_and_fill_gaps():
     assert list(shown.columns) == ["offer id", "USD/GPU-hour", "GPUs"]
     assert shown["USD/GPU-hour"].tolist() == ["1.23", "n/a"]
     assert df["USD/GPU-hour"][0] == 1.23456  # the CSV keeps full precision
-
-
-def test_compare_identical_and_a_side_that_does_not_fit():
-    a = Side(label="A", fits=True, per_gpu_bytes=20e9, ttft_s=0.3, tpot_s=0.008, monthly_usd=1000, per_million_usd=1)
-    same = compare(a, a.model_copy())
-    assert same.identical and same.verdict == "A and B are identical: every number is the same."
-    assert all(r.change in ("0", "same") for r in same.rows)
-    b = Side(label="B", fits=False, per_gpu_bytes=90e9, needs="2 x H100 SXM")
-    c = compare(a, b)
-    assert c.verdict.endswith("only A fits (B needs 2 x H100 SXM).")
-    cost = next(r for r in c.rows if r.metric == "Cost per month")
-    assert cost.b == "n/a" and cost.change == "n/a"  # no price for what cannot run
-    cheaper = a.model_copy(update={"monthly_usd": 710, "tpot_s": 0.008 / 1.4})
-    assert compare(a, cheaper).verdict == "B is 29% cheaper per month and 1.4x faster per token; both fit."
 
 
 def test_meeting_view_from_a_link_hides_the_detail_tables():

@@ -1,0 +1,203 @@
+"""The one answer to a scenario: computed once, headlined by every page, the report and ``plan --json``.
+
+answer = the recommendation's top pick (plan/recommend.py: the cheapest configuration that fits and meets every
+target the scenario sets), with
+  - its cost: per month (serving) or per run (training);
+  - memory per GPU at the pick's own layout (tp x pp of one replica; training: its tp, pp, data parallel, ZeRO
+    stage), not the scenario's one-GPU need;
+  - each target the scenario sets, checked against the pick (met, and by how much);
+  - the alternatives a page shows beside it (the cheapest always-on option, the cheapest per run), each checked
+    against the same targets and labelled with how it differs from the answer. An option that misses a target is
+    never the answer and is labelled with what it misses ("misses the 2 s first-token target by 0.5 s").
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..memory.budget import memory_budget
+from ..memory.request import memory_request
+from ..model.formats import get_format
+from ..pricing.offers import Offer
+from ..scenario.scenario import Scenario
+from .recommend import Pick, Plan, WhyStep, cost_table, recommend
+
+
+class TargetCheck(BaseModel):
+    """One target the scenario sets, against one option's predicted value."""
+
+    name: Literal["ttft", "tpot", "deadline"]
+    label: str = Field(description="'first-token', 'time-per-token', 'deadline'")
+    target: float = Field(description="seconds (ttft, tpot) or hours (deadline)")
+    value: float | None = Field(None, description="the option's prediction in the same unit; None: not predicted")
+    unit: Literal["s", "h"]
+
+    @property
+    def met(self) -> bool:
+        return self.value is not None and self.value <= self.target
+
+    @property
+    def by(self) -> float | None:
+        """How far inside (positive) or outside (negative) the target, in its unit."""
+        return None if self.value is None else self.target - self.value
+
+    def text(self) -> str:
+        """'within the 2 s first-token target (1.2 s)', 'misses the 2 s first-token target by 0.5 s'."""
+        t = f"the {_amount(self.target, self.unit)} {self.label} target"
+        if self.value is None:
+            return f"no prediction for {t}"
+        if self.met:
+            return f"within {t} ({_amount(self.value, self.unit)})"
+        return f"misses {t} by {_amount(-self.by, self.unit)}"
+
+
+def _amount(x: float, unit: str) -> str:
+    """Hours, seconds (to 0.01 s: 1.99 s is not 2 s) or milliseconds, without trailing zeros."""
+    if unit == "h":
+        return f"{x:,.0f} h" if x >= 10 else f"{x:,.1f} h"
+    if x >= 1:
+        return f"{x:,.2f}".rstrip("0").rstrip(".") + " s"
+    return f"{x * 1e3:,.0f} ms" if x >= 0.01 else f"{x * 1e3:,.1f} ms"
+
+
+def target_checks(sc: Scenario, p: Pick) -> list[TargetCheck]:
+    """Every target the scenario sets, against one option (the same rule the search applies)."""
+    out = []
+    if sc.mode == "inference" and sc.serving == "interactive":
+        if sc.ttft_target_s:
+            out.append(TargetCheck(name="ttft", label="first-token", target=sc.ttft_target_s, value=p.ttft_s, unit="s"))
+        if sc.tpot_target_s:
+            out.append(
+                TargetCheck(name="tpot", label="time-per-token", target=sc.tpot_target_s, value=p.tpot_s, unit="s")
+            )
+    if sc.mode != "inference" and sc.deadline_hours:
+        out.append(
+            TargetCheck(name="deadline", label="deadline", target=sc.deadline_hours, value=p.wall_hours, unit="h")
+        )
+    return out
+
+
+class Option(BaseModel):
+    """An alternative a page shows beside the answer, and how it differs from it."""
+
+    role: Literal["cheapest always-on", "cheapest per run"]
+    pick: Pick
+    checks: list[TargetCheck]
+    differs: str = Field(description="how it differs from the answer, in words")
+
+    @property
+    def meets_targets(self) -> bool:
+        return all(c.met for c in self.checks)
+
+
+class ScenarioAnswer(BaseModel):
+    """What gpuplan answers for one scenario. Every page's headline reads it."""
+
+    model: str
+    mode: str
+    pick: Pick | None = Field(None, description="the recommendation: None when nothing fits and meets the targets")
+    cost_usd: float | None = Field(None, description="the pick's monthly cost (serving) or cost of the run")
+    cost_per: Literal["month", "run"] = "month"
+    memory_per_gpu_bytes: int | None = Field(None, description="the budget at the pick's layout, per GPU")
+    memory_layout: str | None = Field(None, description="the layout that memory is per GPU of")
+    checks: list[TargetCheck] = Field(default_factory=list, description="every target the scenario sets, vs the pick")
+    alternatives: list[Option] = Field(default_factory=list)
+    why: list[WhyStep] = Field(default_factory=list)
+    runners_up: list[Pick] = Field(default_factory=list)
+    near_misses: list[Pick] = Field(default_factory=list)
+    message: str | None = Field(None, description="why nothing qualifies, when nothing does")
+    plan: Plan
+
+    @property
+    def gpus(self) -> int | None:
+        return None if self.pick is None else self.pick.gpus
+
+    def to_json(self) -> dict:
+        """``plan --json``: the plan's keys as before, and the answer's beside them."""
+        out = self.plan.model_dump()
+        out["answer"] = self.model_dump(exclude={"plan"}) | {
+            "checks": [c.model_dump() | {"met": c.met, "text": c.text()} for c in self.checks],
+            "alternatives": [
+                o.model_dump() | {"meets_targets": o.meets_targets, "checks": [c.model_dump() | {"met": c.met}
+                                                                             for c in o.checks]}
+                for o in self.alternatives
+            ],
+        }  # fmt: skip
+        return out
+
+
+def _pick_memory(sc: Scenario, p: Pick) -> tuple[int, str]:
+    """Memory per GPU at the pick's layout: one replica (tp x pp) for serving; the pick's whole layout for training."""
+    if sc.mode == "inference":
+        gpus = p.tp * p.pp
+        req = memory_request(sc, weights_format=get_format(p.weights_format).name, tp=p.tp, pp=p.pp, gpus=gpus)
+        where = f"{gpus} x {p.gpu}" + (f" (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")" if gpus > 1 else "")
+    else:
+        gpus = p.gpus if p.gpus % (p.tp * p.pp) == 0 else p.tp * p.pp
+        zero = sc.zero_stage if p.zero_stage is None else p.zero_stage
+        req = memory_request(sc, tp=p.tp, pp=p.pp, gpus=gpus, zero_stage=zero)
+        where = f"{gpus:,} x {p.gpu}, TP {p.tp}, PP {p.pp}, ZeRO {zero}"
+    return round(memory_budget(sc.model(), req).per_gpu_bytes), where
+
+
+def _differs(sc: Scenario, ans: Pick | None, p: Pick, checks: list[TargetCheck]) -> str:
+    missed = [c.text() for c in checks if not c.met]
+    if missed:
+        return "; ".join(missed)
+    if ans is None:
+        return "meets every target set"
+    if p.offer_id == ans.offer_id and p.layout == ans.layout and p.weights_format == ans.weights_format:
+        return "the answer itself"
+    parts = []
+    if p.gpu != ans.gpu or p.gpus != ans.gpus:
+        parts.append(f"{p.gpus:,} x {p.gpu} instead of {ans.gpus:,} x {ans.gpu}")
+    if p.billing_model != ans.billing_model:
+        parts.append(f"{p.billing_model.replace('_', '-')} instead of {ans.billing_model.replace('_', '-')}")
+    if p.provider != ans.provider:
+        parts.append(f"from {p.provider}")
+    return ", ".join(parts) or "another offer of the same layout"
+
+
+def _alternatives(sc: Scenario, ans: Pick | None, rows: list[Pick]) -> list[Option]:
+    """The cheapest always-on option and the cheapest per run among those that meet every target (or, when none
+    does, the cheapest of all, labelled with what it misses)."""
+    out = []
+    if sc.mode == "inference":
+        roles = (("cheapest always-on", "monthly_usd"), ("cheapest per run", "run_cost_usd"))
+    else:
+        roles = (("cheapest per run", "run_cost_usd"),)
+    for role, key in roles:
+        priced = [r for r in rows if getattr(r, key) is not None]
+        if not priced:
+            continue
+        checked = [(r, target_checks(sc, r)) for r in priced]
+        ok = [(r, c) for r, c in checked if all(x.met for x in c)]
+        r, c = min(ok or checked, key=lambda rc: getattr(rc[0], key))
+        out.append(Option(role=role, pick=r, checks=c, differs=_differs(sc, ans, r, c)))
+    return out
+
+
+def answer(sc: Scenario, offers: list[Offer], explore_formats: bool = False) -> ScenarioAnswer:
+    """The one answer: the recommendation's pick with its cost, memory at its layout, targets and alternatives."""
+    plan = recommend(sc, offers, explore_formats=explore_formats)
+    rows = [Pick(**{k: v for k, v in r.items() if k in Pick.model_fields}) for r in cost_table(sc, offers)["offers"]]
+    top = plan.picks[0] if plan.picks else None
+    out = ScenarioAnswer(
+        model=plan.model,
+        mode=plan.mode,
+        pick=top,
+        why=plan.why,
+        runners_up=plan.picks[1:],
+        near_misses=plan.near_misses,
+        message=plan.message,
+        plan=plan,
+        alternatives=_alternatives(sc, top, rows),
+    )
+    if top is not None:
+        out.cost_usd = top.monthly_usd if top.monthly_usd is not None else top.run_cost_usd
+        out.cost_per = "month" if top.monthly_usd is not None else "run"
+        out.memory_per_gpu_bytes, out.memory_layout = _pick_memory(sc, top)
+        out.checks = target_checks(sc, top)
+    return out
