@@ -7,16 +7,7 @@ GB is decimal (10**9 bytes), GiB is binary (2**30 bytes). The UI always says whi
 GB = 10**9
 GiB = 2**30
 MB = 10**6
-MiB = 2**20
 TB = 10**12
 TFLOP = 10**12
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12, the usual convention (AWS calculator, infracost)
 SECONDS_PER_HOUR = 3600.0
-
-
-def to_gb(n_bytes: float) -> float:
-    return n_bytes / GB
-
-
-def to_gib(n_bytes: float) -> float:
-    return n_bytes / GiB

@@ -12,8 +12,6 @@ from ..model.arch import (
     check_tp,
     kv_bytes_per_token,
     kv_cache_bytes,
-    params_active,
-    params_total,
     valid_tp_degrees,
 )
 from ..model.formats import get_format
@@ -200,7 +198,3 @@ def evaluate_catalog(m: ModelArch, req: MemoryRequest, gpus: tuple[GPU, ...]) ->
     budget = memory_budget(m, req)
     table = layout_table(m, req)
     return [fit_on_gpu(m, req, g, budget, table) for g in gpus]
-
-
-def params_summary(m: ModelArch) -> dict[str, int]:
-    return {"params_total": params_total(m), "params_active": params_active(m)}

@@ -233,13 +233,6 @@ def matmul_params_active(m: ModelArch) -> int:
 # ---- KV cache ----------------------------------------------------------------------------------
 
 
-def kv_elements_per_token_per_layer(m: ModelArch) -> int:
-    """Values cached per token per layer: K and V for every KV head, or one MLA latent."""
-    if m.is_mla:
-        return m.kv_lora_rank + m.qk_rope_head_dim
-    return 2 * m.num_kv_heads * m.d
-
-
 def kv_bytes_per_token(m: ModelArch, kv_bytes_per_value: float, tp: int = 1) -> float:
     """KV-cache bytes per token with every layer at full attention, on one tensor-parallel rank.
 

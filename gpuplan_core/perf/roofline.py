@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..common.units import MB
 from ..hardware.catalog import GPU, weight_mbu_factors
-from ..model.arch import ModelArch, input_embedding_params, kv_bytes_per_token, kv_cache_bytes, matmul_params_active
+from ..model.arch import ModelArch, input_embedding_params, kv_cache_bytes, matmul_params_active
 from ..model.formats import NumberFormat, get_format
 
 
@@ -521,7 +521,3 @@ def decode_sweep(
             }
         )
     return out
-
-
-def kv_bytes_note(m: ModelArch, kv_format: str) -> float:
-    return kv_bytes_per_token(m, get_format(kv_format).bytes_per_value)
