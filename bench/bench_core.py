@@ -78,7 +78,9 @@ def bench_grid() -> None:
     from gpuplan_core.memory.budget import MemoryRequest, memory_budget
     from gpuplan_core.model.formats import WEIGHT_FORMATS
     from gpuplan_core.model.presets import get_preset
-    from gpuplan_core.perf.roofline import PerfAssumptions, Workload, predict
+    from gpuplan_core.perf.efficiency import PerfAssumptions
+    from gpuplan_core.perf.predict import predict
+    from gpuplan_core.perf.roofline import Workload
 
     m = get_preset("Llama-3.1-8B")
     pa = PerfAssumptions()

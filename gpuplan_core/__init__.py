@@ -43,7 +43,7 @@ from .interface.inputs import (
 from .interface.links import apply_use_case, link_query, read_link, read_scenario_file, scenario_file, upgrade_link
 from .memory.budget import Assumptions
 from .model.formats import FORMATS
-from .perf.roofline import PerfAssumptions
+from .perf.efficiency import PerfAssumptions
 from .perf.serving import DEFAULT_GPU
 from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command

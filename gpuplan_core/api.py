@@ -111,7 +111,8 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     from .hardware.catalog import get_gpu
     from .memory.fit import max_batch, min_gpus
     from .perf.bands import perf_bands
-    from .perf.roofline import PerfAssumptions, decode_sweep, predict
+    from .perf.efficiency import PerfAssumptions
+    from .perf.predict import decode_sweep, predict
 
     m = sc.model()
     gpu = get_gpu(gpu_name)

@@ -18,7 +18,9 @@ from ..memory.budget import Assumptions, MemoryRequest, memory_budget
 from ..memory.fit import kv_capacity_tokens
 from ..model.formats import get_format
 from ..model.presets import get_preset
-from .roofline import PerfAssumptions, Workload, predict
+from .efficiency import PerfAssumptions
+from .predict import predict
+from .roofline import Workload
 
 ASSUMED_LENGTHS = (128, 128)  # prompt / output where a benchmark does not state them
 

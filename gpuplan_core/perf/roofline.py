@@ -21,67 +21,12 @@ Dense peaks only; a GPU without the math format falls back to the best one it ha
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ..common.units import MB
-from ..hardware.catalog import GPU, weight_mbu_factors
+from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, input_embedding_params, kv_cache_bytes, matmul_params_active
 from ..model.formats import NumberFormat, get_format
-
-
-class PerfAssumptions(BaseModel):
-    """Efficiency and overhead defaults; every one is adjustable and its source is on Methodology."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    mfu_max_bf16: float = Field(
-        0.75, gt=0, le=1, description="large-GEMM BF16 MFU plateau (Vidur, aiconfigurator 0.70-0.85)"
-    )
-    mfu_max_fp8: float = Field(0.55, gt=0, le=1, description="FP8 GEMM plateau (0.55-0.66 of FP8 peak)")
-    mfu_max_fp4: float = Field(0.45, gt=0, le=1, description="FP4 GEMM plateau (NVFP4 on B200 0.42-0.47)")
-    mfu_max_int8: float = Field(0.6, gt=0, le=1)
-    mfu_max_tf32: float = Field(0.6, gt=0, le=1)
-    mfu_half_tokens: float = Field(
-        64, gt=0, le=100_000, description="tokens per matmul at which MFU is half its plateau"
-    )
-    mbu_max_hbm: float = Field(
-        0.80, gt=0, le=1, description="decode weight-read MBU on HBM (aiconfigurator 0.8, Vidur 0.75-0.86)"
-    )
-    mbu_max_gddr: float = Field(0.75, gt=0, le=1, description="GDDR parts (L40S attention 0.77)")
-    mbu_format_8bit_hbm: float = Field(
-        0.7, gt=0, le=1, description="8-bit weight GEMMs vs 16-bit on HBM parts (aiconfigurator: H100 0.67, H200 0.6)"
-    )
-    mbu_format_8bit_gddr: float = Field(0.95, gt=0, le=1, description="8-bit vs 16-bit on GDDR parts (L40S 0.96)")
-    mbu_format_4bit_hbm: float = Field(0.45, gt=0, le=1, description="4-bit GEMMs on HBM (B200 NVFP4 0.34 of BF16)")
-    mbu_format_4bit_gddr: float = Field(0.7, gt=0, le=1, description="4-bit GEMMs on GDDR (RTX PRO 6000 NVFP4 0.5-0.8)")
-    mbu_half_bytes_per_layer: float = Field(
-        30 * MB, gt=0, description="per-layer bytes at which MBU is half its plateau"
-    )
-    kv_mbu_max: float = Field(
-        0.9, gt=0, le=1, description="decode attention KV-read MBU at large batch x context (0.85-0.88)"
-    )
-    kv_mbu_half_bytes_per_layer: float = Field(30 * MB, gt=0)
-    decode_step_overhead_s: float = Field(
-        1.0e-3, ge=0, le=1, description="per decode step: launches, sampling, scheduler"
-    )
-    prefill_overhead_s: float = Field(3.0e-3, ge=0, le=10, description="per prefill: tokenisation, scheduling, launch")
-    eager_overhead_s_per_layer: float = Field(
-        0.7e-3,
-        ge=0,
-        le=0.1,
-        description="engines without CUDA graphs (transformers generate()): host time to launch one decoder layer; "
-        "a pass takes the longer of it and the GPU's time (bitsandbytes benchmarks, transformers 4.46 on H100: "
-        "24.4 ms per token for Llama-3.1-8B BF16, 0.76 ms per layer; TinyChat's transformers FP16 baseline on RTX "
-        "4090, GPU-bound at 17.1 ms)",
-    )
-    allreduce_latency_s: float = Field(
-        20e-6, ge=0, le=0.01, description="all-reduce alpha over NVLink (measured 15-37 us)"
-    )
-    allreduce_latency_pcie_s: float = Field(30e-6, ge=0, le=0.01)
-    link_efficiency: float = Field(0.7, gt=0, le=1)
-    pcie_link_gb_s: float = Field(32.0, gt=0, description="link for GPUs without NVLink: PCIe Gen4 x16 per direction")
+from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, weight_mbu_max
 
 
 @dataclass
@@ -104,72 +49,6 @@ class Phase:
     achieved_bytes_per_s: float
     mfu: float
     mbu: float
-
-
-@dataclass
-class PerfResult:
-    gpu: str
-    gpu_count: int
-    tp: int
-    pp: int
-    math_format: str
-    math_note: str | None
-    peak_flops_per_s: float
-    bandwidth_bytes_per_s: float
-    ridge_flops_per_byte: float
-    batch: int
-    prompt_tokens: int
-    output_tokens: int
-    prefill: Phase
-    decode: Phase
-    ttft_s: float
-    tpot_s: float
-    tpot_inclusive_s: float
-    e2e_request_s: float
-    decode_tokens_per_s_per_sequence: float
-    decode_tokens_per_s: float
-    output_tokens_per_s: float
-    prefill_tokens_per_s: float
-    compute_bound_batch: int | None
-    moe_note: str | None
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def _mfu_max(pa: PerfAssumptions, math_used: str) -> float:
-    return {
-        "bf16": pa.mfu_max_bf16,
-        "fp8": pa.mfu_max_fp8,
-        "fp4": pa.mfu_max_fp4,
-        "int8": pa.mfu_max_int8,
-        "tf32": pa.mfu_max_tf32,
-        "fp32": pa.mfu_max_tf32,  # CUDA-core FP32 on GPUs without TF32 (V100, T4)
-    }[math_used]
-
-
-def mfu_curve(tokens: float, pa: PerfAssumptions, math_used: str) -> float:
-    return _mfu_max(pa, math_used) * tokens / (tokens + pa.mfu_half_tokens)
-
-
-def mbu_curve(bytes_per_layer: float, maximum: float, half: float) -> float:
-    return maximum * bytes_per_layer / (bytes_per_layer + half) if bytes_per_layer > 0 else maximum
-
-
-def _weight_mbu_max(gpu: GPU, fmt: NumberFormat, pa: PerfAssumptions) -> float:
-    """The plateau of weight-read efficiency: the memory type's, times the format's factor, from measurements of
-    that GPU generation and format family where there are some (data/efficiency.csv), else by width."""
-    gddr = gpu.memory_type.upper().startswith("GDDR")
-    base = pa.mbu_max_gddr if gddr else pa.mbu_max_hbm
-    wbits = fmt.bits_per_value
-    if wbits < 16 and (factor := weight_mbu_factors().get((gpu.architecture, fmt.family))) is not None:
-        return base * factor
-    if wbits <= 5:
-        return base * (pa.mbu_format_4bit_gddr if gddr else pa.mbu_format_4bit_hbm)
-    if wbits <= 9:
-        return base * (pa.mbu_format_8bit_gddr if gddr else pa.mbu_format_8bit_hbm)
-    return base
 
 
 def expected_experts_touched(m: ModelArch, tokens: float) -> float:
@@ -249,31 +128,35 @@ class Workload:
     eager: bool = False  # no CUDA graphs: every forward pass pays host time per layer (PerfAssumptions)
 
 
-def _phase(
-    name: str,
-    mm_flops: float,
-    attn_flops: float,
-    weights_bytes: float,
-    kv_bytes: float,
-    other_bytes: float,
-    tokens: float,
-    m: ModelArch,
-    gpu: GPU,
-    wl: Workload,
-    pa: PerfAssumptions,
-    overhead_s: float,
-    comm_s: float,
-    host_s: float = 0.0,
-) -> Phase:
+@dataclass(frozen=True)
+class StepWork:
+    """What one forward pass does, per GPU of the replica, each component named (as vidur's execution_time)."""
+
+    name: str  # "prefill", "decode", or a serving step's label
+    matmul_flops: float  # the weight matmuls (dense part + routed experts + LM head)
+    attention_flops: float  # QK^T and AV over the attended lengths
+    weight_bytes: float  # weights the pass reads
+    kv_bytes: float  # KV cache read and written
+    activation_bytes: float  # activations written and read between layers
+    tokens: float  # tokens in the pass (sets the matmul efficiency)
+    overhead_s: float  # fixed per pass: launches, sampling, scheduling
+    comm_s: float  # tensor-parallel all-reduces
+    host_s: float = 0.0  # host time to launch the pass without CUDA graphs
+
+
+def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions) -> Phase:
     """Per-op roofline, summed: the weight matmuls and attention are separate kernels, so each takes
     max(compute, memory) on its own and the phase takes their sum (FLOPs and bytes per GPU). ``host_s``: the
     host's time to launch the pass without CUDA graphs; it runs ahead of the GPU, so the pass takes the longer
     of the two."""
+    name, tokens, overhead_s, comm_s, host_s = w.name, w.tokens, w.overhead_s, w.comm_s, w.host_s
+    mm_flops, attn_flops, weights_bytes, kv_bytes = w.matmul_flops, w.attention_flops, w.weight_bytes, w.kv_bytes
+    other_bytes = w.activation_bytes
     fmt = get_format(wl.weights_format)
     peak, math_used = gpu.dense_peak_flops(fmt.math)
     mfu = mfu_curve(tokens, pa, math_used)
     layers = m.num_layers / wl.pp
-    w_mbu = mbu_curve(weights_bytes / layers, _weight_mbu_max(gpu, fmt, pa), pa.mbu_half_bytes_per_layer)
+    w_mbu = mbu_curve(weights_bytes / layers, weight_mbu_max(gpu, fmt, pa), pa.mbu_half_bytes_per_layer)
     kv_mbu = mbu_curve(kv_bytes / layers, pa.kv_mbu_max, pa.kv_mbu_half_bytes_per_layer)
     bw = gpu.bandwidth_bytes_per_s
     mm_comp = mm_flops / (peak * mfu)
@@ -349,175 +232,21 @@ def step_phase(
     acts = 2 * tokens * m.hidden_size * act_bytes * m.num_layers / wl.pp
     comm = 2 * m.num_layers * _allreduce_time(wl.tp, tokens * m.hidden_size * act_bytes, gpu, pa)
     host = m.num_layers * pa.eager_overhead_s_per_layer if wl.eager else 0.0
-    return _phase(
-        name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, m, gpu, wl, pa, overhead_s, comm, host
-    )
-
-
-def _step(
-    name: str,
-    m: ModelArch,
-    gpu: GPU,
-    wl: Workload,
-    pa: PerfAssumptions,
-    batch: int,
-    cached: int,
-    new: int,
-    lm_head_tokens: int,
-    overhead_s: float,
-) -> Phase:
-    """A static batch: ``batch`` sequences of ``new`` tokens after ``cached`` tokens already in the KV cache.
-
-    Prefill: cached = the prefix-cached share of the prompt, lm_head for the last token only.
-    Decode: cached = the context, new = 1 (or k + 1 for a speculative verify step), lm_head for each.
-    """
-    return step_phase(name, m, gpu, wl, pa, [Part(batch, cached, new, lm_head_tokens)], overhead_s)
+    work = StepWork(name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, overhead_s, comm, host)
+    return phase_of(work, m, gpu, wl, pa)
 
 
 def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int, pa: PerfAssumptions) -> Phase:
+    """A static batch's prefill: ``batch`` prompts, the prefix-cached share already in the KV cache, logits for
+    each prompt's last token only."""
     cached = int(prompt * wl.prefix_cache_fraction)
     new = max(1, prompt - cached)
-    return _step("prefill", m, gpu, wl, pa, batch, cached, new, batch, pa.prefill_overhead_s)
+    return step_phase("prefill", m, gpu, wl, pa, [Part(batch, cached, new, batch)], pa.prefill_overhead_s)
 
 
 def decode_phase(
     m: ModelArch, gpu: GPU, wl: Workload, batch: int, context: int, pa: PerfAssumptions, tokens_per_seq: int = 1
 ) -> Phase:
     """One decode step (or a speculative verify step of `tokens_per_seq` tokens) at `context` tokens."""
-    return _step(
-        "decode", m, gpu, wl, pa, batch, context, tokens_per_seq, batch * tokens_per_seq, pa.decode_step_overhead_s
-    )
-
-
-def _mean_decode_time(m, gpu, wl, batch, prompt, output, pa, tokens_per_seq=1) -> tuple[float, Phase]:
-    """Average decode-step time over contexts prompt .. prompt + output - 1 (not first+last / 2 alone:
-    sampled at up to 9 points, exact for the piecewise-linear step time)."""
-    steps = max(1, output - 1)
-    n = min(9, steps)
-    ctxs = [prompt + round(i * (steps - 1) / max(1, n - 1)) for i in range(n)] if n > 1 else [prompt]
-    phases = [decode_phase(m, gpu, wl, batch, c, pa, tokens_per_seq) for c in ctxs]
-    mean = sum(p.time_s for p in phases) / len(phases)
-    return mean, phases[len(phases) // 2]
-
-
-def compute_bound_batch(m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, limit: int = 1 << 20) -> int | None:
-    """Smallest batch at which decode's weight matmuls turn compute-bound (their FLOPs take as long
-    as reading the weights); attention's KV reads stay memory-bound at any batch."""
-    wf = get_format(wl.weights_format)
-    peak, math_used = gpu.dense_peak_flops(get_format(wl.weights_format).math)
-    shard = wl.tp * wl.pp
-    w_mbu_max = _weight_mbu_max(gpu, wf, pa)
-
-    def compute_bound(b: int) -> bool:
-        w = weight_bytes_touched(m, wf, b) / shard
-        mem_t = w / (
-            gpu.bandwidth_bytes_per_s * mbu_curve(w / (m.num_layers / wl.pp), w_mbu_max, pa.mbu_half_bytes_per_layer)
-        )
-        comp_t = 2 * matmul_params_active(m) * b / shard / (peak * mfu_curve(b, pa, math_used))
-        return comp_t >= mem_t
-
-    if not compute_bound(limit):
-        return None
-    lo, hi = 0, 1
-    while not compute_bound(hi):
-        lo, hi = hi, hi * 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if compute_bound(mid) else (mid, hi)
-    return hi
-
-
-def predict(
-    m: ModelArch,
-    gpu: GPU,
-    wl: Workload,
-    batch: int,
-    prompt: int,
-    output: int,
-    pa: PerfAssumptions | None = None,
-    with_compute_bound_batch: bool = True,
-) -> PerfResult:
-    pa = pa or PerfAssumptions()
-    if batch < 1 or prompt < 1 or output < 1:
-        raise ValueError("batch, input_tokens and output_tokens must be >= 1")
-    fmt = get_format(wl.weights_format)
-    peak, math_used = gpu.dense_peak_flops(fmt.math)
-    note = None
-    if fmt.math == "fp32" and math_used == "fp32":
-        note = f"{gpu.gpu} has no TF32 tensor cores: FP32 matmuls run on CUDA cores ({peak / 1e12:,.1f} TFLOP/s)."
-    elif math_used != {"fp32": "tf32"}.get(fmt.math, fmt.math):
-        note = f"{gpu.gpu} has no {fmt.math.upper()} tensor cores: matmuls run in {math_used.upper()} (dense peak)."
-    pre = prefill_phase(m, gpu, wl, batch, prompt, pa)
-    ttft = pre.time_s
-    notes = []
-    if wl.spec_draft is not None:
-        k, alpha = wl.spec_tokens, wl.spec_acceptance
-        expected = k + 1 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
-        draft_t, _ = _mean_decode_time(wl.spec_draft, gpu, wl, batch, prompt, output, pa)
-        verify_t, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa, tokens_per_seq=k + 1)
-        tpot = (k * draft_t + verify_t) / expected
-        notes.append(
-            f"Speculative decoding: {k} draft tokens at acceptance {alpha:.2f} give {expected:.2f} tokens per "
-            f"target step (Leviathan et al. 2023); TPOT includes {k} draft steps per verify step."
-        )
-    else:
-        tpot, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa)
-    e2e = ttft + (output - 1) * tpot
-    moe_note = None
-    if m.is_moe:
-        touched = expected_experts_touched(m, batch)
-        moe_note = (
-            f"Decode reads {touched:.1f} of {m.num_experts} experts per MoE layer at batch {batch} "
-            f"(active-only weight reads hold only while batch x {m.experts_per_token} is small next to "
-            f"{m.num_experts})."
-        )
-    ridge = peak / gpu.bandwidth_bytes_per_s
-    return PerfResult(
-        gpu=gpu.gpu,
-        gpu_count=wl.tp * wl.pp,
-        tp=wl.tp,
-        pp=wl.pp,
-        math_format=math_used,
-        math_note=note,
-        peak_flops_per_s=peak,
-        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
-        ridge_flops_per_byte=ridge,
-        batch=batch,
-        prompt_tokens=prompt,
-        output_tokens=output,
-        prefill=pre,
-        decode=dec,
-        ttft_s=ttft,
-        tpot_s=tpot,
-        tpot_inclusive_s=e2e / output,
-        e2e_request_s=e2e,
-        decode_tokens_per_s_per_sequence=1 / tpot,
-        decode_tokens_per_s=batch / tpot,
-        output_tokens_per_s=batch * output / e2e,
-        prefill_tokens_per_s=batch * prompt / pre.time_s,
-        compute_bound_batch=compute_bound_batch(m, gpu, wl, pa) if with_compute_bound_batch else None,
-        moe_note=moe_note,
-        notes=notes,
-    )
-
-
-def decode_sweep(
-    m: ModelArch, gpu: GPU, wl: Workload, context: int, max_batch: int, pa: PerfAssumptions | None = None
-) -> list[dict]:
-    """Decode step at batch 1, 2, 4, ... up to max_batch (and max_batch itself): the roofline's batch sweep."""
-    pa = pa or PerfAssumptions()
-    out = []
-    batches = [1 << i for i in range(0, 21) if (1 << i) < max(1, max_batch)] + [max(1, max_batch)]
-    for b in batches:
-        p = decode_phase(m, gpu, wl, b, context, pa)
-        out.append(
-            {
-                "batch": b,
-                "intensity_flops_per_byte": p.intensity_flops_per_byte,
-                "achieved_flops_per_s": p.achieved_flops_per_s,
-                "step_time_s": p.time_s,
-                "tokens_per_s": b / p.time_s,
-                "bound": p.bound,
-            }
-        )
-    return out
+    part = Part(batch, context, tokens_per_seq, batch * tokens_per_seq)
+    return step_phase("decode", m, gpu, wl, pa, [part], pa.decode_step_overhead_s)

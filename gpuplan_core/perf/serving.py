@@ -42,7 +42,8 @@ from ..hardware.catalog import GPU
 from ..memory.request import memory_request
 from ..model.arch import ModelArch
 from ..scenario.scenario import Scenario
-from .roofline import Part, PerfAssumptions, Workload, step_phase
+from .efficiency import PerfAssumptions
+from .roofline import Part, Workload, step_phase
 from .workload import workload_for
 
 

@@ -25,7 +25,7 @@ from ..memory.request import memory_request
 from ..model.arch import ModelArch, params_active, params_total
 from ..model.formats import get_format
 from ..perf.bands import perf_bands, serving_bands
-from ..perf.roofline import PerfAssumptions
+from ..perf.efficiency import PerfAssumptions
 from ..perf.workload import workload_for
 from ..pricing.billing import gpu_hours, monthly_always_on, run_cost, training_flops
 from ..pricing.offers import Offer

@@ -24,7 +24,8 @@ from ..memory.fit import max_batch
 from ..memory.request import memory_request
 from ..model.arch import ModelArch, valid_tp_degrees
 from ..model.formats import get_format
-from ..perf.roofline import PerfAssumptions, PerfResult, predict
+from ..perf.efficiency import PerfAssumptions
+from ..perf.predict import PerfResult, predict
 from ..perf.serving import Replica, capacity, engine_limits, max_request_rate, serve
 from ..perf.workload import workload_for
 from ..pricing.billing import (

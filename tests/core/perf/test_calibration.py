@@ -24,7 +24,8 @@ from gpuplan_core.perf.calibration import (
     regime_summary,
     running_batch,
 )
-from gpuplan_core.perf.roofline import PerfAssumptions, Workload, decode_phase
+from gpuplan_core.perf.efficiency import PerfAssumptions
+from gpuplan_core.perf.roofline import Workload, decode_phase
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 

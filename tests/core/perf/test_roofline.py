@@ -10,14 +10,9 @@ from gpuplan_core.memory.budget import MemoryRequest
 from gpuplan_core.memory.fit import max_batch
 from gpuplan_core.model.arch import model_from_param_count
 from gpuplan_core.model.presets import get_preset
-from gpuplan_core.perf.roofline import (
-    PerfAssumptions,
-    Workload,
-    decode_phase,
-    expected_experts_touched,
-    predict,
-    prefill_phase,
-)
+from gpuplan_core.perf.efficiency import PerfAssumptions
+from gpuplan_core.perf.predict import predict
+from gpuplan_core.perf.roofline import Workload, decode_phase, expected_experts_touched, prefill_phase
 from gpuplan_core.report.results import NoFit
 
 PA = PerfAssumptions()

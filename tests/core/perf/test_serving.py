@@ -10,7 +10,9 @@ from gpuplan_core.memory.budget import MemoryRequest
 from gpuplan_core.memory.fit import max_batch
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.calibration import HEADLINE_REGIME, serving_median_abs_error, serving_summary, serving_table
-from gpuplan_core.perf.roofline import Part, PerfAssumptions, Workload, decode_phase, predict, step_phase
+from gpuplan_core.perf.efficiency import PerfAssumptions
+from gpuplan_core.perf.predict import predict
+from gpuplan_core.perf.roofline import Part, Workload, decode_phase, step_phase
 from gpuplan_core.perf.serving import (
     EngineLimits,
     Replica,

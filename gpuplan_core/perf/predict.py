@@ -1,0 +1,177 @@
+"""One request's numbers on one replica: TTFT, TPOT, throughput and the batch sweep, from the roofline's phases."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from ..hardware.catalog import GPU
+from ..model.arch import ModelArch, matmul_params_active
+from ..model.formats import get_format
+from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, weight_mbu_max
+from .roofline import Phase, Workload, decode_phase, expected_experts_touched, prefill_phase, weight_bytes_touched
+
+
+@dataclass
+class PerfResult:
+    gpu: str
+    gpu_count: int
+    tp: int
+    pp: int
+    math_format: str
+    math_note: str | None
+    peak_flops_per_s: float
+    bandwidth_bytes_per_s: float
+    ridge_flops_per_byte: float
+    batch: int
+    prompt_tokens: int
+    output_tokens: int
+    prefill: Phase
+    decode: Phase
+    ttft_s: float
+    tpot_s: float
+    tpot_inclusive_s: float
+    e2e_request_s: float
+    decode_tokens_per_s_per_sequence: float
+    decode_tokens_per_s: float
+    output_tokens_per_s: float
+    prefill_tokens_per_s: float
+    compute_bound_batch: int | None
+    moe_note: str | None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _mean_decode_time(m, gpu, wl, batch, prompt, output, pa, tokens_per_seq=1) -> tuple[float, Phase]:
+    """Average decode-step time over contexts prompt .. prompt + output - 1 (not first+last / 2 alone:
+    sampled at up to 9 points, exact for the piecewise-linear step time)."""
+    steps = max(1, output - 1)
+    n = min(9, steps)
+    ctxs = [prompt + round(i * (steps - 1) / max(1, n - 1)) for i in range(n)] if n > 1 else [prompt]
+    phases = [decode_phase(m, gpu, wl, batch, c, pa, tokens_per_seq) for c in ctxs]
+    mean = sum(p.time_s for p in phases) / len(phases)
+    return mean, phases[len(phases) // 2]
+
+
+def compute_bound_batch(m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, limit: int = 1 << 20) -> int | None:
+    """Smallest batch at which decode's weight matmuls turn compute-bound (their FLOPs take as long
+    as reading the weights); attention's KV reads stay memory-bound at any batch."""
+    wf = get_format(wl.weights_format)
+    peak, math_used = gpu.dense_peak_flops(get_format(wl.weights_format).math)
+    shard = wl.tp * wl.pp
+    w_mbu_max = weight_mbu_max(gpu, wf, pa)
+
+    def compute_bound(b: int) -> bool:
+        w = weight_bytes_touched(m, wf, b) / shard
+        mem_t = w / (
+            gpu.bandwidth_bytes_per_s * mbu_curve(w / (m.num_layers / wl.pp), w_mbu_max, pa.mbu_half_bytes_per_layer)
+        )
+        comp_t = 2 * matmul_params_active(m) * b / shard / (peak * mfu_curve(b, pa, math_used))
+        return comp_t >= mem_t
+
+    if not compute_bound(limit):
+        return None
+    lo, hi = 0, 1
+    while not compute_bound(hi):
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if compute_bound(mid) else (mid, hi)
+    return hi
+
+
+def predict(
+    m: ModelArch,
+    gpu: GPU,
+    wl: Workload,
+    batch: int,
+    prompt: int,
+    output: int,
+    pa: PerfAssumptions | None = None,
+    with_compute_bound_batch: bool = True,
+) -> PerfResult:
+    pa = pa or PerfAssumptions()
+    if batch < 1 or prompt < 1 or output < 1:
+        raise ValueError("batch, input_tokens and output_tokens must be >= 1")
+    fmt = get_format(wl.weights_format)
+    peak, math_used = gpu.dense_peak_flops(fmt.math)
+    note = None
+    if fmt.math == "fp32" and math_used == "fp32":
+        note = f"{gpu.gpu} has no TF32 tensor cores: FP32 matmuls run on CUDA cores ({peak / 1e12:,.1f} TFLOP/s)."
+    elif math_used != {"fp32": "tf32"}.get(fmt.math, fmt.math):
+        note = f"{gpu.gpu} has no {fmt.math.upper()} tensor cores: matmuls run in {math_used.upper()} (dense peak)."
+    pre = prefill_phase(m, gpu, wl, batch, prompt, pa)
+    ttft = pre.time_s
+    notes = []
+    if wl.spec_draft is not None:
+        k, alpha = wl.spec_tokens, wl.spec_acceptance
+        expected = k + 1 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
+        draft_t, _ = _mean_decode_time(wl.spec_draft, gpu, wl, batch, prompt, output, pa)
+        verify_t, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa, tokens_per_seq=k + 1)
+        tpot = (k * draft_t + verify_t) / expected
+        notes.append(
+            f"Speculative decoding: {k} draft tokens at acceptance {alpha:.2f} give {expected:.2f} tokens per "
+            f"target step (Leviathan et al. 2023); TPOT includes {k} draft steps per verify step."
+        )
+    else:
+        tpot, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa)
+    e2e = ttft + (output - 1) * tpot
+    moe_note = None
+    if m.is_moe:
+        touched = expected_experts_touched(m, batch)
+        moe_note = (
+            f"Decode reads {touched:.1f} of {m.num_experts} experts per MoE layer at batch {batch} "
+            f"(active-only weight reads hold only while batch x {m.experts_per_token} is small next to "
+            f"{m.num_experts})."
+        )
+    ridge = peak / gpu.bandwidth_bytes_per_s
+    return PerfResult(
+        gpu=gpu.gpu,
+        gpu_count=wl.tp * wl.pp,
+        tp=wl.tp,
+        pp=wl.pp,
+        math_format=math_used,
+        math_note=note,
+        peak_flops_per_s=peak,
+        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+        ridge_flops_per_byte=ridge,
+        batch=batch,
+        prompt_tokens=prompt,
+        output_tokens=output,
+        prefill=pre,
+        decode=dec,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        tpot_inclusive_s=e2e / output,
+        e2e_request_s=e2e,
+        decode_tokens_per_s_per_sequence=1 / tpot,
+        decode_tokens_per_s=batch / tpot,
+        output_tokens_per_s=batch * output / e2e,
+        prefill_tokens_per_s=batch * prompt / pre.time_s,
+        compute_bound_batch=compute_bound_batch(m, gpu, wl, pa) if with_compute_bound_batch else None,
+        moe_note=moe_note,
+        notes=notes,
+    )
+
+
+def decode_sweep(
+    m: ModelArch, gpu: GPU, wl: Workload, context: int, max_batch: int, pa: PerfAssumptions | None = None
+) -> list[dict]:
+    """Decode step at batch 1, 2, 4, ... up to max_batch (and max_batch itself): the roofline's batch sweep."""
+    pa = pa or PerfAssumptions()
+    out = []
+    batches = [1 << i for i in range(0, 21) if (1 << i) < max(1, max_batch)] + [max(1, max_batch)]
+    for b in batches:
+        p = decode_phase(m, gpu, wl, b, context, pa)
+        out.append(
+            {
+                "batch": b,
+                "intensity_flops_per_byte": p.intensity_flops_per_byte,
+                "achieved_flops_per_s": p.achieved_flops_per_s,
+                "step_time_s": p.time_s,
+                "tokens_per_s": b / p.time_s,
+                "bound": p.bound,
+            }
+        )
+    return out
