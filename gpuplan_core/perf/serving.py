@@ -192,21 +192,23 @@ def _quantile_residual(step_s: float, busy: float, p: float) -> float:
     return step_s * (p - (1 - busy)) / busy
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _State:
+    """One pass of the fixed point: every quantity at one throughput, named."""
+
     x: float  # requests per second through the replica
     others: float  # requests per second of the other clients, as one request sees them
     n_d: float  # sequences decoding, on average
-    k: int
-    tau_d: float
-    tau_p: float
-    tpot: float
-    tpot_gap_p50: float
-    rho: float
-    wait_mean: float
-    residual_busy: float
-    slot_wait: float
-    prefill_ok: bool
+    k: int  # engine steps one prompt's prefill takes (chunks)
+    tau_d: float  # a decode-only step, s
+    tau_p: float  # a step carrying a prompt chunk, s
+    tpot: float  # mean time per output token, s
+    tpot_gap_p50: float  # the median gap between tokens, s
+    rho: float  # the prompt queue's load
+    wait_mean: float  # mean wait in the prompt queue, s
+    residual_busy: float  # share of time a step is under way when a request arrives
+    slot_wait: float  # closed loop: wait for a running slot, s
+    prefill_ok: bool  # prompts arrive slower than the steps can take them
 
     @property
     def ttft_own(self) -> float:
@@ -237,19 +239,19 @@ def _evaluate(
     rho = others * service
     wait_mean = rho * service / (2 * (1 - rho)) if rho < 1 else math.inf
     return _State(
-        x,
-        others,
-        others_decoding + mine,
-        k,
-        tau_d,
-        tau_p,
-        tpot,
-        tpot_gap_p50,
-        rho,
-        wait_mean,
-        busy,
-        slot_wait,
-        prefill_ok,
+        x=x,
+        others=others,
+        n_d=others_decoding + mine,
+        k=k,
+        tau_d=tau_d,
+        tau_p=tau_p,
+        tpot=tpot,
+        tpot_gap_p50=tpot_gap_p50,
+        rho=rho,
+        wait_mean=wait_mean,
+        residual_busy=busy,
+        slot_wait=slot_wait,
+        prefill_ok=prefill_ok,
     )
 
 
