@@ -54,7 +54,7 @@ def main() -> None:
 
 def bench_plan() -> None:
     from gpuplan_core.plan.recommend import recommend
-    from gpuplan_core.pricing.offers import load_pricing
+    from gpuplan_core.pricing.csv_file import load_pricing
     from gpuplan_core.scenario.scenario import Scenario
 
     offers = load_pricing().offers

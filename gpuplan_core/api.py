@@ -201,7 +201,7 @@ def calibration_report() -> dict[str, Any]:
 
 
 def _offers(pricing_path: str | None):
-    from .pricing.offers import load_pricing
+    from .pricing.csv_file import load_pricing
 
     report = load_pricing(pricing_path)
     if not report.offers:

@@ -7,7 +7,6 @@ page may change goes through st.cache_data, which returns a copy.
 
 from __future__ import annotations
 
-import contextlib
 from typing import NamedTuple
 
 import pandas as pd
@@ -273,29 +272,34 @@ def pricing_key() -> str:
 
 
 def _offers(key: str) -> list[Offer]:
+    return _priced(key)[0]
+
+
+def _priced(key: str) -> tuple[list[Offer], list[str]]:
+    """The offers in use for a pricing key, and the notes on "Your prices" (a refused or unknown one, or why
+    none applies: the catalog prices stand meanwhile)."""
     key, _, mine = key.partition("|")
     offers = [Offer(**r) for r in bundled_pricing()[0]]
     if key != "bundled":
         yours = [Offer(**r) for r in st.session_state.get("pricing_upload_offers") or []]
         offers = merge_offers(offers, yours, yours_only=key.endswith(":only")) if yours else offers
-    if mine:
-        with contextlib.suppress(ValueError):  # price_overrides_line() says what is wrong; catalog prices stand
-            offers, _ = apply_price_overrides(offers, parse_price_overrides(mine))
-    return offers
+    if not mine:
+        return offers, []
+    try:
+        return apply_price_overrides(offers, parse_price_overrides(mine))
+    except ValueError as exc:
+        return offers, [f"{exc}. The catalog prices are used meanwhile."]
 
 
 def price_overrides_line() -> tuple[str, bool]:
-    """(what the "Your prices" input does, is it an error): '2 offers at your price: ...', or what is wrong."""
-    _, _, mine = pricing_key().partition("|")
-    if not mine:
+    """(what the "Your prices" input does, is anything refused): 'Your prices (2): ...', and each refused or
+    unknown price and why."""
+    if not pricing_key().partition("|")[2]:
         return "", False
-    try:
-        overrides = parse_price_overrides(mine)
-    except ValueError as exc:
-        return f"{exc}. The catalog prices are used meanwhile.", True
-    _, notes = apply_price_overrides(offers_in_use(), overrides)
-    applied = [f"{k} ${v:,.2f}/GPU-hour" for k, v in overrides.items()]
-    return f"Your prices ({len(applied)}): " + ", ".join(applied) + ". " + " ".join(notes), bool(notes)
+    offers, notes = _priced(pricing_key())
+    applied = [f"{o.offer_id} ${o.price_per_gpu_hour_usd:,.2f}/GPU-hour" for o in offers if o.user_price]
+    head = f"Your prices ({len(applied)}): " + ", ".join(applied) + ". " if applied else ""
+    return head + " ".join(notes), bool(notes)
 
 
 def offers_in_use() -> list[Offer]:

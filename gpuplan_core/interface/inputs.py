@@ -156,7 +156,7 @@ def _presets() -> list[str]:
 
 @lru_cache(maxsize=1)
 def _providers() -> tuple[str, ...]:
-    from ..pricing.offers import load_pricing
+    from ..pricing.csv_file import load_pricing
 
     return ("any", *sorted({o.provider for o in load_pricing().offers}))
 

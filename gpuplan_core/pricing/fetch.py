@@ -91,7 +91,8 @@ def fetch_pricing(url: str, allowed_hosts: set[str] = PRICING_HOSTS, max_bytes: 
     upload. A SkyPilot catalog file (``.../catalogs/v8/<cloud>/vms.csv``, told apart by its header) goes
     through the SkyPilot importer with the cloud from its path. Raises FetchError when nothing could be
     fetched (host not allowed, offline, too large, not text)."""
-    from .offers import MAX_PRICING_BYTES, import_skypilot_vms, load_pricing_text
+    from .csv_file import MAX_PRICING_BYTES, load_pricing_text
+    from .skypilot import import_skypilot_vms
 
     url = (url or "").strip()
     if len(url) > 2000:

@@ -332,7 +332,7 @@ def _one_offer_file(price: float = 0.01) -> str:
 
 def test_a_pricing_link_is_added_to_the_bundled_offers_and_can_be_used_alone(monkeypatch):
     import gpuplan_core.pricing.fetch
-    from gpuplan_core.pricing.offers import load_pricing, load_pricing_text
+    from gpuplan_core.pricing.csv_file import load_pricing, load_pricing_text
     from gpuplan_ui import cached
 
     mine = _one_offer_file()
@@ -437,7 +437,7 @@ def test_compare_b_as_a_copy_is_identical_and_a_change_gets_a_verdict():
 
 def test_todays_prices_from_the_skypilot_catalogs_offline_and_online(monkeypatch):
     import gpuplan_core.pricing.fetch
-    from gpuplan_core.pricing.offers import load_pricing, load_pricing_text
+    from gpuplan_core.pricing.csv_file import load_pricing, load_pricing_text
     from gpuplan_ui import cached
 
     monkeypatch.setattr(gpuplan_core, "fetch_skypilot_catalogs", lambda **kw: ([], ["aws: offline", "gcp: offline"]))

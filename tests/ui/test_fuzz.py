@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from gpuplan_core.interface.inputs import DEFAULTS
 from gpuplan_core.interface.links import read_link, read_scenario_file, upgrade_link
 from gpuplan_core.model.hf_config import HFConfigError, model_from_hf_config
-from gpuplan_core.pricing.offers import ALL_COLUMNS, load_pricing_text
+from gpuplan_core.pricing.csv_file import ALL_COLUMNS, load_pricing_text
 from gpuplan_ui.fmt import md_escape
 from tests.ui.test_app import COMPARE, COST, MEMORY, OVERVIEW, PERF, run_page
 

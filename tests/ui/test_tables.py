@@ -83,7 +83,7 @@ def test_cached_table_arrow_form_shows_the_same_rows(mem):
 def test_pricing_offers_keep_source_and_date_and_count_the_age():
     import datetime as dt
 
-    from gpuplan_core.pricing.offers import load_pricing
+    from gpuplan_core.pricing.csv_file import load_pricing
 
     offers = load_pricing().offers
     rows = [o.model_dump() for o in offers]
