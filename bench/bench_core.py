@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpuplan_core.hardware.catalog import load_gpus
-from gpuplan_core.memory.budget import MemoryRequest
+from gpuplan_core.memory.components import MemoryRequest
 from gpuplan_core.memory.fit import evaluate_catalog
 from gpuplan_core.model.presets import get_preset
 
@@ -75,7 +75,8 @@ def bench_plan() -> None:
 def bench_grid() -> None:
     """Every GPU x weights format x 11 batch sizes x 8 contexts: memory fit + decode/prefill prediction."""
     from gpuplan_core.hardware.catalog import load_gpus
-    from gpuplan_core.memory.budget import MemoryRequest, memory_budget
+    from gpuplan_core.memory.budget import memory_budget
+    from gpuplan_core.memory.components import MemoryRequest
     from gpuplan_core.model.formats import WEIGHT_FORMATS
     from gpuplan_core.model.presets import get_preset
     from gpuplan_core.perf.efficiency import PerfAssumptions

@@ -41,7 +41,7 @@ from .interface.inputs import (
     variant,
 )
 from .interface.links import apply_use_case, link_query, read_link, read_scenario_file, scenario_file, upgrade_link
-from .memory.budget import Assumptions
+from .memory.components import Assumptions
 from .model.formats import FORMATS
 from .perf.efficiency import PerfAssumptions
 from .perf.serving import DEFAULT_GPU

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from .hardware.catalog import load_gpus
-from .memory.budget import component_provenance, memory_budget, model_weight_bytes
+from .memory.budget import memory_budget
+from .memory.components import component_provenance, model_weight_bytes
 from .memory.fit import evaluate_catalog
 from .memory.request import memory_request
 from .model.arch import kv_bytes_per_token, params_active, params_total

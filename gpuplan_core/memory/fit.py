@@ -16,7 +16,8 @@ from ..model.arch import (
 )
 from ..model.formats import get_format
 from ..scenario.fields import MAX_BATCH, MAX_CONTEXT_TOKENS
-from .budget import Assumptions, MemoryBudget, MemoryRequest, _budget, _stage_fraction, memory_budget
+from .budget import _budget, memory_budget
+from .components import Assumptions, MemoryBudget, MemoryRequest, stage_fraction
 
 
 def budget_bytes(gpu: GPU, asm: Assumptions) -> float:
@@ -30,7 +31,7 @@ def kv_capacity_tokens(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
     b = _budget(m, req, 1, req.context_tokens)
     fixed = b.per_gpu_bytes - b.components["KV cache"]
     pool = budget_bytes(gpu, req.assumptions) - fixed
-    per_tok = kv_bytes_per_token(m, get_format(req.kv_format).bytes_per_value, req.tp) * _stage_fraction(m, req.pp)
+    per_tok = kv_bytes_per_token(m, get_format(req.kv_format).bytes_per_value, req.tp) * stage_fraction(m, req.pp)
     return max(0, int(pool // per_tok))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model.formats import get_format
 from ..scenario.scenario import Scenario
-from .budget import Assumptions, MemoryRequest
+from .components import Assumptions, MemoryRequest
 
 
 def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRequest:

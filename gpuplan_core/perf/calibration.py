@@ -14,7 +14,8 @@ import pandas as pd
 
 from ..common.data import DATA_DIR
 from ..hardware.catalog import get_gpu
-from ..memory.budget import Assumptions, MemoryRequest, memory_budget
+from ..memory.budget import memory_budget
+from ..memory.components import Assumptions, MemoryRequest
 from ..memory.fit import kv_capacity_tokens
 from ..model.formats import get_format
 from ..model.presets import get_preset

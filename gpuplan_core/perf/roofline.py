@@ -64,7 +64,7 @@ def weight_bytes_touched(m: ModelArch, fmt: NumberFormat, tokens: float) -> floa
     weights format with embeddings, lm_head and norms in 16 bit when the format is narrower (memory.weight_split).
     The input embedding table is not streamed: the step gathers one row per token (the lm_head, tied or not, is
     read in full)."""
-    from ..memory.budget import KEPT_BYTES_PER_PARAM, weight_split
+    from ..memory.components import KEPT_BYTES_PER_PARAM, weight_split
 
     body, kept = weight_split(m, fmt)
     total = body + kept

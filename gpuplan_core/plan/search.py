@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..common.units import GB
 from ..hardware.catalog import GPU, get_gpu
-from ..memory.budget import model_weight_bytes
+from ..memory.components import model_weight_bytes
 from ..memory.fit import max_batch
 from ..memory.request import memory_request
 from ..model.arch import ModelArch, valid_tp_degrees

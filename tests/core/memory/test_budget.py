@@ -7,12 +7,12 @@ from pydantic import ValidationError
 
 from gpuplan_core.common.units import GB, GiB
 from gpuplan_core.hardware.catalog import get_gpu, load_gpus
-from gpuplan_core.memory.budget import (
+from gpuplan_core.memory.budget import memory_budget
+from gpuplan_core.memory.components import (
     KEPT_COMPONENT,
     Assumptions,
     MemoryRequest,
     largest_layer_params,
-    memory_budget,
     weights_bytes,
 )
 from gpuplan_core.memory.fit import evaluate_catalog, kv_capacity_tokens, max_batch, max_context, min_gpus
@@ -169,7 +169,7 @@ def test_lora_and_qlora_are_much_smaller_than_full():
 
 def test_activation_formula_korthikanti_gpt3_shape():
     """GPT-3 shape (plain 4h MLP, MHA): no recompute per layer = s*b*h*(34 + 5*a*s/h) at 2 bytes."""
-    from gpuplan_core.memory.budget import activation_bytes_per_layer
+    from gpuplan_core.memory.training import activation_bytes_per_layer
 
     g = get_preset("GPT-3-175B")
     s, b, h, a = 2048, 1, 12288, 96

@@ -11,7 +11,7 @@ import pytest
 from gpuplan_core import api
 from gpuplan_core.common.data import DATA_DIR
 from gpuplan_core.hardware.catalog import get_gpu
-from gpuplan_core.memory.budget import MemoryRequest
+from gpuplan_core.memory.components import MemoryRequest
 from gpuplan_core.memory.fit import kv_capacity_tokens
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.bands import error_band, perf_bands

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from gpuplan_core import api
 from gpuplan_core.hardware.catalog import get_gpu, load_gpus
-from gpuplan_core.memory.budget import MemoryRequest
+from gpuplan_core.memory.components import MemoryRequest
 from gpuplan_core.memory.fit import max_batch
 from gpuplan_core.model.arch import model_from_param_count
 from gpuplan_core.model.presets import get_preset

@@ -6,7 +6,7 @@ import pytest
 
 from gpuplan_core import api
 from gpuplan_core.hardware.catalog import get_gpu
-from gpuplan_core.memory.budget import MemoryRequest
+from gpuplan_core.memory.components import MemoryRequest
 from gpuplan_core.memory.fit import max_batch
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.calibration import HEADLINE_REGIME, serving_median_abs_error, serving_summary, serving_table

@@ -1,0 +1,222 @@
+"""The memory question and its parts: the request, the assumptions, the budget's shape, the weights' split
+between the chosen format and 16 bit, and the overheads every budget carries. Formulas: memory/budget.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..common.units import GiB
+from ..hardware.engines import Engine
+from ..model.arch import (
+    ModelArch,
+    _ceil_div,
+    kept_16bit_params,
+    params_total,
+)
+from ..model.formats import get_format
+from ..scenario.fields import (
+    MAX_BATCH,
+    MAX_CONTEXT_TOKENS,
+    MAX_GPUS,
+    Accounting,
+    LoraTargets,
+    Method,
+    Mode,
+    Offload,
+    Optimizer,
+    Recompute,
+)
+
+
+class Assumptions(BaseModel):
+    """Named, adjustable overheads with their defaults' sources (see Methodology)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    memory_utilization: float = Field(
+        0.90,
+        ge=0.5,
+        le=1.0,
+        description="share of usable VRAM a job may fill (vLLM gpu_memory_utilization, default 0.9)",
+    )
+    cuda_context_bytes: float = Field(
+        0.25 * GiB,
+        ge=0,
+        le=64 * GiB,
+        description="CUDA context and other non-torch memory at TP=1 (vLLM 0.19 measured 0.25 GiB)",
+    )
+    comm_buffer_bytes: float = Field(
+        1.85 * GiB,
+        ge=0,
+        le=64 * GiB,
+        description="extra NCCL/communication buffers at TP>=2 (vLLM non-torch 2.1 GiB vs 0.25)",
+    )
+    cuda_graph_bytes: float = Field(
+        1.0 * GiB, ge=0, le=64 * GiB, description="inference CUDA-graph pool (observed 0.51-1.85 GiB, mean 1.04)"
+    )
+    activation_workspace_bytes: float | None = Field(
+        None, ge=0, le=1024 * GiB, description="inference activation peak; None = estimate from max_batched_tokens"
+    )
+    max_batched_tokens: int = Field(
+        8192, ge=1, le=1_000_000, description="tokens in one engine step (vLLM profile run)"
+    )
+    max_sampled_sequences: int = Field(
+        256, ge=1, le=100_000, description="sequences whose fp32 logits are held at once"
+    )
+    kv_block_tokens: int = Field(16, ge=1, le=4096, description="paged KV-cache block size (vLLM default 16)")
+    framework_reserve_fraction: float = Field(
+        0.0, ge=0, le=0.5, description="training: allocator fragmentation as a share of the rest"
+    )
+    zero3_prefetch_bucket_params: int = Field(
+        50_000_000,
+        ge=0,
+        le=10**11,
+        description="ZeRO-3: parameters fetched ahead (DeepSpeed stage3_prefetch_bucket_size 5e7)",
+    )
+    zero3_reduce_bucket_elements: int = Field(
+        500_000_000,
+        ge=0,
+        le=10**11,
+        description="ZeRO-3: gradient elements per reduce bucket (DeepSpeed reduce_bucket_size 5e8)",
+    )
+    offload_buffer_factor: float = Field(
+        1.5,
+        ge=1,
+        le=4,
+        description="host memory for offloaded states x this (DeepSpeed estimators' additional_buffer_factor)",
+    )
+    gpus_per_node: int = Field(8, ge=1, le=64, description="GPUs sharing one host's RAM (offload)")
+
+
+class MemoryRequest(BaseModel):
+    """What the user asks about. Validated; every field is named in error messages."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Mode = "inference"
+    method: Method = "full"
+    weights_format: str = "bf16"
+    kv_format: str = "bf16"
+    activation_format: str = "bf16"
+    context_tokens: int = Field(4096, ge=1, le=MAX_CONTEXT_TOKENS)
+    batch: int = Field(1, ge=1, le=MAX_BATCH)
+    gpus: int = Field(1, ge=1, le=MAX_GPUS)
+    tp: int = Field(1, ge=1, le=1024)
+    pp: int = Field(1, ge=1, le=1024)
+    zero_stage: int = Field(0, ge=0, le=3)
+    accounting: Accounting = "zero"
+    optimizer: Optimizer = "adamw"
+    recompute: Recompute = "none"
+    flash_attention: bool = True
+    lora_rank: int = Field(16, ge=1, le=4096)
+    lora_targets: LoraTargets = "all-linear"
+    offload: Offload = "none"
+    engine: Engine = "vllm"
+    prefill_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS, description="prompt tokens (inference)")
+    assumptions: Assumptions = Assumptions()
+
+    @model_validator(mode="after")
+    def _check(self) -> MemoryRequest:
+        for fld in ("weights_format", "kv_format", "activation_format"):
+            try:
+                get_format(getattr(self, fld))
+            except ValueError as exc:
+                raise ValueError(f"{fld}: {exc}") from None
+        if self.gpus % (self.tp * self.pp):
+            raise ValueError(f"gpus: {self.gpus} must be a multiple of tp x pp = {self.tp * self.pp}")
+        if self.offload == "optimizer+params" and self.zero_stage != 3:
+            raise ValueError("offload: parameters are offloaded only at ZeRO stage 3 (choose stage 3 or 'optimizer')")
+        return self
+
+    @property
+    def dp(self) -> int:
+        return self.gpus // (self.tp * self.pp)
+
+
+@dataclass
+class MemoryBudget:
+    """Bytes per GPU by component (whole runtime), with the narrower scopes alongside."""
+
+    components: dict[str, float]
+    budgets: dict[str, float]  # scope -> per-GPU bytes ("weights only", "model states", "whole runtime")
+    gpus: int
+    notes: list[str] = field(default_factory=list)
+    scope: str = "whole runtime"
+    offloaded: dict[str, float] = field(default_factory=dict)  # per GPU's share, held in host RAM instead
+    host_bytes_per_node: float = 0.0  # host RAM the offloaded states need on each machine
+
+    @property
+    def per_gpu_bytes(self) -> float:
+        return sum(self.components.values())
+
+    @property
+    def total_bytes(self) -> float:
+        return self.per_gpu_bytes * self.gpus
+
+
+# ---- pure component functions ----------------------------------------------------------------------
+
+
+def weights_bytes(n_params: float, bytes_per_weight: float) -> float:
+    return n_params * bytes_per_weight
+
+
+KEPT_BYTES_PER_PARAM = 2.0  # what a quantised checkpoint keeps its embeddings, lm_head and norms in (BF16)
+KEPT_COMPONENT = "weights kept in 16 bit (embeddings, LM head, norms)"
+
+# What each budget line rests on. Exact: counted from the architecture, formats and shapes (reproduces a published
+# count to the byte). Estimated: a runtime's working memory, from formulas or measurements that vary by version.
+ESTIMATED_COMPONENTS = {
+    "activation workspace": "the engine's profiling pass (Methodology: engines); varies with kernels and version",
+    "activations": "Korthikanti et al. 2022 per-layer formula; kernels (FlashAttention, fused ops) change it",
+    "CUDA graphs": "measured pool size (vLLM 0.19 on H100); depends on captured batch sizes",
+    "CUDA context": "measured per process (driver and library kernels); depends on CUDA version",
+    "communication buffers": "NCCL buffers, measured; depend on NCCL settings",
+    "allocator reserve": "PyTorch caching-allocator fragmentation, a share of the rest",
+    "ZeRO-3 gathered parameters": "DeepSpeed's estimator (largest layer's weights and gradients, 4 B/param) plus "
+    "the prefetch bucket; depends on stage3_* settings",
+    "ZeRO-3 reduce bucket": "DeepSpeed reduce_bucket_size (default 5e8 elements); adjustable",
+}
+
+
+def largest_layer_params(m: ModelArch) -> int:
+    """Parameters of the largest single weight matrix (what ZeRO-3 gathers at once, DeepSpeed's 'largest layer'):
+    the embedding or LM head for most models, else an MLP or expert projection."""
+    inter = max(m.intermediate_size or 0, m.expert_intermediate_size or 0)
+    return max(m.vocab_size * m.hidden_size, m.hidden_size * inter)
+
+
+def component_provenance(name: str) -> str:
+    """'exact' for a component counted from the architecture, else 'estimated: <why>'."""
+    why = ESTIMATED_COMPONENTS.get(name)
+    return "exact: counted from the architecture, formats and shapes" if why is None else f"estimated: {why}"
+
+
+def weight_split(m: ModelArch, fmt) -> tuple[float, float]:
+    """(quantised body bytes, bytes kept in 16 bit) of the whole model in weights format ``fmt``. A format
+    narrower than 16 bits applies to the decoder's linear layers only (model.kept_16bit_params); the ideal
+    packed 4-bit lower bound applies to everything, as its name says."""
+    if fmt.bits_per_value >= 16 or fmt.lower_bound:
+        return params_total(m) * fmt.bytes_per_value, 0.0
+    kept = kept_16bit_params(m)
+    return (params_total(m) - kept) * fmt.bytes_per_value, kept * KEPT_BYTES_PER_PARAM
+
+
+def model_weight_bytes(m: ModelArch, fmt) -> float:
+    """The whole model's weights in ``fmt``, embeddings, lm_head and norms in 16 bit when ``fmt`` is narrower."""
+    body, kept = weight_split(m, fmt)
+    return body + kept
+
+
+def overheads(req: MemoryRequest) -> dict[str, float]:
+    asm = req.assumptions
+    out = {"CUDA context": asm.cuda_context_bytes}
+    if req.tp > 1:
+        out["communication buffers"] = asm.comm_buffer_bytes
+    return out
+
+
+def stage_fraction(m: ModelArch, pp: int) -> float:
+    return _ceil_div(m.num_layers, pp) / m.num_layers if pp > 1 else 1.0

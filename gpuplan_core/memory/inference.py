@@ -1,0 +1,71 @@
+"""The inference budget: weights, KV cache at the context, activations of the engine's prefill chunk, logits,
+workspace, CUDA graphs, context and communication buffers (each engine's terms: hardware/engines.py)."""
+
+from __future__ import annotations
+
+from ..hardware.engines import ENGINES, EngineProfile
+from ..model.arch import ModelArch, _ceil_div, kv_cache_bytes
+from ..model.formats import get_format
+from .components import KEPT_COMPONENT, Assumptions, MemoryBudget, MemoryRequest, overheads, weight_split
+
+
+def inference_activation_bytes(
+    m: ModelArch,
+    asm: Assumptions,
+    act_bytes: float,
+    tp: int,
+    engine: EngineProfile | None = None,
+    step_tokens: int | None = None,
+    logits_sequences: int | None = None,
+) -> float:
+    """Peak activation workspace of one forward pass (an estimate): the widest intermediate (the MLP's) for every
+    token of the largest step, plus fp32 logits. The largest step is the engine's chunked-prefill budget, or the
+    whole prompt of every sequence for an engine without chunking (``step_tokens``)."""
+    if asm.activation_workspace_bytes is not None:
+        return asm.activation_workspace_bytes
+    inter = m.expert_intermediate_size * m.experts_per_token if m.is_moe else m.intermediate_size
+    width = ((2 if m.mlp_gated else 1) * inter + inter) / tp + 4 * m.hidden_size
+    if engine is None or engine.name == "vllm":
+        tokens, seqs = asm.max_batched_tokens, asm.max_sampled_sequences
+    else:
+        tokens = engine.prefill_chunk_tokens or step_tokens or asm.max_batched_tokens
+        seqs = engine.logits_sequences or logits_sequences or 1
+    logits = seqs * m.vocab_size * 4 / tp
+    return tokens * width * act_bytes + logits
+
+
+def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> MemoryBudget:
+    wf, kvf, af = get_format(req.weights_format), get_format(req.kv_format), get_format(req.activation_format)
+    asm = req.assumptions
+    shard = req.tp * req.pp
+    body, kept = weight_split(m, wf)
+    w = (body + kept) / shard
+    weight_parts = {"weights": body / shard}
+    if kept:
+        weight_parts[KEPT_COMPONENT] = kept / shard
+    eng = ENGINES[req.engine]
+    block = asm.kv_block_tokens if eng.name == "vllm" else eng.kv_block_tokens
+    ctx = _ceil_div(context, block) * block
+    kv = kv_cache_bytes(m, kvf.bytes_per_value, ctx, batch, tp=req.tp, pp=req.pp)
+    prompt = min(req.prefill_tokens or context, context)
+    act = inference_activation_bytes(m, asm, af.bytes_per_value, req.tp, eng, batch * prompt, batch)
+    comps = {
+        **weight_parts,
+        "KV cache": kv,
+        "activation workspace": act,
+        **({"CUDA graphs": asm.cuda_graph_bytes} if eng.cuda_graphs else {}),
+        **overheads(req),
+    }
+    notes = []
+    if wf.lower_bound:
+        notes.append("Ideal packed 4-bit is a lower bound: real 4-bit formats store scales on top.")
+    if m.approximate:
+        notes.append(
+            "The architecture is derived from a bare parameter count: KV cache and activations are approximate."
+        )
+    if m.is_mla and req.tp > 1:
+        notes.append("MLA latent KV is not split by heads: every tensor-parallel rank holds all of it.")
+    if not m.is_mla and req.tp > m.num_kv_heads:
+        notes.append(f"tp {req.tp} exceeds the {m.num_kv_heads} KV heads: KV heads are replicated, one per rank.")
+    budgets = {"weights only": w, "whole runtime": sum(comps.values())}
+    return MemoryBudget(components=comps, budgets=budgets, gpus=req.gpus, notes=notes)
