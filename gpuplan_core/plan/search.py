@@ -61,7 +61,7 @@ def layout_label(gpu: str, tp: int, pp: int) -> str:
     return f"{tp * pp} x {gpu}, TP {tp}" + (f", PP {pp}" if pp > 1 else "")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LayoutEval:
     """One layout of one GPU type and weights format, judged once for every offer."""
 
@@ -91,7 +91,7 @@ class LayoutEval:
         return layout_label(self.gpu.gpu, self.tp, self.pp)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Candidate:
     """One offer renting one layout: what it costs and how it does."""
 
@@ -180,8 +180,9 @@ def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, mb: int, pa
     static = predict(m, gpu, wl, batch, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
     alone = predict(m, gpu, wl, 1, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
     ev = LayoutEval(
-        gpu, fmt, tp, pp, mb, batch, 1, batch / static.e2e_request_s, static.ttft_s, static.tpot_s,
-        static.e2e_request_s, alone.ttft_s, alone.tpot_s, static,
+        gpu=gpu, weights_format=fmt, tp=tp, pp=pp, kv_sequences=mb, batch=batch, replicas=1,
+        capacity=batch / static.e2e_request_s, ttft_s=static.ttft_s, tpot_s=static.tpot_s, e2e_s=static.e2e_request_s,
+        floor_ttft_s=alone.ttft_s, floor_tpot_s=alone.tpot_s, static=static,
     )  # fmt: skip
     if not sc.requests_per_day:
         ev.misses = target_misses(sc, static.ttft_s, static.tpot_s)
@@ -243,8 +244,9 @@ def price(sc: Scenario, m: ModelArch, ev: LayoutEval, o: Offer) -> Candidate | R
                 f"{sl.cold_starts_per_month:,.0f} cold starts (after idle gaps longer than the idle timeout)"
             )
         gpus = sl.workers * ev.replica_gpus
-        return Candidate(ev, o, gpus, sl.workers, sl.workers, monthly, None, None, out_cost, in_cost,
-                         list(ev.misses), why)  # fmt: skip
+        return Candidate(ev=ev, offer=o, gpus=gpus, nodes=sl.workers, replicas=sl.workers, monthly_usd=monthly,
+                         output_cost_per_million_usd=out_cost, input_cost_per_million_usd=in_cost,
+                         misses=list(ev.misses), why=why)  # fmt: skip
     need = ev.replica_gpus * ev.replicas
     nodes = nodes_needed(need, o.gpus_per_node)
     paid = int(nodes * o.gpus_per_node)
@@ -255,7 +257,9 @@ def price(sc: Scenario, m: ModelArch, ev: LayoutEval, o: Offer) -> Candidate | R
         f"{monthly:,.0f} USD/month"
         + (f" ({paid - need} idle: whole {o.gpus_per_node:g}-GPU nodes)" if paid > need else "")
     )
-    return Candidate(ev, o, paid, machines, ev.replicas, monthly, None, None, out_cost, in_cost, list(ev.misses), why)
+    return Candidate(ev=ev, offer=o, gpus=paid, nodes=machines, replicas=ev.replicas, monthly_usd=monthly,
+                     output_cost_per_million_usd=out_cost, input_cost_per_million_usd=in_cost,
+                     misses=list(ev.misses), why=why)  # fmt: skip
 
 
 def inference_candidates(
