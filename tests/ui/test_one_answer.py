@@ -1,0 +1,157 @@
+"""One scenario, one answer: over random scenarios of every job, the headline figures of the Overview, Cost,
+Performance and Compare pages equal the core's answer (api.answer_report), and so does ``plan --json``.
+
+Each example opens the pages cold from the same link (AppTest), the way a shared link is opened.
+"""
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from gpuplan_core import api, gb, load_pricing, ms, read_link, to_scenario, usd
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+OFFERS = load_pricing().offers
+SETTINGS = settings(
+    max_examples=3,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+inference = st.fixed_dictionaries(
+    {
+        "workload": st.sampled_from(["interactive", "batch"]),
+        "model": st.sampled_from(["Llama-3.1-8B", "Llama-3.1-70B", "Mistral-7B-v0.1", "Qwen2.5-72B"]),
+        "in": st.sampled_from(["500", "2000", "8000"]),
+        "out": st.sampled_from(["100", "300", "1000"]),
+        "rpd": st.sampled_from(["0", "5000", "50000"]),
+        "weights": st.sampled_from(["BF16", "FP8 (E4M3)"]),
+        "gpu": st.sampled_from(["Any GPU", "H100 SXM", "H200", "L40S"]),
+    }
+)
+pretraining = st.fixed_dictionaries(
+    {
+        "workload": st.just("pretrain"),
+        "src": st.just("size"),
+        "size_b": st.sampled_from(["1B", "7B", "13B"]),
+        "tokens_b": st.sampled_from(["20", "200"]),
+        "gpu": st.sampled_from(["Any GPU", "H100 SXM"]),
+    }
+)
+finetuning = st.fixed_dictionaries(
+    {
+        "workload": st.just("finetune"),
+        "model": st.sampled_from(["Llama-3.1-8B", "Mistral-7B-v0.1"]),
+        "method": st.sampled_from(["lora", "qlora", "full"]),
+        "gpu": st.sampled_from(["Any GPU", "A100 SXM 80GB"]),
+    }
+)
+
+
+def _open(page: str, params: dict) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _answer(params: dict):
+    values, problems = read_link(params)
+    assert not problems, problems
+    sc, _ = to_scenario(values)
+    return sc, api.answer_report(sc, offers=OFFERS)
+
+
+def _check_overview(params: dict) -> None:
+    sc, ans = _answer(params)
+    at = _open("app_pages/overview.py", params)
+    heads = _metrics(at)
+    if ans.pick is None:
+        assert at.warning[0].value.startswith((ans.message or "No configuration")[:40])
+        return
+    cost_label = "Cost per month" if ans.cost_per == "month" else "Cost of the run"
+    assert heads[cost_label] == usd(ans.cost_usd)
+    assert heads["GPUs"] == f"{ans.pick.gpus:,}"
+    assert heads["Memory per GPU"] == gb(ans.memory_per_gpu_bytes)
+    if ans.pick.ttft_s is not None:
+        label = "First token (p95)" if sc.requests_per_day else "First token"
+        assert heads[label] == ms(ans.pick.ttft_s)
+    assert ans.pick.provider in at.success[0].value
+    # plan --json: the same answer
+    from gpuplan_core.interface.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["plan", "--json", *_cli_flags(sc)]) == 0
+    data = json.loads(out.getvalue())["answer"]
+    assert data["pick"]["offer_id"] == ans.pick.offer_id
+    assert data["cost_usd"] == ans.cost_usd
+    assert data["memory_per_gpu_bytes"] == ans.memory_per_gpu_bytes
+
+
+def _check_compare(params: dict, b_gpu: str) -> None:
+    """Compare's verdict and B's headline figures are the core's comparison of A and B."""
+    from gpuplan_core import variant
+
+    values, _ = read_link(params)
+    sc, _ = to_scenario(values)
+    sc_b, _ = variant(sc, {**values, "b_gpu": b_gpu})
+    report = api.compare_report(sc, sc_b, OFFERS)
+    at = _open("app_pages/Compare.py", {**params, "b_gpu": b_gpu})
+    boxes = [*at.success, *at.info, *at.warning]
+    assert boxes[0].value.replace("\\", "") == report.comparison.verdict
+    heads = _metrics(at)
+    for row in report.comparison.rows:
+        if f"{row.metric}, B" in heads:
+            assert heads[f"{row.metric}, B"] == row.b
+
+
+def _cli_flags(sc) -> list[str]:
+    """The scenario as CLI flags: every Scenario field the CLI has a flag for, at the scenario's value."""
+    from gpuplan_core.interface.cli import build_parser
+
+    parser = build_parser()
+    plan = next(a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == "plan")[1]
+    flags = []
+    for action in plan._actions:
+        dest = action.dest
+        if not action.option_strings or dest in ("help", "json", "pricing", "explore_formats"):
+            continue
+        if dest not in type(sc).model_fields:
+            continue
+        v = getattr(sc, dest)
+        if v is None or v == type(sc).model_fields[dest].default:
+            continue
+        flags += [action.option_strings[0], str(v)]
+    return flags
+
+
+@SETTINGS
+@given(inference, st.sampled_from(["H200", "L40S", "A100-SXM-80GB"]))
+def test_inference_pages_state_the_answer(params, b_gpu):
+    _check_overview(params)
+    _check_compare(params, b_gpu)
+
+
+@SETTINGS
+@given(pretraining)
+def test_pretraining_pages_state_the_answer(params):
+    _check_overview(params)
+
+
+@SETTINGS
+@given(finetuning)
+def test_finetuning_pages_state_the_answer(params):
+    _check_overview(params)
