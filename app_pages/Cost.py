@@ -14,7 +14,8 @@ with page.guard("Costs per offer"):
     views = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)
     cost = views["cost"]
     rows = cost["offers"]
-    page.answer(cost_answer(cost, sc))
+    ans = cached.answer(sc)
+    page.answer(cost_answer(ans, sc, len(rows)))
     if line := cached.prices_in_use():
         st.caption(fmt.md_escape(line))
     serverless_line = (
@@ -55,10 +56,10 @@ with page.guard("Costs per offer"):
             page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
         elif not sc.requests_per_day:
             st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")
-        best_monthly = min(r["monthly_always_on_usd"] for r in rows)
+        best_monthly = ans.cost_usd if ans.pick is not None else min(r["monthly_always_on_usd"] for r in rows)
         st.subheader("Over three years: serving every month")
         bill = widgets.page_input("train_bill")
-        title = f"Cheapest always-on serving, {fmt.usd(best_monthly)} a month" + (
+        title = f"Serving as recommended, {fmt.usd(best_monthly)} a month" + (
             f", after a {fmt.usd(bill)} training bill" if bill else ""
         )
         st.plotly_chart(cached.lifetime_figure(bill, best_monthly, 36, title), key="life", config=chart)
@@ -77,15 +78,14 @@ with page.guard("Costs per offer"):
         with right:
             st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.hours_per_month:g} h a month)")
             page.table(views["monthly"], "train_monthly", "gpuplan-training-monthly.csv", height=420)
-        best = min(rows, key=lambda r: r["run_cost_usd"])
-        serve = cached.cost_report(sc.model_copy(update={"mode": "inference", "batch": 8}).model_dump_json(), pkey)
-        monthly = min((r["monthly_always_on_usd"] for r in serve["offers"]), default=0.0)
-        st.subheader("Over three years: this training run, then serving the model")
-        title = (
-            f"{fmt.usd(best['run_cost_usd'])} training run, then cheapest always-on serving at "
-            f"{fmt.usd(monthly)} a month"
+        run_usd = ans.cost_usd if ans.pick is not None else min(r["run_cost_usd"] for r in rows)
+        serving = cached.answer_at(
+            sc.model_copy(update={"mode": "inference", "batch": 1}).model_dump_json(), pkey, False
         )
-        st.plotly_chart(cached.lifetime_figure(best["run_cost_usd"], monthly, 36, title), key="life", config=chart)
+        monthly = serving.cost_usd or 0.0
+        st.subheader("Over three years: this training run, then serving the model")
+        title = f"{fmt.usd(run_usd)} training run, then serving as recommended at {fmt.usd(monthly)} a month"
+        st.plotly_chart(cached.lifetime_figure(run_usd, monthly, 36, title), key="life", config=chart)
     if views["rejected"] is not None and not page.meeting():
         with st.expander(f"{len(cost['rejected'])} GPU/offer combinations that cannot run"):
             page.show(views["rejected"], "rejected")

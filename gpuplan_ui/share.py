@@ -104,7 +104,7 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
         if sv is not None:
             figs.append(sv["ttft"])
     cost = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)["cost"]
-    answers.append(("Cost", cost_answer(cost, sc)))
+    answers.append(("Cost", cost_answer(ans, sc, len(cost["offers"]))))
     if cost["offers"]:
         figs.append(figures.cheapest_figure(cost["offers"], inference))
     used = {p.offer_id for p in plan.picks}

@@ -114,6 +114,22 @@ class ScenarioAnswer(BaseModel):
     def gpus(self) -> int | None:
         return None if self.pick is None else self.pick.gpus
 
+    def shows_pick(self, sc: Scenario) -> bool:
+        """Do the detail views (Performance) describe the pick's layout? Yes unless the user picked another: a GPU
+        type other than the pick's, or a tensor/pipeline split of their own."""
+        p = self.pick
+        return p is not None and (sc.gpu is None or sc.gpu == p.gpu) and (sc.tp, sc.pp) == (1, 1)
+
+    def detail_scenario(self, sc: Scenario) -> Scenario:
+        """The scenario the detail views describe: at the pick's GPU, layout and weights format (``shows_pick``),
+        else the user's own."""
+        if not self.shows_pick(sc):
+            return sc
+        p = self.pick
+        return sc.model_copy(
+            update={"gpu": p.gpu, "tp": p.tp, "pp": p.pp, "gpus": p.tp * p.pp, "weights_format": p.weights_format}
+        )
+
     def to_json(self) -> dict:
         """``plan --json``: the plan's keys as before, and the answer's beside them."""
         out = self.plan.model_dump()

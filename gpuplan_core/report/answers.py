@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..common.text import count, gb, ms, pct, rate, usd
+from ..common.text import gb, ms, pct, rate, usd
 from ..plan.answer import ScenarioAnswer
 from ..scenario.scenario import Scenario
 from .results import GpuPerf, MemoryReport, NoFit
@@ -144,42 +144,48 @@ def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) 
     return Answer(sentence=sentence + ".", headlines=heads[:4], tone="info")
 
 
-def cost_answer(cost: dict[str, Any], sc: Scenario) -> Answer:
-    """The cheapest way to run it: always-on per month (serving) or one run (training)."""
-    rows = cost["offers"]
-    if not rows:
-        return Answer(sentence="No offer matches the pricing filters for a GPU this model fits.", tone="warn")
+def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answer:
+    """The cheapest way to run it: the one answer's pick and cost, then the cheapest always-on and per-run options,
+    each labelled with how it differs from the answer. An option that misses a target is never headlined."""
+    if ans.pick is None:
+        alt = ", ".join(f"the {o.role} ({o.pick.offer_id}) {o.differs}" for o in ans.alternatives)
+        msg = ans.message or "No offer matches the pricing filters for a GPU this model fits."
+        return Answer(sentence=msg + (f" Of those priced, {alt}." if alt else ""), tone="warn")
+    top = ans.pick
+    mine = " (your price)" if top.user_price else ""
+    what = gpus_text(top.gpu, top.tp * top.pp * top.replicas, top.nodes, top.replicas)
+    meets = " that meets your targets" if ans.checks else ""
+    by = {o.role: o for o in ans.alternatives}
     if sc.mode == "inference":
-        best = min(rows, key=lambda r: r["monthly_always_on_usd"])
-        mine = " (your price)" if best.get("user_price") else ""
-        what = gpus_text(best["gpu"], best["tp"] * best["pp"] * best["replicas"], replicas=best["replicas"])
+        billing = top.billing_model.replace("_", "-")
         sentence = (
-            f"The cheapest always-on option is {what} from {best['provider']}{mine} at "
-            f"{usd(best['monthly_always_on_usd'])} a month, {usd(best['output_cost_per_million_usd'])} per million "
-            f"output tokens at {pct(sc.utilization)} utilization."
+            f"The cheapest option{meets} is {what} from {top.provider}{mine} ({billing}) at {usd(ans.cost_usd)} a month"
         )
-        cheapest_run = min(rows, key=lambda r: r["run_cost_usd"])
-        heads = [
-            Headline(label="Cheapest per month", value=usd(best["monthly_always_on_usd"]), help=best["offer_id"]),
-            Headline(label="Per 1M output tokens", value=usd(best["output_cost_per_million_usd"])),
-            Headline(
-                label="Cheapest per run",
-                value=usd(cheapest_run["run_cost_usd"]),
-                help=f"{cheapest_run['run_description']} on {cheapest_run['offer_id']}",
-            ),
-            Headline(label="Offers compared", value=f"{len(rows):,}"),
-        ]
-        return Answer(sentence=sentence, headlines=heads, tone="good")
-    best = min(rows, key=lambda r: r["run_cost_usd"])
+        if top.output_cost_per_million_usd is not None:
+            per_m = usd(top.output_cost_per_million_usd)
+            sentence += f", {per_m} per million output tokens at {pct(sc.utilization)} utilization"
+        always = by.get("cheapest always-on")
+        if always is not None and always.differs != "the answer itself":
+            sentence += f"; the cheapest always-on is {usd(always.pick.monthly_usd)} a month ({always.differs})"
+        heads = [Headline(label="Cheapest per month", value=usd(ans.cost_usd), help=f"{top.offer_id}: the answer")]
+        if always is not None:
+            heads.append(Headline(label="Cheapest always-on", value=usd(always.pick.monthly_usd),
+                                  help=f"{always.pick.offer_id}: {always.differs}"))  # fmt: skip
+        run = by.get("cheapest per run")
+        if run is not None:
+            heads.append(Headline(label="Cheapest per run", value=usd(run.pick.run_cost_usd),
+                                  help=f"{run.pick.offer_id}: {run.differs}"))  # fmt: skip
+        heads.append(Headline(label="Offers compared", value=f"{offers_compared:,}"))
+        return Answer(sentence=sentence + ".", headlines=heads[:4], tone="good")
     sentence = (
-        f"The cheapest training run rents {best['gpus']:,} x {best['gpu']} from {best['provider']}: "
-        f"{usd(best['run_cost_usd'])} over {best['wall_hours']:,.0f} hours."
+        f"The cheapest training run{meets} rents {what} from {top.provider}{mine}: {usd(ans.cost_usd)} over "
+        f"{top.wall_hours:,.0f} hours."
     )
     heads = [
-        Headline(label="Cheapest run", value=usd(best["run_cost_usd"]), help=best["offer_id"]),
-        Headline(label="Wall-clock time", value=f"{best['wall_hours']:,.0f} h"),
-        Headline(label="GPU-hours", value=count(best.get("gpu_hours"))),
-        Headline(label="Offers compared", value=f"{len(rows):,}"),
+        Headline(label="Cheapest run", value=usd(ans.cost_usd), help=f"{top.offer_id}: the answer"),
+        Headline(label="Wall-clock time", value=f"{top.wall_hours:,.0f} h"),
+        Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine(s)"),
+        Headline(label="Offers compared", value=f"{offers_compared:,}"),
     ]
     return Answer(sentence=sentence, headlines=heads, tone="good")
 

@@ -101,6 +101,23 @@ def _check_overview(params: dict) -> None:
     assert data["memory_per_gpu_bytes"] == ans.memory_per_gpu_bytes
 
 
+def _check_cost(params: dict) -> None:
+    """The Cost page headlines the answer's cost, and its alternatives are the answer's (each meets the targets, or
+    says what it misses)."""
+    sc, ans = _answer(params)
+    at = _open("app_pages/Cost.py", params)
+    heads = _metrics(at)
+    if ans.pick is None:
+        return
+    assert heads["Cheapest per month" if sc.mode == "inference" else "Cheapest run"] == usd(ans.cost_usd)
+    for o in ans.alternatives:
+        label = {"cheapest always-on": "Cheapest always-on", "cheapest per run": "Cheapest per run"}[o.role]
+        if label in heads:
+            value = o.pick.monthly_usd if o.role == "cheapest always-on" else o.pick.run_cost_usd
+            assert heads[label] == usd(value)
+            assert o.meets_targets or "misses" in o.differs
+
+
 def _check_compare(params: dict, b_gpu: str) -> None:
     """Compare's verdict and B's headline figures are the core's comparison of A and B."""
     from gpuplan_core import variant
@@ -142,6 +159,7 @@ def _cli_flags(sc) -> list[str]:
 @given(inference, st.sampled_from(["H200", "L40S", "A100-SXM-80GB"]))
 def test_inference_pages_state_the_answer(params, b_gpu):
     _check_overview(params)
+    _check_cost(params)
     _check_compare(params, b_gpu)
 
 
@@ -149,9 +167,11 @@ def test_inference_pages_state_the_answer(params, b_gpu):
 @given(pretraining)
 def test_pretraining_pages_state_the_answer(params):
     _check_overview(params)
+    _check_cost(params)
 
 
 @SETTINGS
 @given(finetuning)
 def test_finetuning_pages_state_the_answer(params):
     _check_overview(params)
+    _check_cost(params)
