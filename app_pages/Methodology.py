@@ -117,12 +117,16 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   (the A100-era HGX minimum: 4 x 100 Gbit/s; H100-era nodes have 3,200). Replicas on single-GPU rentals are
   independent servers (allowed); a training job is never spread over them. Across machines, training keeps
   {E_HI:.0%} of its MFU at 3,200 Gbit/s or more and {E_LO:.0%} at 400 (gradient all-reduces; assumptions).
-- **Training picks** respect the GPU chosen (with "any GPU", the cheapest per GPU type), fit at the chosen ZeRO
-  stage or the lowest above it that fits (the pick says so), and add GPUs in steps of the layout to meet a
-  deadline.
+- **Training picks** respect the GPU chosen (with "any GPU", the cheapest per GPU type) and fit at the chosen ZeRO
+  stage or the lowest above it that fits (the pick says so). A GPU count above 1 is yours: the layout uses exactly
+  that many (tensor x pipeline x data parallel), on as many machines as the offer's machines require; where it
+  cannot run (memory, tensor parallel, no fast network between machines) the plan says why and prices the nearest
+  count that runs. With the count left at 1, the smallest count that holds the job, grown in steps of the layout
+  to meet a deadline.
 - **The why-chain** on the home page: requests/day -> peak requests/s -> one replica's capacity -> replicas ->
   GPUs and machines -> GPUs x price per GPU-hour x hours = monthly cost (whole nodes where rented whole); for
-  training: FLOPs -> GPU-hours at MFU -> wall time -> machines x price -> cost with failed runs.
+  training: FLOPs -> GPUs (and how the count was chosen) -> GPU-hours at MFU -> wall time -> machines -> GPUs x
+  price -> cost with failed runs.
 - **The Pareto front**: the configurations no other beats on both monthly cost and p95 TTFT.
 - **Deployment export**: `vllm serve` with `--tensor-parallel-size`, `--pipeline-parallel-size`, `--max-model-len`
   (input + output), `--gpu-memory-utilization`, `--kv-cache-dtype`, `--quantization fp8` for FP8 weights from a

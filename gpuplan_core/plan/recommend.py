@@ -2,8 +2,9 @@
 
 The rule: rent the least expensive configuration that fits the COMPLETE memory budget and meets the latency
 target (p95 TTFT and mean TPOT) or the completion-time target. Inference candidates come from search.py (every
-GPU x format x layout x offer); training candidates from here (every GPU x offer at the smallest layout that fits,
-at the chosen ZeRO stage or the lowest one above it that fits). Each rejected candidate keeps its reason.
+GPU x format x layout x offer); training candidates from training.py (every GPU x offer at the GPU count set, or
+the smallest layout that fits, at the chosen ZeRO stage or the lowest one above it that fits). Each rejected
+candidate keeps its reason. The typed Plan itself is in result.py.
 
 The result is a typed Plan: the picks, cheaper near misses, rejections, the why-chain a PM can read aloud (traffic
 -> replicas -> GPUs -> price x hours = cost; or FLOPs -> GPU-hours -> wall time -> cost), the cost-latency Pareto
@@ -13,29 +14,21 @@ front, and, when nothing qualifies, the binding constraint in one sentence.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..common.units import SECONDS_PER_HOUR
-from ..hardware.catalog import GPU, get_gpu
-from ..memory.budget import memory_budget
-from ..memory.fit import min_gpus
-from ..memory.request import memory_request
-from ..model.arch import ModelArch, params_active, params_total
+from ..hardware.catalog import get_gpu
+from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..perf.bands import perf_bands, serving_bands
 from ..perf.efficiency import PerfAssumptions
 from ..perf.workload import workload_for
-from ..pricing.billing import gpu_hours, monthly_always_on, run_cost, training_flops
+from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
 from ..scenario.scenario import Scenario
-from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
-
-DEFAULT_MFU = 0.40  # training MFU when the user gives none (large dense runs report 0.35-0.55)
-# Data-parallel training across machines loses some of each step to gradient all-reduces over the network:
-# the share of single-machine MFU kept, by the network per node (assumptions, shown on Methodology).
-MULTI_NODE_EFFICIENCY = ((3200.0, 0.95), (400.0, 0.85))
+from .result import ParetoPoint, Pick, Plan, WhyStep
+from .search import Candidate, binding_constraint, inference_candidates, layout_label
+from .training import MULTI_NODE_EFFICIENCY as MULTI_NODE_EFFICIENCY  # re-exported (gpuplan_core, Methodology)
+from .training import TrainingCandidate, _why_training, training_candidates, training_message
 
 
 def filter_offers(offers: list[Offer], sc: Scenario) -> list[Offer]:
@@ -60,86 +53,6 @@ def filter_offers(offers: list[Offer], sc: Scenario) -> list[Offer]:
                 continue
         out.append(o)
     return out
-
-
-# ---- the typed plan ------------------------------------------------------------------------------
-
-
-class WhyStep(BaseModel):
-    """One link of the why-chain: a label, its value, and how it follows from the ones before."""
-
-    model_config = ConfigDict(frozen=True)
-
-    label: str
-    value: str
-    detail: str = ""
-
-
-class Pick(BaseModel):
-    """One priced configuration. ``monthly_usd`` = GPUs paid for x price per GPU-hour x hours per month."""
-
-    gpu: str
-    weights_format: str
-    offer_id: str
-    provider: str
-    product: str
-    billing_model: str
-    gpus: int = Field(description="GPUs paid for (whole nodes where the offer rents whole nodes)")
-    nodes: int = Field(description="machines (or serverless workers at peak)")
-    tp: int
-    pp: int
-    layout: str = Field(description="e.g. '2 x H100-SXM, TP 2': one replica")
-    replicas: int
-    zero_stage: int | None = None
-    monthly_usd: float | None
-    run_cost_usd: float | None
-    price_per_gpu_hour_usd: float
-    ttft_s: float | None = Field(None, description="p95 under the traffic, else the static batch's")
-    tpot_s: float | None = None
-    error_band: str | None = Field(
-        None, description="how far to trust ttft_s and tpot_s: the calibration band of their regime"
-    )
-    wall_hours: float | None = None
-    requests_per_s_per_replica: float | None = None
-    output_cost_per_million_usd: float | None = None
-    input_cost_per_million_usd: float | None = None
-    fits: bool = True
-    meets_target: bool
-    misses: list[str]
-    why: list[str]
-    source: str
-    price_as_of: str | None
-    user_price: bool = Field(False, description="priced at the user's own rate (Your prices), not the catalog's")
-
-
-class ParetoPoint(BaseModel):
-    """A configuration no other beats on both cost and p95 TTFT."""
-
-    offer_id: str
-    gpu: str
-    layout: str
-    weights_format: str
-    monthly_usd: float
-    ttft_s: float
-    tpot_s: float | None
-    meets_target: bool
-
-
-class Plan(BaseModel):
-    model: str
-    mode: str
-    unit: str
-    picks: list[Pick] = Field(default_factory=list)
-    near_misses: list[Pick] = Field(default_factory=list)
-    rejected: list[dict] = Field(default_factory=list)
-    candidates: int = 0
-    why: list[WhyStep] = Field(default_factory=list, description="the top pick's why-chain")
-    pareto: list[ParetoPoint] = Field(default_factory=list)
-    message: str | None = Field(None, description="why nothing qualifies, when nothing does")
-    training_flops: float | None = None
-    training_tokens: float | None = None
-    mfu: float | None = None
-    tokens_note: str | None = None
 
 
 def _pick(c: Candidate | TrainingCandidate) -> Pick:
@@ -180,177 +93,6 @@ def _pick(c: Candidate | TrainingCandidate) -> Pick:
         price_as_of=o.price_as_of,
         user_price=o.user_price,
     )
-
-
-# ---- training ------------------------------------------------------------------------------------
-
-
-@dataclass
-class TrainingCandidate:
-    gpu: str
-    weights_format: str
-    offer: Offer
-    gpus: int
-    nodes: int
-    tp: int
-    pp: int
-    zero_stage: int
-    run_cost_usd: float
-    wall_hours: float
-    gpu_hours: float
-    monthly_usd: float | None = None
-    replicas: int = 1
-    output_cost_per_million_usd: float | None = None
-    input_cost_per_million_usd: float | None = None
-    misses: list[str] = field(default_factory=list)
-    why: list[str] = field(default_factory=list)
-
-    @property
-    def rank_cost(self) -> float:
-        return self.run_cost_usd
-
-
-@dataclass
-class TrainingLayout:
-    tp: int
-    pp: int
-    gpus: int  # the smallest count that holds the job
-    zero_stage: int
-    note: str | None = None
-
-
-def training_layout(m: ModelArch, sc: Scenario, gpu: GPU) -> TrainingLayout | None:
-    """The smallest layout that holds the job at the chosen ZeRO stage, else at the lowest stage above it."""
-    for zero in range(sc.zero_stage, 4):
-        s = sc.model_copy(update={"zero_stage": zero})
-        req = memory_request(s)
-        cap = gpu.vram_usable_bytes * req.assumptions.memory_utilization
-        try:
-            if memory_budget(m, req).per_gpu_bytes <= cap:
-                lay = TrainingLayout(sc.tp, sc.pp, sc.gpus, zero)
-            else:
-                found = min_gpus(m, req, gpu)
-                lay = None if found is None else TrainingLayout(found.tp, found.pp, found.gpus, zero)
-        except ValueError:
-            lay = None
-        if lay is not None:
-            if zero != sc.zero_stage:
-                lay.note = f"ZeRO-{zero}: at ZeRO-{sc.zero_stage} the model states do not fit this GPU"
-            return lay
-    return None
-
-
-def training_tokens_of(sc: Scenario, m: ModelArch) -> tuple[float, str | None]:
-    if sc.training_tokens:
-        return sc.training_tokens, None
-    tokens = 20.0 * params_total(m)
-    return tokens, f"no training tokens given: {tokens:.3g} assumed (20 tokens per parameter, Chinchilla)"
-
-
-def _network_efficiency(o: Offer, gpus: int) -> tuple[float, str | None]:
-    if gpus <= o.machine_gpus:
-        return 1.0, None
-    for gbit, eff in MULTI_NODE_EFFICIENCY:
-        if (o.inter_node_gbit_s or 0) >= gbit:
-            return eff, (
-                f"across machines over {o.inter_node_network} {o.inter_node_gbit_s:,.0f} Gbit/s: MFU x {eff:.2f} "
-                "for gradient all-reduces"
-            )
-    return MULTI_NODE_EFFICIENCY[-1][1], None
-
-
-def training_candidates(
-    m: ModelArch, sc: Scenario, offers: list[Offer], pa: PerfAssumptions
-) -> tuple[list[TrainingCandidate], list[Rejection], dict]:
-    tokens, note = training_tokens_of(sc, m)
-    mfu = sc.mfu or DEFAULT_MFU
-    method = sc.method if sc.mode == "finetune" else "full"
-    attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
-    flops = training_flops(params_active(m), tokens, m.num_layers, sc.context_tokens, attn_width, method)
-    cands: list[TrainingCandidate] = []
-    rejected: list[Rejection] = []
-    by_gpu: dict[str, list[Offer]] = {}
-    for o in offers:
-        if not o.is_serverless:
-            by_gpu.setdefault(o.gpu, []).append(o)
-    for gid, gpu_offers in by_gpu.items():
-        gpu = get_gpu(gid)
-        lay = training_layout(m, sc, gpu)
-        if lay is None:
-            rejected.append(Rejection(gid, "model states + activations do not fit on any layout up to 4,096 GPUs"))
-            continue
-        peak = gpu.dense_peak_flops("bf16")[0]
-        step = lay.tp * lay.pp
-        for o in gpu_offers:
-            if problem := o.layout_problem(lay.tp, 1):  # tensor parallel inside one machine, over NVLink above 2
-                rejected.append(
-                    Rejection(gid, problem, sc.weights_format, o.offer_id, layout_label(gid, lay.tp, lay.pp))
-                )
-                continue
-            count = max(lay.gpus, sc.gpus)
-            if sc.deadline_hours:
-                need = math.ceil(gpu_hours(flops, peak, mfu) / sc.deadline_hours - 1e-9)
-                if need > o.machine_gpus:  # across machines the network costs some efficiency: a few more GPUs
-                    eff, _ = _network_efficiency(o, need)
-                    need = math.ceil(gpu_hours(flops, peak, mfu * eff) / sc.deadline_hours - 1e-9)
-                count = max(count, math.ceil(need / step) * step)
-            capped = None
-            if count > o.machine_gpus and not o.fast_network:
-                if lay.gpus > o.machine_gpus:
-                    net = o.inter_node_network if o.inter_node_network != "unknown" else "no stated network"
-                    rejected.append(
-                        Rejection(
-                            gid,
-                            f"needs {lay.gpus} GPUs across machines: a coupled job needs a fast RDMA network; this "
-                            f"offer has {net}",
-                            sc.weights_format,
-                            o.offer_id,
-                        )
-                    )
-                    continue
-                capped = count
-                count = o.machine_gpus // step * step  # one machine: the most it holds
-            eff, net_note = _network_efficiency(o, count)
-            gh = gpu_hours(flops, peak, mfu * eff)
-            wall = gh / count
-            misses = (
-                [f"{wall:,.0f} h > deadline {sc.deadline_hours:,.0f} h"]
-                if sc.deadline_hours and wall > sc.deadline_hours * 1.0001
-                else []
-            )
-            rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.spot_restart_overhead, sc.hours_per_month)
-            total = rc.run_cost_usd * (1 + sc.overhead_factor)
-            why = [
-                f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}), {gh:,.0f} GPU-hours at MFU "
-                f"{mfu * eff:.2f} of {peak / 1e12:,.0f} TFLOP/s dense BF16",
-                f"+{sc.overhead_factor:.0%} for failed runs and sweeps",
-                *rc.notes,
-            ]
-            why += [x for x in (lay.note, net_note) if x]
-            if capped:
-                why.append(
-                    f"kept to one machine ({count} GPUs, not {capped}): the offer has no stated fast network between "
-                    "machines"
-                )
-            cands.append(
-                TrainingCandidate(
-                    gid,
-                    sc.weights_format,
-                    o,
-                    count,
-                    rc.nodes,
-                    lay.tp,
-                    lay.pp,
-                    lay.zero_stage,
-                    total,
-                    wall,
-                    gh,
-                    misses=misses,
-                    why=why,
-                )  # fmt: skip
-            )
-    summary = {"training_flops": flops, "training_tokens": tokens, "mfu": mfu, "tokens_note": note}
-    return cands, rejected, summary
 
 
 # ---- the why-chain and the Pareto front ------------------------------------------------------------
@@ -404,31 +146,6 @@ def _why_inference(sc: Scenario, c: Candidate) -> list[WhyStep]:
     elif c.monthly_usd is not None:
         steps.append(WhyStep(label="Monthly cost", value=f"{c.monthly_usd:,.0f} USD", detail=c.why[-1]))
     return steps
-
-
-def _why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
-    o = c.offer
-    return [
-        WhyStep(
-            label="Training compute",
-            value=f"{summary['training_flops']:.3g} FLOPs",
-            detail=f"{summary['training_tokens']:.3g} tokens x (6 x active parameters + attention)",
-        ),
-        WhyStep(label="GPU-hours", value=f"{c.gpu_hours:,.0f}", detail=c.why[0]),
-        WhyStep(
-            label="Wall time", value=f"{c.wall_hours:,.1f} h", detail=f"{c.gpu_hours:,.0f} GPU-hours / {c.gpus} GPUs"
-        ),
-        WhyStep(
-            label="Machines x price",
-            value=f"{c.nodes} x {o.price_per_node_hour_usd:,.2f} USD/h",
-            detail=f"{o.provider} {o.product}, billed in its increments",
-        ),
-        WhyStep(
-            label="Cost of the run",
-            value=f"{c.run_cost_usd:,.0f} USD",
-            detail=f"incl. +{sc.overhead_factor:.0%} for failed runs and sweeps",
-        ),
-    ]
 
 
 def pareto_front(cands: list[Candidate]) -> list[ParetoPoint]:
@@ -542,11 +259,7 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
     elif sc.mode == "inference":
         plan.message = binding_constraint(sc, evals, cands, rejected)
     else:
-        plan.message = (
-            "No configuration fits and meets the deadline: "
-            + ("; ".join(sorted({x for c in missed for x in c.misses})[:2]) or "no offer can run it")
-            + ". Allow a later deadline, a higher ZeRO stage, or offers with a fast network between machines."
-        )
+        plan.message = training_message(sc, missed, rejected)
     return plan
 
 
@@ -591,6 +304,8 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
     else:
         cands, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
         for c in cands:
+            if c.alternative_to:
+                continue  # the nearest count that runs, not the count asked: a near miss of the plan, not a row
             rows.append(
                 {
                     **_pick(c).model_dump(),

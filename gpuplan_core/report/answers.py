@@ -25,15 +25,27 @@ class Headline(BaseModel):
 
 
 def gpus_text(gpu: str, count_: int, machines: int = 1, replicas: int = 1) -> str:
-    """'one RTX 3090 24GB', '2 x H100 SXM', '3 copies of 8 x H200 on 3 machines': a layout in plain words."""
+    """What to rent in plain words, machines named as machines: 'one RTX 3090 24GB', '8 x H100 SXM',
+    '8 machines of 8 x H100 SXM', '3 machines of 8 x H200 (a copy of the model on each)', '4 machines of 8 x H200
+    (2 copies of the model, 16 GPUs each)', '68 x H100 SXM on 9 machines'.
+
+    Copies of the model (``replicas``: serving replicas, a training job's data-parallel ranks) are named only where
+    each is a whole machine or more; where several share a machine, the GPUs and machines say what to rent and the
+    layout says the rest."""
     from ..hardware.catalog import get_gpu
 
     label = get_gpu(gpu).label
-    per = count_ // max(1, replicas)
-    one = f"one {label}" if per == 1 else f"{per} x {label}"
-    if replicas > 1:
-        return f"{replicas} copies of {one}" + (f" on {machines} machines" if machines > 1 else "")
-    return one + (f" on {machines} machines" if machines > 1 else "")
+    if machines <= 1:
+        return f"one {label}" if count_ == 1 else f"{count_:,} x {label}"
+    if count_ % machines:
+        return f"{count_:,} x {label} on {machines:,} machines"
+    per, k = count_ // max(1, replicas), count_ // machines
+    rent = f"{machines:,} machines of " + (f"one {label}" if k == 1 else f"{k} x {label}")
+    if replicas > 1 and per == k:
+        return f"{rent} (a copy of the model on each)"
+    if replicas > 1 and per > k:
+        return f"{rent} ({replicas:,} copies of the model, {per:,} GPUs each)"
+    return rent
 
 
 class Answer(BaseModel):

@@ -101,7 +101,7 @@ def test_training_fits_the_complete_budget_at_the_chosen_zero_stage_or_the_lowes
     p = plan.picks[0]
     assert p.zero_stage == 0 and p.tp * p.pp > 1 and f"ZeRO-0, TP {p.tp}, PP {p.pp}" in p.why[0]
     # when a stage fits no layout at all, the next one up is used, and the pick says so
-    import gpuplan_core.plan.recommend as plan_mod
+    import gpuplan_core.plan.training_layout as plan_mod
 
     real = plan_mod.min_gpus
     monkeypatch.setattr(plan_mod, "min_gpus", lambda m, req, gpu: None if req.zero_stage < 2 else real(m, req, gpu))

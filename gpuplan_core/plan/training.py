@@ -1,0 +1,303 @@
+"""Training plans: on each offer, the job's GPU-hours, wall time and cost at a layout that holds it (tensor x
+pipeline x data parallel and a ZeRO stage, from training_layout.py); the rule for the GPU count; the pick's why-chain.
+
+    compute    = c x (active parameters + layers x sequence x attention width) x tokens   (c = 6, LoRA/QLoRA 4)
+    GPU-hours  = compute / (dense BF16 peak x MFU x network efficiency) / 3,600 s
+    wall hours = GPU-hours / GPUs
+    cost       = the offer's bill for the GPUs over the wall time (whole nodes, increments, spot restarts)
+                 x (1 + failed runs and sweeps)
+
+The network efficiency is 1 on one machine and MULTI_NODE_EFFICIENCY across machines (gradient all-reduces).
+
+The GPU count, and how "set by the user" is known. The Scenario's ``gpus`` defaults to 1, and the app's and the
+CLI's GPUs inputs start at 1: a count of 1 reads as "let the planner choose" (1 is also the smallest count there
+is), and ``gpus > 1`` is a count the user set (a tensor or pipeline degree above 1 implies one: the Scenario holds
+gpus a multiple of tp x pp). It is the rule the inference search uses for a layout the user set.
+
+- Set: the layout uses exactly that count, tp x pp x dp = gpus, on as many machines as the offer's GPUs per machine
+  require, coupled over the offer's network. Where it cannot run on an offer (no tp x pp holds the job on that many
+  GPUs at the chosen ZeRO stage or any above; tensor parallel beyond what the machine allows; machines without a
+  fast network between them) the offer is rejected with the reason, and the nearest count that runs on it is
+  priced as an alternative whose miss names the count asked.
+- Not set: the smallest count that holds the job, grown in steps of tp x pp to meet a deadline; an offer without a
+  fast network between machines keeps it to one machine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+from ..common.units import SECONDS_PER_HOUR
+from ..hardware.catalog import GPU, get_gpu
+from ..model.arch import ModelArch, params_active, params_total
+from ..perf.roofline import PerfAssumptions
+from ..pricing.billing import gpu_hours, nodes_needed, run_cost, training_flops
+from ..pricing.offers import Offer
+from ..scenario.scenario import Scenario
+from .result import WhyStep
+from .search import Rejection, layout_label
+from .training_layout import (
+    TrainingLayout,
+    cannot_run,
+    layout_at,
+    machines_of,
+    nearest_count,
+    network_text,
+    training_layout,
+    training_shapes,
+)
+
+DEFAULT_MFU = 0.40  # training MFU when the user gives none (large dense runs report 0.35-0.55)
+# Data-parallel training across machines loses some of each step to gradient all-reduces over the network:
+# the share of single-machine MFU kept, by the network per node (assumptions, shown on Methodology).
+MULTI_NODE_EFFICIENCY = ((3200.0, 0.95), (400.0, 0.85))
+
+
+def count_set(sc: Scenario) -> bool:
+    """Whether the user set the GPU count: any count above the default of 1 (see the module docstring)."""
+    return sc.gpus > 1
+
+
+@dataclass
+class TrainingCandidate:
+    gpu: str
+    weights_format: str
+    offer: Offer
+    gpus: int
+    nodes: int  # machines: ceil(GPUs / the offer's GPUs per machine)
+    tp: int
+    pp: int
+    zero_stage: int
+    run_cost_usd: float
+    wall_hours: float
+    gpu_hours: float
+    monthly_usd: float | None = None
+    replicas: int = 1  # data-parallel ranks: gpus / (tp x pp)
+    output_cost_per_million_usd: float | None = None
+    input_cost_per_million_usd: float | None = None
+    misses: list[str] = field(default_factory=list)
+    why: list[str] = field(default_factory=list)
+    count_reason: str = ""  # how the count was chosen, for the why-chain
+    alternative_to: int | None = None  # the count asked, when this is the nearest count that runs instead
+
+    @property
+    def rank_cost(self) -> float:
+        return self.run_cost_usd
+
+
+@dataclass
+class TrainingWork:
+    """The job, the same on every GPU: its FLOPs, tokens and MFU."""
+
+    training_flops: float
+    training_tokens: float
+    mfu: float
+    tokens_note: str | None
+
+
+def training_tokens_of(sc: Scenario, m: ModelArch) -> tuple[float, str | None]:
+    if sc.training_tokens:
+        return sc.training_tokens, None
+    tokens = 20.0 * params_total(m)
+    return tokens, f"no training tokens given: {tokens:.3g} assumed (20 tokens per parameter, Chinchilla)"
+
+
+def training_work(m: ModelArch, sc: Scenario) -> TrainingWork:
+    tokens, note = training_tokens_of(sc, m)
+    method = sc.method if sc.mode == "finetune" else "full"
+    attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
+    flops = training_flops(params_active(m), tokens, m.num_layers, sc.context_tokens, attn_width, method)
+    return TrainingWork(flops, tokens, sc.mfu or DEFAULT_MFU, note)
+
+
+def _network_efficiency(o: Offer, gpus: int) -> tuple[float, str | None]:
+    if gpus <= o.machine_gpus:
+        return 1.0, None
+    for gbit, eff in MULTI_NODE_EFFICIENCY:
+        if (o.inter_node_gbit_s or 0) >= gbit:
+            return eff, (
+                f"across machines over {o.inter_node_network} {o.inter_node_gbit_s:,.0f} Gbit/s: MFU x {eff:.2f} "
+                "for gradient all-reduces"
+            )
+    return MULTI_NODE_EFFICIENCY[-1][1], None
+
+
+# ---- the candidates ---------------------------------------------------------------------------------------
+
+
+def _priced(o: Offer, gpu: GPU, lay: TrainingLayout, work: TrainingWork, sc: Scenario) -> TrainingCandidate:
+    """One offer running the job on the layout's GPUs: its GPU-hours, wall time and cost."""
+    count = lay.gpus
+    peak = gpu.dense_peak_flops("bf16")[0]
+    eff, net_note = _network_efficiency(o, count)
+    gh = gpu_hours(work.training_flops, peak, work.mfu * eff)
+    wall = gh / count
+    late = sc.deadline_hours and wall > sc.deadline_hours * 1.0001
+    rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.spot_restart_overhead, sc.hours_per_month)
+    why = [
+        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}), {gh:,.0f} GPU-hours at MFU "
+        f"{work.mfu * eff:.2f} of {peak / 1e12:,.0f} TFLOP/s dense BF16",
+        f"+{sc.overhead_factor:.0%} for failed runs and sweeps",
+        *rc.notes,
+        *lay.notes,
+        *([net_note] if net_note else []),
+    ]
+    return TrainingCandidate(
+        gpu.gpu, sc.weights_format, o, count, machines_of(o, count), lay.tp, lay.pp, lay.zero_stage,
+        rc.run_cost_usd * (1 + sc.overhead_factor), wall, gh, replicas=count // (lay.tp * lay.pp),
+        misses=[f"{wall:,.0f} h > deadline {sc.deadline_hours:,.0f} h"] if late else [], why=why,
+        count_reason=lay.reason,
+    )  # fmt: skip
+
+
+def _at_planners_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer], work: TrainingWork,
+                       rejected: list[Rejection]) -> list[TrainingCandidate]:  # fmt: skip
+    """No count set: the smallest that holds the job, grown in steps of tp x pp to meet a deadline."""
+    gid = gpu.gpu
+    lay = training_layout(m, sc, gpu)
+    if lay is None:
+        rejected.append(Rejection(gid, "model states + activations do not fit on any layout up to 4,096 GPUs"))
+        return []
+    peak = gpu.dense_peak_flops("bf16")[0]
+    step = lay.tp * lay.pp
+    out = []
+    for o in offers:
+        if problem := o.layout_problem(lay.tp, 1):  # tensor parallel inside one machine, over NVLink above 2
+            rejected.append(Rejection(gid, problem, sc.weights_format, o.offer_id, layout_label(gid, lay.tp, lay.pp)))
+            continue
+        count, reason = lay.gpus, "no count set (1, the default): the smallest that holds the job"
+        if sc.deadline_hours:
+            need = math.ceil(gpu_hours(work.training_flops, peak, work.mfu) / sc.deadline_hours - 1e-9)
+            if need > o.machine_gpus:  # across machines the network costs some efficiency: a few more GPUs
+                eff, _ = _network_efficiency(o, need)
+                need = math.ceil(gpu_hours(work.training_flops, peak, work.mfu * eff) / sc.deadline_hours - 1e-9)
+            if need > count:
+                count = math.ceil(need / step) * step
+                reason = f"no count set: grown in steps of {step} to finish within {sc.deadline_hours:,.0f} h"
+        notes = list(lay.notes)
+        if count > o.machine_gpus and not o.fast_network:
+            if lay.gpus > o.machine_gpus:
+                rejected.append(Rejection(gid, f"needs {lay.gpus} GPUs across machines: a coupled job needs a fast "
+                                          f"RDMA network; this offer has {network_text(o)}", sc.weights_format,
+                                          o.offer_id))  # fmt: skip
+                continue
+            capped, count = count, o.machine_gpus // step * step  # one machine: the most it holds
+            reason = "no count set: the most one machine holds, the offer having no fast network between machines"
+            notes.append(f"kept to one machine ({count} GPUs, not {capped}): the offer has no stated fast network "
+                         "between machines")  # fmt: skip
+        out.append(_priced(o, gpu, TrainingLayout(lay.tp, lay.pp, count, lay.zero_stage, notes, reason), work, sc))
+    return out
+
+
+def _at_users_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer], work: TrainingWork,
+                    rejected: list[Rejection]) -> list[TrainingCandidate]:  # fmt: skip
+    """A count set: exactly that many GPUs, or the reason it cannot run and the nearest count that does."""
+    gid, n = gpu.gpu, sc.gpus
+    shapes = training_shapes(m, sc, gpu)
+    out = []
+    for o in offers:
+        problem = cannot_run(shapes, n, o, gpu, sc.zero_stage)
+        if problem is None:
+            lay = layout_at(shapes, n, o)
+            if lay.zero_stage != sc.zero_stage:
+                lay.notes.append(f"ZeRO-{lay.zero_stage}: at ZeRO-{sc.zero_stage} the job does not fit {n:,} GPUs")
+            if (lay.tp, lay.pp) != (sc.tp, sc.pp) and sc.tp * sc.pp > 1:
+                lay.notes.append(f"TP {lay.tp}, PP {lay.pp}: at your TP {sc.tp}, PP {sc.pp} it does not fit {n:,} GPUs")
+            lay.reason = "the count you set (a count above the default of 1 is used as it is)"
+            out.append(_priced(o, gpu, lay, work, sc))
+            continue
+        rejected.append(Rejection(gid, problem, sc.weights_format, o.offer_id))
+        alt = nearest_count(shapes, n, o)
+        if alt is None:
+            continue
+        alt.reason = f"the nearest count that runs on this offer, not the {n:,} you set"
+        c = _priced(o, gpu, alt, work, sc)
+        c.misses.insert(0, f"{alt.gpus:,} GPUs, not the {n:,} you set: {problem}")
+        c.alternative_to = n
+        out.append(c)
+    return out
+
+
+def training_candidates(
+    m: ModelArch, sc: Scenario, offers: list[Offer], pa: PerfAssumptions
+) -> tuple[list[TrainingCandidate], list[Rejection], dict]:
+    """Every GPU type x offer (serverless aside) priced for the run; the rejected with their reasons; the job's
+    FLOPs, tokens and MFU."""
+    work = training_work(m, sc)
+    cands: list[TrainingCandidate] = []
+    rejected: list[Rejection] = []
+    by_gpu: dict[str, list[Offer]] = {}
+    for o in offers:
+        if not o.is_serverless:
+            by_gpu.setdefault(o.gpu, []).append(o)
+    price = _at_users_count if count_set(sc) else _at_planners_count
+    for gid, gpu_offers in by_gpu.items():
+        cands += price(m, sc, get_gpu(gid), gpu_offers, work, rejected)
+    return cands, rejected, asdict(work)
+
+
+def training_message(sc: Scenario, missed: list[TrainingCandidate], rejected: list[Rejection]) -> str:
+    """Why nothing qualifies: the deadline cannot be met, or the count set cannot run (the reasons, the most
+    common first, and what the nearest count that runs would cost)."""
+    alts = sorted((c for c in missed if c.alternative_to), key=lambda c: c.rank_cost)
+    if count_set(sc) and not any(c.alternative_to is None for c in missed):
+        why = [r for r, _ in Counter(r.reason for r in rejected if r.offer_id).most_common(2)]
+        text = f"{sc.gpus:,} GPUs cannot run this job: " + ("; ".join(why) or "no offer rents this GPU") + "."
+        if alts:
+            a = alts[0]
+            where = "one machine" if a.nodes == 1 else f"{a.nodes:,} machines"
+            text += (
+                f" The nearest count that runs: {a.gpus:,} GPUs on {where} of {a.offer.offer_id}, "
+                f"{a.run_cost_usd:,.0f} USD over {a.wall_hours:,.0f} h."
+            )
+        return text
+    late = sorted({x for c in missed if not c.alternative_to for x in c.misses})[:2]
+    return (
+        "No configuration fits and meets the deadline: "
+        + ("; ".join(late) or "no offer can run it")
+        + ". Allow a later deadline, a higher ZeRO stage, or offers with a fast network between machines."
+    )
+
+
+# ---- the why-chain --------------------------------------------------------------------------------------------
+
+
+def _why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
+    """Compute -> GPUs (and how the count was chosen) -> GPU-hours -> wall time -> machines -> price -> cost."""
+    o = c.offer
+    billed = nodes_needed(c.gpus, o.gpus_per_node) * o.gpus_per_node
+    rented = f"whole {o.gpus_per_node:g}-GPU nodes" if o.gpus_per_node > 1 else "per GPU"
+    over = f", coupled over {network_text(o)}" if c.nodes > 1 else ""
+    return [
+        WhyStep(
+            label="Training compute",
+            value=f"{summary['training_flops']:.3g} FLOPs",
+            detail=f"{summary['training_tokens']:.3g} tokens x (6 x active parameters + attention)",
+        ),
+        WhyStep(
+            label="GPUs",
+            value=f"{c.gpus:,}",
+            detail=f"{c.count_reason}; TP {c.tp} x PP {c.pp} x {c.replicas:,} data-parallel, ZeRO-{c.zero_stage}",
+        ),
+        WhyStep(label="GPU-hours", value=f"{c.gpu_hours:,.0f}", detail=c.why[0]),
+        WhyStep(
+            label="Wall time", value=f"{c.wall_hours:,.1f} h", detail=f"{c.gpu_hours:,.0f} GPU-hours / {c.gpus} GPUs"
+        ),
+        WhyStep(
+            label="Machines",
+            value=f"{c.nodes:,}",
+            detail=f"{c.gpus:,} GPUs, up to {o.machine_gpus} in one machine of this offer{over}",
+        ),
+        WhyStep(
+            label="GPUs x price",
+            value=f"{billed:,g} x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour",
+            detail=f"{o.provider} {o.product}, rented {rented}, billed in its increments",
+        ),
+        WhyStep(
+            label="Cost of the run",
+            value=f"{c.run_cost_usd:,.0f} USD",
+            detail=f"incl. +{sc.overhead_factor:.0%} for failed runs and sweeps",
+        ),
+    ]
