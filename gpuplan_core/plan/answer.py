@@ -22,7 +22,8 @@ from ..memory.request import memory_request
 from ..model.formats import get_format
 from ..pricing.offers import Offer
 from ..scenario.scenario import Scenario
-from .recommend import Pick, Plan, WhyStep, cost_table, recommend
+from .recommend import cost_table, recommend
+from .result import Pick, Plan, WhyStep
 
 
 class TargetCheck(BaseModel):

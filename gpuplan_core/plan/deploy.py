@@ -12,7 +12,7 @@ import shlex
 
 from ..model.formats import get_format
 from ..scenario.scenario import Scenario
-from .recommend import Pick
+from .result import Pick
 
 # Hugging Face repositories of the bundled presets (their instruct or base checkpoints as published).
 HF_IDS = {

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU, get_gpu
 from ..model.arch import ModelArch, params_active, params_total
-from ..perf.roofline import PerfAssumptions
+from ..perf.efficiency import PerfAssumptions
 from ..pricing.billing import gpu_hours, nodes_needed, run_cost, training_flops
 from ..pricing.offers import Offer
 from ..scenario.scenario import Scenario

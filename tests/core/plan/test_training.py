@@ -20,7 +20,7 @@ from gpuplan_core import api
 from gpuplan_core.interface.inputs import to_scenario
 from gpuplan_core.plan.recommend import cost_table, recommend
 from gpuplan_core.plan.training import count_set
-from gpuplan_core.pricing.offers import load_pricing
+from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.report.answers import gpus_text, plan_answer
 from gpuplan_core.scenario.scenario import Scenario
 
@@ -88,12 +88,11 @@ def test_the_cli_uses_the_count_set():
 
 def test_the_answer_names_machines_as_machines():
     sc = _app(gpus=64)
-    plan = api.plan_report(sc)
-    sentence = plan_answer(plan, api.memory_report(sc), sc).sentence
+    sentence = plan_answer(api.answer_report(sc), sc).sentence
     assert sentence.startswith("Rent 8 machines of 8 x H100 SXM from aws for $105,325 for the run"), sentence
     assert "on 8 machines" not in sentence
     one = _app()  # no count: 2 GPUs of a per-GPU rental, one machine (today: "2 x H100 SXM on 2 machines")
-    assert plan_answer(api.plan_report(one), api.memory_report(one), one).sentence.startswith(
+    assert plan_answer(api.answer_report(one), one).sentence.startswith(
         "Rent 2 x H100 SXM from verda for $36,393"
     )
 
