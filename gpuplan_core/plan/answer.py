@@ -63,21 +63,27 @@ def _amount(x: float, unit: str) -> str:
     return f"{x * 1e3:,.0f} ms" if x >= 0.01 else f"{x * 1e3:,.1f} ms"
 
 
-def target_checks(sc: Scenario, p: Pick) -> list[TargetCheck]:
-    """Every target the scenario sets, against one option (the same rule the search applies)."""
+def checks_of(
+    sc: Scenario, ttft_s: float | None = None, tpot_s: float | None = None, wall_hours: float | None = None
+) -> list[TargetCheck]:
+    """Every target the scenario sets, against predicted values (the same rule the search applies: latency targets
+    for interactive serving, the deadline for training)."""
     out = []
     if sc.mode == "inference" and sc.serving == "interactive":
         if sc.ttft_target_s:
-            out.append(TargetCheck(name="ttft", label="first-token", target=sc.ttft_target_s, value=p.ttft_s, unit="s"))
+            out.append(TargetCheck(name="ttft", label="first-token", target=sc.ttft_target_s, value=ttft_s, unit="s"))
         if sc.tpot_target_s:
             out.append(
-                TargetCheck(name="tpot", label="time-per-token", target=sc.tpot_target_s, value=p.tpot_s, unit="s")
+                TargetCheck(name="tpot", label="time-per-token", target=sc.tpot_target_s, value=tpot_s, unit="s")
             )
     if sc.mode != "inference" and sc.deadline_hours:
-        out.append(
-            TargetCheck(name="deadline", label="deadline", target=sc.deadline_hours, value=p.wall_hours, unit="h")
-        )
+        out.append(TargetCheck(name="deadline", label="deadline", target=sc.deadline_hours, value=wall_hours, unit="h"))
     return out
+
+
+def target_checks(sc: Scenario, p: Pick) -> list[TargetCheck]:
+    """Every target the scenario sets, against one option."""
+    return checks_of(sc, p.ttft_s, p.tpot_s, p.wall_hours)
 
 
 class Option(BaseModel):
