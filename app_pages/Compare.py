@@ -30,12 +30,12 @@ def side(s) -> Side:
         if p.fits:
             out.ttft_s, out.tpot_s = p.ttft_s, p.tpot_s
     cost = cached.cost_report(k, cached.pricing_key(), fixed_layout=True)
-    mine = [r for r in cost["offers"] if r["gpu"] == g.gpu]
+    mine = [r for r in cost.offers if r.gpu == g.gpu]
     if mine and s.mode == "inference":
-        best = min(mine, key=lambda r: r["monthly_always_on_usd"])
-        out.monthly_usd, out.per_million_usd = best["monthly_always_on_usd"], best["output_cost_per_million_usd"]
+        best = min(mine, key=lambda r: r.monthly_always_on_usd)
+        out.monthly_usd, out.per_million_usd = best.monthly_always_on_usd, best.output_cost_per_million_usd
     elif mine:
-        out.run_usd = min(r["run_cost_usd"] for r in mine)
+        out.run_usd = min(r.run_cost_usd for r in mine)
     return out
 
 

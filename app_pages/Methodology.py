@@ -6,11 +6,11 @@ import streamlit as st
 from gpuplan_core import (
     FAST_NETWORK_GBIT_S,
     FORMATS,
-    MARKET_ESTIMATES,
     METHODOLOGY_ANSWER,
     MULTI_NODE_EFFICIENCY,
     USE_CASE_SOURCES,
     Assumptions,
+    MarketEstimate,
     PerfAssumptions,
 )
 from gpuplan_ui import cached, page, tables
@@ -217,8 +217,8 @@ page.show(tables.use_cases(), "use_cases")
 st.markdown("\n".join(f"- {line}" for line in USE_CASE_SOURCES))
 
 st.markdown("### Market context: analyst estimates, never averaged")
-for v in MARKET_ESTIMATES.values():
-    st.markdown(f"- {v['label']}")
+for est in MarketEstimate.all():
+    st.markdown(f"- {est.label}")
 
 st.markdown("""
 ### Sources

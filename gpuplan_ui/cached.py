@@ -1,7 +1,7 @@
 """Cache wrappers around gpuplan_core calls: one thin module, stable names, shared by every page.
 
-Arguments are the scenario as JSON (hashable, exactly the inputs). Reports are plain dicts held with
-st.cache_resource (no serialised copy per rerun: pages only read them, never mutate them); anything a
+Arguments are the scenario as JSON (hashable, exactly the inputs). Reports are the core's typed (frozen) models,
+held with st.cache_resource (no serialised copy per rerun: pages only read them, never mutate them); anything a
 page may change goes through st.cache_data, which returns a copy.
 """
 
@@ -15,9 +15,13 @@ import pyarrow as pa
 import streamlit as st
 
 from gpuplan_core import (
+    CalibrationReport,
+    CostReport,
+    Lifetime,
     MemoryReport,
     Offer,
     PerfReport,
+    Rejected,
     Scenario,
     api,
     apply_price_overrides,
@@ -46,7 +50,7 @@ def perf_report(sc_json: str, gpus: tuple[str, ...] | None = None) -> PerfReport
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> dict:
+def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> CostReport:
     return api.cost_report(_sc(sc_json), offers=_offers(pricing_key), fixed_layout=fixed_layout)
 
 
@@ -56,7 +60,7 @@ def plan_report(sc_json: str, pricing_key: str, explore_formats: bool = False):
 
 
 @st.cache_resource(show_spinner=False)
-def calibration_report() -> dict:
+def calibration_report() -> CalibrationReport:
     return api.calibration_report()
 
 
@@ -112,7 +116,7 @@ def perf_views(sc_json: str, gpu: str) -> dict:
 @st.cache_resource(max_entries=256, show_spinner=False)
 def perf_catalog_views(sc_json: str) -> dict:
     """Every catalog GPU: the latency chart, its table, and the GPUs the model fits on no layout of."""
-    allp = perf_report(sc_json, tuple(g["gpu"] for g in gpu_table()))
+    allp = perf_report(sc_json, tuple(g.gpu for g in load_gpus()))
     ok = [r for r in allp.gpus if r.fits]
     return {
         "figure": figures.latency_figure(ok),
@@ -149,7 +153,7 @@ def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: 
     return {
         "plan": plan,
         "picks": _table(tables.picks(plan, training)) if plan.picks else None,
-        "rejected": _table(tables.rejected(plan.rejected)) if plan.rejected else None,
+        "rejected": _table(tables.rejected([Rejected(**r) for r in plan.rejected])) if plan.rejected else None,
         "pareto": figures.pareto_figure(plan) if len(plan.pareto) > 1 else None,
     }
 
@@ -175,16 +179,16 @@ def deployment(sc_json: str, offer_id: str, layout: str, weights_format: str, hf
 def cost_views(sc_json: str, pricing_key: str) -> dict:
     """The Cost page's tables for this scenario (inference or training set, by the scenario's mode)."""
     cost = cost_report(sc_json, pricing_key)
-    rows = cost["offers"]
+    rows = cost.offers
     views: dict = {
         "cost": cost,
-        "rejected": _table(tables.rejected(cost["rejected"])) if cost["rejected"] else None,
-        "serverless": _table(tables.serverless(cost["serverless"])) if cost.get("serverless") else None,
+        "rejected": _table(tables.rejected(cost.rejected)) if cost.rejected else None,
+        "serverless": _table(tables.serverless(cost.serverless)) if cost.serverless else None,
     }
     if not rows:
         return views
-    views["cheapest"] = figures.cheapest_figure(rows, _sc(sc_json).mode == "inference")
-    if _sc(sc_json).mode == "inference":
+    views["cheapest"] = figures.cheapest_figure(rows, not cost.training)
+    if not cost.training:
         views |= {
             "always_on": _table(tables.cost_always_on(rows)),
             "per_run": _table(tables.cost_per_run(rows)),
@@ -199,9 +203,7 @@ def cost_views(sc_json: str, pricing_key: str) -> dict:
 @st.cache_resource(max_entries=128, show_spinner=False)
 def lifetime_figure(training_usd: float, monthly_usd: float, months: int, title: str):
     """The Cost page's lifetime chart (built once per bill, monthly cost and title)."""
-    from gpuplan_core import lifetime
-
-    return figures.lifetime_figure(lifetime(training_usd, monthly_usd, months), title)
+    return figures.lifetime_figure(Lifetime.of(training_usd, monthly_usd, months), title)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
@@ -214,14 +216,14 @@ def compare_figure(a_json: str, b_json: str):
 @st.cache_resource(show_spinner=False)
 def gpu_views() -> dict:
     """The Data page's catalog tables (built once per server)."""
-    rows = gpu_table()
-    return {"catalog": _table(tables.gpu_catalog(rows)), "sources": _table(tables.gpu_sources(rows))}
+    gpus = list(load_gpus())
+    return {"catalog": _table(tables.gpu_catalog(gpus)), "sources": _table(tables.gpu_sources(gpus))}
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def pricing_view(pricing_key: str) -> Table:
     """Every offer in use as the Data page shows it."""
-    return _table(tables.pricing_offers([o.model_dump() for o in _offers(pricing_key)]))
+    return _table(tables.pricing_offers(_offers(pricing_key)))
 
 
 @st.cache_data(show_spinner=False)

@@ -1,6 +1,6 @@
 """Pure plotly graph_objects figure builders (no streamlit; testable without a server).
 
-Every figure takes a report dict from gpuplan_core.api and only lays it out. Layouts use the empty
+Every figure takes a typed report from gpuplan_core.api and only lays it out. Layouts use the empty
 plotly template ("none"): the app's Streamlit theme styles the charts in the browser anyway, and the default
 template added 6.5 kB to every figure and halved Plotly's first-draw speed. Each figure is built in
 one go.Figure(data, layout) call with plain dicts (no update_layout / add_vline round trips: those cost
@@ -13,7 +13,16 @@ import math
 
 import plotly.graph_objects as go
 
-from gpuplan_core import GB, GpuPerf, MemoryReport
+from gpuplan_core import (
+    GB,
+    GpuPerf,
+    InferenceCostRow,
+    Lifetime,
+    MarketProjection,
+    MemoryReport,
+    ServingCurve,
+    TrainingCostRow,
+)
 
 # One colour per GPU, the same on every chart.
 GPU_COLORS = {
@@ -419,32 +428,35 @@ def latency_figure(rows: list[GpuPerf]) -> go.Figure:
     )
 
 
-def cheapest_figure(rows: list[dict], inference: bool) -> go.Figure:
+def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], inference: bool) -> go.Figure:
     """The ten cheapest offers (monthly always-on for serving, the run for training), cheapest on top; your
     own prices are marked."""
-    key = "monthly_always_on_usd" if inference else "run_cost_usd"
-    top = sorted(rows, key=lambda r: r[key])[:10][::-1]
-    names = [f"{r['provider']} · {r['layout']}" + (" · your price" if r.get("user_price") else "") for r in top]
+
+    def usd(r) -> float:
+        return r.monthly_always_on_usd if inference else r.run_cost_usd
+
+    top = sorted(rows, key=usd)[:10][::-1]
+    names = [f"{r.provider} · {r.layout}" + (" · your price" if r.user_price else "") for r in top]
     data = [
         {
             "type": "bar",
             "orientation": "h",
             "y": names,
-            "x": [r[key] for r in top],
-            "marker": {"color": [GPU_COLORS.get(r["gpu"], "#334155") for r in top]},
-            "text": [f"  ${r[key]:,.0f}" for r in top],
+            "x": [usd(r) for r in top],
+            "marker": {"color": [GPU_COLORS.get(r.gpu, "#334155") for r in top]},
+            "text": [f"  ${usd(r):,.0f}" for r in top],
             "textposition": "outside",
             "cliponaxis": False,
-            "customdata": [r["offer_id"] for r in top],
+            "customdata": [r.offer_id for r in top],
             "hovertemplate": "%{customdata}: $%{x:,.2f}<extra></extra>",
             "showlegend": False,
         }
     ]
     best = top[-1]
     what = "a month, always on" if inference else "for the run"
-    title = f"Cheapest: {best['provider']} · {best['layout']} at ${best[key]:,.0f} {what}"
+    title = f"Cheapest: {best.provider} · {best.layout} at ${usd(best):,.0f} {what}"
     if len(top) > 1:
-        title += f"; the {len(top)}th cheapest ${top[0][key]:,.0f}"
+        title += f"; the {len(top)}th cheapest ${usd(top[0]):,.0f}"
     return go.Figure(
         data=data,
         layout=_layout(
@@ -452,7 +464,7 @@ def cheapest_figure(rows: list[dict], inference: bool) -> go.Figure:
             max(300, 30 * len(top) + 110),
             xaxis={
                 "title": {"text": "USD " + ("per month" if inference else "per run")},
-                "range": [0, top[0][key] * 1.25],
+                "range": [0, usd(top[0]) * 1.25],
                 "tickformat": "$,.0f",
             },
             yaxis={"automargin": True},
@@ -460,14 +472,14 @@ def cheapest_figure(rows: list[dict], inference: bool) -> go.Figure:
     )
 
 
-def lifetime_figure(life: dict, title: str) -> go.Figure:
-    months = [m["month"] for m in life["months"]]
-    trained = any(m["training_usd"] for m in life["months"])
+def lifetime_figure(life: Lifetime, title: str) -> go.Figure:
+    months = [m.month for m in life.months]
+    trained = any(m.training_usd for m in life.months)
     data = [
         {
             "type": "scatter",
             "x": months,
-            "y": [m["training_usd"] for m in life["months"]],
+            "y": [m.training_usd for m in life.months],
             "name": "training (once)",
             "line": {"color": "#7c3aed", "dash": "dash"},
             "visible": trained,
@@ -475,13 +487,13 @@ def lifetime_figure(life: dict, title: str) -> go.Figure:
         {
             "type": "scatter",
             "x": months,
-            "y": [m["inference_cumulative_usd"] for m in life["months"]],
+            "y": [m.inference_cumulative_usd for m in life.months],
             "name": "inference, cumulative",
             "line": {"color": "#0891b2"},
         },
     ]
     shapes, notes = [], []
-    be = life.get("inference_passes_training_month")
+    be = life.inference_passes_training_month
     if be is not None and trained:
         shapes.append(
             {
@@ -519,12 +531,13 @@ def lifetime_figure(life: dict, title: str) -> go.Figure:
     )
 
 
-def projection_figure(rows: list[dict], label: str) -> go.Figure:
+def projection_figure(proj: MarketProjection) -> go.Figure:
+    label = proj.estimate.label
     data = [
         {
             "type": "scatter",
-            "x": [r["month"] for r in rows],
-            "y": [r["monthly_usd"] for r in rows],
+            "x": [r.month for r in proj.months],
+            "y": [r.monthly_usd for r in proj.months],
             "mode": "lines",
             "name": label,
             "line": {"color": NEUTRAL},
@@ -562,40 +575,37 @@ def _hline(y: float, text: str, color: str) -> tuple[dict, dict]:
     return shape, note
 
 
-def load_figure(curve: dict, which: str) -> go.Figure:
+def load_figure(curve: ServingCurve, which: str) -> go.Figure:
     """TTFT (``which="ttft"``: p50 and p95) or TPOT (``"tpot"``) of one replica against the request rate, with
     the target, the capacity within the targets and the traffic's peak per replica marked."""
-    pts = [p for p in curve["points"] if not p["saturated"]]
-    x = [p["requests_per_s"] for p in pts]
-    color = GPU_COLORS.get(curve["gpu"], "#334155")
+    pts = [p for p in curve.points if not p.saturated]
+    x = [p.requests_per_s for p in pts]
+    color = GPU_COLORS.get(curve.gpu, "#334155")
     if which == "ttft":
-        data = [
-            {"type": "scatter", "x": x, "y": [p["ttft_p95_s"] * 1e3 for p in pts], "mode": "lines",
-             "name": "p95 TTFT", "line": {"color": color, "width": 3}},
-            {"type": "scatter", "x": x, "y": [p["ttft_p50_s"] * 1e3 for p in pts], "mode": "lines",
-             "name": "median TTFT", "line": {"color": color, "dash": "dot"}},
-        ]  # fmt: skip
-        target, what, ytitle = curve["ttft_target_s"], "p95 wait for the first token", "time to first token (ms)"
+        main, median = [p.ttft_p95_s * 1e3 for p in pts], [p.ttft_p50_s * 1e3 for p in pts]
+        names = ("p95 TTFT", "median TTFT")
+        target, what, ytitle = curve.ttft_target_s, "p95 wait for the first token", "time to first token (ms)"
     else:
-        data = [
-            {"type": "scatter", "x": x, "y": [p["tpot_mean_s"] * 1e3 for p in pts], "mode": "lines",
-             "name": "mean TPOT", "line": {"color": color, "width": 3}},
-            {"type": "scatter", "x": x, "y": [p["tpot_p50_s"] * 1e3 for p in pts], "mode": "lines",
-             "name": "median gap between tokens", "line": {"color": color, "dash": "dot"}},
-        ]  # fmt: skip
-        target, what, ytitle = curve["tpot_target_s"], "time per output token", "time per output token (ms)"
-    ys = [v for t in data for v in t["y"]] + ([target * 1e3] if target else [])
+        main, median = [p.tpot_mean_s * 1e3 for p in pts], [p.tpot_p50_s * 1e3 for p in pts]
+        names = ("mean TPOT", "median gap between tokens")
+        target, what, ytitle = curve.tpot_target_s, "time per output token", "time per output token (ms)"
+    data = [
+        {"type": "scatter", "x": x, "y": main, "mode": "lines", "name": names[0], "line": {"color": color, "width": 3}},
+        {"type": "scatter", "x": x, "y": median, "mode": "lines", "name": names[1],
+         "line": {"color": color, "dash": "dot"}},
+    ]  # fmt: skip
+    ys = main + median + ([target * 1e3] if target else [])
     shapes, notes = [], []
     if target:
         s, n = _hline(target * 1e3, f"target {target * 1e3:,.0f} ms", RED)
         shapes.append(s)
         notes.append(n)
-    cap = curve["capacity_requests_per_s"]
+    cap = curve.capacity_requests_per_s
     if cap:
         s, n = _vline(cap, f"capacity {cap:,.2f} req/s", GREEN, "dash")
         shapes.append(s)
         notes.append(n)
-    sat = curve["max_requests_per_s"]
+    sat = curve.max_requests_per_s
     if cap:
         title = f"The {what} stays within the target up to {cap:,.2f} requests/s per replica"
     else:

@@ -104,10 +104,10 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
             figs.append(sv["ttft"])
     cost = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)["cost"]
     answers.append(("Cost", cost_answer(cost, sc)))
-    if cost["offers"]:
-        figs.append(figures.cheapest_figure(cost["offers"], inference))
+    if cost.offers:
+        figs.append(figures.cheapest_figure(cost.offers, inference))
     used = {p.offer_id for p in plan.picks}
-    prices = [o.model_dump() for o in cached._offers(pkey) if o.offer_id in used]
+    prices = [o for o in cached._offers(pkey) if o.offer_id in used]
     lines = [f"Model: {sc.model().name}", f"Job: {values.get('workload', 'interactive')}"]
     for inp in RECORDS:
         if inp.key in values and inp.key not in ("workload",) and not inp.is_default(values[inp.key]):

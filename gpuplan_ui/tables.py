@@ -1,4 +1,4 @@
-"""Pure table builders: a report dict from gpuplan_core.api in, the pandas DataFrame a page shows out.
+"""Pure table builders: a typed report from gpuplan_core.api in, the pandas DataFrame a page shows out.
 
 Like figures.py, nothing here imports streamlit and nothing computes a number: columns are report
 values, rounded for display and labelled with their units. cached.py keeps each built table with its
@@ -12,7 +12,20 @@ import re
 
 import pandas as pd
 
-from gpuplan_core import GpuPerf, MemoryReport, load_efficiency, price_age_days, staleness
+from gpuplan_core import (
+    GPU,
+    CalibrationReport,
+    GpuPerf,
+    InferenceCostRow,
+    MemoryReport,
+    Offer,
+    Pick,
+    Rejected,
+    TrainingCostRow,
+    load_efficiency,
+    price_age_days,
+    staleness,
+)
 
 
 def _r(x: float | None, nd: int) -> float | None:
@@ -135,45 +148,45 @@ def perf_gpus(rows: list[GpuPerf]) -> pd.DataFrame:
                 "max batch": r.max_batch,
                 "compute-bound batch": r.compute_bound_batch,
                 "decode bound": r.decode.bound,
-                "error band (TTFT; TPOT)": f"{r.error_band['ttft_s'].short}; {r.error_band['tpot_s'].short}",
+                "error band (TTFT; TPOT)": f"{r.error_band.ttft_s.short}; {r.error_band.tpot_s.short}",
             }
             for r in rows
         ]
     )
 
 
-def calibration(cal: dict) -> pd.DataFrame:
+def calibration(cal: CalibrationReport) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "id": r["id"],
-                "regime": r["regime"],
-                "GPU": f"{r['gpu']} x{r['gpu_count']}",
-                "model": r["model"],
-                "metric": r["metric"],
-                "batch": r["batch"],
-                "measured": round(r["measured"], 2),
-                "predicted": round(r["predicted"], 2),
-                "unit": r["unit"],
-                "error": f"{r['error']:+.1%}",
-                "setup": r["setup"],
-                "source": r["source"],
+                "id": r.id,
+                "regime": r.regime,
+                "GPU": f"{r.gpu} x{r.gpu_count}",
+                "model": r.model,
+                "metric": r.metric,
+                "batch": r.batch,
+                "measured": round(r.measured, 2),
+                "predicted": round(r.predicted, 2),
+                "unit": r.unit,
+                "error": f"{r.error:+.1%}",
+                "setup": r.setup,
+                "source": r.source,
             }
-            for r in cal["points"]
+            for r in cal.points
         ]
     )
 
 
-def rejected(rows: list[dict]) -> pd.DataFrame:
+def rejected(rows: list[Rejected]) -> pd.DataFrame:
     """What cannot run and why (plan and cost reports' ``rejected``)."""
     return pd.DataFrame(
         [
             {
-                "GPU": r.get("gpu", "n/a"),
-                "offer": r.get("offer_id", "any offer"),
-                "weights": r.get("weights_format", "n/a"),
-                "layout": r.get("layout", "any layout"),
-                "why it cannot run": r.get("reason", "n/a"),
+                "GPU": r.gpu,
+                "offer": r.offer_id or "any offer",
+                "weights": r.weights_format or "n/a",
+                "layout": r.layout or "any layout",
+                "why it cannot run": r.reason,
             }
             for r in rows
         ]
@@ -199,17 +212,17 @@ def efficiency() -> pd.DataFrame:
     )
 
 
-def calibration_regimes(cal: dict) -> pd.DataFrame:
+def calibration_regimes(cal: CalibrationReport) -> pd.DataFrame:
     """Per regime (GPU generation x format x phase): points and errors; regimes without a point say so."""
     return pd.DataFrame(
         [
             {
-                "regime": r["regime"],
-                "measurements": r["points"],
-                "median error (absolute)": "no measurement" if not r["points"] else f"{r['median_abs_error']:.0%}",
-                "bias (median signed error)": "" if not r["points"] else f"{r['median_error']:+.0%}",
+                "regime": r.regime,
+                "measurements": r.points,
+                "median error (absolute)": "no measurement" if not r.points else f"{r.median_abs_error:.0%}",
+                "bias (median signed error)": "" if not r.points else f"{r.median_error:+.0%}",
             }
-            for r in cal["regimes"]
+            for r in cal.regimes
         ]
     )
 
@@ -217,20 +230,20 @@ def calibration_regimes(cal: dict) -> pd.DataFrame:
 # --- Overview (recommendation) -------------------------------------------------------------------
 
 
-def serving_calibration(cal: dict) -> pd.DataFrame:
+def serving_calibration(cal: CalibrationReport) -> pd.DataFrame:
     """Serving under load: the error per regime and metric, with what each regime is."""
     names = {"ttft": "TTFT", "itl": "time between tokens", "tpot": "TPOT", "output_tokens_per_s": "output tokens/s"}
     return pd.DataFrame(
         [
             {
-                "regime": s["regime"],
-                "metric": names.get(s["metric"], s["metric"]),
-                "points": s["points"],
-                "median error (absolute)": f"{s['median_abs_error']:.0%}",
-                "bias (median signed error)": f"{s['median_error']:+.0%}",
-                "what it covers": cal["serving_regimes"][s["regime"]],
+                "regime": s.regime,
+                "metric": names.get(s.metric, s.metric),
+                "points": s.points,
+                "median error (absolute)": f"{s.median_abs_error:.0%}",
+                "bias (median signed error)": f"{s.median_error:+.0%}",
+                "what it covers": cal.serving_regimes[s.regime],
             }
-            for s in cal["serving_summary"]
+            for s in cal.serving_summary
         ]
     )
 
@@ -266,92 +279,92 @@ def picks(plan, training: bool) -> pd.DataFrame:
 # --- Cost page -----------------------------------------------------------------------------------
 
 
-def cost_always_on(rows: list[dict]) -> pd.DataFrame:
+def cost_always_on(rows: list[InferenceCostRow]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "offer": r["offer_id"],
-                "monthly (USD)": round(r["monthly_always_on_usd"], 2),
-                "GPU": r["gpu"],
-                "GPUs": r["gpus"],
-                "$/1M out": round(r["output_cost_per_million_usd"], 3),
+                "offer": r.offer_id,
+                "monthly (USD)": round(r.monthly_always_on_usd, 2),
+                "GPU": r.gpu,
+                "GPUs": r.gpus,
+                "$/1M out": round(r.output_cost_per_million_usd, 3),
             }
-            for r in sorted(rows, key=lambda r: r["monthly_always_on_usd"])
+            for r in sorted(rows, key=lambda r: r.monthly_always_on_usd)
         ]
     )
 
 
-def cost_per_run(rows: list[dict]) -> pd.DataFrame:
+def cost_per_run(rows: list[InferenceCostRow]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "offer": r["offer_id"],
-                "per run (USD)": round(r["run_cost_usd"], 2),
-                "GPU": r["gpu"],
-                "GPUs": r["gpus"] // max(1, r["replicas"]),
-                "hours": round(r["run_hours"], 3),
-            }
-            for r in rows
-        ]
-    )
-
-
-def cost_detail(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "offer": r["offer_id"],
-                "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
-                "provider": r["provider"],
-                "GPU": r["gpu"],
-                "GPUs": r["gpus"],
-                "replicas": r["replicas"],
-                "billing": r["billing_model"],
-                "per run (USD)": round(r["run_cost_usd"], 2),
-                "$/1M output tokens": round(r["output_cost_per_million_usd"], 3),
-                "$/1M input tokens": round(r["input_cost_per_million_usd"], 4),
-                "TTFT (ms)": round(r["ttft_s"] * 1e3, 1),
-                "TPOT (ms)": round(r["tpot_s"] * 1e3, 2),
-                "latency error band": r["error_band"],
-                "notes": "; ".join(r["notes"]),
-                "price date": r["price_as_of"],
-                "source": r["source"],
+                "offer": r.offer_id,
+                "per run (USD)": round(r.run_cost_usd, 2),
+                "GPU": r.gpu,
+                "GPUs": r.gpus // max(1, r.replicas),
+                "hours": round(r.run_hours, 3),
             }
             for r in rows
         ]
     )
 
 
-def serverless(rows: list[dict]) -> pd.DataFrame:
+def cost_detail(rows: list[InferenceCostRow]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "offer": r["offer_id"],
-                "monthly (USD)": round(r["monthly_usd"], 2),
-                "GPU": r["gpu"],
-                "billing": r["billing_model"],
-                "workers": r["replicas"],
-                "why": "; ".join(r["why"][1:]),
+                "offer": r.offer_id,
+                "monthly always-on (USD)": round(r.monthly_always_on_usd, 2),
+                "provider": r.provider,
+                "GPU": r.gpu,
+                "GPUs": r.gpus,
+                "replicas": r.replicas,
+                "billing": r.billing_model,
+                "per run (USD)": round(r.run_cost_usd, 2),
+                "$/1M output tokens": round(r.output_cost_per_million_usd, 3),
+                "$/1M input tokens": round(r.input_cost_per_million_usd, 4),
+                "TTFT (ms)": round(r.ttft_s * 1e3, 1),
+                "TPOT (ms)": round(r.tpot_s * 1e3, 2),
+                "latency error band": r.error_band,
+                "notes": "; ".join(r.notes),
+                "price date": r.price_as_of,
+                "source": r.source,
             }
             for r in rows
         ]
     )
 
 
-def training_runs(rows: list[dict]) -> pd.DataFrame:
+def serverless(rows: list[Pick]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "offer": r["offer_id"],
-                "per-run (USD)": round(r["run_cost_usd"], 2),
-                "GPU": r["gpu"],
-                "GPUs": r["gpus"],
-                "billing": r["billing_model"],
-                "GPU-hours": round(r["gpu_hours"], 0),
-                "wall hours": round(r["wall_hours"], 1),
-                "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
-                "price date": r["price_as_of"],
-                "notes": "; ".join(r["notes"][2:]),
+                "offer": r.offer_id,
+                "monthly (USD)": round(r.monthly_usd, 2),
+                "GPU": r.gpu,
+                "billing": r.billing_model,
+                "workers": r.replicas,
+                "why": "; ".join(r.why[1:]),
+            }
+            for r in rows
+        ]
+    )
+
+
+def training_runs(rows: list[TrainingCostRow]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "offer": r.offer_id,
+                "per-run (USD)": round(r.run_cost_usd, 2),
+                "GPU": r.gpu,
+                "GPUs": r.gpus,
+                "billing": r.billing_model,
+                "GPU-hours": round(r.gpu_hours, 0),
+                "wall hours": round(r.wall_hours, 1),
+                "monthly always-on (USD)": round(r.monthly_always_on_usd, 2),
+                "price date": r.price_as_of,
+                "notes": "; ".join(r.notes[2:]),
             }
             for r in rows
         ]
@@ -365,69 +378,69 @@ def training_monthly(runs: pd.DataFrame) -> pd.DataFrame:
 # --- Data page -----------------------------------------------------------------------------------
 
 
-def gpu_catalog(rows: list[dict]) -> pd.DataFrame:
+def gpu_catalog(gpus: list[GPU]) -> pd.DataFrame:
     """The GPU catalog with people's headers and units (dense peaks only)."""
     return pd.DataFrame(
         [
             {
-                "GPU": r["family"] if r["family"] == r["gpu"] else f"{r['family']} {r['variant']}",
-                "id": r["gpu"],
-                "generation": r["architecture"],
-                "memory on the label (GB)": r["vram_nominal_gb"],
-                "usable memory (GiB)": r["vram_usable_gib"],
-                "memory type": r["memory_type"],
-                "bandwidth (GB/s)": r["bandwidth_gb_s"],
-                "BF16 (TFLOPS)": r["bf16_dense_tflops"],
-                "FP8 (TFLOPS)": r["fp8_dense_tflops"],
-                "INT8 (TOPS)": r["int8_dense_tops"],
-                "FP4 (TFLOPS)": r["fp4_dense_tflops"],
-                "GPU-to-GPU link (GB/s each way)": r["link_gb_s_per_direction"],
-                "power (W)": r["tdp_w"],
+                "GPU": g.family if g.family == g.gpu else f"{g.family} {g.variant}",
+                "id": g.gpu,
+                "generation": g.architecture,
+                "memory on the label (GB)": g.vram_nominal_gb,
+                "usable memory (GiB)": g.vram_usable_gib,
+                "memory type": g.memory_type,
+                "bandwidth (GB/s)": g.bandwidth_gb_s,
+                "BF16 (TFLOPS)": g.bf16_dense_tflops,
+                "FP8 (TFLOPS)": g.fp8_dense_tflops,
+                "INT8 (TOPS)": g.int8_dense_tops,
+                "FP4 (TFLOPS)": g.fp4_dense_tflops,
+                "GPU-to-GPU link (GB/s each way)": g.link_gb_s_per_direction,
+                "power (W)": g.tdp_w,
             }
-            for r in rows
+            for g in gpus
         ]
     )
 
 
-def gpu_sources(rows: list[dict]) -> pd.DataFrame:
+def gpu_sources(gpus: list[GPU]) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "GPU": r["gpu"],
-                "usable memory measured by": r["vram_usable_source"],
-                "sources": r["sources"],
-                "notes": r["notes"],
-                "also called": r["aliases"],
+                "GPU": g.gpu,
+                "usable memory measured by": g.vram_usable_source,
+                "sources": g.sources,
+                "notes": g.notes,
+                "also called": "; ".join(g.aliases),
             }
-            for r in rows
+            for g in gpus
         ]
     )
 
 
-def pricing_offers(rows: list[dict]) -> pd.DataFrame:
+def pricing_offers(offers: list[Offer]) -> pd.DataFrame:
     """Every offer with its source, date, age and staleness (age is counted from today)."""
     return pd.DataFrame(
         [
             {
-                "offer": r["offer_id"],
-                "provider": r["provider"],
-                "product": r["product"],
-                "GPU": r["gpu"],
-                "GPUs/node": r["gpus_per_node"],
-                "billing": r["billing_model"],
-                "USD/GPU-hour": round(r["price_per_gpu_hour_usd"], 4),
-                "USD/node-hour": round(r["price_per_node_hour_usd"], 4),
-                "increment (s)": r["billing_increment_s"],
-                "minimum (s)": r["min_billed_s"],
-                "region": r["region"],
-                "price as of": r["price_as_of"],
-                "age (days)": price_age_days(r["price_as_of"]),
-                "stale": staleness(r["price_as_of"]),
-                "retrieved": r["retrieved_date"],
-                "source": r["source"],
-                "notes": r["notes"],
+                "offer": o.offer_id,
+                "provider": o.provider,
+                "product": o.product,
+                "GPU": o.gpu,
+                "GPUs/node": o.gpus_per_node,
+                "billing": o.billing_model,
+                "USD/GPU-hour": round(o.price_per_gpu_hour_usd, 4),
+                "USD/node-hour": round(o.price_per_node_hour_usd, 4),
+                "increment (s)": o.billing_increment_s,
+                "minimum (s)": o.min_billed_s,
+                "region": o.region,
+                "price as of": o.price_as_of,
+                "age (days)": price_age_days(o.price_as_of),
+                "stale": staleness(o.price_as_of),
+                "retrieved": o.retrieved_date,
+                "source": o.source,
+                "notes": o.notes,
             }
-            for r in rows
+            for o in offers
         ]
     )
 
@@ -464,13 +477,13 @@ def use_cases() -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "use case": v["label"],
-                "input tokens": f"{v['in']:,.0f}",
-                "output tokens": f"{v['out']:,.0f}",
-                "TTFT target (p95)": f"{v['ttft_ms']:,.0f} ms" if v["ttft_ms"] else "none",
-                "TPOT target (mean)": f"{v['tpot_ms']:,.0f} ms" if v["tpot_ms"] else "none",
+                "use case": preset["label"],
+                "input tokens": f"{preset['in']:,.0f}",
+                "output tokens": f"{preset['out']:,.0f}",
+                "TTFT target (p95)": f"{preset['ttft_ms']:,.0f} ms" if preset["ttft_ms"] else "none",
+                "TPOT target (mean)": f"{preset['tpot_ms']:,.0f} ms" if preset["tpot_ms"] else "none",
             }
-            for k, v in USE_CASES.items()
+            for k, preset in USE_CASES.items()
             if k != "custom"
         ]
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU, get_gpu
@@ -550,14 +550,62 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
     return plan
 
 
-def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) -> dict:
+class InferenceCostRow(Pick):
+    """One offer's best serving configuration on the Cost page: its Pick (monthly always-on, latency, layout) and
+    a run: a day's requests as one batch job on the replicas, or an hour without a traffic estimate."""
+
+    run_cost_usd: float = Field(description="the run on whole nodes: billing increments, minimums, spot restarts")
+    run_hours: float = Field(description="the run's length: a day's requests / (capacity x replicas), else 1 hour")
+    run_description: str = Field(description="what the run is, in words")
+    monthly_always_on_usd: float = Field(description="GPUs paid for x price per GPU-hour x hours per month")
+    notes: list[str] = Field(description="the run's billing notes")
+
+
+class TrainingCostRow(Pick):
+    """One offer's training run on the Cost page: its Pick (run cost with failed runs and sweeps, wall hours) and
+    what the same GPUs cost kept a month."""
+
+    monthly_always_on_usd: float = Field(description="the run's GPUs x price per GPU-hour x hours per month")
+    gpu_hours: float = Field(description="training FLOPs / (dense BF16 peak x MFU), in GPU-hours")
+    notes: list[str] = Field(description="how the run is laid out and billed (the pick's why)")
+
+
+class Rejected(BaseModel):
+    """A GPU type, offer or layout that cannot run the scenario, and why (the JSON leaves out the keys it has none
+    for: no offer means no offer of the GPU type can run it, no layout any layout)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    reason: str
+    weights_format: str | None = None
+    offer_id: str | None = None
+    layout: str | None = Field(None, description="one replica, e.g. '2 x H100-SXM, TP 2'")
+
+    @model_serializer(mode="wrap")
+    def _given(self, handler):
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class CostTable(BaseModel):
+    """What cost_table prices: a row per offer (its best configuration), serverless apart, what cannot run, and
+    the training job's size (training only)."""
+
+    offers: list[InferenceCostRow] | list[TrainingCostRow]
+    serverless: list[Pick] = Field(default_factory=list)
+    rejected: list[Rejected] = Field(default_factory=list)
+    training_flops: float | None = None
+    training_tokens: float | None = None
+    mfu: float | None = None
+    tokens_note: str | None = None
+
+
+def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) -> CostTable:
     """Per offer: its best configuration (meets the targets if any does, the cheapest first): monthly always-on,
     and per run (a day's requests as a batch job on the replicas, or an hour without traffic). ``fixed_layout``:
     only the scenario's own layout (Compare prices exactly what it shows fitting)."""
     m = sc.model()
     offers = filter_offers(offers, sc)
-    rows = []
-    summary: dict = {}
     if sc.mode == "inference":
         cands, rejected, _ = inference_candidates(
             m, sc, offers, [get_format(sc.weights_format).name], PerfAssumptions()
@@ -565,6 +613,7 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
         best: dict[str, Candidate] = {}
         for c in sorted(cands, key=lambda c: (bool(c.misses), c.rank_cost)):
             best.setdefault(c.offer.offer_id, c)
+        rows = []
         for c in best.values():
             if c.offer.is_serverless:
                 continue  # serverless has no per-run cluster; it is in the serverless table
@@ -576,27 +625,24 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
                 runtime, gpus = SECONDS_PER_HOUR, replica_gpus
             rc = run_cost(c.offer, gpus, runtime, sc.spot_restart_overhead, sc.hours_per_month)
             rows.append(
-                {
-                    **_with_band(sc, m, _pick(c)).model_dump(),
-                    "run_cost_usd": rc.run_cost_usd,
-                    "run_hours": runtime / 3600,
-                    "run_description": "one day's requests as a batch job" if sc.requests_per_day else "one hour",
-                    "monthly_always_on_usd": c.monthly_usd,
-                    "notes": rc.notes,
-                }
+                InferenceCostRow(
+                    **_with_band(sc, m, _pick(c)).model_dump() | {"run_cost_usd": rc.run_cost_usd},
+                    run_hours=runtime / 3600,
+                    run_description="one day's requests as a batch job" if sc.requests_per_day else "one hour",
+                    monthly_always_on_usd=c.monthly_usd,
+                    notes=rc.notes,
+                )
             )
-        summary["serverless"] = [
-            _with_band(sc, m, _pick(c)).model_dump() for c in best.values() if c.offer.is_serverless
-        ]
-    else:
-        cands, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
-        for c in cands:
-            rows.append(
-                {
-                    **_pick(c).model_dump(),
-                    "monthly_always_on_usd": monthly_always_on(c.offer, c.gpus, sc.hours_per_month),
-                    "gpu_hours": c.gpu_hours,
-                    "notes": c.why,
-                }
-            )
-    return {"offers": rows, "rejected": [r.to_dict() for r in rejected], **summary}
+        serverless = [_with_band(sc, m, _pick(c)) for c in best.values() if c.offer.is_serverless]
+        return CostTable(offers=rows, serverless=serverless, rejected=[Rejected(**r.to_dict()) for r in rejected])
+    cands, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
+    training_rows = [
+        TrainingCostRow(
+            **_pick(c).model_dump(),
+            monthly_always_on_usd=monthly_always_on(c.offer, c.gpus, sc.hours_per_month),
+            gpu_hours=c.gpu_hours,
+            notes=c.why,
+        )
+        for c in cands
+    ]
+    return CostTable(offers=training_rows, rejected=[Rejected(**r.to_dict()) for r in rejected], **summary)

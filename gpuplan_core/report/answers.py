@@ -12,7 +12,9 @@ from pydantic import BaseModel, Field
 
 from ..common.text import count, gb, ms, pct, rate, usd
 from ..scenario.scenario import Scenario
+from .cost import CostReport
 from .results import GpuPerf, MemoryReport, NoFit
+from .serving import ServingCurve
 
 
 class Headline(BaseModel):
@@ -98,13 +100,13 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
     return Answer(sentence=sentence, headlines=heads, tone=tone)
 
 
-def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) -> Answer:
+def perf_answer(p: GpuPerf | NoFit, curve: ServingCurve | None, sc: Scenario) -> Answer:
     """How fast one request is on the chosen GPU, and how much traffic one copy of the model serves."""
     if isinstance(p, NoFit):
         return Answer(sentence=p.notes[0], tone="warn")
     where = gpus_text(p.gpu, p.gpu_count)
     per_user = p.decode_tokens_per_s_per_sequence
-    band = p.error_band["tpot_s"]
+    band = p.error_band.tpot_s
     sure = f", typically within ±{band.band:.0%}" if band.points else ", a roofline estimate"
     users = "the user" if p.batch == 1 else f"each of {p.batch:,} users"
     sentence = (
@@ -123,9 +125,9 @@ def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) 
             help=f"How fast the answer streams once started; time per output token (TPOT) {ms(p.tpot_s)}",
         ),
     ]
-    cap = None if curve is None else curve.get("capacity_requests_per_s") or curve.get("max_requests_per_s")
+    cap = None if curve is None else curve.capacity_requests_per_s or curve.max_requests_per_s
     if cap:
-        what = "within your latency targets" if curve.get("capacity_requests_per_s") else "before it saturates"
+        what = "within your latency targets" if curve.capacity_requests_per_s else "before it saturates"
         sentence += f"; one copy of the model serves {rate(cap, 'requests/s')} {what}"
         heads.append(
             Headline(
@@ -134,8 +136,8 @@ def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) 
                 help="One copy of the model (a replica) with continuous batching, " + what,
             )
         )
-        if curve.get("replicas"):
-            heads.append(Headline(label="Replicas for your traffic", value=f"{curve['replicas']:,}"))
+        if curve.replicas:
+            heads.append(Headline(label="Replicas for your traffic", value=f"{curve.replicas:,}"))
     if len(heads) < 4:
         heads.append(
             Headline(label="Largest batch that fits", value=f"{p.max_batch:,}", help="Requests decoded together")
@@ -143,41 +145,41 @@ def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) 
     return Answer(sentence=sentence + ".", headlines=heads[:4], tone="info")
 
 
-def cost_answer(cost: dict[str, Any], sc: Scenario) -> Answer:
+def cost_answer(cost: CostReport, sc: Scenario) -> Answer:
     """The cheapest way to run it: always-on per month (serving) or one run (training)."""
-    rows = cost["offers"]
+    rows = cost.offers
     if not rows:
         return Answer(sentence="No offer matches the pricing filters for a GPU this model fits.", tone="warn")
     if sc.mode == "inference":
-        best = min(rows, key=lambda r: r["monthly_always_on_usd"])
-        mine = " (your price)" if best.get("user_price") else ""
-        what = gpus_text(best["gpu"], best["tp"] * best["pp"] * best["replicas"], replicas=best["replicas"])
+        best = min(rows, key=lambda r: r.monthly_always_on_usd)
+        mine = " (your price)" if best.user_price else ""
+        what = gpus_text(best.gpu, best.tp * best.pp * best.replicas, replicas=best.replicas)
         sentence = (
-            f"The cheapest always-on option is {what} from {best['provider']}{mine} at "
-            f"{usd(best['monthly_always_on_usd'])} a month, {usd(best['output_cost_per_million_usd'])} per million "
+            f"The cheapest always-on option is {what} from {best.provider}{mine} at "
+            f"{usd(best.monthly_always_on_usd)} a month, {usd(best.output_cost_per_million_usd)} per million "
             f"output tokens at {pct(sc.utilization)} utilization."
         )
-        cheapest_run = min(rows, key=lambda r: r["run_cost_usd"])
+        cheapest_run = min(rows, key=lambda r: r.run_cost_usd)
         heads = [
-            Headline(label="Cheapest per month", value=usd(best["monthly_always_on_usd"]), help=best["offer_id"]),
-            Headline(label="Per 1M output tokens", value=usd(best["output_cost_per_million_usd"])),
+            Headline(label="Cheapest per month", value=usd(best.monthly_always_on_usd), help=best.offer_id),
+            Headline(label="Per 1M output tokens", value=usd(best.output_cost_per_million_usd)),
             Headline(
                 label="Cheapest per run",
-                value=usd(cheapest_run["run_cost_usd"]),
-                help=f"{cheapest_run['run_description']} on {cheapest_run['offer_id']}",
+                value=usd(cheapest_run.run_cost_usd),
+                help=f"{cheapest_run.run_description} on {cheapest_run.offer_id}",
             ),
             Headline(label="Offers compared", value=f"{len(rows):,}"),
         ]
         return Answer(sentence=sentence, headlines=heads, tone="good")
-    best = min(rows, key=lambda r: r["run_cost_usd"])
+    best = min(rows, key=lambda r: r.run_cost_usd)
     sentence = (
-        f"The cheapest training run rents {best['gpus']:,} x {best['gpu']} from {best['provider']}: "
-        f"{usd(best['run_cost_usd'])} over {best['wall_hours']:,.0f} hours."
+        f"The cheapest training run rents {best.gpus:,} x {best.gpu} from {best.provider}: "
+        f"{usd(best.run_cost_usd)} over {best.wall_hours:,.0f} hours."
     )
     heads = [
-        Headline(label="Cheapest run", value=usd(best["run_cost_usd"]), help=best["offer_id"]),
-        Headline(label="Wall-clock time", value=f"{best['wall_hours']:,.0f} h"),
-        Headline(label="GPU-hours", value=count(best.get("gpu_hours"))),
+        Headline(label="Cheapest run", value=usd(best.run_cost_usd), help=best.offer_id),
+        Headline(label="Wall-clock time", value=f"{best.wall_hours:,.0f} h"),
+        Headline(label="GPU-hours", value=count(best.gpu_hours)),
         Headline(label="Offers compared", value=f"{len(rows):,}"),
     ]
     return Answer(sentence=sentence, headlines=heads, tone="good")
