@@ -600,15 +600,38 @@ class CostTable(BaseModel):
     tokens_note: str | None = None
 
 
+def _own_training_layout(
+    sc: Scenario, cands: list[TrainingCandidate]
+) -> tuple[list[TrainingCandidate], list[Rejection]]:
+    """The candidates (priced without a deadline) that run the scenario's own layout: its GPU count, tp, pp and ZeRO
+    stage, the deadline judged on that count; the others rejected (their GPU type needs another layout)."""
+    own, rejected = [], []
+    for c in cands:
+        if (c.gpus, c.tp, c.pp, c.zero_stage) != (sc.gpus, sc.tp, sc.pp, sc.zero_stage):
+            why = (
+                f"does not fit at the scenario's layout ({sc.gpus} GPUs, TP {sc.tp}, PP {sc.pp}, ZeRO-{sc.zero_stage})"
+            )
+            rejected.append(
+                Rejection(c.gpu, why, c.weights_format, c.offer.offer_id, layout_label(c.gpu, sc.tp, sc.pp))
+            )
+            continue
+        if sc.deadline_hours and c.wall_hours > sc.deadline_hours * 1.0001:
+            c.misses = [f"{c.wall_hours:,.0f} h > deadline {sc.deadline_hours:,.0f} h"]
+        own.append(c)
+    return own, rejected
+
+
 def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) -> CostTable:
     """Per offer: its best configuration (meets the targets if any does, the cheapest first): monthly always-on,
     and per run (a day's requests as a batch job on the replicas, or an hour without traffic). ``fixed_layout``:
-    only the scenario's own layout (Compare prices exactly what it shows fitting)."""
+    only the scenario's own layout is priced (Compare prices exactly what it shows fitting): serving, a replica of
+    its tp x pp (as many replicas as the traffic needs, one without a traffic estimate), not the layout search;
+    training, its GPU count at its tp, pp and ZeRO stage, not more GPUs to meet a deadline."""
     m = sc.model()
     offers = filter_offers(offers, sc)
     if sc.mode == "inference":
         cands, rejected, _ = inference_candidates(
-            m, sc, offers, [get_format(sc.weights_format).name], PerfAssumptions()
+            m, sc, offers, [get_format(sc.weights_format).name], PerfAssumptions(), fixed=fixed_layout
         )
         best: dict[str, Candidate] = {}
         for c in sorted(cands, key=lambda c: (bool(c.misses), c.rank_cost)):
@@ -635,7 +658,11 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
             )
         serverless = [_with_band(sc, m, _pick(c)) for c in best.values() if c.offer.is_serverless]
         return CostTable(offers=rows, serverless=serverless, rejected=[Rejected(**r.to_dict()) for r in rejected])
-    cands, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
+    job = sc.model_copy(update={"deadline_hours": None}) if fixed_layout else sc
+    cands, rejected, summary = training_candidates(m, job, offers, PerfAssumptions())
+    if fixed_layout:
+        cands, not_own = _own_training_layout(sc, cands)
+        rejected += not_own
     training_rows = [
         TrainingCostRow(
             **_pick(c).model_dump(),
