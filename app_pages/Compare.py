@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gpuplan_core import DEFAULT_GPU, FORMATS, Answer, Headline, Side, compare, get_gpu, page_inputs, variant
-from gpuplan_ui import cached, fmt, page, tables, widgets
+from gpuplan_ui import cached, fmt, page, tables_cost, widgets
 
 sc, values = page.setup("Compare A vs B")
 if not sc.gpu:  # A compares one GPU type: the reference one when the sidebar says "any"
@@ -81,7 +81,7 @@ if result is not None:
         fig = cached.compare_figure(a.model_dump_json(), b.model_dump_json())
         st.plotly_chart(fig, key="compare", config={"displaylogo": False})
         if not page.meeting():
-            page.show(tables.differences(result), "differences")
+            page.show(tables_cost.differences(result), "differences")
             for s, name in ((a, "A"), (b, "B")):
                 if not s.fits:
                     st.caption(f"{name} does not fit: it needs {s.needs}. No price for what cannot run.")

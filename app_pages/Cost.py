@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gpuplan_core import MarketProjection, cost_answer
-from gpuplan_ui import cached, figures, fmt, page, widgets
+from gpuplan_ui import cached, figures_cost, fmt, page, widgets
 
 sc, values = page.setup("Cost")
 pkey = cached.pricing_key()
@@ -99,4 +99,4 @@ if rows and not page.meeting():
                 proj.estimate.label
                 + ". An API-price trend, not a GPU rental forecast: use today's rental prices for budgets."
             )
-            st.plotly_chart(figures.projection_figure(proj), key="projection", config=chart)
+            st.plotly_chart(figures_cost.projection_figure(proj), key="projection", config=chart)

@@ -32,7 +32,7 @@ from gpuplan_core import (
     parse_price_overrides,
 )
 
-from . import figures, state, tables
+from . import figures, figures_cost, figures_perf, state, tables, tables_cost, tables_reference
 
 
 def _sc(sc_json: str) -> Scenario:
@@ -107,8 +107,8 @@ def perf_views(sc_json: str, gpu: str) -> dict:
         return {"perf": p, "roofline": None, "sweep": None, "phases": None}
     return {
         "perf": p,
-        "roofline": figures.roofline_figure(p),
-        "sweep": figures.sweep_figure(p) if p.max_batch > 1 else None,
+        "roofline": figures_perf.roofline_figure(p),
+        "sweep": figures_perf.sweep_figure(p) if p.max_batch > 1 else None,
         "phases": _table(tables.perf_phases(p)),
     }
 
@@ -119,7 +119,7 @@ def perf_catalog_views(sc_json: str) -> dict:
     allp = perf_report(sc_json, tuple(g.gpu for g in load_gpus()))
     ok = [r for r in allp.gpus if r.fits]
     return {
-        "figure": figures.latency_figure(ok),
+        "figure": figures_perf.latency_figure(ok),
         "table": _table(tables.perf_gpus(ok)),
         "missing": [r.gpu for r in allp.gpus if not r.fits],
     }
@@ -129,22 +129,23 @@ def perf_catalog_views(sc_json: str) -> dict:
 def serving_views(sc_json: str, gpu: str) -> dict:
     """One replica under traffic on the chosen GPU: its curve, capacity and the two load charts."""
     curve = api.serving_curve_report(_sc(sc_json), gpu)
-    return {"curve": curve, "ttft": figures.load_figure(curve, "ttft"), "tpot": figures.load_figure(curve, "tpot")}
+    ttft, tpot = (figures_perf.load_figure(curve, which) for which in ("ttft", "tpot"))
+    return {"curve": curve, "ttft": ttft, "tpot": tpot}
 
 
 @st.cache_resource(show_spinner=False)
 def serving_calibration_table():
-    return _table(tables.serving_calibration(calibration_report()))
+    return _table(tables_reference.serving_calibration(calibration_report()))
 
 
 @st.cache_resource(show_spinner=False)
 def calibration_regimes_table():
-    return _table(tables.calibration_regimes(calibration_report()))
+    return _table(tables_reference.calibration_regimes(calibration_report()))
 
 
 @st.cache_resource(show_spinner=False)
 def calibration_table():
-    return _table(tables.calibration(calibration_report()))
+    return _table(tables_reference.calibration(calibration_report()))
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
@@ -152,9 +153,9 @@ def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: 
     plan = plan_report(sc_json, pricing_key, explore_formats)
     return {
         "plan": plan,
-        "picks": _table(tables.picks(plan, training)) if plan.picks else None,
-        "rejected": _table(tables.rejected([Rejected(**r) for r in plan.rejected])) if plan.rejected else None,
-        "pareto": figures.pareto_figure(plan) if len(plan.pareto) > 1 else None,
+        "picks": _table(tables_cost.picks(plan, training)) if plan.picks else None,
+        "rejected": _table(tables_cost.rejected([Rejected(**r) for r in plan.rejected])) if plan.rejected else None,
+        "pareto": figures_cost.pareto_figure(plan) if len(plan.pareto) > 1 else None,
     }
 
 
@@ -182,48 +183,49 @@ def cost_views(sc_json: str, pricing_key: str) -> dict:
     rows = cost.offers
     views: dict = {
         "cost": cost,
-        "rejected": _table(tables.rejected(cost.rejected)) if cost.rejected else None,
-        "serverless": _table(tables.serverless(cost.serverless)) if cost.serverless else None,
+        "rejected": _table(tables_cost.rejected(cost.rejected)) if cost.rejected else None,
+        "serverless": _table(tables_cost.serverless(cost.serverless)) if cost.serverless else None,
     }
     if not rows:
         return views
-    views["cheapest"] = figures.cheapest_figure(rows, not cost.training)
+    views["cheapest"] = figures_cost.cheapest_figure(rows, not cost.training)
     if not cost.training:
         views |= {
-            "always_on": _table(tables.cost_always_on(rows)),
-            "per_run": _table(tables.cost_per_run(rows)),
-            "detail": _table(tables.cost_detail(rows)),
+            "always_on": _table(tables_cost.cost_always_on(rows)),
+            "per_run": _table(tables_cost.cost_per_run(rows)),
+            "detail": _table(tables_cost.cost_detail(rows)),
         }
     else:
-        runs = tables.training_runs(rows)
-        views |= {"runs": _table(runs), "monthly": _table(tables.training_monthly(runs))}
+        runs = tables_cost.training_runs(rows)
+        views |= {"runs": _table(runs), "monthly": _table(tables_cost.training_monthly(runs))}
     return views
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def lifetime_figure(training_usd: float, monthly_usd: float, months: int, title: str):
     """The Cost page's lifetime chart (built once per bill, monthly cost and title)."""
-    return figures.lifetime_figure(Lifetime.of(training_usd, monthly_usd, months), title)
+    return figures_cost.lifetime_figure(Lifetime.of(training_usd, monthly_usd, months), title)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def compare_figure(a_json: str, b_json: str):
     from gpuplan_core import Side
 
-    return figures.compare_figure(Side.model_validate_json(a_json), Side.model_validate_json(b_json))
+    return figures_cost.compare_figure(Side.model_validate_json(a_json), Side.model_validate_json(b_json))
 
 
 @st.cache_resource(show_spinner=False)
 def gpu_views() -> dict:
     """The Data page's catalog tables (built once per server)."""
     gpus = list(load_gpus())
-    return {"catalog": _table(tables.gpu_catalog(gpus)), "sources": _table(tables.gpu_sources(gpus))}
+    catalog, sources = tables_reference.gpu_catalog(gpus), tables_reference.gpu_sources(gpus)
+    return {"catalog": _table(catalog), "sources": _table(sources)}
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def pricing_view(pricing_key: str) -> Table:
     """Every offer in use as the Data page shows it."""
-    return _table(tables.pricing_offers(_offers(pricing_key)))
+    return _table(tables_reference.pricing_offers(_offers(pricing_key)))
 
 
 @st.cache_data(show_spinner=False)

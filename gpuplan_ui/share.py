@@ -86,7 +86,7 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
 def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool) -> str:
     from gpuplan_core import RECORDS, cost_answer, memory_answer, perf_answer, plan_answer
 
-    from . import cached, figures, report
+    from . import cached, figures_cost, report
 
     key = sc.model_dump_json()
     inference = sc.mode == "inference"
@@ -105,7 +105,7 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     cost = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)["cost"]
     answers.append(("Cost", cost_answer(cost, sc)))
     if cost.offers:
-        figs.append(figures.cheapest_figure(cost.offers, inference))
+        figs.append(figures_cost.cheapest_figure(cost.offers, inference))
     used = {p.offer_id for p in plan.picks}
     prices = [o for o in cached._offers(pkey) if o.offer_id in used]
     lines = [f"Model: {sc.model().name}", f"Job: {values.get('workload', 'interactive')}"]

@@ -3,14 +3,8 @@
 from gpuplan_core import api
 from gpuplan_core.interface.inputs import to_scenario
 from gpuplan_ui.export import rows_to_csv, safe_cell
-from gpuplan_ui.figures import (
-    components_figure,
-    latency_figure,
-    log_ticks,
-    memory_figure,
-    roofline_figure,
-    sweep_figure,
-)
+from gpuplan_ui.figures import components_figure, log_ticks, memory_figure
+from gpuplan_ui.figures_perf import latency_figure, roofline_figure, sweep_figure
 
 
 def test_csv_export_neutralises_formulas():
