@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gpuplan_core import DEFAULT_GPU, Answer, Headline, get_gpu, page_inputs, variant
-from gpuplan_ui import cached, fmt, page, tables, widgets
+from gpuplan_ui import cached, fmt, page, tables_cost, widgets
 
 sc, values = page.setup("Compare A vs B")
 b_inputs = page_inputs("Compare")
@@ -13,7 +13,7 @@ sc_b, b_notes = variant(sc, {**values, **b_values})
 report = None
 with page.guard("The comparison"):
     report = cached.compare_report(
-        sc.model_dump_json(), sc_b.model_dump_json(), cached.pricing_key(), not b_values.get("b_gpus")
+        sc.model_dump_json(), sc_b.model_dump_json(), cached.pricing_key(), not widgets.page_value("b_gpus")
     )
     result = report.comparison
     heads = [
@@ -45,7 +45,7 @@ if report is not None:
         fig = cached.compare_figure(a.model_dump_json(), b.model_dump_json())
         st.plotly_chart(fig, key="compare", config={"displaylogo": False})
         if not page.meeting():
-            page.show(tables.differences(report.comparison), "differences")
+            page.show(tables_cost.differences(report.comparison), "differences")
             for s, name in ((a, "A"), (b, "B")):
                 if not s.fits:
                     st.caption(f"{name} does not fit: it needs {s.needs}. No price for what cannot run.")

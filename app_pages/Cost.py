@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from gpuplan_core import MARKET_ESTIMATES, cost_answer, market_projection
-from gpuplan_ui import cached, figures, fmt, page, widgets
+from gpuplan_core import MarketProjection, cost_answer
+from gpuplan_ui import cached, figures_cost, fmt, page, widgets
 
 sc, values = page.setup("Cost")
 pkey = cached.pricing_key()
@@ -13,7 +13,7 @@ rows = []
 with page.guard("Costs per offer"):
     views = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)
     cost = views["cost"]
-    rows = cost["offers"]
+    rows = cost.offers
     ans = cached.answer(sc)
     page.answer(cost_answer(ans, sc, len(rows)))
     if line := cached.prices_in_use():
@@ -47,7 +47,7 @@ with page.guard("Costs per offer"):
             st.markdown(f"**Monthly, always on** ({sc.hours_per_month:g} h)")
             page.table(views["always_on"], "always_on", "gpuplan-monthly-always-on.csv", height=420)
         with right:
-            st.markdown(f"**Per run** ({rows[0]['run_description']})")
+            st.markdown(f"**Per run** ({rows[0].run_description})")
             page.table(views["per_run"], "per_run", "gpuplan-per-run.csv", height=420)
         with st.expander("Every offer in detail (replicas, $ per 1M input tokens, latency, billing notes, sources)"):
             page.table(views["detail"], "cost_detail", "gpuplan-cost-detail.csv")
@@ -56,7 +56,7 @@ with page.guard("Costs per offer"):
             page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
         elif not sc.requests_per_day:
             st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")
-        best_monthly = ans.cost_usd if ans.pick is not None else min(r["monthly_always_on_usd"] for r in rows)
+        best_monthly = ans.cost_usd if ans.pick is not None else min(r.monthly_always_on_usd for r in rows)
         st.subheader("Over three years: serving every month")
         bill = widgets.page_input("train_bill")
         title = f"Serving as recommended, {fmt.usd(best_monthly)} a month" + (
@@ -65,12 +65,12 @@ with page.guard("Costs per offer"):
         st.plotly_chart(cached.lifetime_figure(bill, best_monthly, 36, title), key="life", config=chart)
     else:
         st.markdown(
-            f"Training compute: **{cost['training_flops']:.3g} FLOPs** = tokens x (6 x active parameters + causal "
-            f"attention), at MFU {cost['mfu']:.2f} of each GPU's dense BF16 peak; +{sc.overhead_factor:.0%} for failed "
+            f"Training compute: **{cost.training_flops:.3g} FLOPs** = tokens x (6 x active parameters + causal "
+            f"attention), at MFU {cost.mfu:.2f} of each GPU's dense BF16 peak; +{sc.overhead_factor:.0%} for failed "
             "runs and sweeps; GPUs rounded up to whole nodes, billed in each offer's increments."
         )
-        if cost.get("tokens_note"):
-            st.caption(cost["tokens_note"])
+        if cost.tokens_note:
+            st.caption(cost.tokens_note)
         left, right = st.columns([3, 2])
         with left:
             st.markdown("**Per-run cluster cost**")
@@ -78,7 +78,7 @@ with page.guard("Costs per offer"):
         with right:
             st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.hours_per_month:g} h a month)")
             page.table(views["monthly"], "train_monthly", "gpuplan-training-monthly.csv", height=420)
-        run_usd = ans.cost_usd if ans.pick is not None else min(r["run_cost_usd"] for r in rows)
+        run_usd = ans.cost_usd if ans.pick is not None else min(r.run_cost_usd for r in rows)
         serving = cached.answer_at(
             sc.model_copy(update={"mode": "inference", "batch": 1}).model_dump_json(), pkey, False
         )
@@ -87,7 +87,7 @@ with page.guard("Costs per offer"):
         title = f"{fmt.usd(run_usd)} training run, then serving as recommended at {fmt.usd(monthly)} a month"
         st.plotly_chart(cached.lifetime_figure(run_usd, monthly, 36, title), key="life", config=chart)
     if views["rejected"] is not None and not page.meeting():
-        with st.expander(f"{len(cost['rejected'])} GPU/offer combinations that cannot run"):
+        with st.expander(f"{len(cost.rejected)} GPU/offer combinations that cannot run"):
             page.show(views["rejected"], "rejected")
 
 if rows and not page.meeting():
@@ -95,11 +95,9 @@ if rows and not page.meeting():
         st.subheader("Market context (analyst estimates)")
         est = widgets.page_input("market")
         if est != "none":
-            base = min(r["monthly_always_on_usd"] for r in rows)
-            label = MARKET_ESTIMATES[est]["label"]
+            proj = MarketProjection.of(min(r.monthly_always_on_usd for r in rows), est, 24)
             st.caption(
-                label + ". An API-price trend, not a GPU rental forecast: use today's rental prices for budgets."
+                proj.estimate.label
+                + ". An API-price trend, not a GPU rental forecast: use today's rental prices for budgets."
             )
-            st.plotly_chart(
-                figures.projection_figure(market_projection(base, est, 24), label), key="projection", config=chart
-            )
+            st.plotly_chart(figures_cost.projection_figure(proj), key="projection", config=chart)

@@ -55,7 +55,7 @@ if sc.mode != "inference" and not page.meeting():
             (cols[1], "hf", "Hugging Face: 18 bytes/param"),
         ):
             r = cached.memory_report(sc.model_copy(update={"accounting": acc}).model_dump_json())
-            col.metric(label, fmt.gb(r.budgets["model states"]), help="model states per GPU, before activations")
+            col.metric(label, fmt.gb(r.model_states_bytes), help="model states per GPU, before activations")
             col.caption(
                 ", ".join(
                     f"{k} {fmt.gb(v)}"

@@ -30,17 +30,16 @@ else:
     if p is not None and p.fits:
         with page.guard("Under traffic"):
             band = p.error_band
-            sband = curve["error_band"]
             st.caption(
-                f"**How sure:** a single request's time per token: {band['tpot_s'].text} Under traffic, first "
-                f"token: {sband['ttft_p95_s']['text']}"
+                f"**How sure:** a single request's time per token: {band.tpot_s.text} Under traffic, first "
+                f"token: {curve.error_band.ttft_p95_s.text}"
             )
             st.subheader("Under traffic: how long users wait as requests per second grow")
             st.caption(
                 "Servers such as vLLM run every request in flight together and slice long prompts into chunks: a "
                 "request waits for its prompt to be read (and for any queue), then gets one token per engine step, "
-                f"shared with everyone else. One replica of {curve['gpu']} x{curve['tp'] * curve['pp']} holds at "
-                f"most {curve['max_running_sequences']:,} requests at once (its KV cache or the engine's limit)."
+                f"shared with everyone else. One replica of {curve.gpu} x{curve.tp * curve.pp} holds at "
+                f"most {curve.max_running_sequences:,} requests at once (its KV cache or the engine's limit)."
             )
             if page.meeting():
                 st.plotly_chart(sv["ttft"], key="load_ttft", config=chart)
@@ -48,8 +47,8 @@ else:
                 left, right = st.columns(2)
                 left.plotly_chart(sv["ttft"], key="load_ttft", config=chart)
                 right.plotly_chart(sv["tpot"], key="load_tpot", config=chart)
-            if curve["notes"]:
-                st.caption(" ".join(curve["notes"]))
+            if curve.notes:
+                st.caption(" ".join(curve.notes))
 
         if not page.meeting():
             with page.guard("Why: the roofline"):
@@ -94,18 +93,18 @@ if not page.meeting():
         st.subheader("How far to trust these numbers")
         cal = cached.calibration_report()
         st.markdown(
-            f"The model with its default assumptions against **{len(cal['points'])} published measurements** "
+            f"The model with its default assumptions against **{len(cal.points)} published measurements** "
             "(FasterTransformer, TensorRT-LLM, vLLM, gpt-fast, torchao, transformers; A100 to B200 and MI300X): "
-            f"median absolute error **{cal['median_abs_error']:.1%}** overall, no point corrected individually. The "
+            f"median absolute error **{cal.median_abs_error:.1%}** overall, no point corrected individually. The "
             "error differs by kind of run, so each estimate above carries the error of its own kind (regime)."
         )
         with st.expander("Error per regime, and every measurement"):
             page.table(cached.calibration_regimes_table(), "calibration_regimes", "gpuplan-calibration-regimes.csv")
             page.table(cached.calibration_table(), "calibration", "gpuplan-calibration.csv")
         st.markdown(
-            f"**Under load**: {len(cal['serving_points'])} published serving measurements (TensorRT-LLM 0.14 and "
+            f"**Under load**: {len(cal.serving_points)} published serving measurements (TensorRT-LLM 0.14 and "
             "1.0, NVIDIA NIM, LMDeploy, vLLM and SGLang on DeepSeek). Median absolute error "
-            f"**{cal['serving_median_abs_error']:.0%}** on online serving of dense models."
+            f"**{cal.serving_median_abs_error:.0%}** on online serving of dense models."
         )
         with st.expander("Error per serving regime"):
             page.table(cached.serving_calibration_table(), "serving_calibration", "gpuplan-serving-calibration.csv")

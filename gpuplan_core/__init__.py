@@ -21,7 +21,7 @@ from . import api
 from .common.errors import describe
 from .common.text import count, gb, gib, ms, pct, rate, usd
 from .common.units import GB
-from .hardware.catalog import get_gpu, load_efficiency, load_gpus
+from .hardware.catalog import GPU, get_gpu, load_efficiency, load_gpus
 from .hardware.engines import ENGINES
 from .interface.inputs import (
     DEFAULTS,
@@ -63,8 +63,20 @@ from .report.answers import (
     perf_answer,
     plan_answer,
 )
+from .report.calibration import CalibrationReport
 from .report.compare import CompareReport, Side, compare
+from .report.cost import (
+    CostReport,
+    InferenceCostRow,
+    Lifetime,
+    MarketEstimate,
+    MarketProjection,
+    Pick,
+    Rejected,
+    TrainingCostRow,
+)
 from .report.results import GpuPerf, MemoryReport, PerfReport
+from .report.serving import ServeReport, ServingCurve
 from .scenario.scenario import Scenario
 
 __all__ = [n for n in dir() if not n.startswith("_")]

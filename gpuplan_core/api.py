@@ -1,5 +1,6 @@
-"""The public API: scenario in, a report out (typed models in reports.py, or JSON-able dicts for cost, serving
-and calibration). Pages, the CLI and notebooks call these; cli_text.py lays reports out for a terminal.
+"""The public API: scenario in, a typed report out (report/: results.py for memory and speed, cost.py,
+serving.py, calibration.py). Pages, the CLI and notebooks call these and read the reports' fields;
+cli_text.py lays reports out for a terminal, and the CLI's JSON is each report's ``model_dump()``.
 
 Report keys are documented in the README ("JSON output"); byte counts are integers of bytes, times are seconds,
 money is US dollars.
@@ -17,8 +18,11 @@ from .memory.request import memory_request
 from .model.arch import kv_bytes_per_token, params_active, params_total
 from .model.formats import get_format
 from .perf.workload import workload_for
+from .report.calibration import CalibrationReport
 from .report.compare import CompareReport, Side, compare
+from .report.cost import CostReport
 from .report.results import GpuFit, GpuPerf, Layout, MemoryReport, NoFit, PerfReport
+from .report.serving import ServeReport, ServingCurve
 from .scenario.scenario import Scenario
 
 
@@ -170,7 +174,7 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
     return PerfReport(**model_summary(sc), main=main, gpus=per)
 
 
-def calibration_report() -> dict[str, Any]:
+def calibration_report() -> CalibrationReport:
     from .perf.calibration import (
         HEADLINE_REGIME,
         SERVING_REGIMES,
@@ -184,18 +188,18 @@ def calibration_report() -> dict[str, Any]:
 
     table = calibration_table()
     serving = serving_table()
-    return {
-        "points": table,
-        "median_abs_error": median_abs_error(table),
-        "median_abs_error_speed_only": median_abs_error(table, exclude_memory=True),
-        "regimes": regime_summary(),
-        "serving_points": serving,
-        "serving_median_abs_error": serving_median_abs_error(serving, HEADLINE_REGIME),
-        "serving_headline_regime": HEADLINE_REGIME,
-        "serving_regimes": SERVING_REGIMES,
-        "serving_summary": serving_summary(serving),
-        "serving_predicted_saturated": [p["id"] for p in serving if p["predicted_saturated"]],
-    }
+    return CalibrationReport(
+        points=table,
+        median_abs_error=median_abs_error(table),
+        median_abs_error_speed_only=median_abs_error(table, exclude_memory=True),
+        regimes=regime_summary(),
+        serving_points=serving,
+        serving_median_abs_error=serving_median_abs_error(serving, HEADLINE_REGIME),
+        serving_headline_regime=HEADLINE_REGIME,
+        serving_regimes=SERVING_REGIMES,
+        serving_summary=serving_summary(serving),
+        serving_predicted_saturated=[p["id"] for p in serving if p["predicted_saturated"]],
+    )
 
 
 # ---- cost and plan -------------------------------------------------------------------------------
@@ -212,8 +216,9 @@ def _offers(pricing_path: str | None):
 
 def cost_report(
     s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, fixed_layout: bool = False
-) -> dict[str, Any]:
-    """Per offer: per-run cluster cost and monthly always-on; training: GPU-hours and wall hours."""
+) -> CostReport:
+    """Per offer: per-run cluster cost and monthly always-on; training: GPU-hours and wall hours. ``fixed_layout``:
+    only the scenario's own layout is priced (plan.recommend.cost_table says what that is per job)."""
     from .plan.recommend import cost_table
 
     sc = scenario_of(s)
@@ -222,42 +227,41 @@ def cost_report(
         report = _offers(pricing_path)
         offers = report.offers
     table = cost_table(sc, offers, fixed_layout)
-    rows = table["offers"]
+    rows = table.offers
     if sc.gpu:
         from .hardware.catalog import get_gpu
 
         gid = get_gpu(sc.gpu).gpu
-        rows = [r for r in rows if r["gpu"] == gid]
-    rows.sort(key=lambda r: r["run_cost_usd"] if r["run_cost_usd"] is not None else float("inf"))
+        rows = [r for r in rows if r.gpu == gid]
+    rows.sort(key=lambda r: r.run_cost_usd if r.run_cost_usd is not None else float("inf"))
+    first = rows[0] if rows else None
     out: dict[str, Any] = {
         **model_summary(sc),
         "mode": sc.mode,
         "hours_per_month": sc.hours_per_month,
         "offers": rows,
-        "rejected": table["rejected"],
-        "serverless": table.get("serverless", []),
+        "rejected": table.rejected,
+        "serverless": table.serverless,
     }
     if sc.mode != "inference":
-        first = rows[0] if rows else None
         out.update(
-            training_flops=table.get("training_flops"),
-            training_tokens=table.get("training_tokens"),
-            mfu=table.get("mfu"),
-            tokens_note=table.get("tokens_note"),
-            gpu_hours=None if first is None else first["gpu_hours"],
-            wall_hours=None if first is None else first["wall_hours"],
+            training_flops=table.training_flops,
+            training_tokens=table.training_tokens,
+            mfu=table.mfu,
+            tokens_note=table.tokens_note,
+            gpu_hours=None if first is None else first.gpu_hours,
+            wall_hours=None if first is None else first.wall_hours,
         )
     else:
-        first = rows[0] if rows else None
         out.update(
             gpu_hours=None,
             wall_hours=None,
-            cheapest_monthly_usd=None if not rows else min(r["monthly_always_on_usd"] for r in rows),
+            cheapest_monthly_usd=None if not rows else min(r.monthly_always_on_usd for r in rows),
         )
     if report is not None:
         out["pricing_errors"] = [str(e) for e in report.errors]
         out["pricing_warnings"] = [str(w) for w in report.warnings]
-    return out
+    return CostReport(**out)
 
 
 def plan_report(
@@ -288,12 +292,11 @@ def answer_report(
 # ---- serving under traffic ------------------------------------------------------------------------
 
 
-def _add_serving_bands(out: dict[str, Any], moe: bool) -> None:
+def _serving_bands(moe: bool) -> dict[str, Any]:
     from .perf.bands import serving_bands
 
     bands = serving_bands(moe)
-    out["error_band"] = {k: b.to_dict() for k, b in bands.items()}
-    out["provenance"] = {k: b.provenance for k, b in bands.items()}
+    return {"error_band": bands, "provenance": {k: b.provenance for k, b in bands.items()}}
 
 
 def serve_report(
@@ -301,7 +304,7 @@ def serve_report(
     concurrency: int | None = None,
     request_rate: float | None = None,
     gpu: str | None = None,
-) -> dict[str, Any]:
+) -> ServeReport:
     """One replica of the scenario on its GPU under a load (``concurrency`` clients or ``request_rate`` requests
     per second), with its capacity under the scenario's targets and the replicas its traffic needs."""
     from .perf.serving import capacity, max_request_rate, replica_for, serve
@@ -309,6 +312,8 @@ def serve_report(
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
     res = serve(r, concurrency=concurrency, request_rate=request_rate)
+    if note:
+        res = res.model_copy(update={"notes": [note, *res.notes]})
     out: dict[str, Any] = {
         **model_summary(sc),
         "gpu": r.gpu.gpu,
@@ -318,12 +323,10 @@ def serve_report(
         "output_tokens": r.output_tokens,
         "max_num_batched_tokens": r.limits.max_num_batched_tokens,
         "max_num_seqs": r.limits.max_num_seqs,
-        **res.model_dump(),
+        "at_load": res,
         "max_requests_per_s": max_request_rate(r),
+        **_serving_bands(r.m.is_moe),
     }
-    if note:
-        out["notes"] = [note, *out["notes"]]
-    _add_serving_bands(out, r.m.is_moe)
     if sc.ttft_target_s or sc.tpot_target_s:
         cap = capacity(r, sc.ttft_target_s, sc.tpot_target_s)
         out["capacity_requests_per_s"] = cap
@@ -333,10 +336,10 @@ def serve_report(
             peak = sc.requests_per_day / 86_400 * sc.peak_to_average
             out["peak_requests_per_s"] = peak
             out["replicas"] = replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, cap) if cap else None
-    return out
+    return ServeReport(**out)
 
 
-def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -> dict[str, Any]:
+def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -> ServingCurve:
     """TTFT and TPOT against the request rate for one replica on the scenario's GPU, its saturation rate, its
     capacity within the targets and the replicas the traffic needs (the Performance page's chart)."""
     from .perf.serving import capacity, load_curve, max_request_rate, replica_for
@@ -348,22 +351,21 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
     cap = capacity(r, *targets) if any(targets) else None
     peak = sc.requests_per_day / 86_400 * sc.peak_to_average if sc.requests_per_day else None
     limit = cap if cap is not None else 0.99 * max_request_rate(r)
-    out = {
-        "gpu": r.gpu.gpu,
-        "tp": r.wl.tp,
-        "pp": r.wl.pp,
-        "max_running_sequences": r.max_running,
-        "max_requests_per_s": max_request_rate(r),
-        "capacity_requests_per_s": cap,
-        "ttft_target_s": targets[0],
-        "tpot_target_s": targets[1],
-        "peak_requests_per_s": peak,
-        "replicas": replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, limit) if peak and limit else None,
-        "points": [p.model_dump() for p in load_curve(r)],
-        "notes": [note] if note else [],
-    }
-    _add_serving_bands(out, r.m.is_moe)
-    return out
+    return ServingCurve(
+        gpu=r.gpu.gpu,
+        tp=r.wl.tp,
+        pp=r.wl.pp,
+        max_running_sequences=r.max_running,
+        max_requests_per_s=max_request_rate(r),
+        capacity_requests_per_s=cap,
+        ttft_target_s=targets[0],
+        tpot_target_s=targets[1],
+        peak_requests_per_s=peak,
+        replicas=replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, limit) if peak and limit else None,
+        points=load_curve(r),
+        notes=[note] if note else [],
+        **_serving_bands(r.m.is_moe),
+    )
 
 
 # ---- compare A vs B ---------------------------------------------------------------------------------
@@ -393,12 +395,12 @@ def compare_side(sc: Scenario, offers) -> Side:
         p = perf_report(sc, gpus=[gpu.gpu]).gpus[0]
         if p.fits:
             out.ttft_s, out.tpot_s = p.ttft_s, p.tpot_s
-    rows = [r for r in cost_report(sc, offers=offers, fixed_layout=True)["offers"] if r["gpu"] == gpu.gpu]
+    rows = [r for r in cost_report(sc, offers=offers, fixed_layout=True).offers if r.gpu == gpu.gpu]
     if rows and sc.mode == "inference":
-        best = min(rows, key=lambda r: r["monthly_always_on_usd"])
-        out.monthly_usd, out.per_million_usd = best["monthly_always_on_usd"], best["output_cost_per_million_usd"]
+        best = min(rows, key=lambda r: r.monthly_always_on_usd)
+        out.monthly_usd, out.per_million_usd = best.monthly_always_on_usd, best.output_cost_per_million_usd
     elif rows:
-        out.run_usd = min(r["run_cost_usd"] for r in rows)
+        out.run_usd = min(r.run_cost_usd for r in rows)
     return out
 
 

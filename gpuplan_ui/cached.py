@@ -1,7 +1,7 @@
 """Cache wrappers around gpuplan_core calls: one thin module, stable names, shared by every page.
 
-Arguments are the scenario as JSON (hashable, exactly the inputs). Reports are plain dicts held with
-st.cache_resource (no serialised copy per rerun: pages only read them, never mutate them); anything a
+Arguments are the scenario as JSON (hashable, exactly the inputs). Reports are the core's typed (frozen) models,
+held with st.cache_resource (no serialised copy per rerun: pages only read them, never mutate them); anything a
 page may change goes through st.cache_data, which returns a copy.
 """
 
@@ -14,10 +14,14 @@ import pyarrow as pa
 import streamlit as st
 
 from gpuplan_core import (
+    CalibrationReport,
     CompareReport,
+    CostReport,
+    Lifetime,
     MemoryReport,
     Offer,
     PerfReport,
+    Rejected,
     Scenario,
     ScenarioAnswer,
     api,
@@ -29,7 +33,7 @@ from gpuplan_core import (
     parse_price_overrides,
 )
 
-from . import figures, state, tables, widgets
+from . import figures, figures_cost, figures_perf, state, tables, tables_cost, tables_reference, widgets
 
 
 def _sc(sc_json: str) -> Scenario:
@@ -47,7 +51,7 @@ def perf_report(sc_json: str, gpus: tuple[str, ...] | None = None) -> PerfReport
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> dict:
+def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> CostReport:
     return api.cost_report(_sc(sc_json), offers=_offers(pricing_key), fixed_layout=fixed_layout)
 
 
@@ -70,7 +74,7 @@ def answer(sc: Scenario) -> ScenarioAnswer:
 
 
 @st.cache_resource(show_spinner=False)
-def calibration_report() -> dict:
+def calibration_report() -> CalibrationReport:
     return api.calibration_report()
 
 
@@ -117,8 +121,8 @@ def perf_views(sc_json: str, gpu: str) -> dict:
         return {"perf": p, "roofline": None, "sweep": None, "phases": None}
     return {
         "perf": p,
-        "roofline": figures.roofline_figure(p),
-        "sweep": figures.sweep_figure(p) if p.max_batch > 1 else None,
+        "roofline": figures_perf.roofline_figure(p),
+        "sweep": figures_perf.sweep_figure(p) if p.max_batch > 1 else None,
         "phases": _table(tables.perf_phases(p)),
     }
 
@@ -126,10 +130,10 @@ def perf_views(sc_json: str, gpu: str) -> dict:
 @st.cache_resource(max_entries=256, show_spinner=False)
 def perf_catalog_views(sc_json: str) -> dict:
     """Every catalog GPU: the latency chart, its table, and the GPUs the model fits on no layout of."""
-    allp = perf_report(sc_json, tuple(g["gpu"] for g in gpu_table()))
+    allp = perf_report(sc_json, tuple(g.gpu for g in load_gpus()))
     ok = [r for r in allp.gpus if r.fits]
     return {
-        "figure": figures.latency_figure(ok),
+        "figure": figures_perf.latency_figure(ok),
         "table": _table(tables.perf_gpus(ok)),
         "missing": [r.gpu for r in allp.gpus if not r.fits],
     }
@@ -139,22 +143,23 @@ def perf_catalog_views(sc_json: str) -> dict:
 def serving_views(sc_json: str, gpu: str) -> dict:
     """One replica under traffic on the chosen GPU: its curve, capacity and the two load charts."""
     curve = api.serving_curve_report(_sc(sc_json), gpu)
-    return {"curve": curve, "ttft": figures.load_figure(curve, "ttft"), "tpot": figures.load_figure(curve, "tpot")}
+    ttft, tpot = (figures_perf.load_figure(curve, which) for which in ("ttft", "tpot"))
+    return {"curve": curve, "ttft": ttft, "tpot": tpot}
 
 
 @st.cache_resource(show_spinner=False)
 def serving_calibration_table():
-    return _table(tables.serving_calibration(calibration_report()))
+    return _table(tables_reference.serving_calibration(calibration_report()))
 
 
 @st.cache_resource(show_spinner=False)
 def calibration_regimes_table():
-    return _table(tables.calibration_regimes(calibration_report()))
+    return _table(tables_reference.calibration_regimes(calibration_report()))
 
 
 @st.cache_resource(show_spinner=False)
 def calibration_table():
-    return _table(tables.calibration(calibration_report()))
+    return _table(tables_reference.calibration(calibration_report()))
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
@@ -162,9 +167,9 @@ def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: 
     plan = plan_report(sc_json, pricing_key, explore_formats)
     return {
         "plan": plan,
-        "picks": _table(tables.picks(plan, training)) if plan.picks else None,
-        "rejected": _table(tables.rejected(plan.rejected)) if plan.rejected else None,
-        "pareto": figures.pareto_figure(plan) if len(plan.pareto) > 1 else None,
+        "picks": _table(tables_cost.picks(plan, training)) if plan.picks else None,
+        "rejected": _table(tables_cost.rejected([Rejected(**r) for r in plan.rejected])) if plan.rejected else None,
+        "pareto": figures_cost.pareto_figure(plan) if len(plan.pareto) > 1 else None,
     }
 
 
@@ -189,33 +194,31 @@ def deployment(sc_json: str, offer_id: str, layout: str, weights_format: str, hf
 def cost_views(sc_json: str, pricing_key: str) -> dict:
     """The Cost page's tables for this scenario (inference or training set, by the scenario's mode)."""
     cost = cost_report(sc_json, pricing_key)
-    rows = cost["offers"]
+    rows = cost.offers
     views: dict = {
         "cost": cost,
-        "rejected": _table(tables.rejected(cost["rejected"])) if cost["rejected"] else None,
-        "serverless": _table(tables.serverless(cost["serverless"])) if cost.get("serverless") else None,
+        "rejected": _table(tables_cost.rejected(cost.rejected)) if cost.rejected else None,
+        "serverless": _table(tables_cost.serverless(cost.serverless)) if cost.serverless else None,
     }
     if not rows:
         return views
-    views["cheapest"] = figures.cheapest_figure(rows, _sc(sc_json).mode == "inference")
-    if _sc(sc_json).mode == "inference":
+    views["cheapest"] = figures_cost.cheapest_figure(rows, not cost.training)
+    if not cost.training:
         views |= {
-            "always_on": _table(tables.cost_always_on(rows)),
-            "per_run": _table(tables.cost_per_run(rows)),
-            "detail": _table(tables.cost_detail(rows)),
+            "always_on": _table(tables_cost.cost_always_on(rows)),
+            "per_run": _table(tables_cost.cost_per_run(rows)),
+            "detail": _table(tables_cost.cost_detail(rows)),
         }
     else:
-        runs = tables.training_runs(rows)
-        views |= {"runs": _table(runs), "monthly": _table(tables.training_monthly(runs))}
+        runs = tables_cost.training_runs(rows)
+        views |= {"runs": _table(runs), "monthly": _table(tables_cost.training_monthly(runs))}
     return views
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def lifetime_figure(training_usd: float, monthly_usd: float, months: int, title: str):
     """The Cost page's lifetime chart (built once per bill, monthly cost and title)."""
-    from gpuplan_core import lifetime
-
-    return figures.lifetime_figure(lifetime(training_usd, monthly_usd, months), title)
+    return figures_cost.lifetime_figure(Lifetime.of(training_usd, monthly_usd, months), title)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
@@ -227,20 +230,21 @@ def compare_report(a_json: str, b_json: str, pricing_key: str, b_count_from_a: b
 def compare_figure(a_json: str, b_json: str):
     from gpuplan_core import Side
 
-    return figures.compare_figure(Side.model_validate_json(a_json), Side.model_validate_json(b_json))
+    return figures_cost.compare_figure(Side.model_validate_json(a_json), Side.model_validate_json(b_json))
 
 
 @st.cache_resource(show_spinner=False)
 def gpu_views() -> dict:
     """The Data page's catalog tables (built once per server)."""
-    rows = gpu_table()
-    return {"catalog": _table(tables.gpu_catalog(rows)), "sources": _table(tables.gpu_sources(rows))}
+    gpus = list(load_gpus())
+    catalog, sources = tables_reference.gpu_catalog(gpus), tables_reference.gpu_sources(gpus)
+    return {"catalog": _table(catalog), "sources": _table(sources)}
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def pricing_view(pricing_key: str) -> Table:
     """Every offer in use as the Data page shows it."""
-    return _table(tables.pricing_offers([o.model_dump() for o in _offers(pricing_key)]))
+    return _table(tables_reference.pricing_offers(_offers(pricing_key)))
 
 
 @st.cache_data(show_spinner=False)

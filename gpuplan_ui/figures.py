@@ -1,6 +1,8 @@
-"""Pure plotly graph_objects figure builders (no streamlit; testable without a server).
+"""Pure plotly graph_objects figure builders (no streamlit; testable without a server): the charts' common style
+and the Memory page's charts. figures_perf.py holds the Performance page's, figures_cost.py the Cost page's, the
+Overview's Pareto front and Compare's.
 
-Every figure takes a report dict from gpuplan_core.api and only lays it out. Layouts use the empty
+Every figure takes a typed report from gpuplan_core.api and only lays it out. Layouts use the empty
 plotly template ("none"): the app's Streamlit theme styles the charts in the browser anyway, and the default
 template added 6.5 kB to every figure and halved Plotly's first-draw speed. Each figure is built in
 one go.Figure(data, layout) call with plain dicts (no update_layout / add_vline round trips: those cost
@@ -13,7 +15,7 @@ import math
 
 import plotly.graph_objects as go
 
-from gpuplan_core import GB, GpuPerf, MemoryReport
+from gpuplan_core import GB, MemoryReport
 
 # One colour per GPU, the same on every chart.
 GPU_COLORS = {
@@ -98,7 +100,7 @@ def wrap(title: str, width: int = 50) -> str:
     return "<br>".join([*lines, line])
 
 
-def _layout(title: str, height: int = 420, **extra) -> dict:
+def chart_layout(title: str, height: int = 420, **extra) -> dict:
     text = wrap(title)
     extra_lines = text.count("<br>")
     return {
@@ -112,7 +114,7 @@ def _layout(title: str, height: int = 420, **extra) -> dict:
     }
 
 
-def _vline(x: float, text: str, color: str, dash: str, yanchor: str = "top") -> tuple[dict, dict]:
+def vline(x: float, text: str, color: str, dash: str, yanchor: str = "top") -> tuple[dict, dict]:
     shape = {
         "type": "line",
         "xref": "x",
@@ -136,6 +138,35 @@ def _vline(x: float, text: str, color: str, dash: str, yanchor: str = "top") -> 
         "bgcolor": "rgba(127,127,127,0.15)",
     }
     return shape, note
+
+
+def hline(y: float, text: str, color: str) -> tuple[dict, dict]:
+    shape = {
+        "type": "line",
+        "xref": "paper",
+        "yref": "y",
+        "x0": 0,
+        "x1": 1,
+        "y0": y,
+        "y1": y,
+        "line": {"color": color, "dash": "dash", "width": 2},
+    }
+    note = {
+        "x": 0,
+        "xref": "paper",
+        "y": y,
+        "yref": "y",
+        "text": text,
+        "showarrow": False,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "font": {"color": color},
+        "bgcolor": "rgba(127,127,127,0.15)",
+    }
+    return shape, note
+
+
+# --- Memory page ---------------------------------------------------------------------------------
 
 
 def memory_figure(report: MemoryReport) -> go.Figure:
@@ -215,7 +246,7 @@ def memory_figure(report: MemoryReport) -> go.Figure:
         more = f"; the fewest: {fewest.min_gpus:,} x {fewest.label}" if fewest else ""
         title = f"Needs {need:,.1f} GB{per}: no GPU type holds it at {n} GPU(s){more}"
     top = max([need, *(g.vram_nominal_bytes / GB for g in gpus)])
-    layout = _layout(
+    layout = chart_layout(
         title,
         max(320, 26 * len(gpus) + 120),
         shapes=shapes,
@@ -245,7 +276,7 @@ def components_figure(report: MemoryReport) -> go.Figure:
     ]
     biggest = max(report.components.items(), key=lambda kv: kv[1])
     title = f"What the {total:,.1f} GB per GPU is made of: mostly {biggest[0]} ({biggest[1] / GB:,.1f} GB)"
-    layout = _layout(
+    layout = chart_layout(
         title,
         230,
         barmode="stack",
@@ -254,434 +285,3 @@ def components_figure(report: MemoryReport) -> go.Figure:
         legend={"orientation": "h", "y": -0.6},
     )
     return go.Figure(data=data, layout=layout)
-
-
-def roofline_figure(p: GpuPerf) -> go.Figure:
-    """Log-log roofline of one GPU: the chosen format's roof, the others for reference, the workload."""
-    bw = p.bandwidth_bytes_per_s
-    data = []
-    for fmt, peak in p.roofs.items():
-        chosen = fmt == p.math_format
-        ridge_x = peak / bw
-        data.append(
-            {
-                "type": "scatter",
-                "x": [0.1, ridge_x, 1e5],
-                "y": [bw * 0.1 / 1e12, peak / 1e12, peak / 1e12],
-                "mode": "lines",
-                "name": f"{fmt.upper()} roof ({peak / 1e12:,.0f} TFLOP/s dense)",
-                "line": {
-                    "width": 3 if chosen else 1.5,
-                    "dash": "solid" if chosen else "dot",
-                    "color": GPU_COLORS.get(p.gpu, "#334155") if chosen else "#94a3b8",
-                },
-                "hoverinfo": "skip",
-            }
-        )
-    ridge = p.ridge_flops_per_byte
-    data.append(
-        {
-            "type": "scatter",
-            "x": [ridge],
-            "y": [p.peak_flops_per_s / 1e12],
-            "mode": "markers+text",
-            "text": [f"ridge {ridge:,.0f}"],
-            "textposition": "top left",
-            "name": "ridge point",
-            "marker": {"size": 9, "color": NEUTRAL, "symbol": "diamond"},
-        }
-    )
-    sweep = p.sweep
-    if sweep:
-        data.append(
-            {
-                "type": "scatter",
-                "x": [s.intensity_flops_per_byte for s in sweep],
-                "y": [s.achieved_flops_per_s / 1e12 for s in sweep],
-                "mode": "lines+markers",
-                "name": "decode, batch sweep",
-                "line": {"color": "#f97316", "dash": "dash"},
-                "text": [f"batch {s.batch}" for s in sweep],
-                "hovertemplate": "%{text}: %{x:,.1f} FLOP/B, %{y:,.1f} TFLOP/s<extra></extra>",
-            }
-        )
-    for ph, color, sym in (("prefill", BLUE, "circle"), ("decode", RED, "square")):
-        d = getattr(p, ph)
-        data.append(
-            {
-                "type": "scatter",
-                "x": [d.intensity_flops_per_byte],
-                "y": [d.achieved_flops_per_s / 1e12],
-                "mode": "markers+text",
-                "text": [f"{ph} ({d.bound}-bound)"],
-                "textposition": "bottom left" if ph == "prefill" else "bottom right",
-                "name": f"{ph} at batch {p.batch}",
-                "marker": {"size": 13, "color": color, "symbol": sym},
-                "hovertemplate": f"{ph}: %{{x:,.1f}} FLOP/B, %{{y:,.2f}} TFLOP/s achieved<extra></extra>",
-            }
-        )
-    layout = _layout(
-        f"On {p.gpu}, reading the prompt is {p.prefill.bound}-bound and each new token {p.decode.bound}-bound",
-        460,
-        xaxis={
-            "type": "log",
-            "title": {"text": "arithmetic intensity (FLOP per byte moved)"},
-            "range": [-1, 5],
-            "dtick": 1,
-        },
-        yaxis={"type": "log", "title": {"text": "TFLOP/s (dense peaks only)"}, "dtick": 1},
-    )
-    return go.Figure(data=data, layout=layout)
-
-
-def sweep_figure(p: GpuPerf) -> go.Figure:
-    """Decode tokens/s of all sequences together against batch, with the batch where the weight matmuls turn
-    compute-bound and the largest batch that fits (decode steps only: the prompt's reading is not in it)."""
-    sweep = p.sweep
-    xs, ys = [s.batch for s in sweep], [s.tokens_per_s for s in sweep]
-    data = [
-        {
-            "type": "scatter",
-            "x": xs,
-            "y": ys,
-            "mode": "lines+markers",
-            "name": "decode tokens/s, all users together",
-            "line": {"color": GPU_COLORS.get(p.gpu, "#334155")},
-            "hovertemplate": "batch %{x:,}: %{y:,.0f} tokens/s<extra></extra>",
-        }
-    ]
-    xmax = max([*xs, p.compute_bound_batch or 1, p.max_batch])
-    shapes, notes = [], []
-    if p.compute_bound_batch and p.compute_bound_batch <= xmax:
-        s, n = _vline(p.compute_bound_batch, f"compute-bound from {p.compute_bound_batch:,}", BLUE, "dot")
-        shapes.append(s)
-        notes.append(n)
-    s, n = _vline(p.max_batch, f"largest that fits: {p.max_batch:,}", RED, "dash", "bottom")
-    shapes.append(s)
-    notes.append(n)
-    title = f"Writing tokens: {ys[0]:,.0f} tokens/s for one user, {ys[-1]:,.0f} for {xs[-1]:,} users together"
-    layout = _layout(
-        title,
-        380,
-        shapes=shapes,
-        annotations=notes,
-        xaxis={**log_ticks(1, xmax * 1.5), "title": {"text": "users decoded together (batch)"}},
-        yaxis={"title": {"text": "tokens/s, decode steps only"}, "range": [0, max(ys) * 1.15], "tickformat": ",.0f"},
-    )
-    return go.Figure(data=data, layout=layout)
-
-
-def latency_figure(rows: list[GpuPerf]) -> go.Figure:
-    """First-token wait and time per token on every GPU type (each at the scenario's layout or the smallest that
-    fits), fastest first; names on the vertical axis so none is cut."""
-    ok = sorted((r for r in rows if r.fits), key=lambda r: r.ttft_s, reverse=True)
-    names = [f"{r.gpu} x{r.gpu_count}" for r in ok]
-    colors = [GPU_COLORS.get(r.gpu, "#334155") for r in ok]
-    data = [
-        {
-            "type": "bar",
-            "orientation": "h",
-            "name": "time to first token (ms)",
-            "y": names,
-            "x": [r.ttft_s * 1e3 for r in ok],
-            "marker": {"color": colors},
-            "hovertemplate": "%{y}: first token %{x:,.0f} ms<extra></extra>",
-        },
-        {
-            "type": "bar",
-            "orientation": "h",
-            "name": "time per output token (ms)",
-            "y": names,
-            "x": [r.tpot_s * 1e3 for r in ok],
-            "marker": {"color": colors, "pattern": {"shape": "/"}, "opacity": 0.6},
-            "hovertemplate": "%{y}: %{x:,.1f} ms per token<extra></extra>",
-        },
-    ]
-    if ok:
-        best, worst = ok[-1], ok[0]
-        title = (
-            f"First token fastest on {best.gpu} ({best.ttft_s * 1e3:,.0f} ms), slowest on {worst.gpu} "
-            f"({worst.ttft_s * 1e3:,.0f} ms)"
-        )
-    else:
-        title = "No GPU type holds the model"
-    lo = min([r.tpot_s * 1e3 for r in ok] or [1])
-    hi = max([r.ttft_s * 1e3 for r in ok] or [10])
-    return go.Figure(
-        data=data,
-        layout=_layout(
-            title,
-            max(360, 34 * len(ok) + 120),
-            barmode="group",
-            xaxis={**log_ticks(lo * 0.8, hi * 1.2), "title": {"text": "milliseconds (log scale)"}},
-            yaxis={"automargin": True},
-        ),
-    )
-
-
-def cheapest_figure(rows: list[dict], inference: bool) -> go.Figure:
-    """The ten cheapest offers (monthly always-on for serving, the run for training), cheapest on top; your
-    own prices are marked."""
-    key = "monthly_always_on_usd" if inference else "run_cost_usd"
-    top = sorted(rows, key=lambda r: r[key])[:10][::-1]
-    names = [f"{r['provider']} · {r['layout']}" + (" · your price" if r.get("user_price") else "") for r in top]
-    data = [
-        {
-            "type": "bar",
-            "orientation": "h",
-            "y": names,
-            "x": [r[key] for r in top],
-            "marker": {"color": [GPU_COLORS.get(r["gpu"], "#334155") for r in top]},
-            "text": [f"  ${r[key]:,.0f}" for r in top],
-            "textposition": "outside",
-            "cliponaxis": False,
-            "customdata": [r["offer_id"] for r in top],
-            "hovertemplate": "%{customdata}: $%{x:,.2f}<extra></extra>",
-            "showlegend": False,
-        }
-    ]
-    best = top[-1]
-    what = "a month, always on" if inference else "for the run"
-    title = f"Cheapest: {best['provider']} · {best['layout']} at ${best[key]:,.0f} {what}"
-    if len(top) > 1:
-        title += f"; the {len(top)}th cheapest ${top[0][key]:,.0f}"
-    return go.Figure(
-        data=data,
-        layout=_layout(
-            title,
-            max(300, 30 * len(top) + 110),
-            xaxis={
-                "title": {"text": "USD " + ("per month" if inference else "per run")},
-                "range": [0, top[0][key] * 1.25],
-                "tickformat": "$,.0f",
-            },
-            yaxis={"automargin": True},
-        ),
-    )
-
-
-def lifetime_figure(life: dict, title: str) -> go.Figure:
-    months = [m["month"] for m in life["months"]]
-    trained = any(m["training_usd"] for m in life["months"])
-    data = [
-        {
-            "type": "scatter",
-            "x": months,
-            "y": [m["training_usd"] for m in life["months"]],
-            "name": "training (once)",
-            "line": {"color": "#7c3aed", "dash": "dash"},
-            "visible": trained,
-        },
-        {
-            "type": "scatter",
-            "x": months,
-            "y": [m["inference_cumulative_usd"] for m in life["months"]],
-            "name": "inference, cumulative",
-            "line": {"color": "#0891b2"},
-        },
-    ]
-    shapes, notes = [], []
-    be = life.get("inference_passes_training_month")
-    if be is not None and trained:
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "x",
-                "yref": "paper",
-                "x0": be,
-                "x1": be,
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": NEUTRAL, "dash": "dot"},
-            }
-        )
-        notes.append(
-            {
-                "x": be,
-                "xref": "x",
-                "yref": "paper",
-                "y": 1,
-                "showarrow": False,
-                "xanchor": "left",
-                "text": f"inference passes training in month {be}",
-            }
-        )
-    return go.Figure(
-        data=data,
-        layout=_layout(
-            title,
-            360,
-            shapes=shapes,
-            annotations=notes,
-            xaxis={"title": {"text": "month"}},
-            yaxis={"title": {"text": "USD"}, "tickformat": "$,.0f"},
-        ),
-    )
-
-
-def projection_figure(rows: list[dict], label: str) -> go.Figure:
-    data = [
-        {
-            "type": "scatter",
-            "x": [r["month"] for r in rows],
-            "y": [r["monthly_usd"] for r in rows],
-            "mode": "lines",
-            "name": label,
-            "line": {"color": NEUTRAL},
-        }
-    ]
-    return go.Figure(
-        data=data,
-        layout=_layout(label, 320, xaxis={"title": {"text": "month"}}, yaxis={"title": {"text": "USD per month"}}),
-    )
-
-
-def _hline(y: float, text: str, color: str) -> tuple[dict, dict]:
-    shape = {
-        "type": "line",
-        "xref": "paper",
-        "yref": "y",
-        "x0": 0,
-        "x1": 1,
-        "y0": y,
-        "y1": y,
-        "line": {"color": color, "dash": "dash", "width": 2},
-    }
-    note = {
-        "x": 0,
-        "xref": "paper",
-        "y": y,
-        "yref": "y",
-        "text": text,
-        "showarrow": False,
-        "xanchor": "left",
-        "yanchor": "bottom",
-        "font": {"color": color},
-        "bgcolor": "rgba(127,127,127,0.15)",
-    }
-    return shape, note
-
-
-def load_figure(curve: dict, which: str) -> go.Figure:
-    """TTFT (``which="ttft"``: p50 and p95) or TPOT (``"tpot"``) of one replica against the request rate, with
-    the target, the capacity within the targets and the traffic's peak per replica marked."""
-    pts = [p for p in curve["points"] if not p["saturated"]]
-    x = [p["requests_per_s"] for p in pts]
-    color = GPU_COLORS.get(curve["gpu"], "#334155")
-    if which == "ttft":
-        data = [
-            {"type": "scatter", "x": x, "y": [p["ttft_p95_s"] * 1e3 for p in pts], "mode": "lines",
-             "name": "p95 TTFT", "line": {"color": color, "width": 3}},
-            {"type": "scatter", "x": x, "y": [p["ttft_p50_s"] * 1e3 for p in pts], "mode": "lines",
-             "name": "median TTFT", "line": {"color": color, "dash": "dot"}},
-        ]  # fmt: skip
-        target, what, ytitle = curve["ttft_target_s"], "p95 wait for the first token", "time to first token (ms)"
-    else:
-        data = [
-            {"type": "scatter", "x": x, "y": [p["tpot_mean_s"] * 1e3 for p in pts], "mode": "lines",
-             "name": "mean TPOT", "line": {"color": color, "width": 3}},
-            {"type": "scatter", "x": x, "y": [p["tpot_p50_s"] * 1e3 for p in pts], "mode": "lines",
-             "name": "median gap between tokens", "line": {"color": color, "dash": "dot"}},
-        ]  # fmt: skip
-        target, what, ytitle = curve["tpot_target_s"], "time per output token", "time per output token (ms)"
-    ys = [v for t in data for v in t["y"]] + ([target * 1e3] if target else [])
-    shapes, notes = [], []
-    if target:
-        s, n = _hline(target * 1e3, f"target {target * 1e3:,.0f} ms", RED)
-        shapes.append(s)
-        notes.append(n)
-    cap = curve["capacity_requests_per_s"]
-    if cap:
-        s, n = _vline(cap, f"capacity {cap:,.2f} req/s", GREEN, "dash")
-        shapes.append(s)
-        notes.append(n)
-    sat = curve["max_requests_per_s"]
-    if cap:
-        title = f"The {what} stays within the target up to {cap:,.2f} requests/s per replica"
-    else:
-        title = f"The {what} grows with load; one replica saturates at {sat:,.2f} requests/s"
-    layout = _layout(
-        title,
-        360,
-        shapes=shapes,
-        annotations=notes,
-        xaxis={**log_ticks(min(x or [0.01]), max(x or [1])), "title": {"text": "requests per second (one replica)"}},
-        yaxis={"title": {"text": ytitle}, "range": [0, max(ys) * 1.15], "tickformat": ",.0f"},
-    )
-    return go.Figure(data=data, layout=layout)
-
-
-def pareto_figure(plan) -> go.Figure:
-    """Monthly cost against p95 TTFT for the configurations no other beats on both, the pick highlighted."""
-    pts = plan.pareto
-    top = (plan.picks[0].offer_id, plan.picks[0].layout, plan.picks[0].weights_format) if plan.picks else None
-    data = [
-        {
-            "type": "scatter",
-            "x": [p.ttft_s * 1e3 for p in pts],
-            "y": [p.monthly_usd for p in pts],
-            "mode": "lines+markers",
-            "line": {"shape": "hv", "color": NEUTRAL},
-            "marker": {
-                "size": [16 if (p.offer_id, p.layout, p.weights_format) == top else 9 for p in pts],
-                "color": [GPU_COLORS.get(p.gpu, "#334155") for p in pts],
-                "symbol": ["circle" if p.meets_target else "x" for p in pts],
-            },
-            "text": [f"{p.offer_id}<br>{p.layout}, {p.weights_format}" for p in pts],
-            "hovertemplate": "%{text}<br>p95 TTFT %{x:,.0f} ms<br>%{y:$,.0f}/month<extra></extra>",
-            "name": "cheapest for its latency",
-        }
-    ]
-    fast, cheap = min(pts, key=lambda p: p.ttft_s), min(pts, key=lambda p: p.monthly_usd)
-    title = (
-        f"A faster first token costs more: ${cheap.monthly_usd:,.0f} a month at {cheap.ttft_s * 1e3:,.0f} ms, "
-        f"${fast.monthly_usd:,.0f} at {fast.ttft_s * 1e3:,.0f} ms"
-    )
-    ttfts = [p.ttft_s * 1e3 for p in pts]
-    layout = _layout(
-        title,
-        360,
-        xaxis={**log_ticks(min(ttfts) * 0.8, max(ttfts) * 1.25), "title": {"text": "p95 time to first token (ms)"}},
-        yaxis={"title": {"text": "USD per month"}, "rangemode": "tozero", "tickformat": "$,.0f"},
-        showlegend=False,
-    )
-    return go.Figure(data=data, layout=layout)
-
-
-def compare_figure(a, b) -> go.Figure:
-    """A and B side by side, one small panel per measure (memory per GPU, first token, time per token, cost);
-    a side that does not fit has no speed or price bar."""
-    from plotly.subplots import make_subplots
-
-    panels = [
-        ("Memory per GPU (GB)", a.per_gpu_bytes / GB, b.per_gpu_bytes / GB, ",.1f"),
-        ("First token (ms)", _ms(a.ttft_s), _ms(b.ttft_s), ",.0f"),
-        ("Per token (ms)", _ms(a.tpot_s), _ms(b.tpot_s), ",.1f"),
-        ("Cost per month ($)", a.monthly_usd, b.monthly_usd, "$,.0f"),
-        ("Cost of the run ($)", a.run_usd, b.run_usd, "$,.0f"),
-    ]
-    panels = [p for p in panels if p[1] is not None or p[2] is not None]
-    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p[0] for p in panels], horizontal_spacing=0.08)
-    for i, (name, x, y, f) in enumerate(panels, start=1):
-        vals = [x, y]
-        fig.add_trace(
-            go.Bar(
-                x=["A", "B"],
-                y=[v if v is not None else 0 for v in vals],
-                marker={"color": [BLUE, "#f97316"]},
-                text=[("n/a" if v is None else format(v, f.replace("$", ""))) for v in vals],
-                textposition="outside",
-                cliponaxis=False,
-                showlegend=False,
-                hovertemplate=f"%{{x}}: %{{y:{f.replace('$', '')}}}<extra>{name}</extra>",
-            ),
-            row=1,
-            col=i,
-        )
-        fig.update_yaxes(showticklabels=False, rangemode="tozero", row=1, col=i)
-    fig.update_layout(_layout("A and B side by side", 320, margin={"l": 10, "r": 10, "t": 70, "b": 10}))
-    return fig
-
-
-def _ms(s: float | None) -> float | None:
-    return None if s is None else s * 1e3

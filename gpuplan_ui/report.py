@@ -9,7 +9,7 @@ import html
 
 import plotly.graph_objects as go
 
-from gpuplan_core import Answer
+from gpuplan_core import Answer, Offer
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1040px; margin: 2rem auto;
@@ -43,11 +43,11 @@ def build(
     answers: list[tuple[str, Answer]],
     why: list[str],
     figures: list[go.Figure],
-    prices: list[dict],
+    prices: list[Offer],
     today: dt.date | None = None,
 ) -> str:
-    """The report's HTML. ``answers``: (page title, its answer) in order; ``prices``: rows with offer_id,
-    provider, price_per_gpu_hour_usd, price_as_of, retrieved_date, source (the offers the answers use)."""
+    """The report's HTML. ``answers``: (page title, its answer) in order; ``prices``: the offers the answers
+    use (each shown with its price, date and source)."""
     day = (today or dt.date.today()).isoformat()
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
@@ -74,12 +74,12 @@ def build(
                 + "".join(
                     f"<td>{html.escape(str(v))}</td>"
                     for v in (
-                        p["offer_id"],
-                        p["provider"],
-                        f"{p['price_per_gpu_hour_usd']:,.2f}",
-                        p.get("price_as_of") or "undated",
-                        p.get("retrieved_date") or "n/a",
-                        p.get("source") or "n/a",
+                        p.offer_id,
+                        p.provider,
+                        f"{p.price_per_gpu_hour_usd:,.2f}",
+                        p.price_as_of or "undated",
+                        p.retrieved_date or "n/a",
+                        p.source or "n/a",
                     )
                 )
                 + "</tr>"

@@ -86,7 +86,7 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
 def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool) -> str:
     from gpuplan_core import RECORDS, cost_answer, memory_answer, perf_answer, plan_answer
 
-    from . import cached, figures, report
+    from . import cached, figures_cost, report
 
     key = sc.model_dump_json()
     inference = sc.mode == "inference"
@@ -104,11 +104,11 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
         if sv is not None:
             figs.append(sv["ttft"])
     cost = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)["cost"]
-    answers.append(("Cost", cost_answer(ans, sc, len(cost["offers"]))))
-    if cost["offers"]:
-        figs.append(figures.cheapest_figure(cost["offers"], inference))
+    answers.append(("Cost", cost_answer(ans, sc, len(cost.offers))))
+    if cost.offers:
+        figs.append(figures_cost.cheapest_figure(cost.offers, inference))
     used = {p.offer_id for p in plan.picks}
-    prices = [o.model_dump() for o in cached._offers(pkey) if o.offer_id in used]
+    prices = [o for o in cached._offers(pkey) if o.offer_id in used]
     lines = [f"Model: {sc.model().name}", f"Job: {values.get('workload', 'interactive')}"]
     for inp in RECORDS:
         if inp.key in values and inp.key not in ("workload",) and not inp.is_default(values[inp.key]):

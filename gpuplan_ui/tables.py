@@ -1,6 +1,8 @@
-"""Pure table builders: a report dict from gpuplan_core.api in, the pandas DataFrame a page shows out.
+"""Pure table builders: a typed report from gpuplan_core.api in, the pandas DataFrame a page shows out. Here: how
+a table shows its numbers to people, and the Memory and Performance pages' tables; tables_cost.py holds the
+Overview's, Cost's and Compare's, tables_reference.py the calibration, catalog and Methodology tables.
 
-Like figures.py, nothing here imports streamlit and nothing computes a number: columns are report
+Like the figure modules, nothing here imports streamlit and nothing computes a number: columns are report
 values, rounded for display and labelled with their units. cached.py keeps each built table with its
 report, so a rerun that shows the same scenario builds nothing.
 """
@@ -12,12 +14,7 @@ import re
 
 import pandas as pd
 
-from gpuplan_core import GpuPerf, MemoryReport, load_efficiency, price_age_days, staleness
-
-
-def _r(x: float | None, nd: int) -> float | None:
-    return None if x is None else round(x, nd)
-
+from gpuplan_core import GpuPerf, MemoryReport
 
 SNAKE = re.compile(r"[a-z0-9]+(_[a-z0-9]+)+")
 
@@ -58,7 +55,7 @@ def for_people(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-# --- Memory page ---------------------------------------------------------------------------------
+# --- Memory page ------------------------------------------------------------------------------------
 
 
 def memory_components(mem: MemoryReport) -> pd.DataFrame:
@@ -97,7 +94,7 @@ def memory_gpus(mem: MemoryReport) -> pd.DataFrame:
     )
 
 
-# --- Performance page ----------------------------------------------------------------------------
+# --- Performance page -------------------------------------------------------------------------------
 
 
 def perf_phases(p: GpuPerf) -> pd.DataFrame:
@@ -135,363 +132,8 @@ def perf_gpus(rows: list[GpuPerf]) -> pd.DataFrame:
                 "max batch": r.max_batch,
                 "compute-bound batch": r.compute_bound_batch,
                 "decode bound": r.decode.bound,
-                "error band (TTFT; TPOT)": f"{r.error_band['ttft_s'].short}; {r.error_band['tpot_s'].short}",
+                "error band (TTFT; TPOT)": f"{r.error_band.ttft_s.short}; {r.error_band.tpot_s.short}",
             }
             for r in rows
-        ]
-    )
-
-
-def calibration(cal: dict) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "id": r["id"],
-                "regime": r["regime"],
-                "GPU": f"{r['gpu']} x{r['gpu_count']}",
-                "model": r["model"],
-                "metric": r["metric"],
-                "batch": r["batch"],
-                "measured": round(r["measured"], 2),
-                "predicted": round(r["predicted"], 2),
-                "unit": r["unit"],
-                "error": f"{r['error']:+.1%}",
-                "setup": r["setup"],
-                "source": r["source"],
-            }
-            for r in cal["points"]
-        ]
-    )
-
-
-def rejected(rows: list[dict]) -> pd.DataFrame:
-    """What cannot run and why (plan and cost reports' ``rejected``)."""
-    return pd.DataFrame(
-        [
-            {
-                "GPU": r.get("gpu", "n/a"),
-                "offer": r.get("offer_id", "any offer"),
-                "weights": r.get("weights_format", "n/a"),
-                "layout": r.get("layout", "any layout"),
-                "why it cannot run": r.get("reason", "n/a"),
-            }
-            for r in rows
-        ]
-    )
-
-
-def differences(result) -> pd.DataFrame:
-    """Compare's table: each measure for A and B and the change B - A (absolute and %), all as shown text."""
-    return pd.DataFrame(
-        [{"measure": r.metric, "A": r.a, "B": r.b, "B - A": r.change, "change": r.change_pct} for r in result.rows]
-    )
-
-
-def efficiency() -> pd.DataFrame:
-    """data/efficiency.csv as shown on Methodology."""
-    return load_efficiency().rename(
-        columns={
-            "architecture": "GPU generation",
-            "format_family": "format family",
-            "weight_mbu_format_factor": "weight-read efficiency vs 16-bit",
-            "points": "measurements",
-        }
-    )
-
-
-def calibration_regimes(cal: dict) -> pd.DataFrame:
-    """Per regime (GPU generation x format x phase): points and errors; regimes without a point say so."""
-    return pd.DataFrame(
-        [
-            {
-                "regime": r["regime"],
-                "measurements": r["points"],
-                "median error (absolute)": "no measurement" if not r["points"] else f"{r['median_abs_error']:.0%}",
-                "bias (median signed error)": "" if not r["points"] else f"{r['median_error']:+.0%}",
-            }
-            for r in cal["regimes"]
-        ]
-    )
-
-
-# --- Overview (recommendation) -------------------------------------------------------------------
-
-
-def serving_calibration(cal: dict) -> pd.DataFrame:
-    """Serving under load: the error per regime and metric, with what each regime is."""
-    names = {"ttft": "TTFT", "itl": "time between tokens", "tpot": "TPOT", "output_tokens_per_s": "output tokens/s"}
-    return pd.DataFrame(
-        [
-            {
-                "regime": s["regime"],
-                "metric": names.get(s["metric"], s["metric"]),
-                "points": s["points"],
-                "median error (absolute)": f"{s['median_abs_error']:.0%}",
-                "bias (median signed error)": f"{s['median_error']:+.0%}",
-                "what it covers": cal["serving_regimes"][s["regime"]],
-            }
-            for s in cal["serving_summary"]
-        ]
-    )
-
-
-def picks(plan, training: bool) -> pd.DataFrame:
-    """The plan's picks (a typed Plan): the layout and price of each."""
-    df = pd.DataFrame(
-        [
-            {
-                "offer": p.offer_id,
-                "cost (USD)": round(p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd, 2),
-                "provider": p.provider,
-                "layout": p.layout,
-                "replicas": p.replicas,
-                "GPUs paid": p.gpus,
-                "weights": p.weights_format,
-                "billing": p.billing_model,
-                "p95 TTFT (ms)": None if p.ttft_s is None else round(p.ttft_s * 1e3, 1),
-                "TPOT (ms)": None if p.tpot_s is None else round(p.tpot_s * 1e3, 2),
-                "latency error band": p.error_band,
-                "wall hours": _r(p.wall_hours, 1),
-                "price date": p.price_as_of,
-                "source": p.source,
-            }
-            for p in plan.picks
-        ]
-    )
-    return df.drop(
-        columns=["p95 TTFT (ms)", "TPOT (ms)", "latency error band", "replicas"] if training else ["wall hours"]
-    )
-
-
-# --- Cost page -----------------------------------------------------------------------------------
-
-
-def cost_always_on(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "offer": r["offer_id"],
-                "monthly (USD)": round(r["monthly_always_on_usd"], 2),
-                "GPU": r["gpu"],
-                "GPUs": r["gpus"],
-                "$/1M out": round(r["output_cost_per_million_usd"], 3),
-            }
-            for r in sorted(rows, key=lambda r: r["monthly_always_on_usd"])
-        ]
-    )
-
-
-def cost_per_run(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "offer": r["offer_id"],
-                "per run (USD)": round(r["run_cost_usd"], 2),
-                "GPU": r["gpu"],
-                "GPUs": r["gpus"] // max(1, r["replicas"]),
-                "hours": round(r["run_hours"], 3),
-            }
-            for r in rows
-        ]
-    )
-
-
-def cost_detail(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "offer": r["offer_id"],
-                "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
-                "provider": r["provider"],
-                "GPU": r["gpu"],
-                "GPUs": r["gpus"],
-                "replicas": r["replicas"],
-                "billing": r["billing_model"],
-                "per run (USD)": round(r["run_cost_usd"], 2),
-                "$/1M output tokens": round(r["output_cost_per_million_usd"], 3),
-                "$/1M input tokens": round(r["input_cost_per_million_usd"], 4),
-                "TTFT (ms)": round(r["ttft_s"] * 1e3, 1),
-                "TPOT (ms)": round(r["tpot_s"] * 1e3, 2),
-                "latency error band": r["error_band"],
-                "notes": "; ".join(r["notes"]),
-                "price date": r["price_as_of"],
-                "source": r["source"],
-            }
-            for r in rows
-        ]
-    )
-
-
-def serverless(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "offer": r["offer_id"],
-                "monthly (USD)": round(r["monthly_usd"], 2),
-                "GPU": r["gpu"],
-                "billing": r["billing_model"],
-                "workers": r["replicas"],
-                "why": "; ".join(r["why"][1:]),
-            }
-            for r in rows
-        ]
-    )
-
-
-def training_runs(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "offer": r["offer_id"],
-                "per-run (USD)": round(r["run_cost_usd"], 2),
-                "GPU": r["gpu"],
-                "GPUs": r["gpus"],
-                "billing": r["billing_model"],
-                "GPU-hours": round(r["gpu_hours"], 0),
-                "wall hours": round(r["wall_hours"], 1),
-                "monthly always-on (USD)": round(r["monthly_always_on_usd"], 2),
-                "price date": r["price_as_of"],
-                "notes": "; ".join(r["notes"][2:]),
-            }
-            for r in rows
-        ]
-    )
-
-
-def training_monthly(runs: pd.DataFrame) -> pd.DataFrame:
-    return runs[["offer", "GPUs", "monthly always-on (USD)"]].sort_values("monthly always-on (USD)")
-
-
-# --- Data page -----------------------------------------------------------------------------------
-
-
-def gpu_catalog(rows: list[dict]) -> pd.DataFrame:
-    """The GPU catalog with people's headers and units (dense peaks only)."""
-    return pd.DataFrame(
-        [
-            {
-                "GPU": r["family"] if r["family"] == r["gpu"] else f"{r['family']} {r['variant']}",
-                "id": r["gpu"],
-                "generation": r["architecture"],
-                "memory on the label (GB)": r["vram_nominal_gb"],
-                "usable memory (GiB)": r["vram_usable_gib"],
-                "memory type": r["memory_type"],
-                "bandwidth (GB/s)": r["bandwidth_gb_s"],
-                "BF16 (TFLOPS)": r["bf16_dense_tflops"],
-                "FP8 (TFLOPS)": r["fp8_dense_tflops"],
-                "INT8 (TOPS)": r["int8_dense_tops"],
-                "FP4 (TFLOPS)": r["fp4_dense_tflops"],
-                "GPU-to-GPU link (GB/s each way)": r["link_gb_s_per_direction"],
-                "power (W)": r["tdp_w"],
-            }
-            for r in rows
-        ]
-    )
-
-
-def gpu_sources(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "GPU": r["gpu"],
-                "usable memory measured by": r["vram_usable_source"],
-                "sources": r["sources"],
-                "notes": r["notes"],
-                "also called": r["aliases"],
-            }
-            for r in rows
-        ]
-    )
-
-
-def pricing_offers(rows: list[dict]) -> pd.DataFrame:
-    """Every offer with its source, date, age and staleness (age is counted from today)."""
-    return pd.DataFrame(
-        [
-            {
-                "offer": r["offer_id"],
-                "provider": r["provider"],
-                "product": r["product"],
-                "GPU": r["gpu"],
-                "GPUs/node": r["gpus_per_node"],
-                "billing": r["billing_model"],
-                "USD/GPU-hour": round(r["price_per_gpu_hour_usd"], 4),
-                "USD/node-hour": round(r["price_per_node_hour_usd"], 4),
-                "increment (s)": r["billing_increment_s"],
-                "minimum (s)": r["min_billed_s"],
-                "region": r["region"],
-                "price as of": r["price_as_of"],
-                "age (days)": price_age_days(r["price_as_of"]),
-                "stale": staleness(r["price_as_of"]),
-                "retrieved": r["retrieved_date"],
-                "source": r["source"],
-                "notes": r["notes"],
-            }
-            for r in rows
-        ]
-    )
-
-
-# --- Methodology ---------------------------------------------------------------------------------
-
-
-def inputs() -> pd.DataFrame:
-    """Every input: its link key, label, default and what is allowed (from the registry)."""
-    from gpuplan_core import JOBS, RECORDS
-
-    rows = []
-    for i in RECORDS:
-        jobs = "all" if len(i.jobs) == len(JOBS) else ", ".join(JOBS[j].split(" (")[0] for j in sorted(i.jobs))
-        rows.append(
-            {
-                "link key": i.key,
-                "input": i.label,
-                "where": f"{i.page or 'Overview'} page" if i.page is not None else f"sidebar: {i.group}",
-                "applies to": jobs,
-                "default": i.link_value(i.default),
-                "allowed": i.allowed(),
-                "scenario field (CLI flag)": f"{i.field} ({i.flag})" if i.flag else (i.field or ""),
-                "what it means": i.help,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def use_cases() -> pd.DataFrame:
-    """The use-case presets and the values each sets."""
-    from gpuplan_core import USE_CASES
-
-    return pd.DataFrame(
-        [
-            {
-                "use case": v["label"],
-                "input tokens": f"{v['in']:,.0f}",
-                "output tokens": f"{v['out']:,.0f}",
-                "TTFT target (p95)": f"{v['ttft_ms']:,.0f} ms" if v["ttft_ms"] else "none",
-                "TPOT target (mean)": f"{v['tpot_ms']:,.0f} ms" if v["tpot_ms"] else "none",
-            }
-            for k, v in USE_CASES.items()
-            if k != "custom"
-        ]
-    )
-
-
-def engines() -> pd.DataFrame:
-    """The serving engines' runtime memory terms and where each comes from."""
-    from gpuplan_core import ENGINES
-
-    return pd.DataFrame(
-        [
-            {
-                "engine": e.label,
-                "CUDA graphs": "yes" if e.cuda_graphs else "no",
-                "largest prefill step": f"{e.prefill_chunk_tokens:,} tokens"
-                if e.prefill_chunk_tokens
-                else "the whole prompt of every sequence",
-                "logits held (fp32)": f"{e.logits_sequences:,} sequences" if e.logits_sequences else "one per sequence",
-                "KV block": f"{e.kv_block_tokens} token(s)",
-                "source": e.source,
-            }
-            for e in ENGINES.values()
         ]
     )

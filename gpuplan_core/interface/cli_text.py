@@ -1,47 +1,23 @@
 """The command line's text output: each report as people read it in a terminal (the JSON form is the report's
-``model_dump()``; this module only lays it out)."""
+``model_dump()``; this module only lays it out, reading the reports' fields)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..common.units import GB, GiB
-from ..report.results import MemoryReport, PerfReport
+from ..report.calibration import CalibrationReport
+from ..report.cost import CostReport
+from ..report.results import GpuPerf, MemoryReport, NoFit, PerfReport
+from ..report.serving import ServeReport
 
 
 def _gb(n: float) -> str:
     return f"{n / GB:,.2f} GB ({n / GiB:,.2f} GiB)"
 
 
-def format_report(command: str, r: Any) -> str:
-    """The CLI's text form of a report (read from its JSON form, the same keys the README documents)."""
-    if isinstance(r, (MemoryReport, PerfReport)):
-        r = r.model_dump()
+def format_report(command: str, r) -> str:
+    """The CLI's text form of a report."""
     if command == "memory":
-        lines = [
-            f"{r['model']}: {r['params_total']:,} parameters ({r['params_active']:,} active)"
-            + (" [approximate architecture]" if r["approximate"] else ""),
-            f"KV cache: {r['kv_cache_bytes_per_token']:,.0f} bytes per token ({r['kv_format']})",
-            f"{r['mode']} ({r['method']}), weights {r['weights_format']}, context {r['context_tokens']:,}, "
-            f"batch {r['batch']}, layout {r['layout']}",
-            f"Per-GPU budget, scope '{r['scope']}':",
-        ]
-        lines += [f"  {k:<28} {_gb(v)}   {r['provenance'][k].split(':')[0]}" for k, v in r["components"].items()]
-        lines.append(f"  {'total per GPU':<28} {_gb(r['per_gpu_bytes'])}")
-        if r["offloaded"]:
-            lines += [f"  offloaded: {k:<17} {_gb(v)} per GPU, in host RAM" for k, v in r["offloaded"].items()]
-            lines.append(f"  {'host RAM per machine':<28} {_gb(r['host_bytes_per_node'])}")
-        lines.append(f"  {'total, all GPUs':<28} {_gb(r['total_bytes'])}")
-        for scope, v in r["budgets"].items():
-            lines.append(f"  scope '{scope}': {_gb(v)} per GPU")
-        lines += [f"note: {n}" for n in r["notes"]]
-        lines.append(f"{'GPU':<16} {'fits':<5} {'min GPUs':>8} {'max batch':>10} {'max context':>12}")
-        for g in r["gpus"]:
-            lines.append(
-                f"{g['gpu']:<16} {'yes' if g['fits'] else 'no':<5} {g['min_gpus'] or '-':>8} "
-                f"{g['max_batch']:>10,} {g['max_context']:>12,}"
-            )
-        return "\n".join(lines)
+        return _format_memory(r)
     if command == "perf":
         return _format_perf(r)
     if command == "cost":
@@ -53,105 +29,131 @@ def format_report(command: str, r: Any) -> str:
     return str(r)
 
 
-def calibration_markdown(r: dict[str, Any]) -> str:
+def _format_memory(r: MemoryReport) -> str:
+    lines = [
+        f"{r.model}: {r.params_total:,} parameters ({r.params_active:,} active)"
+        + (" [approximate architecture]" if r.approximate else ""),
+        f"KV cache: {r.kv_cache_bytes_per_token:,.0f} bytes per token ({r.kv_format})",
+        f"{r.mode} ({r.method}), weights {r.weights_format}, context {r.context_tokens:,}, batch {r.batch}, layout "
+        f"{r.layout.model_dump()}",
+        f"Per-GPU budget, scope '{r.scope}':",
+    ]
+    lines += [f"  {k:<28} {_gb(v)}   {r.provenance[k].split(':')[0]}" for k, v in r.components.items()]
+    lines.append(f"  {'total per GPU':<28} {_gb(r.per_gpu_bytes)}")
+    if r.offloaded:
+        lines += [f"  offloaded: {k:<17} {_gb(v)} per GPU, in host RAM" for k, v in r.offloaded.items()]
+        lines.append(f"  {'host RAM per machine':<28} {_gb(r.host_bytes_per_node)}")
+    lines.append(f"  {'total, all GPUs':<28} {_gb(r.total_bytes)}")
+    lines += [f"  scope '{scope}': {_gb(v)} per GPU" for scope, v in r.budgets.items()]
+    lines += [f"note: {n}" for n in r.notes]
+    lines.append(f"{'GPU':<16} {'fits':<5} {'min GPUs':>8} {'max batch':>10} {'max context':>12}")
+    lines += [
+        f"{g.gpu:<16} {'yes' if g.fits else 'no':<5} {g.min_gpus or '-':>8} {g.max_batch:>10,} {g.max_context:>12,}"
+        for g in r.gpus
+    ]
+    return "\n".join(lines)
+
+
+def calibration_markdown(r: CalibrationReport) -> str:
     """The error per regime as a Markdown table (the README's, which a test holds the model to)."""
     lines = [
-        f"Overall: **median absolute error {r['median_abs_error']:.1%}** over {len(r['points'])} published "
+        f"Overall: **median absolute error {r.median_abs_error:.1%}** over {len(r.points)} published "
         "measurements (single requests and static batches).",
         "",
         "| regime (GPU generation · weights format · phase) | measurements | median absolute error | bias |",
         "|---|---|---|---|",
     ]
-    measured = [g for g in r["regimes"] if g["points"]]
     lines += [
-        f"| {g['regime']} | {g['points']} | {g['median_abs_error']:.1%} | {g['median_error']:+.1%} |" for g in measured
+        f"| {g.regime} | {g.points} | {g.median_abs_error:.1%} | {g.median_error:+.1%} |" for g in r.measured_regimes
     ]
-    empty = [g["regime"] for g in r["regimes"] if not g["points"]]
+    empty = [g.regime for g in r.regimes if not g.points]
     lines += ["", f"No measurement yet ({len(empty)} regimes, shown as roofline estimates): " + ", ".join(empty) + "."]
     return "\n".join(lines)
 
 
-def format_calibration(r: dict[str, Any]) -> str:
+def format_calibration(r: CalibrationReport) -> str:
     lines = [f"{'id':<34} {'regime':<40} {'metric':<26} {'measured':>10} {'predicted':>10} {'error':>8}"]
-    for p in r["points"]:
-        lines.append(
-            f"{p['id'][:34]:<34} {p['regime']:<40} {p['metric']:<26} {p['measured']:>10,.1f} {p['predicted']:>10,.1f} "
-            f"{p['error'] * 100:>7.1f}%"
-        )
+    lines += [
+        f"{p.id[:34]:<34} {p.regime:<40} {p.metric:<26} {p.measured:>10,.1f} {p.predicted:>10,.1f} "
+        f"{p.error * 100:>7.1f}%"
+        for p in r.points
+    ]
     lines.append(
-        f"single requests and static batches: median absolute error {r['median_abs_error'] * 100:.1f}% over "
-        f"{len(r['points'])} points (speed points only: {r['median_abs_error_speed_only'] * 100:.1f}%)"
+        f"single requests and static batches: median absolute error {r.median_abs_error * 100:.1f}% over "
+        f"{len(r.points)} points (speed points only: {r.median_abs_error_speed_only * 100:.1f}%)"
     )
-    lines += ["", "by regime:", *(f"  {g['regime']:<52} {g['points']:>4} points, median |error| "
-              f"{g['median_abs_error'] * 100:5.1f}%, bias {g['median_error'] * 100:+6.1f}%"
-              for g in r["regimes"] if g["points"])]  # fmt: skip
+    lines += ["", "by regime:"]
+    lines += [
+        f"  {g.regime:<52} {g.points:>4} points, median |error| {g.median_abs_error * 100:5.1f}%, bias "
+        f"{g.median_error * 100:+6.1f}%"
+        for g in r.measured_regimes
+    ]
     lines.append("")
-    lines.append(f"serving under load ({len(r['serving_points'])} published points, data/serving_measurements.csv):")
+    lines.append(f"serving under load ({len(r.serving_points)} published points, data/serving_measurements.csv):")
     lines.append(f"{'regime':<28} {'metric':<20} {'points':>6} {'median |err|':>12} {'median err':>11}")
-    for s in r["serving_summary"]:
-        lines.append(
-            f"{s['regime']:<28} {s['metric']:<20} {s['points']:>6} {s['median_abs_error'] * 100:>11.1f}% "
-            f"{s['median_error'] * 100:>+10.1f}%"
-        )
+    lines += [
+        f"{s.regime:<28} {s.metric:<20} {s.points:>6} {s.median_abs_error * 100:>11.1f}% "
+        f"{s.median_error * 100:>+10.1f}%"
+        for s in r.serving_summary
+    ]
     lines.append(
-        f"headline ({r['serving_headline_regime']}): median absolute error {r['serving_median_abs_error'] * 100:.1f}%; "
-        f"{len(r['serving_predicted_saturated'])} points predicted beyond one replica: "
-        + ", ".join(r["serving_predicted_saturated"])
+        f"headline ({r.serving_headline_regime}): median absolute error {r.serving_median_abs_error * 100:.1f}%; "
+        f"{len(r.serving_predicted_saturated)} points predicted beyond one replica: "
+        + ", ".join(r.serving_predicted_saturated)
     )
     return "\n".join(lines)
 
 
-def _format_perf(r: dict[str, Any]) -> str:
-    if not r.get("fits", True) and "ttft_s" not in r:
-        return "\n".join(r["notes"])
-    band = {k: f"   {v['short']}" for k, v in r.get("error_band", {}).items()}
+def _format_perf(report: PerfReport) -> str:
+    r: GpuPerf | NoFit = report.main
+    if not r.fits:
+        return "\n".join(r.notes)
+    band = {k: f"   {v.short}" for k, v in r.error_band}
     lines = [
-        f"{r['model']} on {r['gpu']} x{r['gpu_count']} (tp {r['tp']}, pp {r['pp']}), math {r['math_format']}, "
-        f"batch {r['batch']} (max {r['max_batch']}), prompt {r['prompt_tokens']:,}, output {r['output_tokens']:,}",
-        f"  TTFT                          {r['ttft_s'] * 1e3:,.1f} ms{band.get('ttft_s', '')}",
-        f"  TPOT (excl. first token)      {r['tpot_s'] * 1e3:,.2f} ms{band.get('tpot_s', '')}",
-        f"  TPOT (incl. first token)      {r['tpot_inclusive_s'] * 1e3:,.2f} ms",
-        f"  decode tokens/s per sequence  {r['decode_tokens_per_s_per_sequence']:,.1f}",
-        f"  decode tokens/s, all          {r['decode_tokens_per_s']:,.1f}",
-        f"  output tokens/s (end to end)  {r['output_tokens_per_s']:,.1f}{band.get('output_tokens_per_s', '')}",
-        f"  prefill tokens/s              {r['prefill_tokens_per_s']:,.0f}",
-        f"  ridge point                   {r['ridge_flops_per_byte']:,.1f} FLOP/byte",
-        f"  decode weight matmuls turn compute-bound at batch {r['compute_bound_batch']}",
+        f"{report.model} on {r.gpu} x{r.gpu_count} (tp {r.tp}, pp {r.pp}), math {r.math_format}, "
+        f"batch {r.batch} (max {r.max_batch}), prompt {r.prompt_tokens:,}, output {r.output_tokens:,}",
+        f"  TTFT                          {r.ttft_s * 1e3:,.1f} ms{band.get('ttft_s', '')}",
+        f"  TPOT (excl. first token)      {r.tpot_s * 1e3:,.2f} ms{band.get('tpot_s', '')}",
+        f"  TPOT (incl. first token)      {r.tpot_inclusive_s * 1e3:,.2f} ms",
+        f"  decode tokens/s per sequence  {r.decode_tokens_per_s_per_sequence:,.1f}",
+        f"  decode tokens/s, all          {r.decode_tokens_per_s:,.1f}",
+        f"  output tokens/s (end to end)  {r.output_tokens_per_s:,.1f}{band.get('output_tokens_per_s', '')}",
+        f"  prefill tokens/s              {r.prefill_tokens_per_s:,.0f}",
+        f"  ridge point                   {r.ridge_flops_per_byte:,.1f} FLOP/byte",
+        f"  decode weight matmuls turn compute-bound at batch {r.compute_bound_batch}",
     ]
-    for ph in ("prefill", "decode"):
-        p = r[ph]
+    for p in (r.prefill, r.decode):
         lines.append(
-            f"  {ph:<8} {p['flops'] / 1e12:,.3f} TFLOP, {p['bytes'] / 1e9:,.3f} GB, intensity "
-            f"{p['intensity_flops_per_byte']:,.1f} FLOP/B, {p['bound']}-bound, MFU {p['mfu']:.2f}, MBU {p['mbu']:.2f}"
+            f"  {p.name:<8} {p.flops / 1e12:,.3f} TFLOP, {p.bytes / 1e9:,.3f} GB, intensity "
+            f"{p.intensity_flops_per_byte:,.1f} FLOP/B, {p.bound}-bound, MFU {p.mfu:.2f}, MBU {p.mbu:.2f}"
         )
     named = {"ttft_s": "TTFT", "tpot_s": "TPOT", "output_tokens_per_s": "throughput"}
-    lines += [f"error band, {name}: {r['error_band'][k]['text']}" for k, name in named.items() if "error_band" in r]
-    lines += [f"note: {n}" for n in r["notes"]]
+    lines += [f"error band, {name}: {getattr(r.error_band, k).text}" for k, name in named.items()]
+    lines += [f"note: {n}" for n in r.notes]
     return "\n".join(lines)
 
 
-def _format_cost(r: dict[str, Any]) -> str:
-    lines = [f"{r['model']} ({r['mode']}): {len(r['offers'])} offers"]
-    if r.get("gpu_hours"):
+def _format_cost(r: CostReport) -> str:
+    lines = [f"{r.model} ({r.mode}): {len(r.offers)} offers"]
+    if r.gpu_hours:
         lines.append(
-            f"  training: {r['training_flops']:.3g} FLOPs, {r['gpu_hours']:,.0f} GPU-hours, "
-            f"{r['wall_hours']:,.1f} h wall (cheapest offer's layout), MFU {r['mfu']:.2f}"
+            f"  training: {r.training_flops:.3g} FLOPs, {r.gpu_hours:,.0f} GPU-hours, "
+            f"{r.wall_hours:,.1f} h wall (cheapest offer's layout), MFU {r.mfu:.2f}"
         )
-        if r.get("tokens_note"):
-            lines.append(f"  note: {r['tokens_note']}")
+        if r.tokens_note:
+            lines.append(f"  note: {r.tokens_note}")
     lines.append(f"  {'offer':<36} {'GPU':<14} {'billing':<17} {'GPUs':>5} {'per run USD':>12} {'monthly USD':>12}")
-    for o in r["offers"][:40]:
-        lines.append(
-            f"  {o['offer_id']:<36} {o['gpu']:<14} {o['billing_model']:<17} {o['gpus']:>5} "
-            f"{o['run_cost_usd']:>12,.2f} {o['monthly_always_on_usd']:>12,.0f}"
-        )
-    for o in r.get("serverless", [])[:20]:
-        lines.append(
-            f"  {o['offer_id']:<36} {o['gpu']:<14} {o['billing_model']:<17} {o['replicas']:>5} "
-            f"{'-':>12} {o['monthly_usd']:>12,.0f}  (serverless: workers, monthly)"
-        )
-    for rej in r["rejected"][:10]:
-        lines.append(f"  not possible: {rej}")
+    lines += [
+        f"  {o.offer_id:<36} {o.gpu:<14} {o.billing_model:<17} {o.gpus:>5} "
+        f"{o.run_cost_usd:>12,.2f} {o.monthly_always_on_usd:>12,.0f}"
+        for o in r.offers[:40]
+    ]
+    lines += [
+        f"  {o.offer_id:<36} {o.gpu:<14} {o.billing_model:<17} {o.replicas:>5} "
+        f"{'-':>12} {o.monthly_usd:>12,.0f}  (serverless: workers, monthly)"
+        for o in r.serverless[:20]
+    ]
+    lines += [f"  not possible: {rej.model_dump()}" for rej in r.rejected[:10]]
     return "\n".join(lines)
 
 
@@ -184,28 +186,30 @@ def _format_plan(ans) -> str:
     return "\n".join(lines)
 
 
-def _format_serve(r: dict[str, Any]) -> str:
+def _format_serve(r: ServeReport) -> str:
+    x = r.at_load
     head = (
-        f"{r['model']} on {r['gpu']} (tp {r['tp']}, pp {r['pp']}), {r['input_tokens']:,} input + "
-        f"{r['output_tokens']:,} output tokens, {r['load_kind'].replace('_', ' ')} {r['load']:g}"
+        f"{r.model} on {r.gpu} (tp {r.tp}, pp {r.pp}), {r.input_tokens:,} input + {r.output_tokens:,} output tokens, "
+        f"{x.load_kind.replace('_', ' ')} {x.load:g}"
     )
-    if r["saturated"]:
-        lines = [head, f"SATURATED: more than one replica serves (it saturates at {r['max_requests_per_s']:.2f} req/s)"]
+    if x.saturated:
+        lines = [head, f"SATURATED: more than one replica serves (it saturates at {r.max_requests_per_s:.2f} req/s)"]
     else:
         lines = [
             head,
-            f"TTFT      mean {r['ttft_mean_s'] * 1e3:,.0f} ms, p50 {r['ttft_p50_s'] * 1e3:,.0f} ms, "
-            f"p95 {r['ttft_p95_s'] * 1e3:,.0f} ms",
-            f"TPOT      mean {(r['tpot_mean_s'] or 0) * 1e3:,.1f} ms, p50 {(r['tpot_p50_s'] or 0) * 1e3:,.1f} ms",
-            f"E2E       mean {r['e2e_mean_s']:,.2f} s",
-            f"through   {r['requests_per_s']:,.2f} req/s, {r['output_tokens_per_s']:,.0f} output tok/s, "
-            f"{r['running_sequences']:,.1f} sequences running (at most {r['max_running_sequences']:,})",
+            f"TTFT      mean {x.ttft_mean_s * 1e3:,.0f} ms, p50 {x.ttft_p50_s * 1e3:,.0f} ms, "
+            f"p95 {x.ttft_p95_s * 1e3:,.0f} ms",
+            f"TPOT      mean {(x.tpot_mean_s or 0) * 1e3:,.1f} ms, p50 {(x.tpot_p50_s or 0) * 1e3:,.1f} ms",
+            f"E2E       mean {x.e2e_mean_s:,.2f} s",
+            f"through   {x.requests_per_s:,.2f} req/s, {x.output_tokens_per_s:,.0f} output tok/s, "
+            f"{x.running_sequences:,.1f} sequences running (at most {x.max_running_sequences:,})",
         ]
-    if "error_band" in r and not r["saturated"]:
-        bands = r["error_band"]
-        lines += [f"error band, {n}: {bands[k]['text']}" for k, n in (("ttft_mean_s", "TTFT"), ("tpot_mean_s", "TPOT"))]
-    if "capacity_requests_per_s" in r:
-        lines.append(f"capacity  {r['capacity_requests_per_s']:,.2f} req/s within the targets")
-    if r.get("replicas"):
-        lines.append(f"replicas  {r['replicas']} for a peak of {r['peak_requests_per_s']:,.2f} req/s")
-    return "\n".join(lines + [f"note: {n}" for n in r["notes"]])
+        lines += [
+            f"error band, {n}: {b.text}"
+            for b, n in ((r.error_band.ttft_mean_s, "TTFT"), (r.error_band.tpot_mean_s, "TPOT"))
+        ]
+    if r.capacity_requests_per_s is not None:
+        lines.append(f"capacity  {r.capacity_requests_per_s:,.2f} req/s within the targets")
+    if r.replicas:
+        lines.append(f"replicas  {r.replicas} for a peak of {r.peak_requests_per_s:,.2f} req/s")
+    return "\n".join(lines + [f"note: {n}" for n in x.notes])

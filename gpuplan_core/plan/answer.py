@@ -205,7 +205,7 @@ def _alternatives(sc: Scenario, ans: Pick | None, rows: list[Pick]) -> list[Opti
 def answer(sc: Scenario, offers: list[Offer], explore_formats: bool = False) -> ScenarioAnswer:
     """The one answer: the recommendation's pick with its cost, memory at its layout, targets and alternatives."""
     plan = recommend(sc, offers, explore_formats=explore_formats)
-    rows = [Pick(**{k: v for k, v in r.items() if k in Pick.model_fields}) for r in cost_table(sc, offers)["offers"]]
+    rows = list(cost_table(sc, offers).offers)
     top = plan.picks[0] if plan.picks else None
     out = ScenarioAnswer(
         model=plan.model,

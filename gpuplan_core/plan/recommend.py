@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import get_gpu
 from ..model.arch import ModelArch
@@ -26,7 +28,7 @@ from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
 from ..scenario.scenario import Scenario
 from .result import ParetoPoint, Pick, Plan, WhyStep
-from .search import Candidate, binding_constraint, inference_candidates, layout_label
+from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
 from .training import MULTI_NODE_EFFICIENCY as MULTI_NODE_EFFICIENCY  # re-exported (gpuplan_core, Methodology)
 from .training import TrainingCandidate, _why_training, training_candidates, training_message
 
@@ -263,21 +265,93 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
     return plan
 
 
-def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) -> dict:
+class InferenceCostRow(Pick):
+    """One offer's best serving configuration on the Cost page: its Pick (monthly always-on, latency, layout) and
+    a run: a day's requests as one batch job on the replicas, or an hour without a traffic estimate."""
+
+    run_cost_usd: float = Field(description="the run on whole nodes: billing increments, minimums, spot restarts")
+    run_hours: float = Field(description="the run's length: a day's requests / (capacity x replicas), else 1 hour")
+    run_description: str = Field(description="what the run is, in words")
+    monthly_always_on_usd: float = Field(description="GPUs paid for x price per GPU-hour x hours per month")
+    notes: list[str] = Field(description="the run's billing notes")
+
+
+class TrainingCostRow(Pick):
+    """One offer's training run on the Cost page: its Pick (run cost with failed runs and sweeps, wall hours) and
+    what the same GPUs cost kept a month."""
+
+    monthly_always_on_usd: float = Field(description="the run's GPUs x price per GPU-hour x hours per month")
+    gpu_hours: float = Field(description="training FLOPs / (dense BF16 peak x MFU), in GPU-hours")
+    notes: list[str] = Field(description="how the run is laid out and billed (the pick's why)")
+
+
+class Rejected(BaseModel):
+    """A GPU type, offer or layout that cannot run the scenario, and why (the JSON leaves out the keys it has none
+    for: no offer means no offer of the GPU type can run it, no layout any layout)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    reason: str
+    weights_format: str | None = None
+    offer_id: str | None = None
+    layout: str | None = Field(None, description="one replica, e.g. '2 x H100-SXM, TP 2'")
+
+    @model_serializer(mode="wrap")
+    def _given(self, handler):
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class CostTable(BaseModel):
+    """What cost_table prices: a row per offer (its best configuration), serverless apart, what cannot run, and
+    the training job's size (training only)."""
+
+    offers: list[InferenceCostRow] | list[TrainingCostRow]
+    serverless: list[Pick] = Field(default_factory=list)
+    rejected: list[Rejected] = Field(default_factory=list)
+    training_flops: float | None = None
+    training_tokens: float | None = None
+    mfu: float | None = None
+    tokens_note: str | None = None
+
+
+def _own_training_layout(
+    sc: Scenario, cands: list[TrainingCandidate]
+) -> tuple[list[TrainingCandidate], list[Rejection]]:
+    """The candidates (priced without a deadline) that run the scenario's own layout: its GPU count, tp, pp and ZeRO
+    stage, the deadline judged on that count; the others rejected (their GPU type needs another layout)."""
+    own, rejected = [], []
+    for c in cands:
+        if (c.gpus, c.tp, c.pp, c.zero_stage) != (sc.gpus, sc.tp, sc.pp, sc.zero_stage):
+            why = (
+                f"does not fit at the scenario's layout ({sc.gpus} GPUs, TP {sc.tp}, PP {sc.pp}, ZeRO-{sc.zero_stage})"
+            )
+            rejected.append(
+                Rejection(c.gpu, why, c.weights_format, c.offer.offer_id, layout_label(c.gpu, sc.tp, sc.pp))
+            )
+            continue
+        if sc.deadline_hours and c.wall_hours > sc.deadline_hours * 1.0001:
+            c.misses = [f"{c.wall_hours:,.0f} h > deadline {sc.deadline_hours:,.0f} h"]
+        own.append(c)
+    return own, rejected
+
+
+def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) -> CostTable:
     """Per offer: its best configuration (meets the targets if any does, the cheapest first): monthly always-on,
     and per run (a day's requests as a batch job on the replicas, or an hour without traffic). ``fixed_layout``:
-    only the scenario's own layout (Compare prices exactly what it shows fitting)."""
+    only the scenario's own layout is priced (Compare prices exactly what it shows fitting): serving, a replica of
+    its tp x pp (as many replicas as the traffic needs, one without a traffic estimate), not the layout search;
+    training, its GPU count at its tp, pp and ZeRO stage, not more GPUs to meet a deadline."""
     m = sc.model()
     offers = filter_offers(offers, sc)
-    rows = []
-    summary: dict = {}
     if sc.mode == "inference":
         cands, rejected, _ = inference_candidates(
-            m, sc, offers, [get_format(sc.weights_format).name], PerfAssumptions()
+            m, sc, offers, [get_format(sc.weights_format).name], PerfAssumptions(), fixed=fixed_layout
         )
         best: dict[str, Candidate] = {}
         for c in sorted(cands, key=lambda c: (bool(c.misses), c.rank_cost)):
             best.setdefault(c.offer.offer_id, c)
+        rows = []
         for c in best.values():
             if c.offer.is_serverless:
                 continue  # serverless has no per-run cluster; it is in the serverless table
@@ -289,29 +363,29 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
                 runtime, gpus = SECONDS_PER_HOUR, replica_gpus
             rc = run_cost(c.offer, gpus, runtime, sc.spot_restart_overhead, sc.hours_per_month)
             rows.append(
-                {
-                    **_with_band(sc, m, _pick(c)).model_dump(),
-                    "run_cost_usd": rc.run_cost_usd,
-                    "run_hours": runtime / 3600,
-                    "run_description": "one day's requests as a batch job" if sc.requests_per_day else "one hour",
-                    "monthly_always_on_usd": c.monthly_usd,
-                    "notes": rc.notes,
-                }
+                InferenceCostRow(
+                    **_with_band(sc, m, _pick(c)).model_dump() | {"run_cost_usd": rc.run_cost_usd},
+                    run_hours=runtime / 3600,
+                    run_description="one day's requests as a batch job" if sc.requests_per_day else "one hour",
+                    monthly_always_on_usd=c.monthly_usd,
+                    notes=rc.notes,
+                )
             )
-        summary["serverless"] = [
-            _with_band(sc, m, _pick(c)).model_dump() for c in best.values() if c.offer.is_serverless
-        ]
-    else:
-        cands, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
-        for c in cands:
-            if c.alternative_to:
-                continue  # the nearest count that runs, not the count asked: a near miss of the plan, not a row
-            rows.append(
-                {
-                    **_pick(c).model_dump(),
-                    "monthly_always_on_usd": monthly_always_on(c.offer, c.gpus, sc.hours_per_month),
-                    "gpu_hours": c.gpu_hours,
-                    "notes": c.why,
-                }
-            )
-    return {"offers": rows, "rejected": [r.to_dict() for r in rejected], **summary}
+        serverless = [_with_band(sc, m, _pick(c)) for c in best.values() if c.offer.is_serverless]
+        return CostTable(offers=rows, serverless=serverless, rejected=[Rejected(**r.to_dict()) for r in rejected])
+    job = sc.model_copy(update={"deadline_hours": None}) if fixed_layout else sc
+    cands, rejected, summary = training_candidates(m, job, offers, PerfAssumptions())
+    if fixed_layout:
+        cands, not_own = _own_training_layout(sc, cands)
+        rejected += not_own
+    training_rows = [
+        TrainingCostRow(
+            **_pick(c).model_dump(),
+            monthly_always_on_usd=monthly_always_on(c.offer, c.gpus, sc.hours_per_month),
+            gpu_hours=c.gpu_hours,
+            notes=c.why,
+        )
+        for c in cands
+        if not c.alternative_to  # the nearest count that runs, not the count asked: a near miss of the plan, not a row
+    ]
+    return CostTable(offers=training_rows, rejected=[Rejected(**r.to_dict()) for r in rejected], **summary)

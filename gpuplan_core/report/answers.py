@@ -14,6 +14,7 @@ from ..common.text import gb, ms, pct, rate, usd
 from ..plan.answer import ScenarioAnswer
 from ..scenario.scenario import Scenario
 from .results import GpuPerf, MemoryReport, NoFit
+from .serving import ServingCurve
 
 
 class Headline(BaseModel):
@@ -111,13 +112,13 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
     return Answer(sentence=sentence, headlines=heads, tone=tone)
 
 
-def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) -> Answer:
+def perf_answer(p: GpuPerf | NoFit, curve: ServingCurve | None, sc: Scenario) -> Answer:
     """How fast one request is on the chosen GPU, and how much traffic one copy of the model serves."""
     if isinstance(p, NoFit):
         return Answer(sentence=p.notes[0], tone="warn")
     where = gpus_text(p.gpu, p.gpu_count)
     per_user = p.decode_tokens_per_s_per_sequence
-    band = p.error_band["tpot_s"]
+    band = p.error_band.tpot_s
     sure = f", typically within ±{band.band:.0%}" if band.points else ", a roofline estimate"
     users = "the user" if p.batch == 1 else f"each of {p.batch:,} users"
     sentence = (
@@ -136,9 +137,9 @@ def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) 
             help=f"How fast the answer streams once started; time per output token (TPOT) {ms(p.tpot_s)}",
         ),
     ]
-    cap = None if curve is None else curve.get("capacity_requests_per_s") or curve.get("max_requests_per_s")
+    cap = None if curve is None else curve.capacity_requests_per_s or curve.max_requests_per_s
     if cap:
-        what = "within your latency targets" if curve.get("capacity_requests_per_s") else "before it saturates"
+        what = "within your latency targets" if curve.capacity_requests_per_s else "before it saturates"
         sentence += f"; one copy of the model serves {rate(cap, 'requests/s')} {what}"
         heads.append(
             Headline(
@@ -147,8 +148,8 @@ def perf_answer(p: GpuPerf | NoFit, curve: dict[str, Any] | None, sc: Scenario) 
                 help="One copy of the model (a replica) with continuous batching, " + what,
             )
         )
-        if curve.get("replicas"):
-            heads.append(Headline(label="Replicas for your traffic", value=f"{curve['replicas']:,}"))
+        if curve.replicas:
+            heads.append(Headline(label="Replicas for your traffic", value=f"{curve.replicas:,}"))
     if len(heads) < 4:
         heads.append(
             Headline(label="Largest batch that fits", value=f"{p.max_batch:,}", help="Requests decoded together")

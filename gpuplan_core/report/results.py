@@ -6,7 +6,7 @@ Units live in the names: ``_bytes`` are bytes, ``_s`` seconds, ``_per_s`` per se
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
@@ -15,6 +15,25 @@ from ..perf.bands import ErrorBand
 
 class _Report(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _Sparse(_Report):
+    """A report some of whose keys exist only where they apply (``SOMETIMES``): a field of those that the report
+    was built without is left out of its JSON, as the CLI has always written it (None where built with None)."""
+
+    SOMETIMES: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _sparse(self, handler):
+        d = handler(self)
+        for k in self.SOMETIMES:
+            if k not in self.model_fields_set:
+                d.pop(k, None)
+        return self._shape(d)
+
+    def _shape(self, d: dict) -> dict:
+        """The JSON's final form (a report that flattens a part into its top level overrides this)."""
+        return d
 
 
 class ModelSummary(_Report):
@@ -88,6 +107,11 @@ class MemoryReport(ModelSummary):
     def gpu_fit(self, gpu: str) -> GpuFit:
         return next(g for g in self.gpus if g.gpu == gpu)
 
+    @property
+    def model_states_bytes(self) -> int | None:
+        """Training: weights, gradients and optimizer states per GPU (before activations); None for inference."""
+        return self.budgets.get("model states")
+
 
 class PhaseReport(_Report):
     """One phase (prefill or a decode step) on the roofline, per GPU of the replica."""
@@ -119,6 +143,18 @@ class SweepPoint(_Report):
     bound: str
 
 
+class PerfBands(_Report):
+    """The calibration band of each predicted time and rate of a static batch (its regime's published points)."""
+
+    ttft_s: ErrorBand = Field(description="prefill's regime")
+    prefill_tokens_per_s: ErrorBand
+    tpot_s: ErrorBand = Field(description="decode's regime")
+    decode_tokens_per_s: ErrorBand
+    decode_tokens_per_s_per_sequence: ErrorBand
+    e2e_request_s: ErrorBand = Field(description="throughput's regime (decode's below 16 sequences)")
+    output_tokens_per_s: ErrorBand
+
+
 class GpuPerf(_Report):
     """Predicted speed of the scenario on one GPU type, at the scenario's layout or the smallest that fits."""
 
@@ -147,7 +183,7 @@ class GpuPerf(_Report):
     compute_bound_batch: int | None
     moe_note: str | None
     notes: list[str]
-    error_band: dict[str, ErrorBand] = Field(description="per predicted quantity: its regime's calibration band")
+    error_band: PerfBands = Field(description="per predicted quantity: its regime's calibration band")
     provenance: dict[str, str]
     fits: Literal[True] = True
     max_batch: int

@@ -3,14 +3,8 @@
 from gpuplan_core import api
 from gpuplan_core.interface.inputs import to_scenario
 from gpuplan_ui.export import rows_to_csv, safe_cell
-from gpuplan_ui.figures import (
-    components_figure,
-    latency_figure,
-    log_ticks,
-    memory_figure,
-    roofline_figure,
-    sweep_figure,
-)
+from gpuplan_ui.figures import components_figure, log_ticks, memory_figure
+from gpuplan_ui.figures_perf import latency_figure, roofline_figure, sweep_figure
 
 
 def test_csv_export_neutralises_formulas():
@@ -44,3 +38,28 @@ def test_log_axes_have_clean_ticks():
     assert t["tickvals"] == [5, 10, 20, 50, 100, 200, 500] and t["ticktext"][-1] == "500"
     wide = log_ticks(1, 50_000)  # more than three decades: decades only, with thousands separators
     assert wide["ticktext"] == ["1", "10", "100", "1,000", "10,000"]
+
+
+def test_cost_figures_build_from_typed_reports():
+    from gpuplan_core import Lifetime, MarketProjection
+    from gpuplan_ui.figures_cost import cheapest_figure, lifetime_figure, projection_figure
+
+    cost = api.cost_report({"preset": "Llama-3.1-8B"})
+    fig = cheapest_figure(cost.offers, inference=True)
+    cheapest = min(cost.offers, key=lambda r: r.monthly_always_on_usd)
+    assert fig.data[0].x[-1] == cheapest.monthly_always_on_usd  # cheapest on top
+    assert fig.layout.title.text.startswith(f"Cheapest: {cheapest.provider}")
+    life = lifetime_figure(Lifetime.of(100_000, 30_000, 12), "t")
+    assert life.layout.annotations[0].text == "inference passes training in month 4"
+    proj = projection_figure(MarketProjection.of(1_000, "a16z", 24))
+    assert proj.data[0].y[12] == 1_000 * 0.1  # ten times cheaper a year
+
+
+def test_load_figure_marks_the_target_and_the_capacity():
+    from gpuplan_ui.figures_perf import load_figure
+
+    curve = api.serving_curve_report({"preset": "Llama-3.1-8B", "gpu": "H100", "ttft_target_s": 1.0})
+    fig = load_figure(curve, "ttft")
+    assert [t.name for t in fig.data] == ["p95 TTFT", "median TTFT"]
+    assert fig.layout.shapes[0].y0 == 1_000  # the target, in ms
+    assert fig.layout.shapes[1].x0 == curve.capacity_requests_per_s

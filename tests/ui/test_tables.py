@@ -1,5 +1,5 @@
-"""Table builders (gpuplan_ui/tables.py): the columns a page shows are the report's numbers, converted with
-the unit in the column name, and the cached Arrow form shows the same rows."""
+"""Table builders (gpuplan_ui/tables.py, tables_cost.py, tables_reference.py): the columns a page shows are the
+report's numbers, converted with the unit in the column name, and the cached Arrow form shows the same rows."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from gpuplan_core import api
-from gpuplan_ui import tables
+from gpuplan_ui import tables, tables_cost, tables_reference
 from gpuplan_ui.cached import _table
 
 LLAMA_8B = {"preset": "Llama-3.1-8B", "mode": "inference", "input_tokens": 7936, "output_tokens": 256, "batch": 8}
@@ -53,19 +53,19 @@ def test_perf_phases_convert_flops_bytes_and_seconds():
 
 def test_cost_always_on_is_sorted_cheapest_first_and_per_run_splits_replicas():
     cost = api.cost_report(LLAMA_8B)
-    rows = cost["offers"]
-    always = tables.cost_always_on(rows)
+    rows = cost.offers
+    always = tables_cost.cost_always_on(rows)
     monthly = list(always["monthly (USD)"])
     assert monthly == sorted(monthly)
-    assert monthly[0] == round(min(r["monthly_always_on_usd"] for r in rows), 2)
-    run = tables.cost_per_run(rows)
-    assert list(run["GPUs"]) == [r["gpus"] // max(1, r["replicas"]) for r in rows]
+    assert monthly[0] == round(min(r.monthly_always_on_usd for r in rows), 2)
+    run = tables_cost.cost_per_run(rows)
+    assert list(run["GPUs"]) == [r.gpus // max(1, r.replicas) for r in rows]
 
 
 def test_training_monthly_is_a_sorted_view_of_the_runs():
     cost = api.cost_report({"preset": "Llama-3.1-8B", "mode": "training", "training_tokens": 1e9, "gpus": 8})
-    runs = tables.training_runs(cost["offers"])
-    m = tables.training_monthly(runs)
+    runs = tables_cost.training_runs(cost.offers)
+    m = tables_cost.training_monthly(runs)
     assert list(m.columns) == ["offer", "GPUs", "monthly always-on (USD)"]
     assert list(m["monthly always-on (USD)"]) == sorted(runs["monthly always-on (USD)"])
     assert (runs["GPU-hours"] >= 0).all() and all(math.isfinite(x) for x in runs["per-run (USD)"])
@@ -86,8 +86,7 @@ def test_pricing_offers_keep_source_and_date_and_count_the_age():
     from gpuplan_core.pricing.csv_file import load_pricing
 
     offers = load_pricing().offers
-    rows = [o.model_dump() for o in offers]
-    df = tables.pricing_offers(rows)
+    df = tables_reference.pricing_offers(offers)
     assert len(df) == len(offers) == 98
     first = offers[0]
     assert df.loc[0, "offer"] == first.offer_id and df.loc[0, "source"] == first.source

@@ -125,10 +125,10 @@ def test_capacity_times_replicas_covers_the_peak():
                   output_tokens=300, requests_per_day=400_000, peak_to_average=3, ttft_target_s=1.0,
                   tpot_target_s=0.05)  # fmt: skip
     rep = api.serve_report(sc, request_rate=1.0)
-    cap = rep["capacity_requests_per_s"]
+    cap = rep.capacity_requests_per_s
     peak = 400_000 / 86_400 * 3
-    assert rep["peak_requests_per_s"] == pytest.approx(peak)
-    n = rep["replicas"]
+    assert rep.peak_requests_per_s == pytest.approx(peak)
+    n = rep.replicas
     assert n == math.ceil(peak / cap) and n * cap >= peak > (n - 1) * cap
     r, _ = replica_for(sc)
     assert meets(serve(r, request_rate=peak / n), 1.0, 0.05)  # each replica's share of the peak meets the targets

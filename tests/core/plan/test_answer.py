@@ -33,13 +33,13 @@ def test_the_cheapest_always_on_alternative_meets_the_targets_too(rag70b):
     the cheapest always-on offer among those that meet both targets, computed here from the cost table by hand."""
     sc, ans = rag70b
     alt = next(o for o in ans.alternatives if o.role == "cheapest always-on")
-    rows = api.cost_report(sc, offers=OFFERS)["offers"]
-    meeting = [r for r in rows if r["ttft_s"] <= 2.0 and r["tpot_s"] <= 0.1]
-    assert alt.pick.monthly_usd == min(r["monthly_always_on_usd"] for r in meeting)
+    rows = api.cost_report(sc, offers=OFFERS).offers
+    meeting = [r for r in rows if r.ttft_s <= 2.0 and r.tpot_s <= 0.1]
+    assert alt.pick.monthly_usd == min(r.monthly_always_on_usd for r in meeting)
     assert alt.meets_targets
-    cheapest_of_all = min(rows, key=lambda r: r["monthly_always_on_usd"])
-    assert cheapest_of_all["ttft_s"] > 2.0  # the option today's page headlined misses the target
-    assert alt.pick.offer_id != cheapest_of_all["offer_id"]
+    cheapest_of_all = min(rows, key=lambda r: r.monthly_always_on_usd)
+    assert cheapest_of_all.ttft_s > 2.0  # the option today's page headlined misses the target
+    assert alt.pick.offer_id != cheapest_of_all.offer_id
 
 
 def test_memory_per_gpu_is_the_budget_at_the_picks_layout():

@@ -92,9 +92,7 @@ def test_the_answer_names_machines_as_machines():
     assert sentence.startswith("Rent 8 machines of 8 x H100 SXM from aws for $105,325 for the run"), sentence
     assert "on 8 machines" not in sentence
     one = _app()  # no count: 2 GPUs of a per-GPU rental, one machine (today: "2 x H100 SXM on 2 machines")
-    assert plan_answer(api.answer_report(one), one).sentence.startswith(
-        "Rent 2 x H100 SXM from verda for $36,393"
-    )
+    assert plan_answer(api.answer_report(one), one).sentence.startswith("Rent 2 x H100 SXM from verda for $36,393")
 
 
 @pytest.mark.parametrize(
@@ -164,8 +162,8 @@ def test_a_count_set_that_misses_the_deadline_says_so():
 
 
 def test_the_cost_table_prices_only_the_count_set():
-    rows = cost_table(_app(gpus=64), list(OFFERS.values()))["offers"]
-    assert rows and {r["gpus"] for r in rows} == {64}  # the nearest counts are the plan's near misses, not rows
+    rows = cost_table(_app(gpus=64), list(OFFERS.values())).offers
+    assert rows and {r.gpus for r in rows} == {64}  # the nearest counts are the plan's near misses, not rows
 
 
 def test_without_a_count_todays_pick_is_unchanged():

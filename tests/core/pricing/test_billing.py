@@ -128,9 +128,9 @@ def test_cost_report_training_keys():
             "gpus": 8,
         }
     )
-    assert r["gpu_hours"] > 23_593  # 6ND plus the attention term at the default 4,096-token context
-    assert r["wall_hours"] == pytest.approx(r["gpu_hours"] / 8)
-    for row in r["offers"]:
+    assert r.gpu_hours > 23_593  # 6ND plus the attention term at the default 4,096-token context
+    assert r.wall_hours == pytest.approx(r.gpu_hours / 8)
+    for row in r.model_dump()["offers"]:
         assert row["gpu"] == "H100-SXM"
         assert set(row) >= {"run_cost_usd", "monthly_always_on_usd", "offer_id"}
 

@@ -49,8 +49,8 @@ def test_70b_fp8_on_one_h100_against_one_h200():
     assert r.a.monthly_usd is None  # no price for what cannot run
     assert r.a.needs == "2 x H100 SXM"
     # B's price is the cheapest H200 offer at B's own layout (one GPU), priced always-on
-    rows = [x for x in api.cost_report(sc_b, offers=offers, fixed_layout=True)["offers"] if x["gpu"] == "H200"]
-    best = min(x["monthly_always_on_usd"] for x in rows)
+    rows = [x for x in api.cost_report(sc_b, offers=offers, fixed_layout=True).offers if x.gpu == "H200"]
+    best = min(x.monthly_always_on_usd for x in rows)
     assert r.b.monthly_usd == best
     assert r.comparison.verdict.startswith(
         "B runs 1 x H200 instead of 1 x H100 SXM; only B fits (A needs 2 x H100 SXM)"

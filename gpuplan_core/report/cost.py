@@ -1,0 +1,104 @@
+"""Typed cost results: what each offer costs for the scenario (the Cost page, ``cost --json``), and the lifetime
+and market projections drawn from it.
+
+Money is US dollars: ``_usd`` a total, ``monthly_`` per month of ``hours_per_month`` hours, ``run_`` one run (a
+day's requests as a batch job, an hour without traffic, or the training run with failed runs and sweeps). The
+rows are built in plan/recommend.py's cost_table (InferenceCostRow, TrainingCostRow: a Pick and the run).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..plan.recommend import InferenceCostRow, Rejected, TrainingCostRow
+from ..plan.result import Pick
+from ..pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
+from .results import ModelSummary, _Report, _Sparse
+
+
+class CostReport(ModelSummary, _Sparse):
+    """Per offer, its best configuration for the scenario (meets the targets if any does, else the cheapest),
+    cheapest run first. Serving rows are InferenceCostRow, training rows TrainingCostRow. Keys that apply to one
+    job only (training's size; serving's cheapest month) and the pricing file's problems (only when the report
+    read a file) are left out of the JSON elsewhere."""
+
+    SOMETIMES = (
+        "training_flops",
+        "training_tokens",
+        "mfu",
+        "tokens_note",
+        "cheapest_monthly_usd",
+        "pricing_errors",
+        "pricing_warnings",
+    )
+
+    mode: str
+    hours_per_month: float = Field(description="the hours a month always-on is billed")
+    offers: list[InferenceCostRow] | list[TrainingCostRow]
+    rejected: list[Rejected]
+    serverless: list[Pick] = Field(description="serving with a traffic estimate: monthly from the traffic model")
+    training_flops: float | None = Field(None, description="training: tokens x (6 x active parameters + attention)")
+    training_tokens: float | None = None
+    mfu: float | None = Field(None, description="training: the model FLOPs utilization assumed")
+    tokens_note: str | None = Field(None, description="training: how the token count was chosen, when not given")
+    gpu_hours: float | None = Field(description="training: GPU-hours of the cheapest run; None for serving")
+    wall_hours: float | None = Field(description="training: wall-clock hours of the cheapest run; None for serving")
+    cheapest_monthly_usd: float | None = Field(None, description="serving: the least monthly always-on of any row")
+    pricing_errors: list[str] = Field(default_factory=list, description="rows of the pricing file left out, and why")
+    pricing_warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def training(self) -> bool:
+        return self.mode != "inference"
+
+
+# ---- the lifetime and the market context -----------------------------------------------------------
+
+
+class LifetimeMonth(_Report):
+    month: int
+    training_usd: float = Field(description="the training bill, paid once in month 0")
+    inference_cumulative_usd: float = Field(description="serving's monthly cost x months so far")
+    total_usd: float
+
+
+class Lifetime(_Report):
+    """Cumulative spend month by month: a training bill once, then serving every month."""
+
+    months: list[LifetimeMonth]
+    inference_passes_training_month: int | None = Field(
+        description="the first month serving has cost as much as training; None: not within the months shown"
+    )
+
+    @classmethod
+    def of(cls, training_usd: float, monthly_usd: float, months: int) -> Lifetime:
+        return cls.model_validate(lifetime(training_usd, monthly_usd, months))
+
+
+class MarketEstimate(_Report):
+    """One analyst's estimate of how fast the price of equal capability falls (never averaged with another)."""
+
+    key: str
+    label: str = Field(description="the estimate, its source and date, marked ANALYST ESTIMATE")
+    annual_factor: float = Field(description="the price after a year, as a share of today's")
+
+    @classmethod
+    def all(cls) -> list[MarketEstimate]:
+        return [cls(key=k, **v) for k, v in MARKET_ESTIMATES.items()]
+
+
+class ProjectionMonth(_Report):
+    month: int
+    monthly_usd: float
+
+
+class MarketProjection(_Report):
+    """Today's monthly cost projected with one analyst estimate (an API-price trend, not a rental forecast)."""
+
+    estimate: MarketEstimate
+    months: list[ProjectionMonth]
+
+    @classmethod
+    def of(cls, monthly_usd: float, estimate: str, months: int) -> MarketProjection:
+        rows = market_projection(monthly_usd, estimate, months)  # raises for an unknown estimate, naming it
+        return cls(estimate=MarketEstimate(key=estimate, **MARKET_ESTIMATES[estimate]), months=rows)

@@ -1,0 +1,207 @@
+"""The money charts: the Cost page's cheapest offers, lifetime and market projection, the Overview's cost-latency
+Pareto front, and Compare's A-and-B panels (pure plotly, styled as figures.py says)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from gpuplan_core import GB, InferenceCostRow, Lifetime, MarketProjection, TrainingCostRow
+
+from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks
+
+
+def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], inference: bool) -> go.Figure:
+    """The ten cheapest offers (monthly always-on for serving, the run for training), cheapest on top; your
+    own prices are marked."""
+
+    def usd(r) -> float:
+        return r.monthly_always_on_usd if inference else r.run_cost_usd
+
+    top = sorted(rows, key=usd)[:10][::-1]
+    names = [f"{r.provider} · {r.layout}" + (" · your price" if r.user_price else "") for r in top]
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "y": names,
+            "x": [usd(r) for r in top],
+            "marker": {"color": [GPU_COLORS.get(r.gpu, "#334155") for r in top]},
+            "text": [f"  ${usd(r):,.0f}" for r in top],
+            "textposition": "outside",
+            "cliponaxis": False,
+            "customdata": [r.offer_id for r in top],
+            "hovertemplate": "%{customdata}: $%{x:,.2f}<extra></extra>",
+            "showlegend": False,
+        }
+    ]
+    best = top[-1]
+    what = "a month, always on" if inference else "for the run"
+    title = f"Cheapest: {best.provider} · {best.layout} at ${usd(best):,.0f} {what}"
+    if len(top) > 1:
+        title += f"; the {len(top)}th cheapest ${usd(top[0]):,.0f}"
+    return go.Figure(
+        data=data,
+        layout=chart_layout(
+            title,
+            max(300, 30 * len(top) + 110),
+            xaxis={
+                "title": {"text": "USD " + ("per month" if inference else "per run")},
+                "range": [0, usd(top[0]) * 1.25],
+                "tickformat": "$,.0f",
+            },
+            yaxis={"automargin": True},
+        ),
+    )
+
+
+def lifetime_figure(life: Lifetime, title: str) -> go.Figure:
+    months = [m.month for m in life.months]
+    trained = any(m.training_usd for m in life.months)
+    data = [
+        {
+            "type": "scatter",
+            "x": months,
+            "y": [m.training_usd for m in life.months],
+            "name": "training (once)",
+            "line": {"color": "#7c3aed", "dash": "dash"},
+            "visible": trained,
+        },
+        {
+            "type": "scatter",
+            "x": months,
+            "y": [m.inference_cumulative_usd for m in life.months],
+            "name": "inference, cumulative",
+            "line": {"color": "#0891b2"},
+        },
+    ]
+    shapes, notes = [], []
+    be = life.inference_passes_training_month
+    if be is not None and trained:
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": be,
+                "x1": be,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": NEUTRAL, "dash": "dot"},
+            }
+        )
+        notes.append(
+            {
+                "x": be,
+                "xref": "x",
+                "yref": "paper",
+                "y": 1,
+                "showarrow": False,
+                "xanchor": "left",
+                "text": f"inference passes training in month {be}",
+            }
+        )
+    return go.Figure(
+        data=data,
+        layout=chart_layout(
+            title,
+            360,
+            shapes=shapes,
+            annotations=notes,
+            xaxis={"title": {"text": "month"}},
+            yaxis={"title": {"text": "USD"}, "tickformat": "$,.0f"},
+        ),
+    )
+
+
+def projection_figure(proj: MarketProjection) -> go.Figure:
+    label = proj.estimate.label
+    data = [
+        {
+            "type": "scatter",
+            "x": [r.month for r in proj.months],
+            "y": [r.monthly_usd for r in proj.months],
+            "mode": "lines",
+            "name": label,
+            "line": {"color": NEUTRAL},
+        }
+    ]
+    return go.Figure(
+        data=data,
+        layout=chart_layout(label, 320, xaxis={"title": {"text": "month"}}, yaxis={"title": {"text": "USD per month"}}),
+    )
+
+
+def pareto_figure(plan) -> go.Figure:
+    """Monthly cost against p95 TTFT for the configurations no other beats on both, the pick highlighted."""
+    pts = plan.pareto
+    top = (plan.picks[0].offer_id, plan.picks[0].layout, plan.picks[0].weights_format) if plan.picks else None
+    data = [
+        {
+            "type": "scatter",
+            "x": [p.ttft_s * 1e3 for p in pts],
+            "y": [p.monthly_usd for p in pts],
+            "mode": "lines+markers",
+            "line": {"shape": "hv", "color": NEUTRAL},
+            "marker": {
+                "size": [16 if (p.offer_id, p.layout, p.weights_format) == top else 9 for p in pts],
+                "color": [GPU_COLORS.get(p.gpu, "#334155") for p in pts],
+                "symbol": ["circle" if p.meets_target else "x" for p in pts],
+            },
+            "text": [f"{p.offer_id}<br>{p.layout}, {p.weights_format}" for p in pts],
+            "hovertemplate": "%{text}<br>p95 TTFT %{x:,.0f} ms<br>%{y:$,.0f}/month<extra></extra>",
+            "name": "cheapest for its latency",
+        }
+    ]
+    fast, cheap = min(pts, key=lambda p: p.ttft_s), min(pts, key=lambda p: p.monthly_usd)
+    title = (
+        f"A faster first token costs more: ${cheap.monthly_usd:,.0f} a month at {cheap.ttft_s * 1e3:,.0f} ms, "
+        f"${fast.monthly_usd:,.0f} at {fast.ttft_s * 1e3:,.0f} ms"
+    )
+    ttfts = [p.ttft_s * 1e3 for p in pts]
+    layout = chart_layout(
+        title,
+        360,
+        xaxis={**log_ticks(min(ttfts) * 0.8, max(ttfts) * 1.25), "title": {"text": "p95 time to first token (ms)"}},
+        yaxis={"title": {"text": "USD per month"}, "rangemode": "tozero", "tickformat": "$,.0f"},
+        showlegend=False,
+    )
+    return go.Figure(data=data, layout=layout)
+
+
+def compare_figure(a, b) -> go.Figure:
+    """A and B side by side, one small panel per measure (memory per GPU, first token, time per token, cost);
+    a side that does not fit has no speed or price bar."""
+    from plotly.subplots import make_subplots
+
+    panels = [
+        ("Memory per GPU (GB)", a.per_gpu_bytes / GB, b.per_gpu_bytes / GB, ",.1f"),
+        ("First token (ms)", _ms(a.ttft_s), _ms(b.ttft_s), ",.0f"),
+        ("Per token (ms)", _ms(a.tpot_s), _ms(b.tpot_s), ",.1f"),
+        ("Cost per month ($)", a.monthly_usd, b.monthly_usd, "$,.0f"),
+        ("Cost of the run ($)", a.run_usd, b.run_usd, "$,.0f"),
+    ]
+    panels = [p for p in panels if p[1] is not None or p[2] is not None]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p[0] for p in panels], horizontal_spacing=0.08)
+    for i, (name, x, y, f) in enumerate(panels, start=1):
+        vals = [x, y]
+        fig.add_trace(
+            go.Bar(
+                x=["A", "B"],
+                y=[v if v is not None else 0 for v in vals],
+                marker={"color": [BLUE, "#f97316"]},
+                text=[("n/a" if v is None else format(v, f.replace("$", ""))) for v in vals],
+                textposition="outside",
+                cliponaxis=False,
+                showlegend=False,
+                hovertemplate=f"%{{x}}: %{{y:{f.replace('$', '')}}}<extra>{name}</extra>",
+            ),
+            row=1,
+            col=i,
+        )
+        fig.update_yaxes(showticklabels=False, rangemode="tozero", row=1, col=i)
+    fig.update_layout(chart_layout("A and B side by side", 320, margin={"l": 10, "r": 10, "t": 70, "b": 10}))
+    return fig
+
+
+def _ms(s: float | None) -> float | None:
+    return None if s is None else s * 1e3
