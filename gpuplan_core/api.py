@@ -21,7 +21,7 @@ from .scenario.scenario import Scenario
 
 
 def scenario_of(s: Scenario | dict[str, Any]) -> Scenario:
-    return s if isinstance(s, Scenario) else Scenario(**{k: v for k, v in s.items() if v is not None})
+    return s if isinstance(s, Scenario) else Scenario(**s)  # None is a value: no target, no traffic, any GPU
 
 
 def model_summary(sc: Scenario) -> dict[str, Any]:
