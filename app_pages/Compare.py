@@ -25,7 +25,7 @@ with page.guard("The comparison"):
 
 st.caption(
     "A is the sidebar's scenario"
-    + (f" (its GPU is 'any': A uses the {get_gpu(DEFAULT_GPU).label})" if not sc.gpu else "")
+    + (f" (its GPU is 'any': A uses the {get_gpu(DEFAULT_GPU).label})" if not sc.parallelism.gpu else "")
     + ". B starts as a copy of A; change what B does differently here. Both are in the link."
 )
 cols = st.columns(len(b_inputs))

@@ -11,7 +11,7 @@ chart = {"displaylogo": False}
 
 rows = []
 with page.guard("Costs per offer"):
-    views = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)
+    views = cached.cost_views(sc.with_(gpu=None).model_dump_json(), pkey)
     cost = views["cost"]
     rows = cost.offers
     ans = cached.answer(sc)
@@ -35,16 +35,17 @@ with page.guard("Costs per offer"):
             "provider filter in the sidebar.",
             icon=":material/info:",
         )
-    elif sc.mode == "inference":
+    elif sc.job.mode == "inference":
         st.markdown(
-            f"Always-on = machines x machine price x **{sc.hours_per_month:g} hours a month**, billed while idle; "
-            "per run = one day's requests as a batch job on one replica (one hour without a traffic estimate), "
+            f"Always-on = machines x machine price x **{sc.pricing.hours_per_month:g} hours a month**, billed while "
+            "idle; per run = one day's requests as a batch job on one replica (one hour without a traffic estimate), "
             "billed in each offer's increments with its minimum; $ per 1M tokens at "
-            f"**{sc.utilization:.0%} utilization**. Interactive serving leaves out spot offers unless Billing = Spot."
+            f"**{sc.pricing.utilization:.0%} utilization**. Interactive serving leaves out spot offers unless Billing "
+            "= Spot."
         )
         left, right = st.columns(2)
         with left:
-            st.markdown(f"**Monthly, always on** ({sc.hours_per_month:g} h)")
+            st.markdown(f"**Monthly, always on** ({sc.pricing.hours_per_month:g} h)")
             page.table(views["always_on"], "always_on", "gpuplan-monthly-always-on.csv", height=420)
         with right:
             st.markdown(f"**Per run** ({rows[0].run_description})")
@@ -54,7 +55,7 @@ with page.guard("Costs per offer"):
         if views["serverless"] is not None:
             st.markdown(serverless_line)
             page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
-        elif not sc.requests_per_day:
+        elif not sc.traffic.requests_per_day:
             st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")
         best_monthly = ans.cost_usd if ans.pick is not None else min(r.monthly_always_on_usd for r in rows)
         st.subheader("Over three years: serving every month")
@@ -66,8 +67,8 @@ with page.guard("Costs per offer"):
     else:
         st.markdown(
             f"Training compute: **{cost.training_flops:.3g} FLOPs** = tokens x (6 x active parameters + causal "
-            f"attention), at MFU {cost.mfu:.2f} of each GPU's dense BF16 peak; +{sc.overhead_factor:.0%} for failed "
-            "runs and sweeps; GPUs rounded up to whole nodes, billed in each offer's increments."
+            f"attention), at MFU {cost.mfu:.2f} of each GPU's dense BF16 peak; +{sc.training.overhead_factor:.0%} for "
+            "failed runs and sweeps; GPUs rounded up to whole nodes, billed in each offer's increments."
         )
         if cost.tokens_note:
             st.caption(cost.tokens_note)
@@ -76,12 +77,10 @@ with page.guard("Costs per offer"):
             st.markdown("**Per-run cluster cost**")
             page.table(views["runs"], "train_run", "gpuplan-training-runs.csv", height=420)
         with right:
-            st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.hours_per_month:g} h a month)")
+            st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.pricing.hours_per_month:g} h a month)")
             page.table(views["monthly"], "train_monthly", "gpuplan-training-monthly.csv", height=420)
         run_usd = ans.cost_usd if ans.pick is not None else min(r.run_cost_usd for r in rows)
-        serving = cached.answer_at(
-            sc.model_copy(update={"mode": "inference", "batch": 1}).model_dump_json(), pkey, False
-        )
+        serving = cached.answer_at(sc.with_(mode="inference", batch=1).model_dump_json(), pkey, False)
         monthly = serving.cost_usd or 0.0
         st.subheader("Over three years: this training run, then serving the model")
         title = f"{fmt.usd(run_usd)} training run, then serving as recommended at {fmt.usd(monthly)} a month"

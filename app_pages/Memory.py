@@ -42,19 +42,19 @@ with page.guard("Memory budget"):
         with st.expander("Every GPU type: fit, largest batch, longest context"):
             page.table(views["gpus"], "gpus", "gpuplan-memory-per-gpu.csv")
 
-if sc.mode != "inference" and not page.meeting():
+if sc.job.mode != "inference" and not page.meeting():
     with page.guard("Both training accountings"):
         st.subheader("Both accountings")
         st.caption(
             "Two published rules for mixed-precision Adam. Neither is universal; the budget above uses "
-            f"**{'ZeRO (16 B/param)' if sc.accounting == 'zero' else 'Hugging Face (18 B/param)'}**."
+            f"**{'ZeRO (16 B/param)' if sc.training.accounting == 'zero' else 'Hugging Face (18 B/param)'}**."
         )
         cols = st.columns(2)
         for col, acc, label in (
             (cols[0], "zero", "ZeRO paper: 16 bytes/param"),
             (cols[1], "hf", "Hugging Face: 18 bytes/param"),
         ):
-            r = cached.memory_report(sc.model_copy(update={"accounting": acc}).model_dump_json())
+            r = cached.memory_report(sc.with_(accounting=acc).model_dump_json())
             col.metric(label, fmt.gb(r.model_states_bytes), help="model states per GPU, before activations")
             col.caption(
                 ", ".join(

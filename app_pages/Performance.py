@@ -7,10 +7,10 @@ from gpuplan_ui import cached, fmt, page
 
 sc, values = page.setup("Performance")
 key = sc.model_dump_json()
-gpu = sc.gpu or "H100-SXM"
+gpu = sc.parallelism.gpu or "H100-SXM"
 chart = {"displaylogo": False}
 
-if sc.mode != "inference":
+if sc.job.mode != "inference":
     page.answer(
         Answer(
             sentence="Speed here is about serving a model; for a training job's time, GPU-hours and cost see the "
@@ -25,7 +25,7 @@ else:
         sv = cached.serving_views(key, gpu) if p.fits else None
         curve = None if sv is None else sv["curve"]
         page.answer(perf_answer(p, curve, sc))
-        if not sc.gpu:
+        if not sc.parallelism.gpu:
             st.caption("The sidebar's GPU is 'any': this page shows the H100 SXM; pick a GPU to see another.")
     if p is not None and p.fits:
         with page.guard("Under traffic"):

@@ -7,7 +7,7 @@ from gpuplan_ui import cached, fmt, page, share, widgets
 
 sc, values = page.setup("Which GPU should we rent, how many, and what will it cost?")
 key = sc.model_dump_json()
-inference = sc.mode == "inference"
+inference = sc.job.mode == "inference"
 explore = bool(widgets.page_value("alt_formats")) and inference
 
 plan = None
@@ -28,7 +28,11 @@ if plan is not None:
             st.caption(
                 "Targets: "
                 + "; ".join(c.text() for c in ans.checks)
-                + (" under your traffic, with continuous batching" if sc.requests_per_day else " for one request")
+                + (
+                    " under your traffic, with continuous batching"
+                    if sc.traffic.requests_per_day
+                    else " for one request"
+                )
                 + " (set them under "
                 + ("Traffic and latency targets)." if inference else "Training).")
             )

@@ -23,16 +23,17 @@ from .report.compare import CompareReport, Side, compare
 from .report.cost import CostReport
 from .report.results import GpuFit, GpuPerf, Layout, MemoryReport, NoFit, PerfReport
 from .report.serving import ServeReport, ServingCurve
+from .scenario.fields import MAX_LAYOUT_GPUS
 from .scenario.scenario import Scenario
 
 
 def scenario_of(s: Scenario | dict[str, Any]) -> Scenario:
-    return s if isinstance(s, Scenario) else Scenario(**{k: v for k, v in s.items() if v is not None})
+    return s if isinstance(s, Scenario) else Scenario(**s)  # None is a value: no target, no traffic, any GPU
 
 
 def model_summary(sc: Scenario) -> dict[str, Any]:
     m = sc.model()
-    kvf = get_format(sc.kv_format)
+    kvf = get_format(sc.formats.kv_format)
     return {
         "model": m.name,
         "model_source": m.source,
@@ -58,7 +59,7 @@ def memory_report(s: Scenario | dict[str, Any]) -> MemoryReport:
     req = memory_request(sc)
     budget = memory_budget(m, req)
     fits = evaluate_catalog(m, req, load_gpus())
-    selected = {g.gpu for g in sc.selected_gpus()} if sc.gpu else set()
+    selected = {g.gpu for g in sc.selected_gpus()} if sc.parallelism.gpu else set()
     return MemoryReport(
         **model_summary(sc),
         mode=req.mode,
@@ -123,7 +124,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     gpu = get_gpu(gpu_name)
     req = memory_request(sc)
     notes: list[str] = []
-    tp, pp = sc.tp, sc.pp
+    tp, pp = sc.parallelism.tp, sc.parallelism.pp
     mb = max_batch(m, req, gpu)
     if mb == 0:
         lay = min_gpus(m, req, gpu)
@@ -132,17 +133,22 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
             req = req.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp})
             mb = max_batch(m, req, gpu)
             notes.append(
-                f"Does not fit at tp={sc.tp} x pp={sc.pp}; shown at the smallest fitting layout tp={tp} x pp={pp}."
+                f"Does not fit at tp={sc.parallelism.tp} x pp={sc.parallelism.pp}; shown at the smallest fitting "
+                f"layout tp={tp} x pp={pp}."
             )
         if lay is None or mb == 0:
-            return NoFit(gpu=gpu.gpu, notes=[f"{m.name} does not fit on any layout of {gpu.gpu} up to 4,096 GPUs."])
-    batch = mb if sc.batch == "max" else sc.batch
+            return NoFit(
+                gpu=gpu.gpu, notes=[f"{m.name} does not fit on any layout of {gpu.gpu} up to {MAX_LAYOUT_GPUS:,} GPUs."]
+            )
+    batch = mb if sc.request.batch == "max" else sc.request.batch
     if batch > mb:
         notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
     pa = PerfAssumptions()
-    wl = workload_for(sc, tp, pp)
-    r = predict(m, gpu, wl, max(1, batch), sc.input_tokens, sc.output_tokens, pa)
-    at_max = predict(m, gpu, wl, mb, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
+    wl = workload_for(sc.formats, sc.assumptions, tp, pp)
+    r = predict(m, gpu, wl, max(1, batch), sc.request.input_tokens, sc.request.output_tokens, pa)
+    at_max = predict(
+        m, gpu, wl, mb, sc.request.input_tokens, sc.request.output_tokens, pa, with_compute_bound_batch=False
+    )
     bands = perf_bands(gpu.gpu, wl.weights_format, m.is_moe, wl.eager, max(1, batch))
     d = r.to_dict()
     d.update(
@@ -157,7 +163,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
             for fmt in ("bf16", "fp8", "fp4", "int8")
             if gpu.dense_peak_flops(fmt)[1] == fmt
         },
-        sweep=decode_sweep(m, gpu, wl, sc.input_tokens + sc.output_tokens // 2, mb, pa),
+        sweep=decode_sweep(m, gpu, wl, sc.request.input_tokens + sc.request.output_tokens // 2, mb, pa),
     )
     return GpuPerf(**d)
 
@@ -167,8 +173,8 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
     sc = scenario_of(s)
     from .hardware.catalog import get_gpu
 
-    main_gpu = get_gpu(sc.gpu).gpu if sc.gpu else DEFAULT_GPU
-    names = gpus if gpus is not None else ([main_gpu] if sc.gpu else [g.gpu for g in load_gpus()])
+    main_gpu = get_gpu(sc.parallelism.gpu).gpu if sc.parallelism.gpu else DEFAULT_GPU
+    names = gpus if gpus is not None else ([main_gpu] if sc.parallelism.gpu else [g.gpu for g in load_gpus()])
     per = [perf_for_gpu(sc, n) for n in names]
     main = next((p for p in per if p.gpu == main_gpu), None) or perf_for_gpu(sc, main_gpu)
     return PerfReport(**model_summary(sc), main=main, gpus=per)
@@ -228,22 +234,22 @@ def cost_report(
         offers = report.offers
     table = cost_table(sc, offers, fixed_layout)
     rows = table.offers
-    if sc.gpu:
+    if sc.parallelism.gpu:
         from .hardware.catalog import get_gpu
 
-        gid = get_gpu(sc.gpu).gpu
+        gid = get_gpu(sc.parallelism.gpu).gpu
         rows = [r for r in rows if r.gpu == gid]
     rows.sort(key=lambda r: r.run_cost_usd if r.run_cost_usd is not None else float("inf"))
     first = rows[0] if rows else None
     out: dict[str, Any] = {
         **model_summary(sc),
-        "mode": sc.mode,
-        "hours_per_month": sc.hours_per_month,
+        "mode": sc.job.mode,
+        "hours_per_month": sc.pricing.hours_per_month,
         "offers": rows,
         "rejected": table.rejected,
         "serverless": table.serverless,
     }
-    if sc.mode != "inference":
+    if sc.job.mode != "inference":
         out.update(
             training_flops=table.training_flops,
             training_tokens=table.training_tokens,
@@ -327,15 +333,17 @@ def serve_report(
         "max_requests_per_s": max_request_rate(r),
         **_serving_bands(r.m.is_moe),
     }
-    if sc.ttft_target_s or sc.tpot_target_s:
-        cap = capacity(r, sc.ttft_target_s, sc.tpot_target_s)
+    if sc.traffic.ttft_target_s or sc.traffic.tpot_target_s:
+        cap = capacity(r, sc.traffic.ttft_target_s, sc.traffic.tpot_target_s)
         out["capacity_requests_per_s"] = cap
-        if sc.requests_per_day:
+        if sc.traffic.requests_per_day:
             from .pricing.billing import replicas_for_traffic
 
-            peak = sc.requests_per_day / 86_400 * sc.peak_to_average
+            peak = sc.traffic.peak_requests_per_s
             out["peak_requests_per_s"] = peak
-            out["replicas"] = replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, cap) if cap else None
+            out["replicas"] = (
+                replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, cap) if cap else None
+            )
     return ServeReport(**out)
 
 
@@ -347,9 +355,9 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
-    targets = (sc.ttft_target_s, sc.tpot_target_s) if sc.serving == "interactive" else (None, None)
+    targets = (sc.traffic.ttft_target_s, sc.traffic.tpot_target_s) if sc.job.serving == "interactive" else (None, None)
     cap = capacity(r, *targets) if any(targets) else None
-    peak = sc.requests_per_day / 86_400 * sc.peak_to_average if sc.requests_per_day else None
+    peak = sc.traffic.peak_requests_per_s if sc.traffic.requests_per_day else None
     limit = cap if cap is not None else 0.99 * max_request_rate(r)
     return ServingCurve(
         gpu=r.gpu.gpu,
@@ -361,7 +369,9 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
         ttft_target_s=targets[0],
         tpot_target_s=targets[1],
         peak_requests_per_s=peak,
-        replicas=replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, limit) if peak and limit else None,
+        replicas=replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, limit)
+        if peak and limit
+        else None,
         points=load_curve(r),
         notes=[note] if note else [],
         **_serving_bands(r.m.is_moe),
@@ -377,26 +387,34 @@ def compare_side(sc: Scenario, offers) -> Side:
     from .hardware.catalog import get_gpu
     from .model.formats import get_format
 
-    gpu = get_gpu(sc.gpu or DEFAULT_GPU)
-    sc = sc if sc.gpu else sc.model_copy(update={"gpu": gpu.gpu})
+    gpu = get_gpu(sc.parallelism.gpu or DEFAULT_GPU)
+    sc = sc if sc.parallelism.gpu else sc.with_(gpu=gpu.gpu)
     mem = memory_report(sc)
     g = mem.gpu_fit(gpu.gpu)
-    settings = {"GPUs": f"{sc.gpus:,} x {g.label}", "Weights": f"{get_format(sc.weights_format).label} weights"}
-    if sc.mode == "inference":
-        settings |= {"KV cache": f"{get_format(sc.kv_format).label} KV cache", "Batch": f"batch {sc.batch}"}
+    settings = {
+        "GPUs": f"{sc.parallelism.gpus:,} x {g.label}",
+        "Weights": f"{get_format(sc.formats.weights_format).label} weights",
+    }
+    if sc.job.mode == "inference":
+        settings |= {
+            "KV cache": f"{get_format(sc.formats.kv_format).label} KV cache",
+            "Batch": f"batch {sc.request.batch}",
+        }
     else:
-        settings["Batch"] = f"micro-batch {sc.batch}"
+        settings["Batch"] = f"micro-batch {sc.request.batch}"
     label = ", ".join(settings.values())
     out = Side(label=label, settings=settings, fits=g.fits, per_gpu_bytes=mem.per_gpu_bytes)
     if not g.fits:
-        out.needs = f"{g.min_gpus:,} x {g.label}" if g.min_gpus else "more GPUs than any layout up to 4,096"
+        out.needs = (
+            f"{g.min_gpus:,} x {g.label}" if g.min_gpus else f"more GPUs than any layout up to {MAX_LAYOUT_GPUS:,}"
+        )
         return out
-    if sc.mode == "inference":
+    if sc.job.mode == "inference":
         p = perf_report(sc, gpus=[gpu.gpu]).gpus[0]
         if p.fits:
             out.ttft_s, out.tpot_s = p.ttft_s, p.tpot_s
     rows = [r for r in cost_report(sc, offers=offers, fixed_layout=True).offers if r.gpu == gpu.gpu]
-    if rows and sc.mode == "inference":
+    if rows and sc.job.mode == "inference":
         best = min(rows, key=lambda r: r.monthly_always_on_usd)
         out.monthly_usd, out.per_million_usd = best.monthly_always_on_usd, best.output_cost_per_million_usd
     elif rows:
@@ -409,17 +427,17 @@ def compare_report(a: Scenario, b: Scenario, offers, b_count_from_a: bool = True
     not fit there, B takes the fewest GPUs of its type that hold it (and says so)."""
     from .hardware.catalog import get_gpu
 
-    a = a if a.gpu else a.model_copy(update={"gpu": DEFAULT_GPU})
-    b = b if b.gpu else b.model_copy(update={"gpu": a.gpu})
+    a = a if a.parallelism.gpu else a.with_(gpu=DEFAULT_GPU)
+    b = b if b.parallelism.gpu else b.with_(gpu=a.parallelism.gpu)
     notes: list[str] = []
-    if b_count_from_a and b.gpu != a.gpu:
-        g = memory_report(b).gpu_fit(get_gpu(b.gpu).gpu)
+    if b_count_from_a and b.parallelism.gpu != a.parallelism.gpu:
+        g = memory_report(b).gpu_fit(get_gpu(b.parallelism.gpu).gpu)
         if not g.fits and g.min_layout is not None:
             lay = g.min_layout
             notes.append(
-                f"B: {b.gpus:,} x {g.label} (A's count) does not hold it; B uses {lay.gpus:,} x {g.label}, the fewest "
-                "that do."
+                f"B: {b.parallelism.gpus:,} x {g.label} (A's count) does not hold it; B uses {lay.gpus:,} x "
+                f"{g.label}, the fewest that do."
             )
-            b = b.model_copy(update={"gpus": lay.gpus, "tp": lay.tp, "pp": lay.pp})
+            b = b.with_(gpus=lay.gpus, tp=lay.tp, pp=lay.pp)
     sa, sb = compare_side(a, offers), compare_side(b, offers)
     return CompareReport(a=sa, b=sb, comparison=compare(sa, sb), notes=notes)

@@ -69,7 +69,7 @@ def answer_at(sc_json: str, pricing_key: str, explore_formats: bool) -> Scenario
 def answer(sc: Scenario) -> ScenarioAnswer:
     """The one answer to this run's scenario (every page headlines it): computed once per scenario, prices and the
     Overview's "also consider FP8 and INT4" choice (a page input, in the link on every page)."""
-    explore = bool(widgets.page_value("alt_formats")) and sc.mode == "inference"
+    explore = bool(widgets.page_value("alt_formats")) and sc.job.mode == "inference"
     return answer_at(sc.model_dump_json(), pricing_key(), explore)
 
 

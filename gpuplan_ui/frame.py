@@ -66,7 +66,7 @@ def _model_error(values: dict[str, Any], config_text: str | None, sc: Scenario, 
         return None
     if config_text is None:
         return next((n for n in notes if n.startswith(("Could not fetch", "No config loaded"))), "No config loaded.")
-    if sc.config_text is None:
+    if sc.model_source.config_text is None:
         return next((n for n in notes if n.startswith("The config could not be used")), "The config could not be used.")
     return None
 

@@ -69,7 +69,7 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
 
     everything = all_values(values)
     pkey = cached.pricing_key()
-    explore = bool(everything.get("alt_formats")) and sc.mode == "inference"
+    explore = bool(everything.get("alt_formats")) and sc.job.mode == "inference"
     st.download_button(
         "Download report (HTML)",
         lambda: report_html(sc, everything, page, pkey, explore),
@@ -89,21 +89,21 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     from . import cached, figures_cost, report
 
     key = sc.model_dump_json()
-    inference = sc.mode == "inference"
+    inference = sc.job.mode == "inference"
     mem = cached.memory_report(key)
     ans = cached.answer_at(key, pkey, explore and inference)
     views = cached.plan_views(key, pkey, explore, not inference)
     plan = ans.plan
     answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
     figs = [f for f in (views["pareto"], cached.memory_views(key)["figure"]) if f is not None]
-    gpu = sc.gpu or "H100-SXM"
+    gpu = sc.parallelism.gpu or "H100-SXM"
     if inference:
         pv = cached.perf_views(key, gpu)
         sv = cached.serving_views(key, gpu) if pv["perf"].fits else None
         answers.append(("Performance", perf_answer(pv["perf"], None if sv is None else sv["curve"], sc)))
         if sv is not None:
             figs.append(sv["ttft"])
-    cost = cached.cost_views(sc.model_copy(update={"gpu": None}).model_dump_json(), pkey)["cost"]
+    cost = cached.cost_views(sc.with_(gpu=None).model_dump_json(), pkey)["cost"]
     answers.append(("Cost", cost_answer(ans, sc, len(cost.offers))))
     if cost.offers:
         figs.append(figures_cost.cheapest_figure(cost.offers, inference))

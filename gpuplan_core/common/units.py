@@ -11,3 +11,4 @@ TB = 10**12
 TFLOP = 10**12
 HOURS_PER_MONTH = 730.0  # 8,760 h / 12, the usual convention (AWS calculator, infracost)
 SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86_400

@@ -16,37 +16,69 @@ from pydantic import ValidationError
 
 from .. import api
 from ..common.errors import describe
+from ..scenario.scenario import (
+    FIELDS,
+    JOB_DEFAULTS,
+    Scenario,
+    default_for,
+    field_bounds,
+    field_choices,
+    field_info,
+    field_is_int,
+    field_optional,
+)
 from . import cli_text
-from .inputs import INT_FIELDS, SIDEBAR
+from .record import NO_FLAG, plain
+
+# Flags kept under an older name too.
+ALIASES = {"prefix_cache_fraction": ("--prefix-cache",)}
+NONE = "none"  # the value of a flag that sets a field to None (--ttft-target-s none: no first-token target)
+
+
+def flag_fields() -> tuple[str, ...]:
+    """The Scenario fields with a flag of their own: all but the model source (--preset, --config PATH, --params)
+    and the pricing choices the CLI does not read yet."""
+    return tuple(f for f in FIELDS if f not in NO_FLAG)
 
 
 def add_cli_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per input that sets one Scenario field, in the field's own unit (seconds, tokens, counts),
-    named after the field (``--ttft-target-s``). Omitted flags leave the Scenario's default."""
-    for inp in SIDEBAR:
-        if inp.flag is None:
-            continue
-        opts = inp.option_list() if inp.choice else []
-        unit = f" [{', '.join(opts)}]" if opts and all(isinstance(o, str) for o in opts) else ""
-        text = f"{inp.help}{unit}".replace("%", "%%")
-        parser.add_argument(inp.flag, *inp.cli_aliases, dest=inp.field, default=None, help=text)
+    """One flag per Scenario field, in the field's own unit (seconds, tokens, counts), named after it
+    (``--ttft-target-s``), with its description as help. Omitted flags leave the Scenario's default."""
+    for name in flag_fields():
+        info = field_info(name)
+        choices = field_choices(name)
+        extra = [", ".join(map(str, choices))] if choices else []
+        if field_optional(name):
+            extra.append(f"{NONE}: not set")
+        lo, _, hi, _ = field_bounds(name)
+        if lo is not None and hi is not None:
+            extra.append(f"{plain(lo)} to {plain(hi)}")
+        text = (info.description or name) + (f" [{'; '.join(extra)}]" if extra else "")
+        per_job = [f"{job}: {d[name]}" for job, d in JOB_DEFAULTS.items() if name in d]
+        shown = [str(default_for(name))] if default_for(name) not in (None, {}) else []
+        text += f" (default: {'; '.join(shown + per_job)})" if shown or per_job else ""
+        flag = "--" + name.replace("_", "-")
+        parser.add_argument(flag, *ALIASES.get(name, ()), dest=name, default=None, help=text.replace("%", "%%"))
 
 
 def cli_fields(args: argparse.Namespace) -> dict[str, Any]:
     """The flags given, as Scenario fields (pydantic validates them and names the field when one is wrong).
-    Counts accept a decimal exponent (``--spec-draft-params 1e9``)."""
+    Counts accept a decimal exponent (``--spec-draft-params 1e9``); ``none`` clears a field that may be None."""
     out: dict[str, Any] = {}
-    for inp in SIDEBAR:
-        raw = getattr(args, inp.field, None) if inp.flag else None
+    for name in flag_fields():
+        raw = getattr(args, name, None)
         if raw is None:
             continue
-        if inp.whole or INT_FIELDS.get(inp.field):
+        if raw.strip().lower() == NONE and field_optional(name):
+            out[name] = None
+            continue
+        if field_is_int(name):
             try:
                 f = float(raw)
                 raw = int(f) if f.is_integer() else raw
             except (ValueError, OverflowError):
                 pass
-        out[inp.field] = raw
+        out[name] = raw
     return out
 
 
@@ -56,14 +88,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_scenario_options(p: argparse.ArgumentParser) -> None:
-    """The model source and the job by hand; every other scenario flag mirrors an app input and comes from
-    its record in ``inputs.py`` (same help, the Scenario field's name and unit)."""
+    """The model source by hand (a config is read from a file); every other flag is a Scenario field's."""
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--preset", help="bundled model preset, e.g. Llama-3.1-8B (the default)")
+    src.add_argument("--preset", help=f"bundled model preset (default: {default_for('preset')})")
     src.add_argument("--config", help="path to a Hugging Face config.json")
     src.add_argument("--params", help="bare parameter count, e.g. 7e9 (derives an approximate dense shape)")
-    p.add_argument("--mode", default="inference", help="inference | training | finetune")
-    p.add_argument("--serving", default=None, help="inference: interactive | batch")
     add_cli_flags(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -99,10 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _scenario_from_args(args: argparse.Namespace) -> dict:
-    out = {"mode": args.mode, **cli_fields(args)}
-    if args.serving is not None:
-        out["serving"] = args.serving
+def scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """The Scenario the flags describe: the Scenario's defaults for every flag not given."""
+    out = cli_fields(args)
     if args.config:
         try:
             out["config_text"] = Path(args.config).read_text()
@@ -113,9 +141,9 @@ def _scenario_from_args(args: argparse.Namespace) -> dict:
             out["params"] = int(float(args.params))
         except ValueError:
             raise ValueError(f"params: {args.params!r} is not a number (e.g. 7e9)") from None
-    else:
-        out["preset"] = args.preset or "Llama-3.1-8B"
-    return out
+    elif args.preset:
+        out["preset"] = args.preset
+    return Scenario(**out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             result = api.calibration_report()
             text = cli_text.calibration_markdown(result) if args.markdown else cli_text.format_calibration(result)
         else:
-            scenario = _scenario_from_args(args)
+            scenario = scenario_from_args(args)
             pricing = getattr(args, "pricing", None)
             handlers = {
                 "memory": api.memory_report,

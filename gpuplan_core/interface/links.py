@@ -15,7 +15,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ..scenario.scenario import Scenario
-from .inputs import DEFAULTS, INFERENCE, INPUTS, plain, same_value, tokens_label
+from .record import INFERENCE, plain, same_value
+from .registry import DEFAULTS, INPUTS, USE_CASES, tokens_label
 
 # ---- links -----------------------------------------------------------------------------------------
 
@@ -63,8 +64,6 @@ def upgrade_link(params: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
 def apply_use_case(params: Mapping[str, str]) -> dict[str, str]:
     """A link that names a use case but not every value it sets gets the use case's values for the rest (a link
     someone wrote by hand, ``?usecase=RAG...``)."""
-    from .inputs import USE_CASES
-
     p = dict(params)
     if "usecase" not in p:
         return p
@@ -103,7 +102,7 @@ def scenario_file(values: Mapping[str, Any], sc: Scenario, page: str = "") -> st
             "version": 2,
             "page": page,
             "inputs": {k: INPUTS[k].link_value(v[k]) for k in INPUTS},
-            "scenario": json.loads(sc.model_dump_json(exclude={"config_text"})),
+            "scenario": sc.flat(exclude={"config_text"}),  # flat: one key per Scenario field, as in version 2
         },
         indent=2,
     )

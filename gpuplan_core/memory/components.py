@@ -28,6 +28,7 @@ from ..scenario.fields import (
     Optimizer,
     Recompute,
 )
+from ..scenario.parts import RuntimeAssumptions
 
 
 class Assumptions(BaseModel):
@@ -35,12 +36,7 @@ class Assumptions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    memory_utilization: float = Field(
-        0.90,
-        ge=0.5,
-        le=1.0,
-        description="share of usable VRAM a job may fill (vLLM gpu_memory_utilization, default 0.9)",
-    )
+    memory_utilization: float = RuntimeAssumptions.model_fields["memory_utilization"]  # declared once, there
     cuda_context_bytes: float = Field(
         0.25 * GiB,
         ge=0,

@@ -15,7 +15,7 @@ from ..model.arch import (
     valid_tp_degrees,
 )
 from ..model.formats import get_format
-from ..scenario.fields import MAX_BATCH, MAX_CONTEXT_TOKENS
+from ..scenario.fields import MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_LAYOUT_GPUS
 from .budget import _budget, memory_budget
 from .components import Assumptions, MemoryBudget, MemoryRequest, stage_fraction
 
@@ -108,7 +108,9 @@ class Layout:
     dp: int
 
 
-def layout_table(m: ModelArch, req: MemoryRequest, max_count: int = 4096) -> list[tuple[int, int, int, float, float]]:
+def layout_table(
+    m: ModelArch, req: MemoryRequest, max_count: int = MAX_LAYOUT_GPUS
+) -> list[tuple[int, int, int, float, float]]:
     """Candidate layouts with per-GPU bytes split into (sharded by dp, not sharded): GPU-independent.
 
     Inference: tensor parallel (only degrees the heads allow, up to 8 in one node) x pipeline stages.
@@ -138,7 +140,7 @@ def layout_table(m: ModelArch, req: MemoryRequest, max_count: int = 4096) -> lis
 
 
 def min_gpus(
-    m: ModelArch, req: MemoryRequest, gpu: GPU, max_count: int = 4096, table: list | None = None
+    m: ModelArch, req: MemoryRequest, gpu: GPU, max_count: int = MAX_LAYOUT_GPUS, table: list | None = None
 ) -> Layout | None:
     """The smallest GPU count (and its tp x pp x dp layout) whose per-GPU budget fits this GPU."""
     cap = budget_bytes(gpu, req.assumptions)

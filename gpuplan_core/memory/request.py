@@ -8,27 +8,28 @@ from .components import Assumptions, MemoryRequest
 
 
 def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRequest:
-    """The memory question of a scenario: its job, formats, context, batch and layout (``update`` overrides)."""
-    b = batch if batch is not None else (1 if sc.batch == "max" else sc.batch)
+    """The memory question of a scenario: its job, formats, context, batch, layout, training settings and the
+    memory it may fill (``update`` overrides any MemoryRequest field)."""
+    job, req, par, tr = sc.job, sc.request, sc.parallelism, sc.training
     fields = dict(
-        mode=sc.mode,
-        method=sc.method,
-        weights_format=get_format(sc.weights_format).name,
-        kv_format=get_format(sc.kv_format).name,
+        mode=job.mode,
+        method=job.training_method,
+        weights_format=get_format(sc.formats.weights_format).name,
+        kv_format=get_format(sc.formats.kv_format).name,
         context_tokens=sc.context_tokens,
-        batch=b,
-        gpus=sc.gpus,
-        tp=sc.tp,
-        pp=sc.pp,
-        zero_stage=sc.zero_stage,
-        accounting=sc.accounting,
-        optimizer=sc.optimizer,
-        recompute=sc.recompute,
-        lora_rank=sc.lora_rank,
-        offload=sc.offload if sc.offload != "optimizer+params" or sc.zero_stage == 3 else "optimizer",
-        engine=sc.engine,
-        prefill_tokens=sc.input_tokens if sc.mode == "inference" else None,
-        assumptions=Assumptions(memory_utilization=sc.memory_utilization),
+        batch=batch if batch is not None else req.batch_or_one,
+        gpus=par.gpus,
+        tp=par.tp,
+        pp=par.pp,
+        zero_stage=par.zero_stage,
+        offload=par.effective_offload,
+        accounting=tr.accounting,
+        optimizer=tr.optimizer,
+        recompute=tr.recompute,
+        lora_rank=tr.lora_rank,
+        engine=sc.assumptions.engine,
+        prefill_tokens=req.input_tokens if job.mode == "inference" else None,
+        assumptions=Assumptions(memory_utilization=sc.assumptions.memory_utilization),
     )
     fields.update(update)
     return MemoryRequest(**fields)

@@ -414,10 +414,10 @@ def replica_for(
     from ..model.formats import get_format
 
     m = sc.model()
-    gpu = get_gpu(gpu_name or sc.gpu or DEFAULT_GPU)
-    fmt = get_format(weights_format or sc.weights_format).name
+    gpu = get_gpu(gpu_name or sc.parallelism.gpu or DEFAULT_GPU)
+    fmt = get_format(weights_format or sc.formats.weights_format).name
     req = memory_request(sc, batch=1, weights_format=fmt)
-    tp, pp, note = sc.tp, sc.pp, None
+    tp, pp, note = sc.parallelism.tp, sc.parallelism.pp, None
     kv = max_batch(m, req, gpu)
     if kv == 0:
         lay = min_gpus(m, req, gpu)
@@ -425,9 +425,19 @@ def replica_for(
             raise ValueError(f"{m.name} does not fit on any layout of {gpu.gpu}")
         tp, pp = lay.tp, lay.pp
         kv = max_batch(m, req.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
-        note = f"Does not fit at tp={sc.tp} x pp={sc.pp}; one replica here is tp={tp} x pp={pp}."
-    limits = engine_limits(gpu, sc.engine)
-    return Replica(m, gpu, workload_for(sc, tp, pp, fmt), sc.input_tokens, sc.output_tokens, kv, limits), note
+        note = (
+            f"Does not fit at tp={sc.parallelism.tp} x pp={sc.parallelism.pp}; one replica here is tp={tp} x pp={pp}."
+        )
+    limits = engine_limits(gpu, sc.assumptions.engine)
+    return Replica(
+        m,
+        gpu,
+        workload_for(sc.formats, sc.assumptions, tp, pp, fmt),
+        sc.request.input_tokens,
+        sc.request.output_tokens,
+        kv,
+        limits,
+    ), note
 
 
 def load_curve(r: Replica, points: int = 14) -> list[ServingResult]:

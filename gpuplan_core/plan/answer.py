@@ -69,15 +69,23 @@ def checks_of(
     """Every target the scenario sets, against predicted values (the same rule the search applies: latency targets
     for interactive serving, the deadline for training)."""
     out = []
-    if sc.mode == "inference" and sc.serving == "interactive":
-        if sc.ttft_target_s:
-            out.append(TargetCheck(name="ttft", label="first-token", target=sc.ttft_target_s, value=ttft_s, unit="s"))
-        if sc.tpot_target_s:
+    if sc.job.mode == "inference" and sc.job.serving == "interactive":
+        if sc.traffic.ttft_target_s:
             out.append(
-                TargetCheck(name="tpot", label="time-per-token", target=sc.tpot_target_s, value=tpot_s, unit="s")
+                TargetCheck(name="ttft", label="first-token", target=sc.traffic.ttft_target_s, value=ttft_s, unit="s")
             )
-    if sc.mode != "inference" and sc.deadline_hours:
-        out.append(TargetCheck(name="deadline", label="deadline", target=sc.deadline_hours, value=wall_hours, unit="h"))
+        if sc.traffic.tpot_target_s:
+            out.append(
+                TargetCheck(
+                    name="tpot", label="time-per-token", target=sc.traffic.tpot_target_s, value=tpot_s, unit="s"
+                )
+            )
+    if sc.job.mode != "inference" and sc.training.deadline_hours:
+        out.append(
+            TargetCheck(
+                name="deadline", label="deadline", target=sc.training.deadline_hours, value=wall_hours, unit="h"
+            )
+        )
     return out
 
 
@@ -125,7 +133,11 @@ class ScenarioAnswer(BaseModel):
         """Do the detail views (Performance) describe the pick's layout? Yes unless the user picked another: a GPU
         type other than the pick's, or a tensor/pipeline split of their own."""
         p = self.pick
-        return p is not None and (sc.gpu is None or sc.gpu == p.gpu) and (sc.tp, sc.pp) == (1, 1)
+        return (
+            p is not None
+            and (sc.parallelism.gpu is None or sc.parallelism.gpu == p.gpu)
+            and (sc.parallelism.tp, sc.parallelism.pp) == (1, 1)
+        )
 
     def detail_scenario(self, sc: Scenario) -> Scenario:
         """The scenario the detail views describe: at the pick's GPU, layout and weights format (``shows_pick``),
@@ -133,9 +145,7 @@ class ScenarioAnswer(BaseModel):
         if not self.shows_pick(sc):
             return sc
         p = self.pick
-        return sc.model_copy(
-            update={"gpu": p.gpu, "tp": p.tp, "pp": p.pp, "gpus": p.tp * p.pp, "weights_format": p.weights_format}
-        )
+        return sc.with_(gpu=p.gpu, tp=p.tp, pp=p.pp, gpus=p.tp * p.pp, weights_format=p.weights_format)
 
     def to_json(self) -> dict:
         """``plan --json``: the plan's keys as before, and the answer's beside them."""
@@ -153,13 +163,13 @@ class ScenarioAnswer(BaseModel):
 
 def _pick_memory(sc: Scenario, p: Pick) -> tuple[int, str]:
     """Memory per GPU at the pick's layout: one replica (tp x pp) for serving; the pick's whole layout for training."""
-    if sc.mode == "inference":
+    if sc.job.mode == "inference":
         gpus = p.tp * p.pp
         req = memory_request(sc, weights_format=get_format(p.weights_format).name, tp=p.tp, pp=p.pp, gpus=gpus)
         where = f"{gpus} x {p.gpu}" + (f" (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")" if gpus > 1 else "")
     else:
         gpus = p.gpus if p.gpus % (p.tp * p.pp) == 0 else p.tp * p.pp
-        zero = sc.zero_stage if p.zero_stage is None else p.zero_stage
+        zero = sc.parallelism.zero_stage if p.zero_stage is None else p.zero_stage
         req = memory_request(sc, tp=p.tp, pp=p.pp, gpus=gpus, zero_stage=zero)
         where = f"{gpus:,} x {p.gpu}, TP {p.tp}, PP {p.pp}, ZeRO {zero}"
     return round(memory_budget(sc.model(), req).per_gpu_bytes), where
@@ -187,7 +197,7 @@ def _alternatives(sc: Scenario, ans: Pick | None, rows: list[Pick]) -> list[Opti
     """The cheapest always-on option and the cheapest per run among those that meet every target (or, when none
     does, the cheapest of all, labelled with what it misses)."""
     out = []
-    if sc.mode == "inference":
+    if sc.job.mode == "inference":
         roles = (("cheapest always-on", "monthly_usd"), ("cheapest per run", "run_cost_usd"))
     else:
         roles = (("cheapest per run", "run_cost_usd"),)

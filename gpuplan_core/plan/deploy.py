@@ -59,8 +59,8 @@ SKYPILOT_CLOUDS = {"aws", "gcp", "azure", "lambda", "runpod", "nebius", "vast", 
 
 
 def model_id(sc: Scenario, hf_id: str | None = None) -> str:
-    if sc.preset:
-        return HF_IDS.get(sc.preset, sc.preset)
+    if sc.model_source.preset:
+        return HF_IDS.get(sc.model_source.preset, sc.model_source.preset)
     return hf_id or "<your-model-id>"
 
 
@@ -75,11 +75,11 @@ def vllm_args(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_seqs: 
         "--pipeline-parallel-size",
         str(pick.pp),
         "--max-model-len",
-        str(sc.input_tokens + sc.output_tokens),
+        str(sc.request.input_tokens + sc.request.output_tokens),
         "--gpu-memory-utilization",
-        f"{sc.memory_utilization:g}",
+        f"{sc.assumptions.memory_utilization:g}",
         "--kv-cache-dtype",
-        "fp8" if get_format(sc.kv_format).name == "fp8" else "auto",
+        "fp8" if get_format(sc.formats.kv_format).name == "fp8" else "auto",
     ]
     w = get_format(pick.weights_format).name
     if w == "fp8":
@@ -108,7 +108,7 @@ def skypilot_yaml(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_se
     run = shlex.join(vllm_args(sc, pick, hf_id, max_num_seqs))
     lines = [
         f"# gpuplan: {pick.layout}, {pick.replicas} replica(s) for the traffic; offer {pick.offer_id}",
-        f"name: gpuplan-{(sc.preset or 'model').lower().replace('.', '-')}",
+        f"name: gpuplan-{(sc.model_source.preset or 'model').lower().replace('.', '-')}",
         "resources:",
         f"  accelerators: {accel}",
     ]

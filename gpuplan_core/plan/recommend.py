@@ -36,17 +36,22 @@ from .training import TrainingCandidate, _why_training, training_candidates, tra
 def filter_offers(offers: list[Offer], sc: Scenario) -> list[Offer]:
     """The scenario's filters: its GPU (when one is chosen), billing and provider. Interactive serving leaves out
     interruptible (spot) offers unless the user asks for spot: a reclaimed server drops live users."""
-    gid = get_gpu(sc.gpu).gpu if sc.gpu else None
+    gid = get_gpu(sc.parallelism.gpu).gpu if sc.parallelism.gpu else None
     out = []
     for o in offers:
         if gid and o.gpu != gid:
             continue
-        if o.interruptible and sc.mode == "inference" and sc.serving == "interactive" and (sc.billing or "") != "spot":
+        if (
+            o.interruptible
+            and sc.job.mode == "inference"
+            and sc.job.serving == "interactive"
+            and (sc.pricing.billing or "") != "spot"
+        ):
             continue
-        if sc.provider and o.provider.lower() != sc.provider.lower():
+        if sc.pricing.provider and o.provider.lower() != sc.pricing.provider.lower():
             continue
-        if sc.billing:
-            want = sc.billing.lower()
+        if sc.pricing.billing:
+            want = sc.pricing.billing.lower()
             if want == "serverless" and not o.is_serverless:
                 continue
             if want == "reserved" and not o.billing_model.startswith("reserved"):
@@ -103,14 +108,15 @@ def _pick(c: Candidate | TrainingCandidate) -> Pick:
 def _why_inference(sc: Scenario, c: Candidate) -> list[WhyStep]:
     ev, o = c.ev, c.offer
     steps = []
-    if sc.requests_per_day:
-        peak = sc.requests_per_day / 86_400 * sc.peak_to_average
+    if sc.traffic.requests_per_day:
+        peak = sc.traffic.peak_requests_per_s
         steps += [
-            WhyStep(label="Requests per day", value=f"{sc.requests_per_day:,.0f}"),
+            WhyStep(label="Requests per day", value=f"{sc.traffic.requests_per_day:,.0f}"),
             WhyStep(
                 label="Peak requests per second",
                 value=f"{peak:,.2f}",
-                detail=f"{sc.requests_per_day:,.0f} / 86,400 s x {sc.peak_to_average:g} peak-to-average",
+                detail=f"{sc.traffic.requests_per_day:,.0f} / 86,400 s x {sc.traffic.peak_to_average:g} "
+                "peak-to-average",
             ),
             WhyStep(
                 label="One replica's capacity",
@@ -141,8 +147,8 @@ def _why_inference(sc: Scenario, c: Candidate) -> list[WhyStep]:
             WhyStep(
                 label="Monthly cost",
                 value=f"{c.monthly_usd:,.0f} USD",
-                detail=f"{c.gpus:,} GPUs x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour x {sc.hours_per_month:g} h "
-                f"({o.provider}, {o.billing_model.replace('_', ' ')})",
+                detail=f"{c.gpus:,} GPUs x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour x "
+                f"{sc.pricing.hours_per_month:g} h ({o.provider}, {o.billing_model.replace('_', ' ')})",
             )
         )
     elif c.monthly_usd is not None:
@@ -196,11 +202,17 @@ def _with_band(sc: Scenario, m: ModelArch, p: Pick) -> Pick:
     batch's regime (GPU generation x format)."""
     if p.ttft_s is None:
         return p
-    if sc.requests_per_day:
+    if sc.traffic.requests_per_day:
         b = serving_bands(m.is_moe)
         ttft, tpot = b["ttft_p95_s"], b["tpot_mean_s"]
     else:
-        b = perf_bands(p.gpu, p.weights_format, m.is_moe, workload_for(sc).eager, 1 if sc.batch == "max" else sc.batch)
+        b = perf_bands(
+            p.gpu,
+            p.weights_format,
+            m.is_moe,
+            workload_for(sc.formats, sc.assumptions, sc.parallelism.tp, sc.parallelism.pp).eager,
+            sc.request.batch_or_one,
+        )
         ttft, tpot = b["ttft_s"], b["tpot_s"]
     p.error_band = f"TTFT {ttft.short}, TPOT {tpot.short}"
     return p
@@ -211,15 +223,15 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
     scenario's weights format is the only one searched unless ``explore_formats`` adds FP8 and INT4."""
     m = sc.model()
     pa = PerfAssumptions()
-    unit = "USD per month (always-on or serverless)" if sc.mode == "inference" else "USD per training run"
-    plan = Plan(model=m.name, mode=sc.mode, unit=unit)
+    unit = "USD per month (always-on or serverless)" if sc.job.mode == "inference" else "USD per training run"
+    plan = Plan(model=m.name, mode=sc.job.mode, unit=unit)
     offers = filter_offers(offers, sc)
     if not offers:
         plan.message = "No offers match the pricing filters (GPU, billing, provider): widen them in the sidebar."
         return plan
     summary: dict = {}
-    if sc.mode == "inference":
-        formats = [get_format(sc.weights_format).name]
+    if sc.job.mode == "inference":
+        formats = [get_format(sc.formats.weights_format).name]
         if explore_formats:
             formats += [f for f in ("fp8", "int4-g128") if f not in formats]
         cands, rejected, evals = inference_candidates(m, sc, offers, formats, pa)
@@ -235,13 +247,13 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
 
     ok = _best_layout_per_price(sorted((c for c in cands if not c.misses), key=order))
     missed = sorted((c for c in cands if c.misses), key=order)
-    if sc.mode != "inference" and not sc.gpu:  # any GPU: the cheapest per GPU type
+    if sc.job.mode != "inference" and not sc.parallelism.gpu:  # any GPU: the cheapest per GPU type
         seen: set[str] = set()
         ok = [c for c in ok if not (c.gpu in seen or seen.add(c.gpu))]
     picks = ok[:top]
     best = picks[0].rank_cost if picks else math.inf
     near = [c for c in missed if c.rank_cost < best][:top]
-    chosen = get_format(sc.weights_format).name
+    chosen = get_format(sc.formats.weights_format).name
     for i, c in enumerate(picks):
         fmt = c.ev.weights_format if isinstance(c, Candidate) else c.weights_format
         if fmt != chosen:
@@ -258,7 +270,7 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
     if picks:
         top_c = picks[0]
         plan.why = _why_inference(sc, top_c) if isinstance(top_c, Candidate) else _why_training(sc, top_c, summary)
-    elif sc.mode == "inference":
+    elif sc.job.mode == "inference":
         plan.message = binding_constraint(sc, evals, cands, rejected)
     else:
         plan.message = training_message(sc, missed, rejected)
@@ -322,16 +334,29 @@ def _own_training_layout(
     stage, the deadline judged on that count; the others rejected (their GPU type needs another layout)."""
     own, rejected = [], []
     for c in cands:
-        if (c.gpus, c.tp, c.pp, c.zero_stage) != (sc.gpus, sc.tp, sc.pp, sc.zero_stage):
+        if (c.gpus, c.tp, c.pp, c.zero_stage) != (
+            sc.parallelism.gpus,
+            sc.parallelism.tp,
+            sc.parallelism.pp,
+            sc.parallelism.zero_stage,
+        ):
+            par = sc.parallelism
             why = (
-                f"does not fit at the scenario's layout ({sc.gpus} GPUs, TP {sc.tp}, PP {sc.pp}, ZeRO-{sc.zero_stage})"
+                f"does not fit at the scenario's layout ({par.gpus} GPUs, TP {par.tp}, PP {par.pp}, "
+                f"ZeRO-{par.zero_stage})"
             )
             rejected.append(
-                Rejection(c.gpu, why, c.weights_format, c.offer.offer_id, layout_label(c.gpu, sc.tp, sc.pp))
+                Rejection(
+                    c.gpu,
+                    why,
+                    c.weights_format,
+                    c.offer.offer_id,
+                    layout_label(c.gpu, sc.parallelism.tp, sc.parallelism.pp),
+                )
             )
             continue
-        if sc.deadline_hours and c.wall_hours > sc.deadline_hours * 1.0001:
-            c.misses = [f"{c.wall_hours:,.0f} h > deadline {sc.deadline_hours:,.0f} h"]
+        if sc.training.deadline_hours and c.wall_hours > sc.training.deadline_hours * 1.0001:
+            c.misses = [f"{c.wall_hours:,.0f} h > deadline {sc.training.deadline_hours:,.0f} h"]
         own.append(c)
     return own, rejected
 
@@ -344,9 +369,9 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
     training, its GPU count at its tp, pp and ZeRO stage, not more GPUs to meet a deadline."""
     m = sc.model()
     offers = filter_offers(offers, sc)
-    if sc.mode == "inference":
+    if sc.job.mode == "inference":
         cands, rejected, _ = inference_candidates(
-            m, sc, offers, [get_format(sc.weights_format).name], PerfAssumptions(), fixed=fixed_layout
+            m, sc, offers, [get_format(sc.formats.weights_format).name], PerfAssumptions(), fixed=fixed_layout
         )
         best: dict[str, Candidate] = {}
         for c in sorted(cands, key=lambda c: (bool(c.misses), c.rank_cost)):
@@ -356,24 +381,24 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
             if c.offer.is_serverless:
                 continue  # serverless has no per-run cluster; it is in the serverless table
             replica_gpus = c.ev.replica_gpus
-            if sc.requests_per_day and c.ev.capacity:
-                runtime = sc.requests_per_day / (c.ev.capacity * c.replicas)
+            if sc.traffic.requests_per_day and c.ev.capacity:
+                runtime = sc.traffic.requests_per_day / (c.ev.capacity * c.replicas)
                 gpus = replica_gpus * c.replicas
             else:
                 runtime, gpus = SECONDS_PER_HOUR, replica_gpus
-            rc = run_cost(c.offer, gpus, runtime, sc.spot_restart_overhead, sc.hours_per_month)
+            rc = run_cost(c.offer, gpus, runtime, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
             rows.append(
                 InferenceCostRow(
                     **_with_band(sc, m, _pick(c)).model_dump() | {"run_cost_usd": rc.run_cost_usd},
                     run_hours=runtime / 3600,
-                    run_description="one day's requests as a batch job" if sc.requests_per_day else "one hour",
+                    run_description="one day's requests as a batch job" if sc.traffic.requests_per_day else "one hour",
                     monthly_always_on_usd=c.monthly_usd,
                     notes=rc.notes,
                 )
             )
         serverless = [_with_band(sc, m, _pick(c)) for c in best.values() if c.offer.is_serverless]
         return CostTable(offers=rows, serverless=serverless, rejected=[Rejected(**r.to_dict()) for r in rejected])
-    job = sc.model_copy(update={"deadline_hours": None}) if fixed_layout else sc
+    job = sc.with_(deadline_hours=None) if fixed_layout else sc
     cands, rejected, summary = training_candidates(m, job, offers, PerfAssumptions())
     if fixed_layout:
         cands, not_own = _own_training_layout(sc, cands)
@@ -381,7 +406,7 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
     training_rows = [
         TrainingCostRow(
             **_pick(c).model_dump(),
-            monthly_always_on_usd=monthly_always_on(c.offer, c.gpus, sc.hours_per_month),
+            monthly_always_on_usd=monthly_always_on(c.offer, c.gpus, sc.pricing.hours_per_month),
             gpu_hours=c.gpu_hours,
             notes=c.why,
         )

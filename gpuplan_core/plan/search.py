@@ -50,10 +50,10 @@ def cold_start_s(m: ModelArch, weights_format: str) -> float:
 
 def target_misses(sc: Scenario, ttft_s: float | None, tpot_s: float | None, what: str = "TTFT") -> list[str]:
     misses = []
-    if sc.ttft_target_s and ttft_s is not None and ttft_s > sc.ttft_target_s:
-        misses.append(f"{what} {ttft_s * 1e3:,.0f} ms > target {sc.ttft_target_s * 1e3:,.0f} ms")
-    if sc.tpot_target_s and tpot_s is not None and tpot_s > sc.tpot_target_s:
-        misses.append(f"TPOT {tpot_s * 1e3:,.1f} ms > target {sc.tpot_target_s * 1e3:,.1f} ms")
+    if sc.traffic.ttft_target_s and ttft_s is not None and ttft_s > sc.traffic.ttft_target_s:
+        misses.append(f"{what} {ttft_s * 1e3:,.0f} ms > target {sc.traffic.ttft_target_s * 1e3:,.0f} ms")
+    if sc.traffic.tpot_target_s and tpot_s is not None and tpot_s > sc.traffic.tpot_target_s:
+        misses.append(f"TPOT {tpot_s * 1e3:,.1f} ms > target {sc.traffic.tpot_target_s * 1e3:,.1f} ms")
     return misses
 
 
@@ -128,8 +128,8 @@ class Rejection:
 
 def layouts_to_try(m: ModelArch, sc: Scenario, fixed: bool = False) -> list[tuple[int, int]]:
     """The user's layout when they set one (or ``fixed``); else TP 1/2/4/8 the heads allow, then stages of 8 GPUs."""
-    if fixed or sc.gpus > 1 or sc.tp > 1 or sc.pp > 1:
-        return [(sc.tp, sc.pp)]
+    if fixed or sc.parallelism.gpus > 1 or sc.parallelism.tp > 1 or sc.parallelism.pp > 1:
+        return [(sc.parallelism.tp, sc.parallelism.pp)]
     tps = [t for t in valid_tp_degrees(m, 8) if t in TP_DEGREES]
     return [(t, 1) for t in tps] + ([(8, p) for p in PP_STAGES] if 8 in tps else [])
 
@@ -161,7 +161,7 @@ def evaluate_layouts(
             mb = max_batch(m, req, gpu)
         except ValueError:
             continue
-        if mb < (1 if sc.batch == "max" else sc.batch):  # the complete budget at the scenario's batch (one notion)
+        if mb < (sc.request.batch_or_one):  # the complete budget at the scenario's batch (one notion)
             continue
         fitting.append((tp, pp))
         problems = [o.layout_problem(tp, pp) for o in offers or []]
@@ -175,23 +175,31 @@ def evaluate_layouts(
 
 
 def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, mb: int, pa: PerfAssumptions) -> LayoutEval:
-    wl = workload_for(sc, tp, pp, fmt)
-    batch = mb if sc.batch == "max" else min(sc.batch, mb)
-    static = predict(m, gpu, wl, batch, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
-    alone = predict(m, gpu, wl, 1, sc.input_tokens, sc.output_tokens, pa, with_compute_bound_batch=False)
+    wl = workload_for(sc.formats, sc.assumptions, tp, pp, fmt)
+    batch = mb if sc.request.batch == "max" else min(sc.request.batch, mb)
+    static = predict(
+        m, gpu, wl, batch, sc.request.input_tokens, sc.request.output_tokens, pa, with_compute_bound_batch=False
+    )
+    alone = predict(
+        m, gpu, wl, 1, sc.request.input_tokens, sc.request.output_tokens, pa, with_compute_bound_batch=False
+    )
     ev = LayoutEval(
         gpu=gpu, weights_format=fmt, tp=tp, pp=pp, kv_sequences=mb, batch=batch, replicas=1,
         capacity=batch / static.e2e_request_s, ttft_s=static.ttft_s, tpot_s=static.tpot_s, e2e_s=static.e2e_request_s,
         floor_ttft_s=alone.ttft_s, floor_tpot_s=alone.tpot_s, static=static,
     )  # fmt: skip
-    if not sc.requests_per_day:
+    if not sc.traffic.requests_per_day:
         ev.misses = target_misses(sc, static.ttft_s, static.tpot_s)
         ev.lines = [f"batch {batch:,} of at most {mb:,} sequences that fit"]
         return ev
-    rep = Replica(m, gpu, wl, sc.input_tokens, sc.output_tokens, mb, engine_limits(gpu, sc.engine), pa)
-    ttft_t, tpot_t = (sc.ttft_target_s, sc.tpot_target_s) if sc.serving == "interactive" else (None, None)
+    rep = Replica(
+        m, gpu, wl, sc.request.input_tokens, sc.request.output_tokens, mb, engine_limits(gpu, sc.assumptions.engine), pa
+    )
+    ttft_t, tpot_t = (
+        (sc.traffic.ttft_target_s, sc.traffic.tpot_target_s) if sc.job.serving == "interactive" else (None, None)
+    )
     cap = capacity(rep, ttft_t, tpot_t)
-    peak = sc.requests_per_day / 86_400 * sc.peak_to_average
+    peak = sc.traffic.peak_requests_per_s
     if cap <= 0:
         light = serve(rep, request_rate=max_request_rate(rep) * 1e-3)
         ev.capacity, ev.ttft_s, ev.tpot_s, ev.e2e_s = 0.0, light.ttft_p95_s, light.tpot_mean_s or 0.0, light.e2e_mean_s
@@ -199,7 +207,7 @@ def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, mb: int, pa
             f"{x} even at light load" for x in target_misses(sc, light.ttft_p95_s, light.tpot_mean_s, "p95 TTFT")
         ]
         return ev
-    ev.replicas = replicas_for_traffic(sc.requests_per_day, sc.peak_to_average, cap)
+    ev.replicas = replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, cap)
     at = serve(rep, request_rate=peak / ev.replicas)
     while at.saturated:  # the capacity search and the queue model can disagree at the very edge: one more replica
         ev.replicas += 1
@@ -207,9 +215,9 @@ def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, mb: int, pa
     ev.capacity, ev.ttft_s, ev.tpot_s, ev.e2e_s = cap, at.ttft_p95_s, at.tpot_mean_s or 0.0, at.e2e_mean_s
     ev.batch = min(mb, rep.limits.max_num_seqs)
     ev.lines = [
-        f"{peak:,.2f} req/s at peak ({sc.requests_per_day:,.0f}/day x {sc.peak_to_average:g}) over {ev.replicas} "
-        f"replica(s) of {cap:,.2f} req/s each (continuous batching: p95 TTFT {at.ttft_p95_s * 1e3:,.0f} ms, "
-        f"TPOT {ev.tpot_s * 1e3:,.1f} ms at that load)"
+        f"{peak:,.2f} req/s at peak ({sc.traffic.requests_per_day:,.0f}/day x {sc.traffic.peak_to_average:g}) over "
+        f"{ev.replicas} replica(s) of {cap:,.2f} req/s each (continuous batching: p95 TTFT {at.ttft_p95_s * 1e3:,.0f} "
+        f"ms, TPOT {ev.tpot_s * 1e3:,.1f} ms at that load)"
     ]
     return ev
 
@@ -220,21 +228,21 @@ def price(sc: Scenario, m: ModelArch, ev: LayoutEval, o: Offer) -> Candidate | R
         return Rejection(ev.gpu.gpu, problem, ev.weights_format, o.offer_id, ev.label)
     why = [f"layout {ev.label}: " + "; ".join(ev.lines)]
     node_price = o.price_per_node_hour_usd * nodes_needed(ev.replica_gpus, o.gpus_per_node)
-    out_cost = cost_per_million_tokens(node_price, ev.static.decode_tokens_per_s, sc.utilization)
-    in_cost = cost_per_million_tokens(node_price, ev.static.prefill_tokens_per_s, sc.utilization)
+    out_cost = cost_per_million_tokens(node_price, ev.static.decode_tokens_per_s, sc.pricing.utilization)
+    in_cost = cost_per_million_tokens(node_price, ev.static.prefill_tokens_per_s, sc.pricing.utilization)
     if o.is_serverless:
-        if not sc.requests_per_day:
+        if not sc.traffic.requests_per_day:
             return Rejection(ev.gpu.gpu, "serverless needs a traffic estimate (requests per day)", ev.weights_format,
                              o.offer_id, ev.label)  # fmt: skip
         if not ev.capacity:
             return Rejection(ev.gpu.gpu, "a worker cannot meet the latency targets at any load", ev.weights_format,
                              o.offer_id, ev.label)  # fmt: skip
         sl = serverless_monthly(
-            node_price, sc.requests_per_day, ev.e2e_s, ev.capacity, cold_start_s(m, ev.weights_format),
-            o.serverless_idle_timeout_default_s or 5.0, sc.hours_per_month, sc.peak_to_average,
+            node_price, sc.traffic.requests_per_day, ev.e2e_s, ev.capacity, cold_start_s(m, ev.weights_format),
+            o.serverless_idle_timeout_default_s or 5.0, sc.pricing.hours_per_month, sc.traffic.peak_to_average,
         )  # fmt: skip
         if o.billing_model == "serverless_active":  # always running, billed while idle
-            monthly = sl.workers * node_price * sc.hours_per_month
+            monthly = sl.workers * node_price * sc.pricing.hours_per_month
             why.append(f"serverless active workers: {sl.workers} running 24/7 (billed while idle)")
         else:
             monthly = sl.monthly_usd
@@ -251,9 +259,9 @@ def price(sc: Scenario, m: ModelArch, ev: LayoutEval, o: Offer) -> Candidate | R
     nodes = nodes_needed(need, o.gpus_per_node)
     paid = int(nodes * o.gpus_per_node)
     machines = nodes if o.gpus_per_node > 1 else ev.replicas * ev.pp  # per-GPU rentals: a machine per replica stage
-    monthly = monthly_always_on(o, need, sc.hours_per_month)
+    monthly = monthly_always_on(o, need, sc.pricing.hours_per_month)
     why.append(
-        f"{paid} GPUs paid x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour x {sc.hours_per_month:g} h = "
+        f"{paid} GPUs paid x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour x {sc.pricing.hours_per_month:g} h = "
         f"{monthly:,.0f} USD/month"
         + (f" ({paid - need} idle: whole {o.gpus_per_node:g}-GPU nodes)" if paid > need else "")
     )
@@ -297,20 +305,20 @@ def binding_constraint(sc: Scenario, evals: list[LayoutEval], cands: list[Candid
     if not cands:
         reasons = sorted({r.reason for r in rejected if r.offer_id})
         return "No offer can rent a layout that fits: " + "; ".join(reasons[:3]) + "."
-    if sc.ttft_target_s:
+    if sc.traffic.ttft_target_s:
         best = min(evals, key=lambda e: e.floor_ttft_s)
-        if best.floor_ttft_s > sc.ttft_target_s:
+        if best.floor_ttft_s > sc.traffic.ttft_target_s:
             return (
-                f"The {sc.input_tokens:,}-token prompt alone prefills in {best.floor_ttft_s:,.2f} s on the fastest "
-                f"layout ({best.label}, {get_format(best.weights_format).label}); a TTFT of "
-                f"{sc.ttft_target_s:g} s is not reachable with these GPUs."
+                f"The {sc.request.input_tokens:,}-token prompt alone prefills in {best.floor_ttft_s:,.2f} s on the "
+                f"fastest layout ({best.label}, {get_format(best.weights_format).label}); a TTFT of "
+                f"{sc.traffic.ttft_target_s:g} s is not reachable with these GPUs."
             )
-    if sc.tpot_target_s:
+    if sc.traffic.tpot_target_s:
         best = min(evals, key=lambda e: e.floor_tpot_s)
-        if best.floor_tpot_s > sc.tpot_target_s:
+        if best.floor_tpot_s > sc.traffic.tpot_target_s:
             return (
                 f"Even one request alone takes {best.floor_tpot_s * 1e3:,.1f} ms per token on the fastest layout "
-                f"({best.label}); a TPOT of {sc.tpot_target_s * 1e3:,.0f} ms is not reachable with these GPUs."
+                f"({best.label}); a TPOT of {sc.traffic.tpot_target_s * 1e3:,.0f} ms is not reachable with these GPUs."
             )
     misses = sorted({x for c in cands for x in c.misses})
     return "Every configuration misses a target: " + "; ".join(misses[:3]) + "."

@@ -35,6 +35,8 @@ from ..model.arch import ModelArch, params_active, params_total
 from ..perf.efficiency import PerfAssumptions
 from ..pricing.billing import gpu_hours, nodes_needed, run_cost, training_flops
 from ..pricing.offers import Offer
+from ..scenario.fields import MAX_LAYOUT_GPUS
+from ..scenario.parts import Training
 from ..scenario.scenario import Scenario
 from .result import WhyStep
 from .search import Rejection, layout_label
@@ -49,7 +51,7 @@ from .training_layout import (
     training_shapes,
 )
 
-DEFAULT_MFU = 0.40  # training MFU when the user gives none (large dense runs report 0.35-0.55)
+DEFAULT_MFU = Training.model_fields["mfu"].default  # written once, on the field
 # Data-parallel training across machines loses some of each step to gradient all-reduces over the network:
 # the share of single-machine MFU kept, by the network per node (assumptions, shown on Methodology).
 MULTI_NODE_EFFICIENCY = ((3200.0, 0.95), (400.0, 0.85))
@@ -57,7 +59,7 @@ MULTI_NODE_EFFICIENCY = ((3200.0, 0.95), (400.0, 0.85))
 
 def count_set(sc: Scenario) -> bool:
     """Whether the user set the GPU count: any count above the default of 1 (see the module docstring)."""
-    return sc.gpus > 1
+    return sc.parallelism.gpus > 1
 
 
 @dataclass
@@ -98,18 +100,18 @@ class TrainingWork:
 
 
 def training_tokens_of(sc: Scenario, m: ModelArch) -> tuple[float, str | None]:
-    if sc.training_tokens:
-        return sc.training_tokens, None
+    if sc.training.training_tokens:
+        return sc.training.training_tokens, None
     tokens = 20.0 * params_total(m)
     return tokens, f"no training tokens given: {tokens:.3g} assumed (20 tokens per parameter, Chinchilla)"
 
 
 def training_work(m: ModelArch, sc: Scenario) -> TrainingWork:
     tokens, note = training_tokens_of(sc, m)
-    method = sc.method if sc.mode == "finetune" else "full"
+    method = sc.job.method if sc.job.mode == "finetune" else "full"
     attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
     flops = training_flops(params_active(m), tokens, m.num_layers, sc.context_tokens, attn_width, method)
-    return TrainingWork(flops, tokens, sc.mfu or DEFAULT_MFU, note)
+    return TrainingWork(flops, tokens, sc.training.mfu or DEFAULT_MFU, note)
 
 
 def _network_efficiency(o: Offer, gpus: int) -> tuple[float, str | None]:
@@ -134,20 +136,20 @@ def _priced(o: Offer, gpu: GPU, lay: TrainingLayout, work: TrainingWork, sc: Sce
     eff, net_note = _network_efficiency(o, count)
     gh = gpu_hours(work.training_flops, peak, work.mfu * eff)
     wall = gh / count
-    late = sc.deadline_hours and wall > sc.deadline_hours * 1.0001
-    rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.spot_restart_overhead, sc.hours_per_month)
+    late = sc.training.deadline_hours and wall > sc.training.deadline_hours * 1.0001
+    rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
     why = [
         f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}), {gh:,.0f} GPU-hours at MFU "
         f"{work.mfu * eff:.2f} of {peak / 1e12:,.0f} TFLOP/s dense BF16",
-        f"+{sc.overhead_factor:.0%} for failed runs and sweeps",
+        f"+{sc.training.overhead_factor:.0%} for failed runs and sweeps",
         *rc.notes,
         *lay.notes,
         *([net_note] if net_note else []),
     ]
     return TrainingCandidate(
-        gpu.gpu, sc.weights_format, o, count, machines_of(o, count), lay.tp, lay.pp, lay.zero_stage,
-        rc.run_cost_usd * (1 + sc.overhead_factor), wall, gh, replicas=count // (lay.tp * lay.pp),
-        misses=[f"{wall:,.0f} h > deadline {sc.deadline_hours:,.0f} h"] if late else [], why=why,
+        gpu.gpu, sc.formats.weights_format, o, count, machines_of(o, count), lay.tp, lay.pp, lay.zero_stage,
+        rc.run_cost_usd * (1 + sc.training.overhead_factor), wall, gh, replicas=count // (lay.tp * lay.pp),
+        misses=[f"{wall:,.0f} h > deadline {sc.training.deadline_hours:,.0f} h"] if late else [], why=why,
         count_reason=lay.reason,
     )  # fmt: skip
 
@@ -158,29 +160,35 @@ def _at_planners_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer]
     gid = gpu.gpu
     lay = training_layout(m, sc, gpu)
     if lay is None:
-        rejected.append(Rejection(gid, "model states + activations do not fit on any layout up to 4,096 GPUs"))
+        rejected.append(
+            Rejection(gid, f"model states + activations do not fit on any layout up to {MAX_LAYOUT_GPUS:,} GPUs")
+        )
         return []
     peak = gpu.dense_peak_flops("bf16")[0]
     step = lay.tp * lay.pp
     out = []
     for o in offers:
         if problem := o.layout_problem(lay.tp, 1):  # tensor parallel inside one machine, over NVLink above 2
-            rejected.append(Rejection(gid, problem, sc.weights_format, o.offer_id, layout_label(gid, lay.tp, lay.pp)))
+            rejected.append(
+                Rejection(gid, problem, sc.formats.weights_format, o.offer_id, layout_label(gid, lay.tp, lay.pp))
+            )
             continue
         count, reason = lay.gpus, "no count set (1, the default): the smallest that holds the job"
-        if sc.deadline_hours:
-            need = math.ceil(gpu_hours(work.training_flops, peak, work.mfu) / sc.deadline_hours - 1e-9)
+        if sc.training.deadline_hours:
+            need = math.ceil(gpu_hours(work.training_flops, peak, work.mfu) / sc.training.deadline_hours - 1e-9)
             if need > o.machine_gpus:  # across machines the network costs some efficiency: a few more GPUs
                 eff, _ = _network_efficiency(o, need)
-                need = math.ceil(gpu_hours(work.training_flops, peak, work.mfu * eff) / sc.deadline_hours - 1e-9)
+                need = math.ceil(
+                    gpu_hours(work.training_flops, peak, work.mfu * eff) / sc.training.deadline_hours - 1e-9
+                )
             if need > count:
                 count = math.ceil(need / step) * step
-                reason = f"no count set: grown in steps of {step} to finish within {sc.deadline_hours:,.0f} h"
+                reason = f"no count set: grown in steps of {step} to finish within {sc.training.deadline_hours:,.0f} h"
         notes = list(lay.notes)
         if count > o.machine_gpus and not o.fast_network:
             if lay.gpus > o.machine_gpus:
                 rejected.append(Rejection(gid, f"needs {lay.gpus} GPUs across machines: a coupled job needs a fast "
-                                          f"RDMA network; this offer has {network_text(o)}", sc.weights_format,
+                                          f"RDMA network; this offer has {network_text(o)}", sc.formats.weights_format,
                                           o.offer_id))  # fmt: skip
                 continue
             capped, count = count, o.machine_gpus // step * step  # one machine: the most it holds
@@ -194,21 +202,26 @@ def _at_planners_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer]
 def _at_users_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer], work: TrainingWork,
                     rejected: list[Rejection]) -> list[TrainingCandidate]:  # fmt: skip
     """A count set: exactly that many GPUs, or the reason it cannot run and the nearest count that does."""
-    gid, n = gpu.gpu, sc.gpus
+    gid, n = gpu.gpu, sc.parallelism.gpus
     shapes = training_shapes(m, sc, gpu)
     out = []
     for o in offers:
-        problem = cannot_run(shapes, n, o, gpu, sc.zero_stage)
+        problem = cannot_run(shapes, n, o, gpu, sc.parallelism.zero_stage)
         if problem is None:
             lay = layout_at(shapes, n, o)
-            if lay.zero_stage != sc.zero_stage:
-                lay.notes.append(f"ZeRO-{lay.zero_stage}: at ZeRO-{sc.zero_stage} the job does not fit {n:,} GPUs")
-            if (lay.tp, lay.pp) != (sc.tp, sc.pp) and sc.tp * sc.pp > 1:
-                lay.notes.append(f"TP {lay.tp}, PP {lay.pp}: at your TP {sc.tp}, PP {sc.pp} it does not fit {n:,} GPUs")
+            if lay.zero_stage != sc.parallelism.zero_stage:
+                lay.notes.append(
+                    f"ZeRO-{lay.zero_stage}: at ZeRO-{sc.parallelism.zero_stage} the job does not fit {n:,} GPUs"
+                )
+            if (lay.tp, lay.pp) != (sc.parallelism.tp, sc.parallelism.pp) and sc.parallelism.tp * sc.parallelism.pp > 1:
+                lay.notes.append(
+                    f"TP {lay.tp}, PP {lay.pp}: at your TP {sc.parallelism.tp}, PP {sc.parallelism.pp} it does not "
+                    f"fit {n:,} GPUs"
+                )
             lay.reason = "the count you set (a count above the default of 1 is used as it is)"
             out.append(_priced(o, gpu, lay, work, sc))
             continue
-        rejected.append(Rejection(gid, problem, sc.weights_format, o.offer_id))
+        rejected.append(Rejection(gid, problem, sc.formats.weights_format, o.offer_id))
         alt = nearest_count(shapes, n, o)
         if alt is None:
             continue
@@ -244,7 +257,9 @@ def training_message(sc: Scenario, missed: list[TrainingCandidate], rejected: li
     alts = sorted((c for c in missed if c.alternative_to), key=lambda c: c.rank_cost)
     if count_set(sc) and not any(c.alternative_to is None for c in missed):
         why = [r for r, _ in Counter(r.reason for r in rejected if r.offer_id).most_common(2)]
-        text = f"{sc.gpus:,} GPUs cannot run this job: " + ("; ".join(why) or "no offer rents this GPU") + "."
+        text = (
+            f"{sc.parallelism.gpus:,} GPUs cannot run this job: " + ("; ".join(why) or "no offer rents this GPU") + "."
+        )
         if alts:
             a = alts[0]
             where = "one machine" if a.nodes == 1 else f"{a.nodes:,} machines"
@@ -298,6 +313,6 @@ def _why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[Why
         WhyStep(
             label="Cost of the run",
             value=f"{c.run_cost_usd:,.0f} USD",
-            detail=f"incl. +{sc.overhead_factor:.0%} for failed runs and sweeps",
+            detail=f"incl. +{sc.training.overhead_factor:.0%} for failed runs and sweeps",
         ),
     ]

@@ -22,9 +22,10 @@ from ..memory.fit import budget_bytes, layout_table, min_gpus
 from ..memory.request import memory_request
 from ..model.arch import ModelArch
 from ..pricing.offers import FAST_NETWORK_GBIT_S, Offer
+from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
 
-MAX_TRAINING_GPUS = 4096  # the largest count searched for a layout that holds the job
+MAX_TRAINING_GPUS = MAX_LAYOUT_GPUS  # the largest count searched for a layout that holds the job
 
 
 @dataclass
@@ -55,21 +56,23 @@ def network_text(o: Offer) -> str:
 
 def training_layout(m: ModelArch, sc: Scenario, gpu: GPU) -> TrainingLayout | None:
     """The smallest layout that holds the job at the chosen ZeRO stage, else at the lowest stage above it."""
-    for zero in range(sc.zero_stage, 4):
-        s = sc.model_copy(update={"zero_stage": zero})
+    for zero in range(sc.parallelism.zero_stage, 4):
+        s = sc.with_(zero_stage=zero)
         req = memory_request(s)
         cap = gpu.vram_usable_bytes * req.assumptions.memory_utilization
         try:
             if memory_budget(m, req).per_gpu_bytes <= cap:
-                lay = TrainingLayout(sc.tp, sc.pp, sc.gpus, zero)
+                lay = TrainingLayout(sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.gpus, zero)
             else:
                 found = min_gpus(m, req, gpu)
                 lay = None if found is None else TrainingLayout(found.tp, found.pp, found.gpus, zero)
         except ValueError:
             lay = None
         if lay is not None:
-            if zero != sc.zero_stage:
-                lay.notes.append(f"ZeRO-{zero}: at ZeRO-{sc.zero_stage} the model states do not fit this GPU")
+            if zero != sc.parallelism.zero_stage:
+                lay.notes.append(
+                    f"ZeRO-{zero}: at ZeRO-{sc.parallelism.zero_stage} the model states do not fit this GPU"
+                )
             return lay
     return None
 
@@ -107,22 +110,25 @@ def training_shapes(m: ModelArch, sc: Scenario, gpu: GPU) -> list[TrainingShape]
     """Every tp x pp of the layout grid (and the user's own) that can hold the job on this GPU, at the chosen ZeRO
     stage and each above it, in order of preference: the lower stage, the user's tp x pp, fewer GPUs per copy."""
     out: list[TrainingShape] = []
-    for zero in range(sc.zero_stage, 4):
-        req = memory_request(sc.model_copy(update={"zero_stage": zero}))
+    for zero in range(sc.parallelism.zero_stage, 4):
+        req = memory_request(sc.with_(zero_stage=zero))
         cap = budget_bytes(gpu, req.assumptions)
         rows = layout_table(m, req, MAX_TRAINING_GPUS)
-        if all((tp, pp) != (sc.tp, sc.pp) for _, tp, pp, _, _ in rows):
+        if all((tp, pp) != (sc.parallelism.tp, sc.parallelism.pp) for _, tp, pp, _, _ in rows):
             try:  # the user's own tp x pp, off the grid: its bytes at dp 1 and 2 give the split
-                b1, b2 = (memory_budget(m, req.model_copy(update={"gpus": k * sc.tp * sc.pp})).per_gpu_bytes
+                own = sc.parallelism.tp * sc.parallelism.pp
+                b1, b2 = (memory_budget(m, req.model_copy(update={"gpus": k * own})).per_gpu_bytes
                           for k in (1, 2))  # fmt: skip
                 sharded = 2 * (b1 - b2) if zero else 0.0
-                rows.append((sc.tp * sc.pp, sc.tp, sc.pp, sharded, b1 - sharded))
+                rows.append(
+                    (sc.parallelism.tp * sc.parallelism.pp, sc.parallelism.tp, sc.parallelism.pp, sharded, b1 - sharded)
+                )
             except ValueError:
                 pass
         shapes = [
             TrainingShape(zero, tp, pp, dp) for _, tp, pp, sh, un in rows if (dp := _dp_min(sh, un, cap)) is not None
         ]
-        out += sorted(shapes, key=lambda s: ((s.tp, s.pp) != (sc.tp, sc.pp), s.tp * s.pp))
+        out += sorted(shapes, key=lambda s: ((s.tp, s.pp) != (sc.parallelism.tp, sc.parallelism.pp), s.tp * s.pp))
     return out
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from ..common.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
+from ..common.units import HOURS_PER_MONTH, SECONDS_PER_DAY, SECONDS_PER_HOUR
 from .offers import Offer
 
 
@@ -159,7 +159,7 @@ def serverless_monthly(
     if min(requests_per_day, e2e_s, cold_start_s, idle_timeout_s) < 0 or capacity_requests_per_s <= 0:
         raise ValueError("requests_per_day, e2e_s, cold_start_s, idle_timeout_s: must be >= 0; capacity: > 0")
     month_s = hours_per_month * SECONDS_PER_HOUR
-    requests = requests_per_day * month_s / 86_400
+    requests = requests_per_day * month_s / SECONDS_PER_DAY
     if requests == 0:
         return ServerlessCost(0, 0, 0, 0, 0, 0, 0.0, 0.0)
     rate = requests / month_s
@@ -217,7 +217,7 @@ def cost_per_million_tokens(price_per_hour: float, tokens_per_s: float, utilizat
 
 
 def replicas_for_traffic(requests_per_day: float, peak_to_average: float, requests_per_s_per_replica: float) -> int:
-    peak = requests_per_day / 86_400 * peak_to_average
+    peak = requests_per_day / SECONDS_PER_DAY * peak_to_average  # as Traffic.peak_requests_per_s
     if requests_per_s_per_replica <= 0:
         raise ValueError("requests_per_s_per_replica: must be > 0")
     return max(1, math.ceil(peak / requests_per_s_per_replica - 1e-9))

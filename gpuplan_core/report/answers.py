@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from ..common.text import gb, ms, pct, rate, usd
 from ..plan.answer import ScenarioAnswer
+from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
 from .results import GpuPerf, MemoryReport, NoFit
 from .serving import ServingCurve
@@ -56,10 +57,10 @@ class Answer(BaseModel):
 
 
 def _job(sc: Scenario) -> str:
-    if sc.mode == "inference":
-        return f"{sc.input_tokens:,} + {sc.output_tokens:,} tokens per request"
-    what = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}.get(sc.method, sc.method)
-    return f"{'pre-training' if sc.mode == 'training' else what}, {sc.sequence_tokens:,}-token sequences"
+    if sc.job.mode == "inference":
+        return f"{sc.request.input_tokens:,} + {sc.request.output_tokens:,} tokens per request"
+    what = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}.get(sc.job.method, sc.job.method)
+    return f"{'pre-training' if sc.job.mode == 'training' else what}, {sc.request.sequence_tokens:,}-token sequences"
 
 
 def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
@@ -68,7 +69,7 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
     at = f" at {n} GPUs" if n > 1 else ""
     head = f"{mem.model} needs {gb(need)} per GPU{at} ({_job(sc)}, batch {mem.batch})"
     fitting = [g for g in mem.gpus if g.fits]
-    if sc.gpu:
+    if sc.parallelism.gpu:
         g = next(x for x in mem.gpus if x.selected)
         if g.fits:
             sentence = (
@@ -77,7 +78,11 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
             tone = "good"
         else:
             short = f"{gb(need - g.budget_bytes)} short"
-            more = f"; it takes {g.min_gpus:,} x {g.label}" if g.min_gpus else "; no layout of up to 4,096 holds it"
+            more = (
+                f"; it takes {g.min_gpus:,} x {g.label}"
+                if g.min_gpus
+                else f"; no layout of up to {MAX_LAYOUT_GPUS:,} holds it"
+            )
             sentence, tone = f"{head}: {n} x {g.label} is {short}{more}.", "warn"
         fit_line = Headline(label=f"Fits {n} x {g.label}?", value="yes" if g.fits else "no")
     elif fitting:
@@ -90,7 +95,11 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
         fit_line = Headline(label="GPU types that hold it", value=f"{len(fitting)} of {len(mem.gpus)}")
     else:
         fewest = min((g for g in mem.gpus if g.min_gpus), key=lambda g: g.min_gpus or 0, default=None)
-        more = f"the fewest are {fewest.min_gpus:,} x {fewest.label}" if fewest else "no layout up to 4,096 does"
+        more = (
+            f"the fewest are {fewest.min_gpus:,} x {fewest.label}"
+            if fewest
+            else f"no layout up to {MAX_LAYOUT_GPUS:,} does"
+        )
         sentence, tone = f"{head}: no single GPU type holds it at this layout; {more}.", "warn"
         fit_line = Headline(label="GPU types that hold it", value=f"0 of {len(mem.gpus)}")
     heads = [
@@ -169,14 +178,14 @@ def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answ
     what = gpus_text(top.gpu, top.tp * top.pp * top.replicas, top.nodes, top.replicas)
     meets = " that meets your targets" if ans.checks else ""
     by = {o.role: o for o in ans.alternatives}
-    if sc.mode == "inference":
+    if sc.job.mode == "inference":
         billing = top.billing_model.replace("_", "-")
         sentence = (
             f"The cheapest option{meets} is {what} from {top.provider}{mine} ({billing}) at {usd(ans.cost_usd)} a month"
         )
         if top.output_cost_per_million_usd is not None:
             per_m = usd(top.output_cost_per_million_usd)
-            sentence += f", {per_m} per million output tokens at {pct(sc.utilization)} utilization"
+            sentence += f", {per_m} per million output tokens at {pct(sc.pricing.utilization)} utilization"
         always = by.get("cheapest always-on")
         if always is not None and always.differs != "the answer itself":
             sentence += f"; the cheapest always-on is {usd(always.pick.monthly_usd)} a month ({always.differs})"
@@ -212,12 +221,12 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
     per = "a month" if ans.cost_per == "month" else "for the run"
     what = gpus_text(top.gpu, top.tp * top.pp * top.replicas, top.nodes, top.replicas)
     mine = " at your price" if top.user_price else ""
-    if sc.mode != "inference":
+    if sc.job.mode != "inference":
         why = f", done in {top.wall_hours:,.0f} hours" if top.wall_hours else ""
-    elif sc.requests_per_day and ans.checks:
-        why = f": it serves {sc.requests_per_day:,.0f} requests a day within your latency targets"
-    elif sc.requests_per_day:
-        why = f": it serves {sc.requests_per_day:,.0f} requests a day"
+    elif sc.traffic.requests_per_day and ans.checks:
+        why = f": it serves {sc.traffic.requests_per_day:,.0f} requests a day within your latency targets"
+    elif sc.traffic.requests_per_day:
+        why = f": it serves {sc.traffic.requests_per_day:,.0f} requests a day"
     elif ans.checks:
         why = ": the cheapest that fits and meets your latency targets"
     else:
@@ -230,7 +239,7 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
     if top.ttft_s is not None:
         heads.append(
             Headline(
-                label="First token (p95)" if sc.requests_per_day else "First token",
+                label="First token (p95)" if sc.traffic.requests_per_day else "First token",
                 value=ms(top.ttft_s),
                 help=f"Time to first token; how sure: {top.error_band}",
             )

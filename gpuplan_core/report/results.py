@@ -11,6 +11,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ..perf.bands import ErrorBand
+from ..scenario.fields import MAX_LAYOUT_GPUS
 
 
 class _Report(BaseModel):
@@ -72,7 +73,9 @@ class GpuFit(_Report):
     vram_usable_bytes: int
     budget_bytes: int = Field(description="usable VRAM x memory utilization")
     fits: bool = Field(description="the complete budget at the scenario's layout fits")
-    min_gpus: int | None = Field(description="GPUs of the smallest layout that fits; None: none up to 4,096")
+    min_gpus: int | None = Field(
+        description=f"GPUs of the smallest layout that fits; None: none up to {MAX_LAYOUT_GPUS:,}"
+    )
     min_layout: Layout | None
     max_batch: int = Field(description="largest batch at the scenario's context and layout")
     max_context: int = Field(description="longest context at the scenario's batch and layout")

@@ -1,157 +1,219 @@
-"""The scenario: one plain validated object that the UI widgets, the CLI and the URL all build.
+"""The scenario: one validated question that the UI widgets, the CLI and the link all build.
 
 widgets / argv / query params -> Scenario (pydantic, validated) -> pure engine functions.
+
+A Scenario is composed of small parts (parts.py): ``sc.job``, ``sc.model_source``, ``sc.formats``, ``sc.request``,
+``sc.parallelism``, ``sc.training``, ``sc.traffic``, ``sc.pricing``, ``sc.assumptions``. Field names are unique
+across the parts, so a flat name says where it goes: ``Scenario(requests_per_day=5e4, gpu="H100")`` and
+``sc.with_(gpu=None)`` route each name to its part and validate the whole again, and ``sc.flat()`` is the
+scenario as one flat dict. A few defaults depend on the job (``JOB_DEFAULTS``); they fill a field that is not
+given, so the app with no link and the CLI with no flags ask the same question.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+import annotated_types as at
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
 from ..hardware.catalog import GPU, get_gpu, load_gpus
-from ..hardware.engines import Engine
 from ..model.arch import ModelArch, model_from_param_count
-from ..model.formats import FORMATS
 from ..model.hf_config import model_from_hf_config
 from ..model.presets import get_preset
-from .fields import MAX_BATCH, MAX_CONTEXT_TOKENS, Accounting, Billing, Method, Mode, Offload, Optimizer, Recompute
+from .parts import (
+    DEFAULT_PRESET,
+    Formats,
+    Job,
+    ModelSource,
+    Parallelism,
+    Part,
+    Pricing,
+    Request,
+    RuntimeAssumptions,
+    Traffic,
+    Training,
+)
+
+# Defaults that depend on the job (its key: interactive, batch, pretrain, finetune), used where the field is not
+# given. A pre-training run is 100 billion tokens, a fine-tuning run 100 million; fine-tuning trains LoRA adapters;
+# batch inference has no latency targets, and a training run neither traffic nor latency targets.
+_NO_TARGETS = {"ttft_target_s": None, "tpot_target_s": None}
+_NO_TRAFFIC = {"requests_per_day": None, **_NO_TARGETS}
+JOB_DEFAULTS: dict[str, dict[str, Any]] = {
+    "pretrain": {"training_tokens": 100e9, **_NO_TRAFFIC},
+    "finetune": {"training_tokens": 100e6, "method": "lora", **_NO_TRAFFIC},
+    "batch": _NO_TARGETS,
+}
 
 
 class Scenario(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # the model: exactly one of preset / config_text / params (preset by default)
-    preset: str | None = None
-    config_text: str | None = Field(None, max_length=2_000_000)
-    params: int | None = Field(None, ge=100_000_000, le=100_000_000_000_000)
-    # the job
-    mode: Mode = "inference"
-    method: Method = "full"
-    serving: Literal["interactive", "batch"] = "interactive"
-    weights_format: str = "bf16"
-    kv_format: str = "bf16"
-    # the request shape (inference): a request's context is input + output
-    input_tokens: int = Field(2000, ge=1, le=MAX_CONTEXT_TOKENS, description="prompt tokens per request")
-    output_tokens: int = Field(300, ge=1, le=MAX_CONTEXT_TOKENS, description="generated tokens per request")
-    # training and fine-tuning
-    sequence_tokens: int = Field(4096, ge=1, le=MAX_CONTEXT_TOKENS, description="tokens per training sequence")
-    batch: int | Literal["max"] = 1
-    gpu: str | None = None
-    gpus: int = Field(1, ge=1, le=100_000)
-    tp: int = Field(1, ge=1, le=1024)
-    pp: int = Field(1, ge=1, le=1024)
-    # training
-    zero_stage: int = Field(0, ge=0, le=3)
-    accounting: Accounting = "zero"
-    optimizer: Optimizer = "adamw"
-    recompute: Recompute = "none"
-    lora_rank: int = Field(16, ge=1, le=4096)
-    offload: Offload = "none"
-    training_tokens: float | None = Field(None, gt=0, le=1e16)
-    mfu: float | None = Field(None, gt=0, le=1)
-    # memory assumptions
-    memory_utilization: float = Field(0.90, ge=0.5, le=1.0)
-    engine: Engine = "vllm"
-    # serving levers
-    prefix_cache_fraction: float = Field(0.0, ge=0, le=0.99)
-    spec_draft_params: int | None = Field(None, ge=1_000_000, le=1_000_000_000_000)
-    spec_tokens: int = Field(4, ge=1, le=16)
-    spec_acceptance: float = Field(0.7, ge=0, le=1)
-    # traffic and money
-    requests_per_day: float | None = Field(None, ge=0, le=1e12)
-    peak_to_average: float = Field(3.0, ge=1, le=100)
-    ttft_target_s: float | None = Field(None, gt=0, le=3600)
-    tpot_target_s: float | None = Field(None, gt=0, le=60)
-    deadline_hours: float | None = Field(None, gt=0, le=1e6)
-    billing: Billing | None = None
-    provider: str | None = None
-    hours_per_month: float = Field(730.0, gt=0, le=744)
-    utilization: float = Field(0.5, gt=0, le=1)
-    overhead_factor: float = Field(0.3, ge=0, le=5, description="failed runs and sweeps on top of a training run")
-    spot_restart_overhead: float = Field(0.1, ge=0, le=5)
+    job: Job = Field(default_factory=Job)
+    model_source: ModelSource = Field(default_factory=ModelSource)
+    formats: Formats = Field(default_factory=Formats)
+    request: Request = Field(default_factory=Request)
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+    training: Training = Field(default_factory=Training)
+    traffic: Traffic = Field(default_factory=Traffic)
+    pricing: Pricing = Field(default_factory=Pricing)
+    assumptions: RuntimeAssumptions = Field(default_factory=RuntimeAssumptions)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _flat_errors(cls, data, handler):
+        """Errors name a field as the CLI flag and ``Scenario(**flat)`` spell it (``ttft_target_s``, not
+        ``traffic.ttft_target_s``): the names are unique across the parts."""
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            errors = []
+            for e in exc.errors():
+                loc = tuple(e["loc"])
+                in_part = loc and loc[0] in PARTS and (len(loc) > 1 or e["type"] == "value_error")
+                err = {"type": e["type"], "loc": loc[1:] if in_part else loc}
+                err |= {"input": e.get("input")} | ({"ctx": e["ctx"]} if "ctx" in e else {})
+                errors.append(err)
+            raise ValidationError.from_exception_data(exc.title, errors) from None
 
     @model_validator(mode="before")
     @classmethod
-    def _checkpoint_format(cls, data):
-        """A Hugging Face config whose quantization_config names a format: the checkpoint is stored that way."""
-        if isinstance(data, dict) and data.get("config_text"):
+    def _nest(cls, data):
+        """Flat names go to their part; then the job's defaults fill what is not given; a Hugging Face config whose
+        quantization_config names a format sets the weights format (the checkpoint is stored that way)."""
+        if not isinstance(data, dict):
+            return data
+        out: dict[str, Any] = {}
+        for k, v in data.items():
+            if k in PARTS:
+                part = v.model_dump() if isinstance(v, BaseModel) else v
+                out[k] = {**out.get(k, {}), **part} if isinstance(part, dict) else part
+            elif k in FIELDS:
+                out.setdefault(FIELDS[k], {})[k] = v
+            else:
+                out[k] = v  # not a field: extra="forbid" names it
+        if not all(isinstance(out.get(p, {}), dict) for p in PARTS):
+            return out  # a part that is not a mapping: its own error
+        key = _job_key(out.get("job", {}))
+        for name, value in JOB_DEFAULTS.get(key, {}).items():
+            out.setdefault(FIELDS[name], {}).setdefault(name, value)
+        config_text = out.get("model_source", {}).get("config_text")
+        if config_text:
             try:
-                fmt = _resolve_model(None, data["config_text"], None).checkpoint_format
+                fmt = _resolve_model(None, config_text, None).checkpoint_format
             except ValueError:
-                return data  # the config's own error is reported by model()
+                fmt = None  # the config's own error is reported by model()
             if fmt:
-                data = {**data, "weights_format": fmt}
-        return data
+                out.setdefault("formats", {})["weights_format"] = fmt
+        return out
 
-    @field_validator("batch", mode="before")
-    @classmethod
-    def _parse_batch(cls, v):
-        if isinstance(v, str):
-            t = v.strip().lower()
-            if t == "max":
-                return "max"
-            try:
-                return int(t)
-            except ValueError:
-                raise ValueError(f"batch: {v!r} is not a whole number or 'max'") from None
-        if isinstance(v, float):
-            if not v.is_integer():
-                raise ValueError(f"batch: {v} is not a whole number")
-            return int(v)
-        return v
+    # ---- flat names ----------------------------------------------------------------------------------
+    def with_(self, **update: Any) -> Scenario:
+        """A copy with these fields changed (flat names or whole parts), validated again."""
+        return type(self).model_validate({**self.model_dump(), **update})
 
-    @model_validator(mode="after")
-    def _check(self) -> Scenario:
-        given = [x for x in (self.preset, self.config_text, self.params) if x is not None]
-        if len(given) > 1:
-            raise ValueError("model: give only one of preset, config, params")
-        for fld in ("weights_format", "kv_format"):
-            if getattr(self, fld).lower() not in FORMATS:
-                raise ValueError(f"{fld}: unknown format {getattr(self, fld)!r}; allowed: {', '.join(FORMATS)}")
-        if self.input_tokens + self.output_tokens > MAX_CONTEXT_TOKENS:
-            raise ValueError(
-                f"input_tokens + output_tokens: {self.input_tokens + self.output_tokens:,} is more than "
-                f"{MAX_CONTEXT_TOKENS:,} tokens"
-            )
-        if isinstance(self.batch, int) and not 1 <= self.batch <= MAX_BATCH:
-            raise ValueError(f"batch: must be between 1 and {MAX_BATCH:,}, or 'max'")
-        if self.gpus % (self.tp * self.pp):
-            raise ValueError(f"gpus: {self.gpus} must be a multiple of tp x pp = {self.tp * self.pp}")
-        if self.gpu is not None:
-            get_gpu(self.gpu)
-        return self
+    def flat(self, exclude: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+        """Every field by its flat name (what ``Scenario(**flat)`` takes back)."""
+        return {k: v for p in PARTS for k, v in getattr(self, p).model_dump().items() if k not in exclude}
 
     # ---- derived objects ---------------------------------------------------------------------------
     def model(self) -> ModelArch:
-        return _resolve_model(self.preset, self.config_text, self.params)
+        src = self.model_source
+        return _resolve_model(src.preset, src.config_text, src.params)
 
     def selected_gpus(self) -> tuple[GPU, ...]:
-        return (get_gpu(self.gpu),) if self.gpu else load_gpus()
+        gpu = self.parallelism.gpu
+        return (get_gpu(gpu),) if gpu else load_gpus()
 
     @property
     def context_tokens(self) -> int:
         """Tokens a sequence holds at its longest: input + output for inference (the KV cache at the last
         token), the training sequence length otherwise."""
-        return self.input_tokens + self.output_tokens if self.mode == "inference" else self.sequence_tokens
+        r = self.request
+        return r.input_tokens + r.output_tokens if self.job.mode == "inference" else r.sequence_tokens
 
     def warnings(self) -> list[str]:
         """Allowed but worth saying: a context longer than the model was trained for."""
         m = self.model()
         out = [m.checkpoint_note] if m.checkpoint_note else []
-        if self.mode != "inference" and self.offload == "optimizer+params" and self.zero_stage != 3:
+        par = self.parallelism
+        if self.job.mode != "inference" and par.offload == "optimizer+params" and par.zero_stage != 3:
             out.append(
-                f"CPU offload of parameters needs ZeRO stage 3; at stage {self.zero_stage} only the optimizer "
+                f"CPU offload of parameters needs ZeRO stage 3; at stage {par.zero_stage} only the optimizer "
                 "(with gradients and master weights) is offloaded."
             )
         if self.context_tokens <= m.max_context_tokens:
             return out
-        what = "input + output tokens" if self.mode == "inference" else "sequence length"
+        what = "input + output tokens" if self.job.mode == "inference" else "sequence length"
         return out + [
             f"{what} ({self.context_tokens:,}) is longer than {m.name}'s maximum context of "
             f"{m.max_context_tokens:,} tokens; the numbers assume the model is extended to it (e.g. RoPE scaling)."
         ]
+
+
+PARTS: dict[str, type[Part]] = {name: f.annotation for name, f in Scenario.model_fields.items()}
+FIELDS: dict[str, str] = {f: p for p, cls in PARTS.items() for f in cls.model_fields}  # flat name -> its part
+assert len(FIELDS) == sum(len(c.model_fields) for c in PARTS.values()), "a field name is used by two parts"
+
+
+def field_info(name: str) -> FieldInfo:
+    """The declaration of a field by its flat name: default, bounds, description."""
+    return PARTS[FIELDS[name]].model_fields[name]
+
+
+def default_for(name: str, job: str | None = None) -> Any:
+    """A field's default, for this job (interactive, batch, pretrain, finetune) where it depends on the job."""
+    if job is not None and name in JOB_DEFAULTS.get(job, {}):
+        return JOB_DEFAULTS[job][name]
+    return field_info(name).get_default(call_default_factory=True)
+
+
+def field_bounds(name: str) -> tuple[float | None, bool, float | None, bool]:
+    """(low, low excluded, high, high excluded) of a numeric field, from its ge/gt/le/lt (the int of a union
+    such as ``int | "max"`` included)."""
+    info = field_info(name)
+    metadata = list(info.metadata)
+    for arg in get_args(info.annotation):
+        metadata += [m for a in get_args(arg)[1:] for m in getattr(a, "metadata", [a])]
+    lo = hi = None
+    lo_open = hi_open = False
+    for m in metadata:
+        if isinstance(m, at.Ge | at.Gt):
+            lo, lo_open = (m.ge, False) if isinstance(m, at.Ge) else (m.gt, True)
+        elif isinstance(m, at.Le | at.Lt):
+            hi, hi_open = (m.le, False) if isinstance(m, at.Le) else (m.lt, True)
+    return lo, lo_open, hi, hi_open
+
+
+def field_is_int(name: str) -> bool:
+    """A count (int, int | None, int | 'max'), as opposed to a real number or a name."""
+    ann = field_info(name).annotation
+    args = get_args(ann)
+    return ann is int or any(a is int or get_args(a)[:1] == (int,) for a in args)
+
+
+def field_optional(name: str) -> bool:
+    """May the field be None (no target, no traffic, any GPU)?"""
+    return type(None) in get_args(field_info(name).annotation)
+
+
+def field_choices(name: str) -> tuple | None:
+    """The values a Literal field allows (None: not a choice)."""
+    ann = field_info(name).annotation
+    members = [ann] if get_origin(ann) is Literal else [a for a in get_args(ann) if a is not type(None)]
+    if not members or any(get_origin(a) is not Literal for a in members):
+        return None
+    return tuple(v for a in members for v in get_args(a))
+
+
+def _job_key(job: dict) -> str | None:
+    try:
+        return Job.model_validate({k: job[k] for k in ("mode", "serving") if k in job}).key
+    except ValidationError:
+        return None  # the job's own error is reported by its validation
 
 
 @lru_cache(maxsize=64)
@@ -160,4 +222,4 @@ def _resolve_model(preset: str | None, config_text: str | None, params: int | No
         return model_from_hf_config(config_text)
     if params is not None:
         return model_from_param_count(params)
-    return get_preset(preset or "Llama-3.1-8B")
+    return get_preset(preset or DEFAULT_PRESET)

@@ -9,7 +9,7 @@ import io
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
@@ -19,6 +19,7 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 OFFERS = load_pricing().offers
 SETTINGS = settings(
     max_examples=3,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: each example opens pages (seconds)
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
@@ -86,7 +87,7 @@ def _check_overview(params: dict) -> None:
     assert heads["GPUs"] == f"{ans.pick.gpus:,}"
     assert heads["Memory per GPU"] == gb(ans.memory_per_gpu_bytes)
     if ans.pick.ttft_s is not None:
-        label = "First token (p95)" if sc.requests_per_day else "First token"
+        label = "First token (p95)" if sc.traffic.requests_per_day else "First token"
         assert heads[label] == ms(ans.pick.ttft_s)
     assert ans.pick.provider in at.success[0].value
     # plan --json: the same answer
@@ -109,7 +110,7 @@ def _check_cost(params: dict) -> None:
     heads = _metrics(at)
     if ans.pick is None:
         return
-    assert heads["Cheapest per month" if sc.mode == "inference" else "Cheapest run"] == usd(ans.cost_usd)
+    assert heads["Cheapest per month" if sc.job.mode == "inference" else "Cheapest run"] == usd(ans.cost_usd)
     for o in ans.alternatives:
         label = {"cheapest always-on": "Cheapest always-on", "cheapest per run": "Cheapest per run"}[o.role]
         if label in heads:
@@ -136,23 +137,17 @@ def _check_compare(params: dict, b_gpu: str) -> None:
 
 
 def _cli_flags(sc) -> list[str]:
-    """The scenario as CLI flags: every Scenario field the CLI has a flag for, at the scenario's value."""
+    """The scenario as CLI flags: every field the plan command has a flag for, at the scenario's value."""
     from gpuplan_core.interface.cli import build_parser
 
-    parser = build_parser()
-    plan = next(a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == "plan")[1]
-    flags = []
-    for action in plan._actions:
-        dest = action.dest
-        if not action.option_strings or dest in ("help", "json", "pricing", "explore_formats"):
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    flags = {a.dest: a.option_strings[0] for a in sub.choices["plan"]._actions if a.option_strings}
+    out = []
+    for name, value in sc.flat().items():
+        if name not in flags or (value is None and name in ("preset", "config_text", "params")):
             continue
-        if dest not in type(sc).model_fields:
-            continue
-        v = getattr(sc, dest)
-        if v is None or v == type(sc).model_fields[dest].default:
-            continue
-        flags += [action.option_strings[0], str(v)]
-    return flags
+        out += [flags[name], "none" if value is None else str(value)]
+    return out
 
 
 @SETTINGS

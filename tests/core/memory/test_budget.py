@@ -284,7 +284,9 @@ def test_a_gptq_int4_config_prices_the_int4_body_and_the_16_bit_embeddings_to_th
            "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}}  # fmt: skip
     kept = 2 * 152_064 * 3584 + 3584 + 28 * 2 * 3584
     sc = Scenario(config_text=json.dumps(cfg))  # the weights format input is bf16 by default: the config wins
-    assert sc.weights_format == "int4-g128" and "quantization_config (gptq, 4 bits, group 128)" in sc.warnings()[0]
+    assert (
+        sc.formats.weights_format == "int4-g128" and "quantization_config (gptq, 4 bits, group 128)" in sc.warnings()[0]
+    )
     r = api.memory_report(sc)
     assert r.params_total == 7_615_616_512
     assert r.components[KEPT_COMPONENT] == kept * 2 == 2_180_398_080

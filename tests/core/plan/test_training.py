@@ -35,6 +35,10 @@ def _flops_7b_1t() -> float:
     return 6 * (7e9 + 32 * 4096 * (32 * 128)) * 1e12
 
 
+# The Scenario's defaults when these picks were recorded (they are the app's now: micro-batch 8, full recompute)
+BEFORE = {"batch": 1, "recompute": "none", "training_tokens": None}  # None: 20 tokens per parameter
+
+
 def _app(**inputs) -> Scenario:
     sc, notes = to_scenario({**APP, **inputs})
     assert not notes, notes
@@ -44,8 +48,14 @@ def _app(**inputs) -> Scenario:
 def test_the_app_scenario_is_the_one_the_formula_describes():
     sc = _app(gpus=64)
     m = sc.model()
-    assert (m.num_layers, m.num_attention_heads, m.d, sc.sequence_tokens) == (32, 32, 128, 4096)
-    assert (sc.gpus, sc.recompute, sc.batch, sc.mfu, sc.training_tokens) == (64, "full", 8, 0.40, 1e12)
+    assert (m.num_layers, m.num_attention_heads, m.d, sc.request.sequence_tokens) == (32, 32, 128, 4096)
+    assert (
+        sc.parallelism.gpus,
+        sc.training.recompute,
+        sc.request.batch,
+        sc.training.mfu,
+        sc.training.training_tokens,
+    ) == (64, "full", 8, 0.40, 1e12)
     assert count_set(sc) and not count_set(_app())  # the rule: a count above the default of 1 is the user's
 
 
@@ -82,8 +92,8 @@ def test_the_cli_uses_the_count_set():
     assert p.returncode == 0, p.stderr
     top = json.loads(p.stdout)["picks"][0]
     assert top["gpus"] == 64 and top["nodes"] == 8 and top["tp"] * top["pp"] * top["replicas"] == 64
-    # the CLI's defaults: no activation checkpointing, so the model splits over 2 pipeline stages, not 2 TP ranks
-    assert (top["offer_id"], top["tp"], top["pp"]) == ("aws-p5-48xl-use1-spot", 1, 2)
+    # the CLI's defaults are the app's (full activation checkpointing, micro-batch 8): the app's layout, TP 2
+    assert (top["offer_id"], top["tp"], top["pp"]) == ("aws-p5-48xl-use1-spot", 2, 1)
 
 
 def test_the_answer_names_machines_as_machines():
@@ -143,7 +153,8 @@ def test_where_some_offers_run_the_count_the_cheaper_nearest_counts_are_near_mis
 
 
 def test_a_count_too_small_for_the_memory_says_why_and_names_the_smallest_that_holds_it():
-    q = {"params": 70_000_000_000, "mode": "training", "zero_stage": 0, "gpu": "H100-SXM"}
+    # the scenario's defaults before they became the app's: micro-batch 1, no activation checkpointing
+    q = {"params": 70_000_000_000, "mode": "training", "zero_stage": 0, "gpu": "H100-SXM", **BEFORE}
     planner = api.plan_report(q).picks[0]
     assert (planner.offer_id, planner.gpus, planner.tp, planner.pp) == ("aws-p5-48xl-use1-spot", 24, 4, 6)
     plan = api.plan_report({**q, "gpus": 4, "provider": "aws"})
@@ -171,7 +182,7 @@ def test_without_a_count_todays_pick_is_unchanged():
     now the machines (a per-GPU rental's 2 GPUs are one machine, not 2) and ``replicas`` the data-parallel ranks."""
 
     def top(**q):
-        p = api.plan_report({"mode": "training", **q}).picks[0]
+        p = api.plan_report({"mode": "training", **BEFORE, **q}).picks[0]
         return p.offer_id, p.gpus, p.tp, p.pp, p.zero_stage, round(p.wall_hours, 3), round(p.run_cost_usd, 2)
 
     h100 = {"params": 7_000_000_000, "training_tokens": 1e12, "gpu": "H100-SXM"}
@@ -182,7 +193,7 @@ def test_without_a_count_todays_pick_is_unchanged():
     assert top(params=7_000_000_000, zero_stage=3) == ("verda-1b200-spot", 1, 1, 1, 3, 1954.004, 4783.71)
     assert top(params=70_000_000_000, zero_stage=0, gpu="H100-SXM") == (
         "aws-p5-48xl-use1-spot", 24, 4, 6, 0, 18811.656, 1422687.61)  # fmt: skip
-    late = api.plan_report({"mode": "training", **h100, "deadline_hours": 500, "zero_stage": 1})
+    late = api.plan_report({"mode": "training", **BEFORE, **h100, "deadline_hours": 500, "zero_stage": 1})
     assert top(**h100, deadline_hours=500, zero_stage=1) == (
         "aws-p5-48xl-use1-spot", 68, 1, 2, 1, 491.531, 111520.56)  # fmt: skip
     assert late.picks[0].nodes == 9 and late.picks[0].replicas == 34

@@ -139,6 +139,7 @@ def test_recommendation_rejects_cheapest_gpu_for_missing_latency():
     """Without a target the cheapest fitting configuration wins; a tight TPOT target rules it out (the same offer
     may still win with more of its GPUs, as when a 2-GPU node runs TP 2), and cheaper misses are listed."""
     base = {"preset": "Llama-3.1-8B", "input_tokens": 1000, "output_tokens": 200, "batch": 8}
+    base |= {"requests_per_day": None, "ttft_target_s": None, "tpot_target_s": None}  # no traffic, no targets
     free = api.plan_report(base, explore_formats=False).model_dump()
     cheapest = free["picks"][0]
     strict_tpot = cheapest["tpot_s"] * 0.8

@@ -11,7 +11,8 @@ from gpuplan_core import api
 from gpuplan_core.perf.serving import ServingResult
 from gpuplan_core.report.serving import ServeReport, ServingCurve
 
-BASE = {"preset": "Llama-3.1-8B", "gpu": "H100"}
+# no traffic estimate and no targets unless a test sets them (the scenario's defaults have both)
+BASE = {"preset": "Llama-3.1-8B", "gpu": "H100", "requests_per_day": None, "ttft_target_s": None, "tpot_target_s": None}
 
 
 def test_serve_report_flattens_the_result_in_place():

@@ -1,0 +1,383 @@
+"""The parts of a scenario, one small frozen model each: every field's default, bounds and help written once, here.
+
+The input registry (interface/registry.py) reads its widgets' defaults, ranges and help from these fields, the CLI
+names its flags after them, and the engine reads the part it needs (``sc.traffic``, ``sc.formats``). A field's
+name is unique across the parts, so ``Scenario(requests_per_day=...)`` and ``sc.with_(gpu=None)`` know where it
+goes. Checks across the fields of one part are the part's validators; derived values are properties.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..common.units import SECONDS_PER_DAY
+from ..hardware.catalog import get_gpu
+from ..hardware.engines import Engine
+from ..model.formats import FORMATS
+from ..pricing.offers import MAX_PRICE_USD_PER_HOUR
+from ..pricing.overrides import parse_price_overrides
+from .fields import (
+    MAX_BATCH,
+    MAX_CONTEXT_TOKENS,
+    MAX_LAYOUT_GPUS,
+    Accounting,
+    Billing,
+    Method,
+    Mode,
+    Offload,
+    Optimizer,
+    PriceSource,
+    Recompute,
+    Serving,
+)
+
+DEFAULT_PRESET = "Llama-3.1-8B"
+
+
+class Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Job(Part):
+    """What the GPUs will do."""
+
+    mode: Mode = Field("inference", description="inference, training (pre-training) or finetune.")
+    serving: Serving = Field(
+        "interactive", description="Inference: interactive (latency targets apply) or batch (offline jobs)."
+    )
+    method: Method = Field(
+        "full",
+        description="Fine-tuning: LoRA trains small adapters on a frozen base; QLoRA also stores the base in 4-bit "
+        "NF4 (LoRA unless given).",
+    )
+
+    @property
+    def key(self) -> str:
+        """The job as the app names it: interactive, batch, pretrain or finetune."""
+        return {"inference": self.serving, "training": "pretrain"}.get(self.mode, self.mode)
+
+    @property
+    def training_method(self) -> Method:
+        """The method the run uses: the fine-tuning method, else full (pre-training trains every weight)."""
+        return self.method if self.mode == "finetune" else "full"
+
+
+class ModelSource(Part):
+    """The model: exactly one of a published preset, a Hugging Face config or a bare parameter count."""
+
+    preset: str | None = Field(
+        DEFAULT_PRESET, description="Architectures from the models' published configs (sources on Methodology)."
+    )
+    config_text: str | None = Field(None, max_length=2_000_000, description="A Hugging Face config.json's text.")
+    params: int | None = Field(
+        None,
+        ge=100_000_000,
+        le=100_000_000_000_000,
+        description="Parameters. The memory of weights is exact; KV cache and activations use a derived "
+        "Llama-style shape and are approximate.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset_only_by_default(cls, data):
+        """A config or a parameter count replaces the default preset (a preset given with them is an error)."""
+        if isinstance(data, dict) and "preset" not in data and (data.get("config_text") or data.get("params")):
+            return {**data, "preset": None}
+        return data
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ModelSource:
+        if sum(x is not None for x in (self.preset, self.config_text, self.params)) > 1:
+            raise ValueError("model: give only one of preset, config, params")
+        return self
+
+
+class Formats(Part):
+    """Number formats of the weights and the KV cache."""
+
+    weights_format: str = Field(
+        "bf16",
+        description="Bytes per weight including scale metadata (4-bit formats store scales too). Training uses "
+        "mixed precision whatever is chosen here.",
+    )
+    kv_format: str = Field("bf16", description="The attention cache per token; FP8 halves it.")
+
+    @model_validator(mode="after")
+    def _known(self) -> Formats:
+        for fld in ("weights_format", "kv_format"):
+            if getattr(self, fld).lower() not in FORMATS:
+                raise ValueError(f"{fld}: unknown format {getattr(self, fld)!r}; allowed: {', '.join(FORMATS)}")
+        return self
+
+
+Batch = Annotated[int, Field(ge=1, le=MAX_BATCH)] | Literal["max"]
+
+
+class Request(Part):
+    """One request's shape (inference) or one training sequence, and how many run together."""
+
+    input_tokens: int = Field(
+        2000,
+        ge=1,
+        le=MAX_CONTEXT_TOKENS,
+        description="The prompt: system prompt, history, documents and the question. Prefill time and KV cache "
+        "grow with it.",
+    )
+    output_tokens: int = Field(
+        300,
+        ge=1,
+        le=MAX_CONTEXT_TOKENS,
+        description="The answer's length. Decode time grows with it; each sequence's KV cache holds input + output "
+        "tokens at its end.",
+    )
+    sequence_tokens: int = Field(
+        4096, ge=1, le=MAX_CONTEXT_TOKENS, description="Tokens in each training sequence. Activations grow with it."
+    )
+    batch: Batch = Field(
+        8,
+        description="Sequences processed together; each keeps its own KV cache (training: the micro-batch per GPU). "
+        "'max': the largest batch that fits (inference).",
+    )
+
+    @field_validator("batch", mode="before")
+    @classmethod
+    def _parse_batch(cls, v):
+        if isinstance(v, str):
+            t = v.strip().lower()
+            if t == "max":
+                return "max"
+            try:
+                return int(t)
+            except ValueError:
+                raise ValueError(f"batch: {v!r} is not a whole number or 'max'") from None
+        if isinstance(v, float):
+            if not v.is_integer():
+                raise ValueError(f"batch: {v} is not a whole number")
+            return int(v)
+        if isinstance(v, int) and not isinstance(v, bool) and not 1 <= v <= MAX_BATCH:
+            raise ValueError(f"batch: must be between 1 and {MAX_BATCH:,}, or 'max'")
+        return v
+
+    @model_validator(mode="after")
+    def _context(self) -> Request:
+        if self.input_tokens + self.output_tokens > MAX_CONTEXT_TOKENS:
+            raise ValueError(
+                f"input_tokens + output_tokens: {self.input_tokens + self.output_tokens:,} is more than "
+                f"{MAX_CONTEXT_TOKENS:,} tokens"
+            )
+        return self
+
+    @property
+    def batch_or_one(self) -> int:
+        """The batch, with 'max' read as 1 (where the largest batch is found later)."""
+        return 1 if self.batch == "max" else self.batch
+
+
+class Parallelism(Part):
+    """The GPU type and count, and how the job is split over them."""
+
+    gpu: str | None = Field(
+        None,
+        description="A GPU type: only its offers are priced, and the detail views show it. None (Any): the "
+        "recommendation searches every GPU type (detail views show an H100 SXM).",
+    )
+    gpus: int = Field(
+        1,
+        ge=1,
+        le=MAX_LAYOUT_GPUS,
+        description="GPUs in the job: tensor parallel x pipeline stages x data-parallel replicas.",
+    )
+    tp: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        description="Tensor parallel: splits every layer across GPUs (must divide the attention heads). Adds two "
+        "all-reduces per layer.",
+    )
+    pp: int = Field(1, ge=1, le=1024, description="Pipeline stages: splits the layers into stages.")
+    zero_stage: int = Field(
+        0,
+        ge=0,
+        le=3,
+        description="ZeRO: 1 shards optimizer states, 2 also gradients, 3 also weights over the data-parallel GPUs.",
+    )
+    offload: Offload = Field(
+        "none",
+        description="DeepSpeed can keep the optimizer states, master weights and gradients in the host's RAM (and, "
+        "at ZeRO-3, the weights too): far less GPU memory, slower steps. The app shows the host RAM each machine "
+        "then needs.",
+    )
+
+    @model_validator(mode="after")
+    def _layout(self) -> Parallelism:
+        if self.gpus % (self.tp * self.pp):
+            raise ValueError(f"gpus: {self.gpus} must be a multiple of tp x pp = {self.tp * self.pp}")
+        if self.gpu is not None:
+            get_gpu(self.gpu)
+        return self
+
+    @property
+    def effective_offload(self) -> Offload:
+        """What is offloaded: parameters only at ZeRO-3 (elsewhere the optimizer alone; Scenario.warnings says so)."""
+        return "optimizer" if self.offload == "optimizer+params" and self.zero_stage != 3 else self.offload
+
+
+class Training(Part):
+    """A training or fine-tuning run."""
+
+    training_tokens: float | None = Field(
+        None,
+        ge=1_000,
+        le=1e16,
+        description="Tokens processed in the run (epochs x dataset). Pre-training: Chinchilla's rule of thumb is 20 "
+        "per parameter (100 billion unless given). Fine-tuning: examples x tokens per example x epochs, 100 million "
+        "(unless given) is about 50,000 examples of 1,000 tokens, twice. None: 20 per parameter.",
+    )
+    mfu: float = Field(
+        0.40,
+        ge=0.01,
+        le=1,
+        description="Share of the dense peak a training run achieves; large runs report 0.35-0.55.",
+    )
+    accounting: Accounting = Field(
+        "zero", description="Memory accounting: two published rules for mixed-precision Adam; the app says which."
+    )
+    optimizer: Optimizer = Field(
+        "adamw", description="AdamW keeps two FP32 states per parameter (8 bytes), 8-bit Adam 2, SGD 4."
+    )
+    recompute: Recompute = Field(
+        "full",
+        description="Activation checkpointing. Full: keep only each layer's input and recompute the rest in the "
+        "backward pass (~30% more compute, far less memory; the usual fine-tuning setting). Selective: recompute "
+        "the attention scores only (FlashAttention already avoids storing them). None: keep every activation.",
+    )
+    lora_rank: int = Field(
+        16, ge=1, le=4096, description="Rank of the adapters (LoRA and QLoRA): adapter parameters grow with it."
+    )
+    deadline_hours: float | None = Field(None, gt=0, le=1e6, description="The run's completion-time target.")
+    overhead_factor: float = Field(
+        0.3, ge=0, le=2, description="Compute spent on top of the final run: failed runs and sweeps (industry "
+        "estimates 30-50%).",
+    )  # fmt: skip
+
+
+class Traffic(Part):
+    """The load a deployment serves and the latency it must keep."""
+
+    requests_per_day: float | None = Field(
+        10_000, ge=0, le=1e12, description="Sizes the fleet and the serverless bill; None or 0: one replica."
+    )
+    peak_to_average: float = Field(
+        3.0,
+        ge=1,
+        le=100,
+        description="The busiest hour's rate over the day's average: replicas are sized for the peak.",
+    )
+    ttft_target_s: float | None = Field(
+        2.0,
+        gt=0,
+        le=3600,
+        description="Time to first token that 95% of requests must beat under the traffic (with no traffic "
+        "estimate: a single request's). Interactive serving only.",
+    )
+    tpot_target_s: float | None = Field(
+        0.1,
+        gt=0,
+        le=60,
+        description="Mean time per later token (50 ms is about 20 tokens/s). Interactive serving only.",
+    )
+
+    @property
+    def peak_requests_per_s(self) -> float | None:
+        """The busiest hour's arrival rate: requests per day / 86,400 s x peak-to-average (None without traffic)."""
+        if not self.requests_per_day:
+            return None
+        return self.requests_per_day / SECONDS_PER_DAY * self.peak_to_average
+
+
+class Pricing(Part):
+    """Which offers are priced, and how."""
+
+    billing: Billing | None = Field(
+        None,
+        description="Which offers to consider. Spot can be reclaimed at short notice; serverless bills start-up, "
+        "execution and idle time. None: any billing.",
+    )
+    provider: str | None = Field(None, description="Only this provider's offers (from the pricing file).")
+    hours_per_month: float = Field(
+        730.0, ge=1, le=744, description="730 h is the usual convention (8,760 h / 12)."
+    )  # fmt: skip
+    utilization: float = Field(
+        0.5,
+        ge=0.05,
+        le=1,
+        description="Serving utilization (for $ per 1M tokens): share of paid time spent serving at the modelled "
+        "throughput.",
+    )
+    spot_restart_overhead: float = Field(
+        0.1, ge=0, le=1, description="Work lost to reclaimed spot instances, as a share of the run."
+    )
+    your_prices: dict[str, float] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="Negotiated or committed rates no public catalog shows: 'offer-id=price' in USD per GPU-hour, "
+        "above 0, separated by commas (offer ids are in the Cost page's tables), or a mapping. They replace the "
+        "catalog price everywhere, marked 'your price', and travel in the link.",
+    )
+    price_source: PriceSource = Field(
+        "add",
+        description="How your pricing file is used: added to the bundled offers (an offer with the same id is "
+        "replaced by yours), or alone.",
+    )
+
+    @field_validator("your_prices", mode="before")
+    @classmethod
+    def _parse_prices(cls, v):
+        """'offer-id=2.10, other-id=0.85' is read as a mapping too (a link, the CLI)."""
+        if not isinstance(v, str):
+            return v
+        try:
+            return parse_price_overrides(v)
+        except ValueError as exc:
+            raise ValueError(f"your_prices: {str(exc).removeprefix('your prices: ')}") from None
+
+    @field_validator("your_prices")
+    @classmethod
+    def _positive(cls, v: dict[str, float]) -> dict[str, float]:
+        for oid, usd in v.items():
+            if not oid.strip():
+                raise ValueError("your_prices: an offer id is empty")
+            if not 0 < usd <= MAX_PRICE_USD_PER_HOUR:
+                raise ValueError(
+                    f"your_prices: {oid} at {usd:g} USD per GPU-hour; a price must be above 0 and at most "
+                    f"{MAX_PRICE_USD_PER_HOUR:,}"
+                )
+        return v
+
+
+class RuntimeAssumptions(Part):
+    """How the engine runs the model: the memory it may fill, the serving engine, prefix caching, speculation."""
+
+    memory_utilization: float = Field(
+        0.90, ge=0.5, le=1.0, description="Share of usable VRAM a job may fill (vLLM's gpu_memory_utilization)."
+    )
+    engine: Engine = Field(
+        "vllm",
+        description="Serving engine: the runtime terms of the memory budget follow the engine's documented defaults: "
+        "CUDA graphs, chunked prefill (or the whole prompt at once), logits held, KV blocks (Methodology lists each "
+        "with its source).",
+    )
+    prefix_cache_fraction: float = Field(
+        0.0, ge=0, le=0.95, description="Share of each prompt a prefix cache already holds: prefill skips it."
+    )
+    spec_draft_params: int | None = Field(
+        None,
+        ge=1_000_000,
+        le=1_000_000_000_000,
+        description="Speculative decoding: a small draft model (parameters) proposes tokens the big one verifies in "
+        "one step (Leviathan et al. 2023). None: off.",
+    )
+    spec_tokens: int = Field(4, ge=1, le=16, description="Tokens the draft proposes before each verification.")
+    spec_acceptance: float = Field(0.7, ge=0, le=1, description="Share of drafted tokens the big model accepts.")
