@@ -11,7 +11,9 @@ chart = {"displaylogo": False}
 
 rows = []
 with page.guard("Costs per offer"):
-    views = cached.cost_views(sc.with_(gpu=None).model_dump_json(), pkey)
+    views = cached.cost_views(
+        sc.model_dump_json(), pkey
+    )  # the offers the answer ranks (its GPU type, if one is chosen)
     cost = views["cost"]
     rows = cost.offers
     ans = cached.answer(sc)

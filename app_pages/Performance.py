@@ -2,12 +2,10 @@
 
 import streamlit as st
 
-from gpuplan_core import Answer, perf_answer
+from gpuplan_core import DEFAULT_GPU, FORMATS, Answer, perf_answer
 from gpuplan_ui import cached, fmt, page
 
 sc, values = page.setup("Performance")
-key = sc.model_dump_json()
-gpu = sc.parallelism.gpu or "H100-SXM"
 chart = {"displaylogo": False}
 
 if sc.job.mode != "inference":
@@ -20,12 +18,21 @@ if sc.job.mode != "inference":
 else:
     p = None
     with page.guard("Performance on the chosen GPU"):
+        ans = cached.answer(sc)
+        shown = ans.detail_scenario(sc)  # the recommended layout, unless the user picked another
+        key, gpu = shown.model_dump_json(), shown.parallelism.gpu or DEFAULT_GPU
         views = cached.perf_views(key, gpu)
         p = views["perf"]
         sv = cached.serving_views(key, gpu) if p.fits else None
         curve = None if sv is None else sv["curve"]
-        page.answer(perf_answer(p, curve, sc))
-        if not sc.parallelism.gpu:
+        page.answer(perf_answer(p, curve, shown, ans if ans.shows_pick(sc) else None))
+        if ans.shows_pick(sc):
+            st.caption(
+                f"This page shows the recommended layout ({fmt.md_escape(ans.memory_layout)}, "
+                f"{FORMATS[ans.pick.weights_format].label} weights); pick a GPU type or a tensor-parallel split in "
+                "the sidebar to see another."
+            )
+        elif not sc.parallelism.gpu:
             st.caption("The sidebar's GPU is 'any': this page shows the H100 SXM; pick a GPU to see another.")
     if p is not None and p.fits:
         with page.guard("Under traffic"):
@@ -81,7 +88,7 @@ else:
 
             with page.guard("Every catalog GPU"):
                 st.subheader("Every GPU type: first-token wait and time per token")
-                cat = cached.perf_catalog_views(key)
+                cat = cached.perf_catalog_views(sc.model_dump_json())  # every GPU type at the scenario's own layout
                 st.plotly_chart(cat["figure"], key="latency", config=chart)
                 with st.expander("The numbers per GPU type"):
                     page.table(cat["table"], "perf_all", "gpuplan-performance.csv")

@@ -96,14 +96,16 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     plan = ans.plan
     answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
     figs = [f for f in (views["pareto"], cached.memory_views(key)["figure"]) if f is not None]
-    gpu = sc.parallelism.gpu or "H100-SXM"
-    if inference:
-        pv = cached.perf_views(key, gpu)
-        sv = cached.serving_views(key, gpu) if pv["perf"].fits else None
-        answers.append(("Performance", perf_answer(pv["perf"], None if sv is None else sv["curve"], sc)))
+    if inference:  # as the Performance page: the recommended layout unless the user picked another
+        shown = ans.detail_scenario(sc)
+        skey, gpu = shown.model_dump_json(), shown.parallelism.gpu or "H100-SXM"
+        pv = cached.perf_views(skey, gpu)
+        sv = cached.serving_views(skey, gpu) if pv["perf"].fits else None
+        curve = None if sv is None else sv["curve"]
+        answers.append(("Performance", perf_answer(pv["perf"], curve, shown, ans if ans.shows_pick(sc) else None)))
         if sv is not None:
             figs.append(sv["ttft"])
-    cost = cached.cost_views(sc.with_(gpu=None).model_dump_json(), pkey)["cost"]
+    cost = cached.cost_views(key, pkey)["cost"]
     answers.append(("Cost", cost_answer(ans, sc, len(cost.offers))))
     if cost.offers:
         figs.append(figures_cost.cheapest_figure(cost.offers, inference))

@@ -44,6 +44,11 @@ class TargetCheck(BaseModel):
         """How far inside (positive) or outside (negative) the target, in its unit."""
         return None if self.value is None else self.target - self.value
 
+    def target_text(self) -> str:
+        """'first token 2 s', 'time per token 100 ms', 'deadline 500 h'."""
+        what = {"ttft": "first token", "tpot": "time per token", "deadline": "deadline"}[self.name]
+        return f"{what} {_amount(self.target, self.unit)}"
+
     def text(self) -> str:
         """'within the 2 s first-token target (1.2 s)', 'misses the 2 s first-token target by 0.5 s'."""
         t = f"the {_amount(self.target, self.unit)} {self.label} target"

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..common.text import gb, ms, pct, rate, usd
-from ..plan.answer import ScenarioAnswer
+from ..plan.answer import ScenarioAnswer, checks_of
 from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
 from .results import GpuPerf, MemoryReport, NoFit
@@ -121,34 +121,58 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
     return Answer(sentence=sentence, headlines=heads, tone=tone)
 
 
-def perf_answer(p: GpuPerf | NoFit, curve: ServingCurve | None, sc: Scenario) -> Answer:
-    """How fast one request is on the chosen GPU, and how much traffic one copy of the model serves."""
+def perf_answer(
+    p: GpuPerf | NoFit, curve: ServingCurve | None, sc: Scenario, ans: ScenarioAnswer | None = None
+) -> Answer:
+    """How fast it is, and how much traffic one copy of the model serves. With ``ans`` (the page shows the
+    recommended layout) and a traffic estimate, the figures are the answer's: p95 first token and time per token at
+    the peak over its replicas. Otherwise one request's. Every target the scenario sets is checked against the
+    figures shown: never "within your targets" for a latency above them."""
     if isinstance(p, NoFit):
         return Answer(sentence=p.notes[0], tone="warn")
     where = gpus_text(p.gpu, p.gpu_count)
-    per_user = p.decode_tokens_per_s_per_sequence
     band = p.error_band.tpot_s
     sure = f", typically within ±{band.band:.0%}" if band.points else ", a roofline estimate"
-    users = "the user" if p.batch == 1 else f"each of {p.batch:,} users"
-    sentence = (
-        f"On {where} the first token arrives after {ms(p.ttft_s)} and {users} then gets {rate(per_user)} "
-        f"({ms(p.tpot_s)} per token{sure})"
-    )
+    pick = ans.pick if ans is not None else None
+    at_peak = pick is not None and pick.ttft_s is not None and pick.tpot_s and sc.traffic.requests_per_day
+    if at_peak:
+        ttft, tpot, checks = pick.ttft_s, pick.tpot_s, ans.checks
+        sentence = (
+            f"On {where}, the recommended layout, 95% of first tokens arrive within {ms(ttft)} at your peak traffic "
+            f"and each user then gets {rate(1 / tpot)} ({ms(tpot)} per token{sure})"
+        )
+        ttft_label, ttft_help = "First token (p95 at peak)", "The wait before the answer starts, for 95% of requests"
+    else:
+        ttft, tpot = p.ttft_s, p.tpot_s
+        checks = checks_of(sc, ttft, tpot)
+        users = "the user" if p.batch == 1 else f"each of {p.batch:,} users"
+        sentence = (
+            f"On {where} the first token arrives after {ms(ttft)} and {users} then gets "
+            f"{rate(p.decode_tokens_per_s_per_sequence)} ({ms(tpot)} per token{sure})"
+        )
+        ttft_label, ttft_help = "Time to first token", "TTFT: the wait before the answer starts (one 'prefill' pass)"
+    missed = [c for c in checks if not c.met]
+    if missed:
+        alone = "" if at_peak or p.batch == 1 else f" (a static batch of {p.batch:,} prompts read at once)"
+        sentence += "; that " + " and ".join(c.text() for c in missed) + alone
+    elif checks:
+        sentence += ": within your targets (" + ", ".join(c.target_text() for c in checks) + ")"
     heads = [
-        Headline(
-            label="Time to first token",
-            value=ms(p.ttft_s),
-            help="TTFT: the wait before the answer starts (the prompt is read in one 'prefill' pass)",
-        ),
+        Headline(label=ttft_label, value=ms(ttft), help=ttft_help),
         Headline(
             label="Tokens/s per user",
-            value=rate(per_user, ""),
-            help=f"How fast the answer streams once started; time per output token (TPOT) {ms(p.tpot_s)}",
+            value=rate(1 / tpot if at_peak else p.decode_tokens_per_s_per_sequence, ""),
+            help=f"How fast the answer streams once started; time per output token (TPOT) {ms(tpot)}",
         ),
     ]
-    cap = None if curve is None else curve.capacity_requests_per_s or curve.max_requests_per_s
-    if cap:
-        what = "within your latency targets" if curve.capacity_requests_per_s else "before it saturates"
+    cap = None if curve is None else curve.capacity_requests_per_s
+    if curve is not None and cap == 0:
+        sentence += "; no load on one copy of the model meets your latency targets"
+    elif curve is not None:
+        what = (
+            ("within your latency targets" if not checks else "within those targets") if cap else "before it saturates"
+        )
+        cap = cap or curve.max_requests_per_s
         sentence += f"; one copy of the model serves {rate(cap, 'requests/s')} {what}"
         heads.append(
             Headline(
@@ -157,13 +181,14 @@ def perf_answer(p: GpuPerf | NoFit, curve: ServingCurve | None, sc: Scenario) ->
                 help="One copy of the model (a replica) with continuous batching, " + what,
             )
         )
-        if curve.replicas:
-            heads.append(Headline(label="Replicas for your traffic", value=f"{curve.replicas:,}"))
+        replicas = pick.replicas if at_peak else curve.replicas
+        if replicas:
+            heads.append(Headline(label="Replicas for your traffic", value=f"{replicas:,}"))
     if len(heads) < 4:
         heads.append(
             Headline(label="Largest batch that fits", value=f"{p.max_batch:,}", help="Requests decoded together")
         )
-    return Answer(sentence=sentence + ".", headlines=heads[:4], tone="info")
+    return Answer(sentence=sentence + ".", headlines=heads[:4], tone="warn" if missed else "info")
 
 
 def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answer:

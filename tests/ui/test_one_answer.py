@@ -18,7 +18,7 @@ from gpuplan_core import api, gb, load_pricing, ms, read_link, to_scenario, usd
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 OFFERS = load_pricing().offers
 SETTINGS = settings(
-    max_examples=3,
+    max_examples=10,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],  # no shrinking: each example opens pages (seconds)
     deadline=None,
     derandomize=True,
@@ -119,13 +119,34 @@ def _check_cost(params: dict) -> None:
             assert o.meets_targets or "misses" in o.differs
 
 
+def _check_performance(params: dict) -> None:
+    """Performance shows the recommended layout unless the user picked another; with traffic its first token is the
+    answer's p95 at the peak; it never says 'within your targets' for a latency above one."""
+    sc, ans = _answer(params)
+    at = _open("app_pages/Performance.py", params)
+    heads = _metrics(at)
+    sentence = [*at.success, *at.info, *at.warning][0].value
+    if ans.shows_pick(sc) and sc.traffic.requests_per_day and ans.pick.tpot_s:
+        assert heads["First token (p95 at peak)"] == ms(ans.pick.ttft_s)
+        assert ans.pick.replicas == int(heads["Replicas for your traffic"].replace(",", ""))
+    for c in ans.checks if ans.shows_pick(sc) and sc.traffic.requests_per_day else ():
+        assert c.met  # the answer's own figures meet every target
+    target = sc.traffic.ttft_target_s if sc.job.serving == "interactive" else None
+    ttft_shown = heads.get("First token (p95 at peak)") or heads.get("Time to first token")
+    if target and ttft_shown:
+        value_s = float(ttft_shown.replace(",", "").split()[0]) / (1e3 if ttft_shown.endswith(" ms") else 1)
+        if value_s > target * 1.005:
+            assert "within your targets" not in sentence and "misses the" in sentence
+
+
 def _check_compare(params: dict, b_gpu: str) -> None:
     """Compare's verdict and B's headline figures are the core's comparison of A and B."""
     from gpuplan_core import variant
 
-    values, _ = read_link(params)
+    values, problems = read_link({**params, "b_gpu": b_gpu})
+    assert not problems, problems
     sc, _ = to_scenario(values)
-    sc_b, _ = variant(sc, {**values, "b_gpu": b_gpu})
+    sc_b, _ = variant(sc, values)
     report = api.compare_report(sc, sc_b, OFFERS)
     at = _open("app_pages/Compare.py", {**params, "b_gpu": b_gpu})
     boxes = [*at.success, *at.info, *at.warning]
@@ -151,10 +172,11 @@ def _cli_flags(sc) -> list[str]:
 
 
 @SETTINGS
-@given(inference, st.sampled_from(["H200", "L40S", "A100-SXM-80GB"]))
+@given(inference, st.sampled_from(["H200", "L40S", "A100 SXM 80GB"]))
 def test_inference_pages_state_the_answer(params, b_gpu):
     _check_overview(params)
     _check_cost(params)
+    _check_performance(params)
     _check_compare(params, b_gpu)
 
 
