@@ -268,10 +268,10 @@ def pricing_key() -> str:
     """'bundled', or '<hash of this session's pricing file>:<add|only>' (the file stays in its session; the
     Pricing group's "Your pricing file" input says whether it is added to the bundled offers or used alone),
     then '|' and the "Your prices" overrides when there are some (they are in the link)."""
-    values = state.current().values
+    pricing = state.current().scenario.pricing  # your prices as the scenario holds them: each one above 0
     upload = st.session_state.get("pricing_upload_key")
-    key = f"{upload}:{values.get('prices', 'add')}" if upload else "bundled"
-    mine = str(values.get("myprice") or "").strip()
+    key = f"{upload}:{pricing.price_source}" if upload else "bundled"
+    mine = ",".join(f"{oid}={usd!r}" for oid, usd in pricing.your_prices.items())
     return f"{key}|{mine}" if mine else key
 
 

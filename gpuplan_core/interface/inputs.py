@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..common.errors import describe
+from ..pricing.offers import MAX_PRICE_USD_PER_HOUR
+from ..pricing.overrides import parse_price_overrides
 from ..scenario.scenario import FIELDS, PARTS, Scenario
 from .record import ALL_JOBS, INFERENCE, JOBS, MAIN, TRAINING, Group, Input, plain, same_value
 from .registry import (
@@ -63,6 +65,8 @@ def scenario_fields(
                 fields["config_text"] = config_text
             continue
         mine = inp.fields(v[inp.key], v)
+        if inp.field == "your_prices":
+            mine = {"your_prices": _your_prices(mine.get("your_prices"), notes)}
         if inp.checked_alone and (why := _checked(inp, mine)):
             if notes is not None:
                 notes.append(why)
@@ -71,6 +75,27 @@ def scenario_fields(
     if v["src"] == "config" and config_text is None:  # no config loaded yet: the default model
         fields["preset"] = INPUTS["model"].default
     return fields
+
+
+def _your_prices(raw: Any, notes: list[str] | None) -> dict[str, float]:
+    """The link's "Your prices": each price above 0 (and at most the cap) is kept; each other one is refused by name,
+    the others still apply, and text that is not 'offer-id=price' leaves the catalog prices (with a note)."""
+    if not raw:
+        return {}
+    try:
+        parsed = parse_price_overrides(raw) if isinstance(raw, str) else dict(raw)
+    except ValueError as exc:
+        if notes is not None:
+            notes.append(f"{str(exc).rstrip('.')}; the catalog prices are used.")
+        return {}
+    kept = {k: float(x) for k, x in parsed.items() if 0 < float(x) <= MAX_PRICE_USD_PER_HOUR}
+    for oid, usd in parsed.items():
+        if oid not in kept and notes is not None:
+            notes.append(
+                f"Your prices: {oid}={float(usd):g} is refused (allowed: above 0 USD per GPU-hour, at most "
+                f"{MAX_PRICE_USD_PER_HOUR:,}); the catalog price of {oid} stands."
+            )
+    return kept
 
 
 def to_scenario(values: Mapping[str, Any], config_text: str | None = None) -> tuple[Scenario, list[str]]:

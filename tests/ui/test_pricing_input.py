@@ -142,11 +142,12 @@ def test_your_price_of_zero_is_refused_with_a_note_and_the_catalog_price_stands(
     assert not zero.exception
     assert "$0.00" not in _headline(zero) and "at your price" not in _headline(zero)
     assert _headline(zero) == _headline(base)  # the refused price changes nothing: the catalog's 4.89 stands
-    captions = " ".join(c.value for c in zero.caption)
+    notes = " ".join(w.value for w in zero.warning).replace("\\", "")
     assert (
-        "Your prices: verda-1b200-od=0 is refused (allowed: above 0 USD per GPU-hour); the catalog's "
-        "$4.89/GPU-hour stands."
-    ) in captions.replace("\\", "")
+        "Your prices: verda-1b200-od=0 is refused (allowed: above 0 USD per GPU-hour, at most 100,000); the catalog "
+        "price of verda-1b200-od stands."
+    ) in notes
+    assert "refused" not in " ".join(c.value for c in zero.caption)  # said once, as the link's note
 
 
 @pytest.mark.parametrize("bad", ["0", "-1.5", "0.00"])
@@ -159,4 +160,5 @@ def test_the_other_prices_still_apply_beside_a_refused_one(bad):
     assert 0 < monthly < float(re.search(r"for \\\$([\d,.]+) a month", _headline(base)).group(1).replace(",", ""))
     captions = " ".join(c.value for c in at.caption).replace("\\", "")
     assert f"Your prices (1): {offer} $0.01/GPU-hour." in captions
-    assert f"verda-1b200-od={float(bad):g} is refused" in captions
+    notes = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert f"verda-1b200-od={float(bad):g} is refused" in notes

@@ -216,8 +216,20 @@ def test_your_prices_are_in_the_scenario_and_a_price_of_zero_is_refused_by_name(
     sc, notes = to_scenario({"myprice": "verda-1b200-od=2.5, runpod-h100-od=1.9", "in": 5000.0})
     assert sc.pricing.your_prices == {"verda-1b200-od": 2.5, "runpod-h100-od": 1.9} and notes == []
     assert INPUTS["myprice"].widget_value(sc.pricing.your_prices) == "verda-1b200-od=2.5, runpod-h100-od=1.9"
-    for bad, named in (("verda-1b200-od=0", "verda-1b200-od at 0 USD"), ("x=-2", "x at -2 USD"), ("oops", "'oops'")):
+    for bad, named in (
+        ("verda-1b200-od=0", "verda-1b200-od=0 is refused"),
+        ("x=-2", "x=-2 is refused"),
+        ("oops", "'oops'"),
+    ):
         sc, notes = to_scenario({"myprice": bad, "in": 5000.0})
         assert sc.pricing.your_prices == {} and sc.request.input_tokens == 5000  # the rest of the scenario stands
-        assert len(notes) == 1 and named in notes[0] and notes[0].endswith("the catalog prices are used."), notes
+        assert len(notes) == 1 and named in notes[0], notes
+        assert notes[0].endswith(("the catalog prices are used.", "stands.")), notes
+    # a refused price leaves the others: each price is judged on its own
+    sc, notes = to_scenario({"myprice": "verda-1b200-od=2.5, runpod-h100-od=0"})
+    assert sc.pricing.your_prices == {"verda-1b200-od": 2.5}
+    assert notes == [
+        "Your prices: runpod-h100-od=0 is refused (allowed: above 0 USD per GPU-hour, at most 100,000); the catalog "
+        "price of runpod-h100-od stands."
+    ]
     assert to_scenario({"prices": "only"})[0].pricing.price_source == "only"
