@@ -7,15 +7,14 @@ Each example opens the pages cold from the same link (AppTest), the way a shared
 import contextlib
 import io
 import json
-from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from gpuplan_core import api, gb, load_pricing, ms, read_link, to_scenario, usd
+from tests.ui.apptest import open_page
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 OFFERS = load_pricing().offers
 SETTINGS = settings(
     max_examples=10,
@@ -56,10 +55,7 @@ finetuning = st.fixed_dictionaries(
 
 
 def _open(page: str, params: dict) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.switch_page(page).run()
+    at = open_page(page, params)
     assert not at.exception, at.exception
     return at
 

@@ -13,6 +13,7 @@ from gpuplan_core.interface.inputs import to_scenario
 from gpuplan_core.report.answers import memory_answer
 from gpuplan_ui.frame import PAGES as FRAME_PAGES
 from gpuplan_ui.tables import SNAKE, for_people
+from tests.ui.apptest import open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -26,10 +27,7 @@ JOBS = {
 
 
 def run(page: str, params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    return at.switch_page(page).run()
+    return open_page(page, params, timeout=90)
 
 
 def check_tables(at: AppTest, where: str) -> None:

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 import gpuplan_core
 from gpuplan_core import load_pricing
 from gpuplan_ui import cached
+from tests.ui.apptest import open_page, texts
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -20,16 +21,7 @@ BUNDLED = len(load_pricing().offers)  # 98 offers in data/pricing.csv
 
 
 def run(page: str, params: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    for k, v in (params or {}).items():
-        at.query_params[k] = v
-    return at.switch_page(page).run()
-
-
-def texts(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [e.value for e in at.error] + [w.value for w in at.warning]
-    parts += [s.value for s in at.success] + [i.value for i in at.info] + [c.value for c in at.caption]
-    return "\n".join(str(p) for p in parts)
+    return open_page(page, params, timeout=90)
 
 
 def pricing_file(rows: list[dict]) -> bytes:

@@ -1,0 +1,23 @@
+"""Opening the app's pages with Streamlit's AppTest, written once for the UI tests."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+
+
+def open_page(page: str, params: dict | None = None, timeout: float = 90) -> AppTest:
+    """A page opened cold from a link: the query parameters, then the page's file under app_pages/."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    return at.switch_page(page).run()
+
+
+def texts(at: AppTest) -> str:
+    """Every text element a page shows, one per line (markdown, messages, captions)."""
+    parts = [m.value for m in at.markdown] + [e.value for e in at.error] + [w.value for w in at.warning]
+    parts += [s.value for s in at.success] + [i.value for i in at.info] + [c.value for c in at.caption]
+    return "\n".join(str(p) for p in parts)
