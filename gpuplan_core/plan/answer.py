@@ -188,6 +188,8 @@ def _differs(sc: Scenario, ans: Pick | None, p: Pick, checks: list[TargetCheck])
         return "meets every target set"
     if p.offer_id == ans.offer_id and p.layout == ans.layout and p.weights_format == ans.weights_format:
         return "the answer itself"
+    if p.offer_id == ans.offer_id:
+        return f"the answer's offer at another layout ({p.replicas} x {p.layout})"
     parts = []
     if p.gpu != ans.gpu or p.gpus != ans.gpus:
         parts.append(f"{p.gpus:,} x {p.gpu} instead of {ans.gpus:,} x {ans.gpu}")
@@ -195,7 +197,7 @@ def _differs(sc: Scenario, ans: Pick | None, p: Pick, checks: list[TargetCheck])
         parts.append(f"{p.billing_model.replace('_', '-')} instead of {ans.billing_model.replace('_', '-')}")
     if p.provider != ans.provider:
         parts.append(f"from {p.provider}")
-    return ", ".join(parts) or "another offer of the same layout"
+    return ", ".join(parts) or f"another offer of the same GPUs ({p.offer_id})"
 
 
 def _alternatives(sc: Scenario, ans: Pick | None, rows: list[Pick]) -> list[Option]:

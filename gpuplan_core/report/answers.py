@@ -212,7 +212,7 @@ def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answ
             per_m = usd(top.output_cost_per_million_usd)
             sentence += f", {per_m} per million output tokens at {pct(sc.pricing.utilization)} utilization"
         always = by.get("cheapest always-on")
-        if always is not None and always.differs != "the answer itself":
+        if always is not None and always.pick.offer_id != top.offer_id:
             sentence += f"; the cheapest always-on is {usd(always.pick.monthly_usd)} a month ({always.differs})"
         heads = [Headline(label="Cheapest per month", value=usd(ans.cost_usd), help=f"{top.offer_id}: the answer")]
         if always is not None:
