@@ -53,6 +53,7 @@ def main() -> None:
 
 
 def bench_plan() -> None:
+    from gpuplan_core.plan.answer import answer
     from gpuplan_core.plan.recommend import recommend
     from gpuplan_core.pricing.csv_file import load_pricing
     from gpuplan_core.scenario.scenario import Scenario
@@ -62,7 +63,10 @@ def bench_plan() -> None:
         "plan: Llama-3.1-70B serving, catalog x 3 formats x 98 offers": Scenario(
             preset="Llama-3.1-70B", batch=16, requests_per_day=50_000, ttft_target_s=2, tpot_target_s=0.05
         ),
-        "plan: Llama-3.1-8B serving, catalog x 3 formats x 98 offers": Scenario(preset="Llama-3.1-8B", batch=8),
+        "plan: Llama-3.1-8B, no traffic, catalog x 3 formats x 98 offers": Scenario(
+            preset="Llama-3.1-8B", batch=8, requests_per_day=None, ttft_target_s=None, tpot_target_s=None
+        ),
+        "plan: the app's default question (8B, 10,000 req/day, 2 s/0.1 s)": Scenario(),
         "plan: 7B pre-training, 1T tokens, ZeRO-3": Scenario(
             params=7_000_000_000, mode="training", training_tokens=1e12, zero_stage=3, deadline_hours=720
         ),
@@ -70,6 +74,10 @@ def bench_plan() -> None:
     for name, sc in cases.items():
         med, p95 = timeit(lambda sc=sc: recommend(sc, offers, explore_formats=True), repeat=20)
         print(f"{name:<58} {med:>10.2f} {p95:>8.2f}")
+    # the one answer (what every page headlines): the plan, memory at the pick's layout, the alternatives
+    sc = Scenario()
+    med, p95 = timeit(lambda: answer(sc, offers), repeat=20)
+    print(f"{'answer: the app default question (plan + cost table + checks)':<58} {med:>10.2f} {p95:>8.2f}")
 
 
 def bench_grid() -> None:
