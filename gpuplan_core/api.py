@@ -283,16 +283,21 @@ def plan_report(
 
 
 def answer_report(
-    s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, explore_formats: bool = False
+    s: Scenario | dict[str, Any],
+    pricing_path: str | None = None,
+    offers=None,
+    explore_formats: bool = False,
+    cost: CostReport | None = None,
 ):
     """The one answer to the scenario (plan/answer.py): the pick, its cost, memory at its layout, its targets and
-    the alternatives. Every page headlines it; ``plan --json`` is its ``to_json()``."""
+    the alternatives. Every page headlines it; ``plan --json`` is its ``to_json()``. ``cost``: this scenario's cost
+    report for the same offers, when the caller has it (its rows are the alternatives' candidates)."""
     from .plan.answer import answer
 
     sc = scenario_of(s)
     if offers is None:
         offers = _offers(pricing_path).offers
-    return answer(sc, offers, explore_formats=explore_formats)
+    return answer(sc, offers, explore_formats=explore_formats, rows=None if cost is None else cost.offers)
 
 
 # ---- serving under traffic ------------------------------------------------------------------------

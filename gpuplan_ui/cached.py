@@ -63,7 +63,8 @@ def plan_report(sc_json: str, pricing_key: str, explore_formats: bool = False):
 @st.cache_resource(max_entries=128, show_spinner=False)
 def answer_at(sc_json: str, pricing_key: str, explore_formats: bool) -> ScenarioAnswer:
     """The one answer for a scenario, prices and format choice given (the report, built outside the page run)."""
-    return api.answer_report(_sc(sc_json), offers=_offers(pricing_key), explore_formats=explore_formats)
+    cost = cost_report(sc_json, pricing_key)  # cached: the Cost page's own, computed once for both
+    return api.answer_report(_sc(sc_json), offers=_offers(pricing_key), explore_formats=explore_formats, cost=cost)
 
 
 def answer(sc: Scenario) -> ScenarioAnswer:

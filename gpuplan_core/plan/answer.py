@@ -214,15 +214,18 @@ def _alternatives(sc: Scenario, ans: Pick | None, rows: list[Pick]) -> list[Opti
             continue
         checked = [(r, target_checks(sc, r)) for r in priced]
         ok = [(r, c) for r, c in checked if all(x.met for x in c)]
-        r, c = min(ok or checked, key=lambda rc: getattr(rc[0], key))
+        r, c = min(ok or checked, key=lambda rc: (getattr(rc[0], key), rc[0].offer_id, rc[0].layout))  # ties: by id
         out.append(Option(role=role, pick=r, checks=c, differs=_differs(sc, ans, r, c)))
     return out
 
 
-def answer(sc: Scenario, offers: list[Offer], explore_formats: bool = False) -> ScenarioAnswer:
-    """The one answer: the recommendation's pick with its cost, memory at its layout, targets and alternatives."""
+def answer(
+    sc: Scenario, offers: list[Offer], explore_formats: bool = False, rows: list[Pick] | None = None
+) -> ScenarioAnswer:
+    """The one answer: the recommendation's pick with its cost, memory at its layout, targets and alternatives.
+    ``rows``: the cost table's rows for these offers when the caller has them already (the Cost page's)."""
     plan = recommend(sc, offers, explore_formats=explore_formats)
-    rows = list(cost_table(sc, offers).offers)
+    rows = list(cost_table(sc, offers).offers) if rows is None else list(rows)
     top = plan.picks[0] if plan.picks else None
     out = ScenarioAnswer(
         model=plan.model,
