@@ -103,7 +103,14 @@ def bench_grid() -> None:
                 for c in contexts:
                     memory_budget(m, MemoryRequest(weights_format=fmt, batch=b, context_tokens=c))
                     predict(
-                        m, g, Workload(weights_format=fmt), b, max(1, c - 128), 128, pa, with_compute_bound_batch=False
+                        m,
+                        g,
+                        Workload(weights_format=fmt),
+                        b,
+                        max(1, c - 128),
+                        128,
+                        pa=pa,
+                        with_compute_bound_batch=False,
                     )
                     n += 1
     dt = time.perf_counter() - t

@@ -145,9 +145,9 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
         notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
     pa = PerfAssumptions()
     wl = workload_for(sc.formats, sc.assumptions, tp, pp)
-    r = predict(m, gpu, wl, max(1, batch), sc.request.input_tokens, sc.request.output_tokens, pa)
+    r = predict(m, gpu, wl, max(1, batch), sc.request.input_tokens, sc.request.output_tokens, pa=pa)
     at_max = predict(
-        m, gpu, wl, mb, sc.request.input_tokens, sc.request.output_tokens, pa, with_compute_bound_batch=False
+        m, gpu, wl, mb, sc.request.input_tokens, sc.request.output_tokens, pa=pa, with_compute_bound_batch=False
     )
     bands = perf_bands(gpu.gpu, wl.weights_format, m.is_moe, wl.eager, max(1, batch))
     d = r.to_dict()

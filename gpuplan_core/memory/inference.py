@@ -16,6 +16,7 @@ def inference_activation_bytes(
     tp: int,
     engine: EngineProfile | None = None,
     step_tokens: int | None = None,
+    *,
     logits_sequences: int | None = None,
 ) -> float:
     """Peak activation workspace of one forward pass (an estimate): the widest intermediate (the MLP's) for every
@@ -48,7 +49,7 @@ def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
     ctx = _ceil_div(context, block) * block
     kv = kv_cache_bytes(m, kvf.bytes_per_value, ctx, batch, tp=req.tp, pp=req.pp)
     prompt = min(req.prefill_tokens or context, context)
-    act = inference_activation_bytes(m, asm, af.bytes_per_value, req.tp, eng, batch * prompt, batch)
+    act = inference_activation_bytes(m, asm, af.bytes_per_value, req.tp, eng, batch * prompt, logits_sequences=batch)
     comps = {
         **weight_parts,
         "KV cache": kv,

@@ -38,7 +38,7 @@ def lora_params(m: ModelArch, rank: int, targets: str) -> int:
 
 
 def activation_bytes_per_layer(
-    m: ModelArch, seq: int, batch: int, act_bytes: float, recompute: str, flash: bool, tp: int
+    m: ModelArch, seq: int, batch: int, act_bytes: float, recompute: str, flash: bool, *, tp: int
 ) -> float:
     """Training activations stored for backward, one layer, one GPU (Korthikanti et al. 2022, generalised)."""
     s, b, h = seq, batch, m.hidden_size
@@ -114,7 +114,7 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
         comps["ZeRO-3 reduce bucket"] = 2 * min(asm.zero3_reduce_bucket_elements, trainable / shard)
     states = sum(v for k, v in comps.items() if not k.startswith("ZeRO-3"))
     per_layer = activation_bytes_per_layer(
-        m, context, batch, af.bytes_per_value, req.recompute, req.flash_attention, req.tp
+        m, context, batch, af.bytes_per_value, req.recompute, req.flash_attention, tp=req.tp
     )
     comps["activations"] = per_layer * m.num_layers  # 1F1B: the first stage holds pp micro-batches
     comps["logits (fp32)"] = context * batch * m.vocab_size * 4 / req.tp

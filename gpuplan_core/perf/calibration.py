@@ -40,7 +40,7 @@ def _is_eager(row: dict) -> bool:
     return str(row.get("framework", "")).lower().startswith(("hf transformers", "hugging face transformers"))
 
 
-def running_batch(row: dict, m, gpu, wf: str, kvf: str, tp: int, batch: int, tokens: int) -> int:
+def running_batch(row: dict, m, gpu, wf: str, kvf: str, tp: int, *, batch: int, tokens: int) -> int:
     """Sequences an engine runs at once for a max-throughput run of ``batch`` requests: no more than its KV
     cache holds at full length (the rest wait, so the run's throughput is that of the smaller batch). Runs with
     data-parallel attention keep each rank's sequences on that rank, which the tensor-parallel budget does not
@@ -76,12 +76,12 @@ def predict_row(row: dict, pa: PerfAssumptions | None = None) -> float:
         )  # fmt: skip
         return memory_budget(m, req).per_gpu_bytes / 1e9
     if metric in ("prefill_time", "time_to_first_token"):
-        return predict(m, gpu, wl, batch, prompt, 1, pa, with_compute_bound_batch=False).ttft_s * seconds
+        return predict(m, gpu, wl, batch, prompt, 1, pa=pa, with_compute_bound_batch=False).ttft_s * seconds
     if metric == "time_per_output_token":
-        return predict(m, gpu, wl, batch, prompt, 1, pa, with_compute_bound_batch=False).tpot_s * seconds
+        return predict(m, gpu, wl, batch, prompt, 1, pa=pa, with_compute_bound_batch=False).tpot_s * seconds
     if metric == "output_tokens_per_s":
-        batch = running_batch(row, m, gpu, wf, kvf, tp, batch, prompt + output)
-    r = predict(m, gpu, wl, batch, prompt, output, pa, with_compute_bound_batch=False)
+        batch = running_batch(row, m, gpu, wf, kvf, tp, batch=batch, tokens=prompt + output)
+    r = predict(m, gpu, wl, batch, prompt, output, pa=pa, with_compute_bound_batch=False)
     if metric == "end_to_end_latency":
         return r.e2e_request_s * seconds
     if metric == "decode_tokens_per_s":
@@ -161,7 +161,7 @@ def _format_of(text: str) -> str:
 
 @lru_cache(maxsize=256)
 def _serving_prediction(
-    model: str, gpu: str, tp: int, wf: str, kvf: str, i: int, o: int, kind: str, load: float
+    model: str, gpu: str, tp: int, wf: str, kvf: str, i: int, *, o: int, kind: str, load: float
 ) -> dict | None:
     from ..scenario.scenario import Scenario
     from .serving import replica_for, serve
@@ -220,9 +220,9 @@ def serving_table(path: str | None = None) -> list[dict]:
             _format_of(row["weights_format"]),
             _format_of(row["kv_format"]),
             int(row["input_tokens"]),
-            int(row["output_tokens"]),
-            row["load_kind"],
-            load,
+            o=int(row["output_tokens"]),
+            kind=row["load_kind"],
+            load=load,
         )
         n_req = row.get("requests")
         if pred is None or pred["saturated"]:

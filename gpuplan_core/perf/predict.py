@@ -43,13 +43,13 @@ class PerfResult:
         return asdict(self)
 
 
-def _mean_decode_time(m, gpu, wl, batch, prompt, output, pa, tokens_per_seq=1) -> tuple[float, Phase]:
+def _mean_decode_time(m, gpu, wl, batch, prompt, output, *, pa, tokens_per_seq=1) -> tuple[float, Phase]:
     """Average decode-step time over contexts prompt .. prompt + output - 1 (not first+last / 2 alone:
     sampled at up to 9 points, exact for the piecewise-linear step time)."""
     steps = max(1, output - 1)
     n = min(9, steps)
     ctxs = [prompt + round(i * (steps - 1) / max(1, n - 1)) for i in range(n)] if n > 1 else [prompt]
-    phases = [decode_phase(m, gpu, wl, batch, c, pa, tokens_per_seq) for c in ctxs]
+    phases = [decode_phase(m, gpu, wl, batch, c, pa, tokens_per_seq=tokens_per_seq) for c in ctxs]
     mean = sum(p.time_s for p in phases) / len(phases)
     return mean, phases[len(phases) // 2]
 
@@ -88,6 +88,7 @@ def predict(
     batch: int,
     prompt: int,
     output: int,
+    *,
     pa: PerfAssumptions | None = None,
     with_compute_bound_batch: bool = True,
 ) -> PerfResult:
@@ -107,15 +108,15 @@ def predict(
     if wl.spec_draft is not None:
         k, alpha = wl.spec_tokens, wl.spec_acceptance
         expected = k + 1 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
-        draft_t, _ = _mean_decode_time(wl.spec_draft, gpu, wl, batch, prompt, output, pa)
-        verify_t, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa, tokens_per_seq=k + 1)
+        draft_t, _ = _mean_decode_time(wl.spec_draft, gpu, wl, batch, prompt, output, pa=pa)
+        verify_t, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa=pa, tokens_per_seq=k + 1)
         tpot = (k * draft_t + verify_t) / expected
         notes.append(
             f"Speculative decoding: {k} draft tokens at acceptance {alpha:.2f} give {expected:.2f} tokens per "
             f"target step (Leviathan et al. 2023); TPOT includes {k} draft steps per verify step."
         )
     else:
-        tpot, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa)
+        tpot, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa=pa)
     e2e = ttft + (output - 1) * tpot
     moe_note = None
     if m.is_moe:

@@ -208,7 +208,7 @@ class Part:
 
 
 def step_phase(
-    name: str, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, parts: list[Part], overhead_s: float
+    name: str, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, parts: list[Part], *, overhead_s: float
 ) -> Phase:
     """One forward pass of everything in ``parts`` together (one engine step): the weight matmuls run once for
     all tokens, attention per part. A static batch is one part; a continuous-batching step mixes decodes
@@ -241,12 +241,12 @@ def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int,
     each prompt's last token only."""
     cached = int(prompt * wl.prefix_cache_fraction)
     new = max(1, prompt - cached)
-    return step_phase("prefill", m, gpu, wl, pa, [Part(batch, cached, new, batch)], pa.prefill_overhead_s)
+    return step_phase("prefill", m, gpu, wl, pa, [Part(batch, cached, new, batch)], overhead_s=pa.prefill_overhead_s)
 
 
 def decode_phase(
-    m: ModelArch, gpu: GPU, wl: Workload, batch: int, context: int, pa: PerfAssumptions, tokens_per_seq: int = 1
+    m: ModelArch, gpu: GPU, wl: Workload, batch: int, context: int, pa: PerfAssumptions, *, tokens_per_seq: int = 1
 ) -> Phase:
     """One decode step (or a speculative verify step of `tokens_per_seq` tokens) at `context` tokens."""
     part = Part(batch, context, tokens_per_seq, batch * tokens_per_seq)
-    return step_phase("decode", m, gpu, wl, pa, [part], pa.decode_step_overhead_s)
+    return step_phase("decode", m, gpu, wl, pa, [part], overhead_s=pa.decode_step_overhead_s)

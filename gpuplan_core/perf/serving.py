@@ -164,12 +164,14 @@ class _Steps:
             share = chunk / r.new_tokens
             parts_pf = [Part(share, r.cached_tokens, r.new_tokens, share)] if chunk else []
             if decodes <= 0:
-                t = step_phase("prefill", r.m, r.gpu, r.wl, r.pa, parts_pf, r.pa.prefill_overhead_s).time_s
+                t = step_phase("prefill", r.m, r.gpu, r.wl, r.pa, parts_pf, overhead_s=r.pa.prefill_overhead_s).time_s
             else:
                 overhead = r.pa.prefill_overhead_s if chunk else r.pa.decode_step_overhead_s
                 ctxs = self.ctxs if decodes <= 1 else self.ctxs_batch
                 parts = [[Part(decodes, c, 1, decodes), *parts_pf] for c in ctxs]
-                t = sum(step_phase("step", r.m, r.gpu, r.wl, r.pa, p, overhead).time_s for p in parts) / len(ctxs)
+                t = sum(step_phase("step", r.m, r.gpu, r.wl, r.pa, p, overhead_s=overhead).time_s for p in parts) / len(
+                    ctxs
+                )
             self.memo[key] = t
         return self.memo[key]
 
@@ -216,7 +218,7 @@ class _State:
 
 
 def _evaluate(
-    r: Replica, steps: _Steps, x: float, others: float, others_decoding: float, busy: float, slot_wait: float
+    r: Replica, steps: _Steps, x: float, others: float, others_decoding: float, busy: float, *, slot_wait: float
 ) -> _State:
     """Every quantity at throughput ``x`` with the other requests arriving at ``others`` per second and
     ``others_decoding`` of their sequences decoding (one pass of the fixed point)."""
@@ -276,7 +278,7 @@ def serve(
     n_clients = float(concurrency or 0)
     running = min(n_clients, s)  # closed loop: clients with a request running; the rest wait for a slot
     # start from the single-request cycle
-    st = _evaluate(r, steps, 0.0, 0.0, 0.0, 0.0, 0.0)
+    st = _evaluate(r, steps, 0.0, 0.0, 0.0, 0.0, slot_wait=0.0)
     e2e = st.ttft_own + (o - 1) * st.tpot
     x = running / e2e if closed else float(request_rate)
     for _ in range(60):
@@ -287,7 +289,7 @@ def serve(
         else:
             others, others_decoding, slot_wait = x, n_d, 0.0
             busy = min(1.0, x * (st.ttft_own + (o - 1) * st.tpot))
-        st = _evaluate(r, steps, x, others, others_decoding, busy, slot_wait)
+        st = _evaluate(r, steps, x, others, others_decoding, busy, slot_wait=slot_wait)
         if not closed:
             if abs(n_d - x * (o - 1) * st.tpot) <= 1e-3 * max(1.0, n_d) or n_d > 2 * s:
                 break

@@ -144,6 +144,7 @@ def evaluate_layouts(
     fmt: str,
     pa: PerfAssumptions,
     fixed: bool = False,
+    *,
     offers: list[Offer] | None = None,
 ) -> tuple[list[LayoutEval], list[Rejection]]:
     """Every layout of this GPU and format that holds the complete memory budget (stages only when no single
@@ -168,20 +169,20 @@ def evaluate_layouts(
         if offers and all(problems):
             rejected.append(Rejection(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp)))
             continue
-        evals.append(_evaluate(m, sc, gpu, fmt, tp, pp, mb, pa))
+        evals.append(_evaluate(m, sc, gpu, fmt, tp, pp, mb=mb, pa=pa))
     if not fitting:
         return [], [Rejection(gpu.gpu, NO_FIT, fmt)]
     return evals, rejected
 
 
-def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, mb: int, pa: PerfAssumptions) -> LayoutEval:
+def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, *, mb: int, pa: PerfAssumptions) -> LayoutEval:
     wl = workload_for(sc.formats, sc.assumptions, tp, pp, fmt)
     batch = mb if sc.request.batch == "max" else min(sc.request.batch, mb)
     static = predict(
-        m, gpu, wl, batch, sc.request.input_tokens, sc.request.output_tokens, pa, with_compute_bound_batch=False
+        m, gpu, wl, batch, sc.request.input_tokens, sc.request.output_tokens, pa=pa, with_compute_bound_batch=False
     )
     alone = predict(
-        m, gpu, wl, 1, sc.request.input_tokens, sc.request.output_tokens, pa, with_compute_bound_batch=False
+        m, gpu, wl, 1, sc.request.input_tokens, sc.request.output_tokens, pa=pa, with_compute_bound_batch=False
     )
     ev = LayoutEval(
         gpu=gpu, weights_format=fmt, tp=tp, pp=pp, kv_sequences=mb, batch=batch, replicas=1,
@@ -239,7 +240,8 @@ def price(sc: Scenario, m: ModelArch, ev: LayoutEval, o: Offer) -> Candidate | R
                              o.offer_id, ev.label)  # fmt: skip
         sl = serverless_monthly(
             node_price, sc.traffic.requests_per_day, ev.e2e_s, ev.capacity, cold_start_s(m, ev.weights_format),
-            o.serverless_idle_timeout_default_s or 5.0, sc.pricing.hours_per_month, sc.traffic.peak_to_average,
+            o.serverless_idle_timeout_default_s or 5.0, hours_per_month=sc.pricing.hours_per_month,
+            peak_to_average=sc.traffic.peak_to_average,
         )  # fmt: skip
         if o.billing_model == "serverless_active":  # always running, billed while idle
             monthly = sl.workers * node_price * sc.pricing.hours_per_month
@@ -282,7 +284,7 @@ def inference_candidates(
     for gid, gpu_offers in by_gpu.items():
         gpu = get_gpu(gid)
         for fmt in formats:
-            evs, rej = evaluate_layouts(m, sc, gpu, fmt, pa, fixed, gpu_offers)
+            evs, rej = evaluate_layouts(m, sc, gpu, fmt, pa, fixed, offers=gpu_offers)
             rejected += rej
             evals += evs
             for o in gpu_offers:

@@ -143,6 +143,7 @@ def serverless_monthly(
     capacity_requests_per_s: float,
     cold_start_s: float,
     idle_timeout_s: float,
+    *,
     hours_per_month: float = HOURS_PER_MONTH,
     peak_to_average: float = 1.0,
 ) -> ServerlessCost:

@@ -173,10 +173,10 @@ def test_activation_formula_korthikanti_gpt3_shape():
 
     g = get_preset("GPT-3-175B")
     s, b, h, a = 2048, 1, 12288, 96
-    assert activation_bytes_per_layer(g, s, b, 2.0, "none", False, 1) == s * b * h * 34 + 5 * a * s * s * b
-    assert activation_bytes_per_layer(g, s, b, 2.0, "selective", False, 1) == s * b * h * 34
-    assert activation_bytes_per_layer(g, s, b, 2.0, "full", False, 1) == 2 * s * b * h
-    assert activation_bytes_per_layer(g, s, b, 2.0, "none", True, 8) == s * b * h * 34 / 8
+    assert activation_bytes_per_layer(g, s, b, 2.0, "none", False, tp=1) == s * b * h * 34 + 5 * a * s * s * b
+    assert activation_bytes_per_layer(g, s, b, 2.0, "selective", False, tp=1) == s * b * h * 34
+    assert activation_bytes_per_layer(g, s, b, 2.0, "full", False, tp=1) == 2 * s * b * h
+    assert activation_bytes_per_layer(g, s, b, 2.0, "none", True, tp=8) == s * b * h * 34 / 8
 
 
 @pytest.mark.parametrize(

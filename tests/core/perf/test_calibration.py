@@ -174,9 +174,9 @@ def test_throughput_run_larger_than_the_kv_cache_runs_in_waves():
     req = MemoryRequest(weights_format="fp8", kv_format="fp8", tp=4, gpus=4)
     fits = kv_capacity_tokens(m, req, gpu) // (128 + 2048)
     row = {"setup": "max throughput"}
-    assert running_batch(row, m, gpu, "fp8", "fp8", 4, 480, 128 + 2048) == min(480, fits)
-    assert running_batch({"setup": "enable_attention_dp"}, m, gpu, "fp8", "fp8", 4, 480, 2176) == 480
-    assert running_batch(row, m, gpu, "fp8", "fp8", 4, 8, 2176) == 8
+    assert running_batch(row, m, gpu, "fp8", "fp8", 4, batch=480, tokens=128 + 2048) == min(480, fits)
+    assert running_batch({"setup": "enable_attention_dp"}, m, gpu, "fp8", "fp8", 4, batch=480, tokens=2176) == 480
+    assert running_batch(row, m, gpu, "fp8", "fp8", 4, batch=8, tokens=2176) == 8
 
 
 def test_measurement_units_are_known():

@@ -31,7 +31,7 @@ def test_decode_batch1_reads_every_bf16_weight_but_gathers_the_embedding_rows():
 
 
 def test_ridge_point_h100_bf16():
-    r = predict(L8, get_gpu("H100"), Workload(), 1, 128, 16, PA)
+    r = predict(L8, get_gpu("H100"), Workload(), 1, 128, 16, pa=PA)
     assert r.ridge_flops_per_byte == pytest.approx(989e12 / 3.35e12)
     assert round(r.ridge_flops_per_byte, 1) == 295.2
 
@@ -61,10 +61,10 @@ def test_prefill_flops_by_hand():
 
 def test_dense_peaks_only_and_fp8_fallback():
     a100 = get_gpu("A100")
-    r = predict(L8, a100, Workload(weights_format="fp8"), 1, 512, 16, PA)
+    r = predict(L8, a100, Workload(weights_format="fp8"), 1, 512, 16, pa=PA)
     assert r.math_format == "bf16" and "no FP8" in r.math_note
     assert r.peak_flops_per_s == 312e12  # dense; the sparse 624 is never used
-    h = predict(L8, get_gpu("H100"), Workload(weights_format="fp8"), 1, 512, 16, PA)
+    h = predict(L8, get_gpu("H100"), Workload(weights_format="fp8"), 1, 512, 16, pa=PA)
     assert h.peak_flops_per_s == 1979e12 and h.math_note is None
 
 
@@ -82,22 +82,22 @@ def test_moe_expert_reads_depend_on_batch():
 
 def test_levers_change_the_numbers():
     h100 = get_gpu("H100")
-    base = predict(L8, h100, Workload(), 8, 8192, 256, PA)
-    cached = predict(L8, h100, Workload(prefix_cache_fraction=0.75), 8, 8192, 256, PA)
+    base = predict(L8, h100, Workload(), 8, 8192, 256, pa=PA)
+    cached = predict(L8, h100, Workload(prefix_cache_fraction=0.75), 8, 8192, 256, pa=PA)
     assert cached.ttft_s < base.ttft_s
-    fp8kv = predict(L8, h100, Workload(kv_format="fp8"), 8, 8192, 256, PA)
+    fp8kv = predict(L8, h100, Workload(kv_format="fp8"), 8, 8192, 256, pa=PA)
     assert fp8kv.tpot_s < base.tpot_s
-    fp8w = predict(L8, h100, Workload(weights_format="fp8"), 8, 8192, 256, PA)
+    fp8w = predict(L8, h100, Workload(weights_format="fp8"), 8, 8192, 256, pa=PA)
     assert fp8w.tpot_s < base.tpot_s
     draft = model_from_param_count(1_000_000_000)
-    good = predict(L8, h100, Workload(spec_draft=draft, spec_tokens=4, spec_acceptance=0.8), 1, 1024, 256, PA)
-    bad = predict(L8, h100, Workload(spec_draft=draft, spec_tokens=4, spec_acceptance=0.0), 1, 1024, 256, PA)
-    plain = predict(L8, h100, Workload(), 1, 1024, 256, PA)
+    good = predict(L8, h100, Workload(spec_draft=draft, spec_tokens=4, spec_acceptance=0.8), 1, 1024, 256, pa=PA)
+    bad = predict(L8, h100, Workload(spec_draft=draft, spec_tokens=4, spec_acceptance=0.0), 1, 1024, 256, pa=PA)
+    plain = predict(L8, h100, Workload(), 1, 1024, 256, pa=PA)
     assert good.tpot_s < plain.tpot_s < bad.tpot_s
 
 
 def test_tpot_inclusive_definition():
-    r = predict(L8, get_gpu("H100"), Workload(), 4, 1024, 100, PA)
+    r = predict(L8, get_gpu("H100"), Workload(), 4, 1024, 100, pa=PA)
     assert r.tpot_inclusive_s == pytest.approx((r.ttft_s + 99 * r.tpot_s) / 100)
     assert r.output_tokens_per_s == pytest.approx(4 * 100 / r.e2e_request_s)
 

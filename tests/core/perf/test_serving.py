@@ -50,7 +50,7 @@ def test_one_client_is_the_single_request_prediction(i, o, gpu):
     r = replica(i, o, gpu=g)
     assert i <= r.limits.max_num_batched_tokens
     one = serve(r, concurrency=1)
-    single = predict(L8, g, Workload(), 1, i, o, PA)
+    single = predict(L8, g, Workload(), 1, i, o, pa=PA)
     assert one.ttft_mean_s == pytest.approx(single.ttft_s, rel=1e-12)
     assert one.ttft_p95_s == pytest.approx(single.ttft_s, rel=1e-12)
     assert one.tpot_mean_s == pytest.approx(single.tpot_s, rel=1e-12)
@@ -109,7 +109,13 @@ def test_a_decode_bound_replicas_tpot_is_its_decode_step_at_that_concurrency():
     tau_p = (
         sum(
             step_phase(
-                "s", L8, H100, Workload(), PA, [Part(others, ctx, 1, others), Part(1, 0, i, 1)], PA.prefill_overhead_s
+                "s",
+                L8,
+                H100,
+                Workload(),
+                PA,
+                [Part(others, ctx, 1, others), Part(1, 0, i, 1)],
+                overhead_s=PA.prefill_overhead_s,
             ).time_s
             for ctx in ctxs
         )
