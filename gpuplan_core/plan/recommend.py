@@ -26,6 +26,7 @@ from ..perf.efficiency import PerfAssumptions
 from ..perf.workload import workload_for
 from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
+from ..scenario.parts import Pricing
 from ..scenario.scenario import Scenario
 from .result import ParetoPoint, Pick, Plan, WhyStep
 from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
@@ -33,33 +34,32 @@ from .training import MULTI_NODE_EFFICIENCY as MULTI_NODE_EFFICIENCY  # re-expor
 from .training import TrainingCandidate, _why_training, training_candidates, training_message
 
 
-def filter_offers(offers: list[Offer], sc: Scenario) -> list[Offer]:
-    """The scenario's filters: its GPU (when one is chosen), billing and provider. Interactive serving leaves out
+def filter_offers(offers: list[Offer], pricing: Pricing, gpu: str | None, interactive: bool) -> list[Offer]:
+    """The scenario's filters: its GPU type (when one is chosen), billing and provider. Interactive serving leaves out
     interruptible (spot) offers unless the user asks for spot: a reclaimed server drops live users."""
-    gid = get_gpu(sc.parallelism.gpu).gpu if sc.parallelism.gpu else None
+    gid = get_gpu(gpu).gpu if gpu else None
+    want = (pricing.billing or "").lower()
     out = []
     for o in offers:
         if gid and o.gpu != gid:
             continue
-        if (
-            o.interruptible
-            and sc.job.mode == "inference"
-            and sc.job.serving == "interactive"
-            and (sc.pricing.billing or "") != "spot"
-        ):
+        if o.interruptible and interactive and want != "spot":
             continue
-        if sc.pricing.provider and o.provider.lower() != sc.pricing.provider.lower():
+        if pricing.provider and o.provider.lower() != pricing.provider.lower():
             continue
-        if sc.pricing.billing:
-            want = sc.pricing.billing.lower()
-            if want == "serverless" and not o.is_serverless:
-                continue
-            if want == "reserved" and not o.billing_model.startswith("reserved"):
-                continue
-            if want not in ("serverless", "reserved") and o.billing_model != want:
-                continue
+        if want == "serverless" and not o.is_serverless:
+            continue
+        if want == "reserved" and not o.billing_model.startswith("reserved"):
+            continue
+        if want and want not in ("serverless", "reserved") and o.billing_model != want:
+            continue
         out.append(o)
     return out
+
+
+def _offers_for(offers: list[Offer], sc: Scenario) -> list[Offer]:
+    interactive = sc.job.mode == "inference" and sc.job.serving == "interactive"
+    return filter_offers(offers, sc.pricing, sc.parallelism.gpu, interactive)
 
 
 def _pick(c: Candidate | TrainingCandidate) -> Pick:
@@ -225,7 +225,7 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
     pa = PerfAssumptions()
     unit = "USD per month (always-on or serverless)" if sc.job.mode == "inference" else "USD per training run"
     plan = Plan(model=m.name, mode=sc.job.mode, unit=unit)
-    offers = filter_offers(offers, sc)
+    offers = _offers_for(offers, sc)
     if not offers:
         plan.message = "No offers match the pricing filters (GPU, billing, provider): widen them in the sidebar."
         return plan
@@ -368,7 +368,7 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
     its tp x pp (as many replicas as the traffic needs, one without a traffic estimate), not the layout search;
     training, its GPU count at its tp, pp and ZeRO stage, not more GPUs to meet a deadline."""
     m = sc.model()
-    offers = filter_offers(offers, sc)
+    offers = _offers_for(offers, sc)
     if sc.job.mode == "inference":
         cands, rejected, _ = inference_candidates(
             m, sc, offers, [get_format(sc.formats.weights_format).name], PerfAssumptions(), fixed=fixed_layout

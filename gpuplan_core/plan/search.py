@@ -36,6 +36,7 @@ from ..pricing.billing import (
     serverless_monthly,
 )
 from ..pricing.offers import Offer
+from ..scenario.parts import Traffic
 from ..scenario.scenario import Scenario
 
 COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
@@ -48,12 +49,13 @@ def cold_start_s(m: ModelArch, weights_format: str) -> float:
     return COLD_START_FIXED_S + model_weight_bytes(m, get_format(weights_format)) / WEIGHT_LOAD_BYTES_PER_S
 
 
-def target_misses(sc: Scenario, ttft_s: float | None, tpot_s: float | None, what: str = "TTFT") -> list[str]:
+def target_misses(traffic: Traffic, ttft_s: float | None, tpot_s: float | None, what: str = "TTFT") -> list[str]:
+    """The latency targets a layout's predicted times miss, in words."""
     misses = []
-    if sc.traffic.ttft_target_s and ttft_s is not None and ttft_s > sc.traffic.ttft_target_s:
-        misses.append(f"{what} {ttft_s * 1e3:,.0f} ms > target {sc.traffic.ttft_target_s * 1e3:,.0f} ms")
-    if sc.traffic.tpot_target_s and tpot_s is not None and tpot_s > sc.traffic.tpot_target_s:
-        misses.append(f"TPOT {tpot_s * 1e3:,.1f} ms > target {sc.traffic.tpot_target_s * 1e3:,.1f} ms")
+    if traffic.ttft_target_s and ttft_s is not None and ttft_s > traffic.ttft_target_s:
+        misses.append(f"{what} {ttft_s * 1e3:,.0f} ms > target {traffic.ttft_target_s * 1e3:,.0f} ms")
+    if traffic.tpot_target_s and tpot_s is not None and tpot_s > traffic.tpot_target_s:
+        misses.append(f"TPOT {tpot_s * 1e3:,.1f} ms > target {traffic.tpot_target_s * 1e3:,.1f} ms")
     return misses
 
 
@@ -190,7 +192,7 @@ def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, *, mb: int,
         floor_ttft_s=alone.ttft_s, floor_tpot_s=alone.tpot_s, static=static,
     )  # fmt: skip
     if not sc.traffic.requests_per_day:
-        ev.misses = target_misses(sc, static.ttft_s, static.tpot_s)
+        ev.misses = target_misses(sc.traffic, static.ttft_s, static.tpot_s)
         ev.lines = [f"batch {batch:,} of at most {mb:,} sequences that fit"]
         return ev
     rep = Replica(
@@ -205,7 +207,8 @@ def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, *, mb: int,
         light = serve(rep, request_rate=max_request_rate(rep) * 1e-3)
         ev.capacity, ev.ttft_s, ev.tpot_s, ev.e2e_s = 0.0, light.ttft_p95_s, light.tpot_mean_s or 0.0, light.e2e_mean_s
         ev.misses = [
-            f"{x} even at light load" for x in target_misses(sc, light.ttft_p95_s, light.tpot_mean_s, "p95 TTFT")
+            f"{x} even at light load"
+            for x in target_misses(sc.traffic, light.ttft_p95_s, light.tpot_mean_s, "p95 TTFT")
         ]
         return ev
     ev.replicas = replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, cap)

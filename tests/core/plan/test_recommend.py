@@ -184,3 +184,20 @@ def test_the_search_is_fast_enough_to_cache_per_scenario():
     """Not a timing assertion (bench/bench_core.py prints the time); the search stays a bounded space."""
     plan = api.plan_report({**QUESTION, "requests_per_day": 500_000})
     assert plan.candidates < 400
+
+
+def test_the_offer_filter_takes_only_the_pricing_part():
+    """filter_offers reads the Pricing part, the GPU type and whether serving is interactive: testable alone."""
+    from gpuplan_core.plan.recommend import filter_offers
+    from gpuplan_core.scenario.parts import Pricing
+
+    offers = load_pricing().offers
+    spot = [o for o in offers if o.interruptible]
+    assert spot  # the bundled catalog has spot offers
+    interactive = filter_offers(offers, Pricing(), None, interactive=True)
+    assert not {o.offer_id for o in spot} & {o.offer_id for o in interactive}  # a reclaimed server drops live users
+    assert {o.offer_id for o in spot} <= {o.offer_id for o in filter_offers(offers, Pricing(), None, False)}
+    asked = filter_offers(offers, Pricing(billing="spot"), None, interactive=True)
+    assert {o.offer_id for o in asked} == {o.offer_id for o in offers if o.billing_model == "spot"}
+    h100 = filter_offers(offers, Pricing(provider="aws"), "H100", interactive=False)
+    assert h100 and all(o.provider == "aws" and o.gpu == "H100-SXM" for o in h100)
