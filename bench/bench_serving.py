@@ -14,7 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuplan_core.perf.serving import capacity, max_request_rate, replica_for, serve
+from gpuplan_core.perf.replica import replica_for
+from gpuplan_core.perf.serving import capacity, max_request_rate, serve
 from gpuplan_core.scenario.scenario import Scenario
 
 CASES = {

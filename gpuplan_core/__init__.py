@@ -44,7 +44,7 @@ from .interface.links import apply_use_case, link_query, read_link, read_scenari
 from .memory.components import Assumptions
 from .model.formats import FORMATS
 from .perf.efficiency import PerfAssumptions
-from .perf.serving import DEFAULT_GPU
+from .perf.replica import DEFAULT_GPU
 from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
 from .plan.recommend import MULTI_NODE_EFFICIENCY

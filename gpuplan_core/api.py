@@ -318,7 +318,8 @@ def serve_report(
 ) -> ServeReport:
     """One replica of the scenario on its GPU under a load (``concurrency`` clients or ``request_rate`` requests
     per second), with its capacity under the scenario's targets and the replicas its traffic needs."""
-    from .perf.serving import capacity, max_request_rate, replica_for, serve
+    from .perf.replica import replica_for
+    from .perf.serving import capacity, max_request_rate, serve
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
@@ -355,7 +356,8 @@ def serve_report(
 def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -> ServingCurve:
     """TTFT and TPOT against the request rate for one replica on the scenario's GPU, its saturation rate, its
     capacity within the targets and the replicas the traffic needs (the Performance page's chart)."""
-    from .perf.serving import capacity, load_curve, max_request_rate, replica_for
+    from .perf.replica import replica_for
+    from .perf.serving import capacity, load_curve, max_request_rate
     from .pricing.billing import replicas_for_traffic
 
     sc = scenario_of(s)

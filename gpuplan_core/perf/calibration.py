@@ -164,7 +164,8 @@ def _serving_prediction(
     model: str, gpu: str, tp: int, wf: str, kvf: str, i: int, *, o: int, kind: str, load: float
 ) -> dict | None:
     from ..scenario.scenario import Scenario
-    from .serving import replica_for, serve
+    from .replica import replica_for
+    from .serving import serve
 
     sc = Scenario(
         preset=model, gpu=gpu, tp=tp, gpus=tp, weights_format=wf, kv_format=kvf, input_tokens=i, output_tokens=o

@@ -37,40 +37,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..common.units import GiB
-from ..hardware.catalog import GPU
-from ..memory.request import memory_request
-from ..model.arch import ModelArch
-from ..scenario.scenario import Scenario
-from .efficiency import PerfAssumptions
-from .roofline import Part, Workload, step_phase
-from .workload import workload_for
-
-
-class EngineLimits(BaseModel):
-    """The scheduler's limits per step (vLLM names)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    max_num_batched_tokens: int = Field(8192, ge=16, le=1_000_000, description="token budget of one engine step")
-    max_num_seqs: int = Field(1024, ge=1, le=100_000, description="sequences running at once")
-
-
-def engine_limits(gpu: GPU, engine: str = "vllm") -> EngineLimits:
-    """The scheduler's defaults. vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
-    EngineArgs.get_batch_defaults, vLLM 0.10+): 8,192 tokens per step and 1,024 sequences on GPUs with at least
-    70 GiB that are not A100s, 2,048 and 256 on the others. SGLang (server_args.py): chunked_prefill_size 2,048
-    under 35 GB, 8,192 up to 160 GB, 16,384 above. TensorRT-LLM (LLM API): max_num_tokens 8,192, max_batch_size
-    2,048. transformers generate() has no scheduler: it is given vLLM's (the serving figures assume one)."""
-    if engine == "sglang":
-        mem = gpu.vram_nominal_bytes
-        chunk = 2048 if mem < 35e9 else (8192 if mem < 160e9 else 16384)
-        return EngineLimits(max_num_batched_tokens=chunk, max_num_seqs=1024)
-    if engine == "trtllm":
-        return EngineLimits(max_num_batched_tokens=8192, max_num_seqs=2048)
-    if gpu.vram_usable_bytes >= 70 * GiB and not gpu.gpu.upper().startswith("A100"):
-        return EngineLimits(max_num_batched_tokens=8192, max_num_seqs=1024)
-    return EngineLimits(max_num_batched_tokens=2048, max_num_seqs=256)
+from .replica import Replica
+from .roofline import Part, step_phase
 
 
 class ServingResult(BaseModel):
@@ -95,33 +63,6 @@ class ServingResult(BaseModel):
     prefill_steps_per_request: int
     decode_step_s: float
     notes: list[str] = Field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Replica:
-    """What one replica serves: the model, GPU, layout and formats, the request shape, the engine's limits and
-    the running limit the KV cache sets (``kv_sequences``: sequences of I + O tokens that fit)."""
-
-    m: ModelArch
-    gpu: GPU
-    wl: Workload
-    input_tokens: int
-    output_tokens: int
-    kv_sequences: int
-    limits: EngineLimits
-    pa: PerfAssumptions = PerfAssumptions()
-
-    @property
-    def max_running(self) -> int:
-        return max(0, min(self.limits.max_num_seqs, self.kv_sequences))
-
-    @property
-    def cached_tokens(self) -> int:
-        return int(self.input_tokens * self.wl.prefix_cache_fraction)
-
-    @property
-    def new_tokens(self) -> int:
-        return max(1, self.input_tokens - self.cached_tokens)
 
 
 def _contexts(r: Replica) -> list[int]:
@@ -401,45 +342,6 @@ def capacity(
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)
     return lo
-
-
-DEFAULT_GPU = "H100-SXM"
-
-
-def replica_for(
-    sc: Scenario, gpu_name: str | None = None, weights_format: str | None = None
-) -> tuple[Replica, str | None]:
-    """One replica of the scenario on a GPU type: at the scenario's layout when one sequence of input + output
-    tokens fits there, else at the smallest layout that fits (and a note says so)."""
-    from ..hardware.catalog import get_gpu
-    from ..memory.fit import max_batch, min_gpus
-    from ..model.formats import get_format
-
-    m = sc.model()
-    gpu = get_gpu(gpu_name or sc.parallelism.gpu or DEFAULT_GPU)
-    fmt = get_format(weights_format or sc.formats.weights_format).name
-    req = memory_request(sc, batch=1, weights_format=fmt)
-    tp, pp, note = sc.parallelism.tp, sc.parallelism.pp, None
-    kv = max_batch(m, req, gpu)
-    if kv == 0:
-        lay = min_gpus(m, req, gpu)
-        if lay is None:
-            raise ValueError(f"{m.name} does not fit on any layout of {gpu.gpu}")
-        tp, pp = lay.tp, lay.pp
-        kv = max_batch(m, req.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
-        note = (
-            f"Does not fit at tp={sc.parallelism.tp} x pp={sc.parallelism.pp}; one replica here is tp={tp} x pp={pp}."
-        )
-    limits = engine_limits(gpu, sc.assumptions.engine)
-    return Replica(
-        m,
-        gpu,
-        workload_for(sc.formats, sc.assumptions, tp, pp, fmt),
-        sc.request.input_tokens,
-        sc.request.output_tokens,
-        kv,
-        limits,
-    ), note
 
 
 def load_curve(r: Replica, points: int = 14) -> list[ServingResult]:

@@ -26,7 +26,8 @@ from ..model.arch import ModelArch, valid_tp_degrees
 from ..model.formats import get_format
 from ..perf.efficiency import PerfAssumptions
 from ..perf.predict import PerfResult, predict
-from ..perf.serving import Replica, capacity, engine_limits, max_request_rate, serve
+from ..perf.replica import Replica, engine_limits
+from ..perf.serving import capacity, max_request_rate, serve
 from ..perf.workload import workload_for
 from ..pricing.billing import (
     cost_per_million_tokens,

@@ -12,17 +12,9 @@ from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.calibration import HEADLINE_REGIME, serving_median_abs_error, serving_summary, serving_table
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.predict import predict
+from gpuplan_core.perf.replica import EngineLimits, Replica, engine_limits, replica_for
 from gpuplan_core.perf.roofline import Part, Workload, decode_phase, step_phase
-from gpuplan_core.perf.serving import (
-    EngineLimits,
-    Replica,
-    capacity,
-    engine_limits,
-    max_request_rate,
-    meets,
-    replica_for,
-    serve,
-)
+from gpuplan_core.perf.serving import capacity, max_request_rate, meets, serve
 from gpuplan_core.scenario.scenario import Scenario
 
 L8 = get_preset("Llama-3.1-8B")
