@@ -11,7 +11,7 @@ The core is layered by job, each sub-package importing only those below it (test
     perf      roofline phases, the serving model, calibration and error bands
     plan      the layout search, training plans, the recommendation, deployment export
     report    typed results and the one-sentence answers
-    api       scenario in, report out (this module's functions)
+    api       scenario in, report out (gpuplan_core/api/: memory, perf, cost, the answer, serving, Compare)
     interface the input registry, links and scenario files, the CLI
 
 The streamlit app never imports a sub-package directly: every name it needs is re-exported here.

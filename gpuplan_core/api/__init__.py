@@ -10,21 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from .hardware.catalog import load_gpus
-from .memory.budget import memory_budget
-from .memory.components import component_provenance, model_weight_bytes
-from .memory.fit import evaluate_catalog
-from .memory.request import memory_request
-from .model.arch import kv_bytes_per_token, params_active, params_total
-from .model.formats import get_format
-from .perf.workload import workload_for
-from .report.calibration import CalibrationReport
-from .report.compare import CompareReport, Side, compare
-from .report.cost import CostReport
-from .report.results import GpuFit, GpuPerf, Layout, MemoryReport, NoFit, PerfReport
-from .report.serving import ServeReport, ServingCurve
-from .scenario.fields import MAX_LAYOUT_GPUS
-from .scenario.scenario import Scenario
+from ..hardware.catalog import load_gpus
+from ..memory.budget import memory_budget
+from ..memory.components import component_provenance, model_weight_bytes
+from ..memory.fit import evaluate_catalog
+from ..memory.request import memory_request
+from ..model.arch import kv_bytes_per_token, params_active, params_total
+from ..model.formats import get_format
+from ..perf.replica import DEFAULT_GPU
+from ..perf.workload import workload_for
+from ..report.calibration import CalibrationReport
+from ..report.cost import CostReport
+from ..report.results import GpuFit, GpuPerf, Layout, MemoryReport, NoFit, PerfReport
+from ..report.serving import ServeReport, ServingCurve
+from ..scenario.fields import MAX_LAYOUT_GPUS
+from ..scenario.scenario import Scenario
 
 
 def scenario_of(s: Scenario | dict[str, Any]) -> Scenario:
@@ -108,17 +108,15 @@ def memory_report(s: Scenario | dict[str, Any]) -> MemoryReport:
 
 # ---- performance ---------------------------------------------------------------------------------
 
-DEFAULT_GPU = "H100-SXM"
-
 
 def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     """TTFT, TPOT, throughput and roofline data on one GPU type, at the scenario's layout when the
     model fits there, else at the smallest layout that fits (and the result says so)."""
-    from .hardware.catalog import get_gpu
-    from .memory.fit import max_batch, min_gpus
-    from .perf.bands import perf_bands
-    from .perf.efficiency import PerfAssumptions
-    from .perf.predict import decode_sweep, predict
+    from ..hardware.catalog import get_gpu
+    from ..memory.fit import max_batch, min_gpus
+    from ..perf.bands import perf_bands
+    from ..perf.efficiency import PerfAssumptions
+    from ..perf.predict import decode_sweep, predict
 
     m = sc.model()
     gpu = get_gpu(gpu_name)
@@ -171,7 +169,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
 def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> PerfReport:
     """The scenario's GPU (default H100 SXM) as ``main`` (the JSON's top level), every requested GPU under ``gpus``."""
     sc = scenario_of(s)
-    from .hardware.catalog import get_gpu
+    from ..hardware.catalog import get_gpu
 
     main_gpu = get_gpu(sc.parallelism.gpu).gpu if sc.parallelism.gpu else DEFAULT_GPU
     names = gpus if gpus is not None else ([main_gpu] if sc.parallelism.gpu else [g.gpu for g in load_gpus()])
@@ -181,7 +179,7 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
 
 
 def calibration_report() -> CalibrationReport:
-    from .perf.calibration import (
+    from ..perf.calibration import (
         HEADLINE_REGIME,
         SERVING_REGIMES,
         calibration_table,
@@ -212,7 +210,7 @@ def calibration_report() -> CalibrationReport:
 
 
 def _offers(pricing_path: str | None):
-    from .pricing.csv_file import load_pricing
+    from ..pricing.csv_file import load_pricing
 
     report = load_pricing(pricing_path)
     if not report.offers:
@@ -225,7 +223,7 @@ def cost_report(
 ) -> CostReport:
     """Per offer: per-run cluster cost and monthly always-on; training: GPU-hours and wall hours. ``fixed_layout``:
     only the scenario's own layout is priced (plan.recommend.cost_table says what that is per job)."""
-    from .plan.recommend import cost_table
+    from ..plan.recommend import cost_table
 
     sc = scenario_of(s)
     report = None
@@ -235,7 +233,7 @@ def cost_report(
     table = cost_table(sc, offers, fixed_layout)
     rows = table.offers
     if sc.parallelism.gpu:
-        from .hardware.catalog import get_gpu
+        from ..hardware.catalog import get_gpu
 
         gid = get_gpu(sc.parallelism.gpu).gpu
         rows = [r for r in rows if r.gpu == gid]
@@ -274,7 +272,7 @@ def plan_report(
     s: Scenario | dict[str, Any], pricing_path: str | None = None, offers=None, explore_formats: bool = False
 ):
     """The recommendation as a typed Plan (plan.py); the CLI's JSON is its model_dump()."""
-    from .plan.recommend import recommend
+    from ..plan.recommend import recommend
 
     sc = scenario_of(s)
     if offers is None:
@@ -292,7 +290,7 @@ def answer_report(
     """The one answer to the scenario (plan/answer.py): the pick, its cost, memory at its layout, its targets and
     the alternatives. Every page headlines it; ``plan --json`` is its ``to_json()``. ``cost``: this scenario's cost
     report for the same offers, when the caller has it (its rows are the alternatives' candidates)."""
-    from .plan.answer import answer
+    from ..plan.answer import answer
 
     sc = scenario_of(s)
     if offers is None:
@@ -304,7 +302,7 @@ def answer_report(
 
 
 def _serving_bands(moe: bool) -> dict[str, Any]:
-    from .perf.bands import serving_bands
+    from ..perf.bands import serving_bands
 
     bands = serving_bands(moe)
     return {"error_band": bands, "provenance": {k: b.provenance for k, b in bands.items()}}
@@ -318,8 +316,8 @@ def serve_report(
 ) -> ServeReport:
     """One replica of the scenario on its GPU under a load (``concurrency`` clients or ``request_rate`` requests
     per second), with its capacity under the scenario's targets and the replicas its traffic needs."""
-    from .perf.replica import replica_for
-    from .perf.serving import capacity, max_request_rate, serve
+    from ..perf.replica import replica_for
+    from ..perf.serving import capacity, max_request_rate, serve
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
@@ -343,7 +341,7 @@ def serve_report(
         cap = capacity(r, sc.traffic.ttft_target_s, sc.traffic.tpot_target_s)
         out["capacity_requests_per_s"] = cap
         if sc.traffic.requests_per_day:
-            from .pricing.billing import replicas_for_traffic
+            from ..pricing.billing import replicas_for_traffic
 
             peak = sc.traffic.peak_requests_per_s
             out["peak_requests_per_s"] = peak
@@ -356,9 +354,9 @@ def serve_report(
 def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -> ServingCurve:
     """TTFT and TPOT against the request rate for one replica on the scenario's GPU, its saturation rate, its
     capacity within the targets and the replicas the traffic needs (the Performance page's chart)."""
-    from .perf.replica import replica_for
-    from .perf.serving import capacity, load_curve, max_request_rate
-    from .pricing.billing import replicas_for_traffic
+    from ..perf.replica import replica_for
+    from ..perf.serving import capacity, load_curve, max_request_rate
+    from ..pricing.billing import replicas_for_traffic
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
@@ -385,66 +383,5 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
     )
 
 
-# ---- compare A vs B ---------------------------------------------------------------------------------
-
-
-def compare_side(sc: Scenario, offers) -> Side:
-    """What Compare shows of one scenario on its GPU: what it runs on, memory and fit, and only where it fits,
-    speed and price (priced at the layout that fits)."""
-    from .hardware.catalog import get_gpu
-    from .model.formats import get_format
-
-    gpu = get_gpu(sc.parallelism.gpu or DEFAULT_GPU)
-    sc = sc if sc.parallelism.gpu else sc.with_(gpu=gpu.gpu)
-    mem = memory_report(sc)
-    g = mem.gpu_fit(gpu.gpu)
-    settings = {
-        "GPUs": f"{sc.parallelism.gpus:,} x {g.label}",
-        "Weights": f"{get_format(sc.formats.weights_format).label} weights",
-    }
-    if sc.job.mode == "inference":
-        settings |= {
-            "KV cache": f"{get_format(sc.formats.kv_format).label} KV cache",
-            "Batch": f"batch {sc.request.batch}",
-        }
-    else:
-        settings["Batch"] = f"micro-batch {sc.request.batch}"
-    label = ", ".join(settings.values())
-    out = Side(label=label, settings=settings, fits=g.fits, per_gpu_bytes=mem.per_gpu_bytes)
-    if not g.fits:
-        out.needs = (
-            f"{g.min_gpus:,} x {g.label}" if g.min_gpus else f"more GPUs than any layout up to {MAX_LAYOUT_GPUS:,}"
-        )
-        return out
-    if sc.job.mode == "inference":
-        p = perf_report(sc, gpus=[gpu.gpu]).gpus[0]
-        if p.fits:
-            out.ttft_s, out.tpot_s = p.ttft_s, p.tpot_s
-    rows = [r for r in cost_report(sc, offers=offers, fixed_layout=True).offers if r.gpu == gpu.gpu]
-    if rows and sc.job.mode == "inference":
-        best = min(rows, key=lambda r: r.monthly_always_on_usd)
-        out.monthly_usd, out.per_million_usd = best.monthly_always_on_usd, best.output_cost_per_million_usd
-    elif rows:
-        out.run_usd = min(r.run_cost_usd for r in rows)
-    return out
-
-
-def compare_report(a: Scenario, b: Scenario, offers, b_count_from_a: bool = True) -> CompareReport:
-    """A against B. B's GPU count follows A's only while it fits: when B runs on another GPU at A's count and does
-    not fit there, B takes the fewest GPUs of its type that hold it (and says so)."""
-    from .hardware.catalog import get_gpu
-
-    a = a if a.parallelism.gpu else a.with_(gpu=DEFAULT_GPU)
-    b = b if b.parallelism.gpu else b.with_(gpu=a.parallelism.gpu)
-    notes: list[str] = []
-    if b_count_from_a and b.parallelism.gpu != a.parallelism.gpu:
-        g = memory_report(b).gpu_fit(get_gpu(b.parallelism.gpu).gpu)
-        if not g.fits and g.min_layout is not None:
-            lay = g.min_layout
-            notes.append(
-                f"B: {b.parallelism.gpus:,} x {g.label} (A's count) does not hold it; B uses {lay.gpus:,} x "
-                f"{g.label}, the fewest that do."
-            )
-            b = b.with_(gpus=lay.gpus, tp=lay.tp, pp=lay.pp)
-    sa, sb = compare_side(a, offers), compare_side(b, offers)
-    return CompareReport(a=sa, b=sb, comparison=compare(sa, sb), notes=notes)
+from .compare import compare_report as compare_report  # noqa: E402  (A vs B, built from the reports above)
+from .compare import compare_side as compare_side  # noqa: E402
