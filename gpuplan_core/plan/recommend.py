@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
-
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import get_gpu
 from ..model.arch import ModelArch
@@ -28,7 +26,7 @@ from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
 from ..scenario.parts import Pricing
 from ..scenario.scenario import Scenario
-from .result import ParetoPoint, Pick, Plan, WhyStep
+from .result import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow, WhyStep
 from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
 from .training import MULTI_NODE_EFFICIENCY as MULTI_NODE_EFFICIENCY  # re-exported (gpuplan_core, Methodology)
 from .training import TrainingCandidate, _why_training, training_candidates, training_message
@@ -275,56 +273,6 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
     else:
         plan.message = training_message(sc, missed, rejected)
     return plan
-
-
-class InferenceCostRow(Pick):
-    """One offer's best serving configuration on the Cost page: its Pick (monthly always-on, latency, layout) and
-    a run: a day's requests as one batch job on the replicas, or an hour without a traffic estimate."""
-
-    run_cost_usd: float = Field(description="the run on whole nodes: billing increments, minimums, spot restarts")
-    run_hours: float = Field(description="the run's length: a day's requests / (capacity x replicas), else 1 hour")
-    run_description: str = Field(description="what the run is, in words")
-    monthly_always_on_usd: float = Field(description="GPUs paid for x price per GPU-hour x hours per month")
-    notes: list[str] = Field(description="the run's billing notes")
-
-
-class TrainingCostRow(Pick):
-    """One offer's training run on the Cost page: its Pick (run cost with failed runs and sweeps, wall hours) and
-    what the same GPUs cost kept a month."""
-
-    monthly_always_on_usd: float = Field(description="the run's GPUs x price per GPU-hour x hours per month")
-    gpu_hours: float = Field(description="training FLOPs / (dense BF16 peak x MFU), in GPU-hours")
-    notes: list[str] = Field(description="how the run is laid out and billed (the pick's why)")
-
-
-class Rejected(BaseModel):
-    """A GPU type, offer or layout that cannot run the scenario, and why (the JSON leaves out the keys it has none
-    for: no offer means no offer of the GPU type can run it, no layout any layout)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    gpu: str
-    reason: str
-    weights_format: str | None = None
-    offer_id: str | None = None
-    layout: str | None = Field(None, description="one replica, e.g. '2 x H100-SXM, TP 2'")
-
-    @model_serializer(mode="wrap")
-    def _given(self, handler):
-        return {k: v for k, v in handler(self).items() if v is not None}
-
-
-class CostTable(BaseModel):
-    """What cost_table prices: a row per offer (its best configuration), serverless apart, what cannot run, and
-    the training job's size (training only)."""
-
-    offers: list[InferenceCostRow] | list[TrainingCostRow]
-    serverless: list[Pick] = Field(default_factory=list)
-    rejected: list[Rejected] = Field(default_factory=list)
-    training_flops: float | None = None
-    training_tokens: float | None = None
-    mfu: float | None = None
-    tokens_note: str | None = None
 
 
 def _own_training_layout(

@@ -6,7 +6,7 @@ CLI's JSON is its ``model_dump()``.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 
 class WhyStep(BaseModel):
@@ -80,6 +80,59 @@ class Plan(BaseModel):
     why: list[WhyStep] = Field(default_factory=list, description="the top pick's why-chain")
     pareto: list[ParetoPoint] = Field(default_factory=list)
     message: str | None = Field(None, description="why nothing qualifies, when nothing does")
+    training_flops: float | None = None
+    training_tokens: float | None = None
+    mfu: float | None = None
+    tokens_note: str | None = None
+
+
+# ---- the cost table's rows (the Cost page) ------------------------------------------------------
+
+
+class InferenceCostRow(Pick):
+    """One offer's best serving configuration on the Cost page: its Pick (monthly always-on, latency, layout) and
+    a run: a day's requests as one batch job on the replicas, or an hour without a traffic estimate."""
+
+    run_cost_usd: float = Field(description="the run on whole nodes: billing increments, minimums, spot restarts")
+    run_hours: float = Field(description="the run's length: a day's requests / (capacity x replicas), else 1 hour")
+    run_description: str = Field(description="what the run is, in words")
+    monthly_always_on_usd: float = Field(description="GPUs paid for x price per GPU-hour x hours per month")
+    notes: list[str] = Field(description="the run's billing notes")
+
+
+class TrainingCostRow(Pick):
+    """One offer's training run on the Cost page: its Pick (run cost with failed runs and sweeps, wall hours) and
+    what the same GPUs cost kept a month."""
+
+    monthly_always_on_usd: float = Field(description="the run's GPUs x price per GPU-hour x hours per month")
+    gpu_hours: float = Field(description="training FLOPs / (dense BF16 peak x MFU), in GPU-hours")
+    notes: list[str] = Field(description="how the run is laid out and billed (the pick's why)")
+
+
+class Rejected(BaseModel):
+    """A GPU type, offer or layout that cannot run the scenario, and why (the JSON leaves out the keys it has none
+    for: no offer means no offer of the GPU type can run it, no layout any layout)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    reason: str
+    weights_format: str | None = None
+    offer_id: str | None = None
+    layout: str | None = Field(None, description="one replica, e.g. '2 x H100-SXM, TP 2'")
+
+    @model_serializer(mode="wrap")
+    def _given(self, handler):
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class CostTable(BaseModel):
+    """What cost_table prices: a row per offer (its best configuration), serverless apart, what cannot run, and
+    the training job's size (training only)."""
+
+    offers: list[InferenceCostRow] | list[TrainingCostRow]
+    serverless: list[Pick] = Field(default_factory=list)
+    rejected: list[Rejected] = Field(default_factory=list)
     training_flops: float | None = None
     training_tokens: float | None = None
     mfu: float | None = None

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..plan.recommend import InferenceCostRow, Rejected, TrainingCostRow
-from ..plan.result import Pick
+from ..plan.result import InferenceCostRow, Pick, Rejected, TrainingCostRow
 from ..pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
 from .results import ModelSummary, _Report, _Sparse
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gpuplan_core import api, offers_to_csv
-from gpuplan_core.plan.recommend import InferenceCostRow, Rejected, TrainingCostRow
+from gpuplan_core.plan.result import InferenceCostRow, Rejected, TrainingCostRow
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.report.cost import CostReport, Lifetime, MarketEstimate, MarketProjection
 
