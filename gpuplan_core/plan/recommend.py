@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from ..common.text import usd
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import get_gpu
 from ..model.arch import ModelArch
@@ -144,13 +145,13 @@ def _why_inference(sc: Scenario, c: Candidate) -> list[WhyStep]:
         steps.append(
             WhyStep(
                 label="Monthly cost",
-                value=f"{c.monthly_usd:,.0f} USD",
+                value=usd(c.monthly_usd),
                 detail=f"{c.gpus:,} GPUs x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour x "
                 f"{sc.pricing.hours_per_month:g} h ({o.provider}, {o.billing_model.replace('_', ' ')})",
             )
         )
     elif c.monthly_usd is not None:
-        steps.append(WhyStep(label="Monthly cost", value=f"{c.monthly_usd:,.0f} USD", detail=c.why[-1]))
+        steps.append(WhyStep(label="Monthly cost", value=usd(c.monthly_usd), detail=c.why[-1]))
     return steps
 
 

@@ -29,6 +29,7 @@ import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+from ..common.text import usd
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU, get_gpu
 from ..model.arch import ModelArch, params_active, params_total
@@ -279,6 +280,13 @@ def training_message(sc: Scenario, missed: list[TrainingCandidate], rejected: li
 # ---- the why-chain --------------------------------------------------------------------------------------------
 
 
+def _figure(x: float) -> str:
+    """Three significant figures, so that a step multiplies out as printed: 1.07, 10.7, 107, 1,070."""
+    if x >= 100:
+        return f"{x:,.0f}"
+    return f"{x:,.1f}" if x >= 10 else f"{x:,.2f}"
+
+
 def _why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
     """Compute -> GPUs (and how the count was chosen) -> GPU-hours -> wall time -> machines -> price -> cost."""
     o = c.offer
@@ -296,9 +304,11 @@ def _why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[Why
             value=f"{c.gpus:,}",
             detail=f"{c.count_reason}; TP {c.tp} x PP {c.pp} x {c.replicas:,} data-parallel, ZeRO-{c.zero_stage}",
         ),
-        WhyStep(label="GPU-hours", value=f"{c.gpu_hours:,.0f}", detail=c.why[0]),
+        WhyStep(label="GPU-hours", value=_figure(c.gpu_hours), detail=c.why[0]),
         WhyStep(
-            label="Wall time", value=f"{c.wall_hours:,.1f} h", detail=f"{c.gpu_hours:,.0f} GPU-hours / {c.gpus} GPUs"
+            label="Wall time",
+            value=f"{_figure(c.wall_hours)} h",
+            detail=f"{_figure(c.gpu_hours)} GPU-hours / {c.gpus:,} GPUs",
         ),
         WhyStep(
             label="Machines",
@@ -312,7 +322,7 @@ def _why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[Why
         ),
         WhyStep(
             label="Cost of the run",
-            value=f"{c.run_cost_usd:,.0f} USD",
+            value=usd(c.run_cost_usd),
             detail=f"incl. +{sc.training.overhead_factor:.0%} for failed runs and sweeps",
         ),
     ]

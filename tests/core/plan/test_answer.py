@@ -95,3 +95,28 @@ def test_plan_json_is_the_answer():
     assert d["answer"]["memory_per_gpu_bytes"] == ans.memory_per_gpu_bytes
     assert [c["met"] for c in d["answer"]["checks"]] == [True, True]
     assert callable(main)
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        {"workload": "finetune", "model": "Llama-3.1-8B"},  # a $2.59 run: the chain said "3 USD"
+        {"workload": "pretrain", "src": "size", "size_b": "7B", "tokens_b": "200"},
+        {"model": "Llama-3.1-70B", "rpd": "50000.0", "in": "8000.0"},
+    ],
+)
+def test_the_why_chain_states_the_cost_the_headline_states(link):
+    """The chain's last step is the answer's cost, written as the headline writes it; training's wall time is the
+    GPU-hours over the GPUs as printed (to the three figures shown)."""
+    from gpuplan_core import read_link, usd
+
+    values, _ = read_link(link)
+    sc, _ = to_scenario(values)
+    ans = api.answer_report(sc, offers=OFFERS)
+    steps = {w.label: w for w in ans.why}
+    cost = steps.get("Cost of the run") or steps.get("Monthly cost")
+    assert cost.value == usd(ans.cost_usd)
+    if "Wall time" in steps:
+        hours = float(steps["GPU-hours"].value.replace(",", ""))
+        wall = float(steps["Wall time"].value.removesuffix(" h").replace(",", ""))
+        assert wall == pytest.approx(hours / ans.pick.gpus, rel=0.01)

@@ -38,7 +38,7 @@ def _multiplies_out(plan: Plan) -> None:
     steps = {w.label: w.value for w in plan.why}
     assert steps["Requests per day"] == "50,000" and steps["Peak requests per second"] == f"{peak:,.2f}"
     assert steps["Replicas"] == f"{p.replicas:,}"
-    assert steps["Monthly cost"] == f"{p.monthly_usd:,.0f} USD"
+    assert steps["Monthly cost"] == f"${p.monthly_usd:,.0f}"  # as the headline writes it
 
 
 def test_the_70b_question_gets_an_answer_without_setting_gpus_or_tensor_parallel():
