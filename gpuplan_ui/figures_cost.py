@@ -11,21 +11,24 @@ from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks
 
 
 def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], inference: bool) -> go.Figure:
-    """The ten cheapest offers (monthly always-on for serving, the run for training), cheapest on top; your
-    own prices are marked."""
+    """The ten cheapest offers (monthly always-on for serving, the run for training), cheapest on top, one bar per
+    offer (a label shared by two offers names each offer); an offer that misses a target is grey and says so, and the
+    title names the cheapest that meets every target, never one that misses; your own prices are marked."""
 
     def usd(r) -> float:
         return r.monthly_always_on_usd if inference else r.run_cost_usd
 
-    top = sorted(rows, key=usd)[:10][::-1]
+    top = sorted(rows, key=lambda r: (usd(r), r.offer_id))[:10][::-1]
     names = [f"{r.provider} · {r.layout}" + (" · your price" if r.user_price else "") for r in top]
+    names = [f"{n} ({r.offer_id})" if names.count(n) > 1 else n for n, r in zip(names, top, strict=True)]
+    names = [n if r.meets_target else f"{n} · misses target" for n, r in zip(names, top, strict=True)]
     data = [
         {
             "type": "bar",
             "orientation": "h",
             "y": names,
             "x": [usd(r) for r in top],
-            "marker": {"color": [GPU_COLORS.get(r.gpu, "#334155") for r in top]},
+            "marker": {"color": [GPU_COLORS.get(r.gpu, "#334155") if r.meets_target else "#9ca3af" for r in top]},
             "text": [f"  ${usd(r):,.0f}" for r in top],
             "textposition": "outside",
             "cliponaxis": False,
@@ -34,11 +37,15 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
             "showlegend": False,
         }
     ]
-    best = top[-1]
     what = "a month, always on" if inference else "for the run"
-    title = f"Cheapest: {best.provider} · {best.layout} at ${usd(best):,.0f} {what}"
-    if len(top) > 1:
-        title += f"; the {len(top)}th cheapest ${usd(top[0]):,.0f}"
+    ok = [r for r in sorted(rows, key=lambda r: (usd(r), r.offer_id)) if r.meets_target]
+    if ok:
+        best = ok[0]
+        title = f"Cheapest that meets your targets: {best.provider} · {best.layout} at ${usd(best):,.0f} {what}"
+        if any(not r.meets_target for r in top):
+            title += "; grey bars miss a target"
+    else:
+        title = f"None of these meets your targets; the cheapest is ${usd(top[-1]):,.0f} {what}"
     return go.Figure(
         data=data,
         layout=chart_layout(

@@ -48,11 +48,31 @@ def test_cost_figures_build_from_typed_reports():
     fig = cheapest_figure(cost.offers, inference=True)
     cheapest = min(cost.offers, key=lambda r: r.monthly_always_on_usd)
     assert fig.data[0].x[-1] == cheapest.monthly_always_on_usd  # cheapest on top
-    assert fig.layout.title.text.startswith(f"Cheapest: {cheapest.provider}")
+    best_ok = min((r for r in cost.offers if r.meets_target), key=lambda r: (r.monthly_always_on_usd, r.offer_id))
+    title = fig.layout.title.text.replace("<br>", " ")
+    assert title.startswith(f"Cheapest that meets your targets: {best_ok.provider} · {best_ok.layout}")
+    assert len(set(fig.data[0].y)) == len(fig.data[0].y)  # one bar per offer: no label shared (they would stack)
     life = lifetime_figure(Lifetime.of(100_000, 30_000, 12), "t")
     assert life.layout.annotations[0].text == "inference passes training in month 4"
     proj = projection_figure(MarketProjection.of(1_000, "a16z", 24))
     assert proj.data[0].y[12] == 1_000 * 0.1  # ten times cheaper a year
+
+
+def test_the_cheapest_chart_never_titles_an_option_that_misses_a_target():
+    """/Cost?model=Llama-3.1-70B&rpd=50000&in=8000: 2 x RTX PRO 6000 at $2,467 is the cheapest bar but its first
+    token is ~2.5 s against 2 s: grey, labelled, and not the title."""
+    from gpuplan_core import read_link, to_scenario
+    from gpuplan_ui.figures_cost import cheapest_figure
+
+    sc, _ = to_scenario(read_link({"model": "Llama-3.1-70B", "rpd": "50000", "in": "8000"})[0])
+    cost = api.cost_report(sc)
+    fig = cheapest_figure(cost.offers, inference=True)
+    cheapest = min(cost.offers, key=lambda r: r.monthly_always_on_usd)
+    assert not cheapest.meets_target and fig.data[0].y[-1].endswith("· misses target")
+    assert fig.data[0].marker.color[-1] == "#9ca3af"
+    ans = api.answer_report(sc)
+    always = next(o for o in ans.alternatives if o.role == "cheapest always-on")
+    assert f"${always.pick.monthly_usd:,.0f} a month" in fig.layout.title.text.replace("<br>", " ")  # the answer's
 
 
 def test_load_figure_marks_the_target_and_the_capacity():
