@@ -69,7 +69,11 @@ def _model_from_hf_config(config: dict | str | bytes, name: str | None = None) -
     layers = get("num_hidden_layers", "n_layer", "num_layers", required=True)
     hidden = get("hidden_size", "n_embd", "d_model", required=True)
     heads = get("num_attention_heads", "n_head", required=True)
-    kv_heads = get("num_key_value_heads", "num_kv_heads", "multi_query_group_num", default=heads)
+    # Falcon-7B and GPT-BigCode say ``multi_query: true`` (one K/V head shared by every query head) and give no
+    # count; Falcon-40B's new_decoder_architecture gives num_kv_heads, which wins.
+    one_kv = bool(cfg.get("multi_query")) and not cfg.get("new_decoder_architecture")
+    one_norm = model_type == "falcon" and cfg.get("parallel_attn", True) and not cfg.get("new_decoder_architecture")
+    kv_heads = get("num_key_value_heads", "num_kv_heads", "multi_query_group_num", default=1 if one_kv else heads)
     vocab = get("vocab_size", required=True)
     inter = get("intermediate_size", "n_inner", "ffn_dim", default=None)
     n_experts = get("num_local_experts", "num_experts", "n_routed_experts", default=0) or 0
@@ -110,7 +114,9 @@ def _model_from_hf_config(config: dict | str | bytes, name: str | None = None) -
         qkv_bias=bool(get("attention_bias", "qkv_bias", default=model_type in _QKV_BIAS_FAMILIES)),
         o_bias=bool(get("attention_bias", default=False)),
         mlp_bias=bool(get("mlp_bias", default=False)),
-        norms_per_layer=4 if model_type in _FOUR_NORM_FAMILIES else 2,
+        norm="layernorm" if model_type == "falcon" else "rmsnorm",
+        # Falcon-7B's parallel attention shares one LayerNorm per layer; Falcon-40B's new architecture has two
+        norms_per_layer=4 if model_type in _FOUR_NORM_FAMILIES else 1 if one_norm else 2,
         qk_norm=model_type in _QK_NORM_FAMILIES,
         max_context_tokens=get("max_position_embeddings", "n_positions", default=131_072),
         sliding_window_tokens=window if swa_layers else 0,
