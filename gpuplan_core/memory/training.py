@@ -44,7 +44,7 @@ def activation_bytes_per_layer(
     s, b, h = seq, batch, m.hidden_size
     scale = act_bytes / 2.0  # the paper's coefficients are for 2-byte activations
     if recompute == "full":
-        return 2 * s * b * h * scale  # only the layer input is kept
+        return 2 * s * b * h * scale / tp  # only the layer input is kept, split by sequence parallelism
     a = m.num_attention_heads
     q_width = a * (m.qk_nope_head_dim + m.qk_rope_head_dim) if m.is_mla else a * m.d
     kv_width = a * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) // 2 if m.is_mla else m.num_kv_heads * m.d
