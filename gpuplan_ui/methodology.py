@@ -36,7 +36,8 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
 - **Activations** (Korthikanti et al. 2022, *Reducing Activation Recomputation*), per layer:
   `s·b·(attention 3h + 4·a·d + 4·kv·d + MLP 3h + 6I + norms 4h)` at 2-byte activations (for GPT-3's shape this is
   the paper's `34·s·b·h`), plus `5·a·s²·b` for attention scores unless FlashAttention; selective recompute drops that
-  term, full recompute keeps `2·s·b·h`; plus FP32 logits `s·b·V·4`.
+  term, full recompute keeps `2·s·b·h`; each divided by tensor parallelism (sequence parallel); plus FP32 logits
+  `s·b·V·4`.
 - **Serving overheads** (measured in vLLM 0.19 on H100 by llm-d-planner): activation workspace of the profile step,
   CUDA-graph pool, CUDA context, NCCL buffers at tensor parallel ≥ 2, and the memory-utilization headroom.
 - Every budget names its scope: *weights only*, *model states* (training) or *whole runtime*, and every
