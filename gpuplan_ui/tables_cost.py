@@ -111,6 +111,7 @@ def cost_detail(rows: list[InferenceCostRow]) -> pd.DataFrame:
                 "$/1M input tokens": round(r.input_cost_per_million_usd, 4),
                 "TTFT (ms)": round(r.ttft_s * 1e3, 1),
                 "TPOT (ms)": round(r.tpot_s * 1e3, 2),
+                "meets your targets": "yes" if r.meets_target else "no: " + "; ".join(r.misses),
                 "latency error band": r.error_band,
                 "notes": "; ".join(r.notes),
                 "price date": r.price_as_of,
