@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gpuplan_core import DEFAULT_GPU, Answer, Headline, get_gpu, page_inputs, variant
-from gpuplan_ui import cached, fmt, page, tables_cost, widgets
+from gpuplan_ui import cached, fmt, page, prices, tables_cost, widgets
 
 sc, values = page.setup("Compare A vs B")
 b_inputs = page_inputs("Compare")
@@ -13,7 +13,7 @@ sc_b, b_notes = variant(sc, {**values, **b_values})
 report = None
 with page.guard("The comparison"):
     report = cached.compare_report(
-        sc.model_dump_json(), sc_b.model_dump_json(), cached.pricing_key(), not widgets.page_value("b_gpus")
+        sc.model_dump_json(), sc_b.model_dump_json(), prices.pricing_key(), not widgets.page_value("b_gpus")
     )
     result = report.comparison
     heads = [
@@ -33,7 +33,7 @@ for inp, col in zip(b_inputs, cols, strict=True):
     widgets.page_input(inp.key, col)
 for n in b_notes + ([] if report is None else report.notes):
     st.warning(fmt.md_escape(n), icon=":material/info:")
-if line := cached.prices_in_use():
+if line := prices.prices_in_use():
     st.caption(fmt.md_escape(line))
 
 if report is not None:

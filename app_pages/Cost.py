@@ -3,10 +3,10 @@
 import streamlit as st
 
 from gpuplan_core import MarketProjection, cost_answer
-from gpuplan_ui import cached, figures_cost, fmt, page, widgets
+from gpuplan_ui import cached, figures_cost, fmt, page, prices, widgets
 
 sc, values = page.setup("Cost")
-pkey = cached.pricing_key()
+pkey = prices.pricing_key()
 chart = {"displaylogo": False}
 
 rows = []
@@ -18,7 +18,7 @@ with page.guard("Costs per offer"):
     rows = cost.offers
     ans = cached.answer(sc)
     page.answer(cost_answer(ans, sc, len(rows)))
-    if line := cached.prices_in_use():
+    if line := prices.prices_in_use():
         st.caption(fmt.md_escape(line))
     serverless_line = (
         "**Serverless** (workers batch like replicas; start-up, execution and idle timeout billed, a cold start only "

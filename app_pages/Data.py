@@ -4,11 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from gpuplan_core import STALE_AFTER_DAYS, data_answer, offers_to_csv
-from gpuplan_ui import cached, page, pricing_file
+from gpuplan_ui import cached, page, prices, pricing_file
 from gpuplan_ui.fmt import md_escape
 
 sc, values = page.setup("Data & pricing upload", needs_model=False)
-page.answer(data_answer(len(cached.gpu_table()), cached.offers_in_use(), STALE_AFTER_DAYS))
+page.answer(data_answer(len(cached.gpu_table()), prices.offers_in_use(), STALE_AFTER_DAYS))
 
 st.subheader("GPU catalog")
 st.caption(
@@ -73,17 +73,17 @@ if (loaded := pricing_file.loaded()) is not None:
         else:
             st.info("No usable rows: the bundled prices stay in use.", icon=":material/info:")
 
-pkey = cached.pricing_key()
+pkey = prices.pricing_key()
 table = cached.pricing_view(pkey)
 st.caption(
-    f"{len(table.frame)} offers in use. {md_escape(cached.prices_in_use())} 'stale' marks prices older than "
+    f"{len(table.frame)} offers in use. {md_escape(prices.prices_in_use())} 'stale' marks prices older than "
     f"{STALE_AFTER_DAYS} days; 'undated' means the source gives no date (a catalog snapshot), so re-check before "
     "committing money."
 )
 page.table(table, "pricing", "gpuplan-pricing-view.csv", height=480)
 st.download_button(
     "Download the pricing CSV (template columns)",
-    lambda: offers_to_csv(cached._offers(pkey)),  # written on click, not on every rerun
+    lambda: offers_to_csv(prices.offers_for(pkey)),  # written on click, not on every rerun
     "gpuplan-pricing.csv",
     "text/csv",
     key="dl_pricing_raw",

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gpuplan_core import plan_answer
-from gpuplan_ui import cached, fmt, page, share, widgets
+from gpuplan_ui import cached, fmt, page, prices, share, widgets
 
 sc, values = page.setup("Which GPU should we rent, how many, and what will it cost?")
 key = sc.model_dump_json()
@@ -13,7 +13,7 @@ explore = bool(widgets.page_value("alt_formats")) and inference
 plan = None
 with page.guard("Recommendation"):
     ans = cached.answer(sc)
-    views = cached.plan_views(key, cached.pricing_key(), explore, not inference)
+    views = cached.plan_views(key, prices.pricing_key(), explore, not inference)
     plan = ans.plan
     page.answer(plan_answer(ans, sc))
 
@@ -22,7 +22,7 @@ if plan is not None:
         share.report_button(sc, values, "")
         if inference:
             widgets.page_input("alt_formats")
-        if line := cached.prices_in_use():
+        if line := prices.prices_in_use():
             st.caption(fmt.md_escape(line))
         if ans.checks:
             st.caption(

@@ -1,4 +1,6 @@
-"""Cache wrappers around gpuplan_core calls: one thin module, stable names, shared by every page.
+"""Cache wrappers around gpuplan_core calls: the reports and the views (figures, tables) built from them, once per
+scenario, shared by every page. Which prices a session uses is prices.py's job; what is fetched over the network,
+fetches.py's.
 
 Arguments are the scenario as JSON (hashable, exactly the inputs). Reports are the core's typed (frozen) models,
 held with st.cache_resource (no serialised copy per rerun: pages only read them, never mutate them); anything a
@@ -19,21 +21,15 @@ from gpuplan_core import (
     CostReport,
     Lifetime,
     MemoryReport,
-    Offer,
     PerfReport,
     Rejected,
     Scenario,
     ScenarioAnswer,
     api,
-    apply_price_overrides,
     load_gpus,
-    load_pricing,
-    load_pricing_text,
-    merge_offers,
-    parse_price_overrides,
 )
 
-from . import figures, figures_cost, figures_perf, state, tables, tables_cost, tables_reference, widgets
+from . import figures, figures_cost, figures_perf, prices, tables, tables_cost, tables_reference, widgets
 
 
 def _sc(sc_json: str) -> Scenario:
@@ -52,26 +48,27 @@ def perf_report(sc_json: str, gpus: tuple[str, ...] | None = None) -> PerfReport
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> CostReport:
-    return api.cost_report(_sc(sc_json), offers=_offers(pricing_key), fixed_layout=fixed_layout)
+    return api.cost_report(_sc(sc_json), offers=prices.offers_for(pricing_key), fixed_layout=fixed_layout)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def plan_report(sc_json: str, pricing_key: str, explore_formats: bool = False):
-    return api.plan_report(_sc(sc_json), offers=_offers(pricing_key), explore_formats=explore_formats)
+    return api.plan_report(_sc(sc_json), offers=prices.offers_for(pricing_key), explore_formats=explore_formats)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def answer_at(sc_json: str, pricing_key: str, explore_formats: bool) -> ScenarioAnswer:
     """The one answer for a scenario, prices and format choice given (the report, built outside the page run)."""
     cost = cost_report(sc_json, pricing_key)  # cached: the Cost page's own, computed once for both
-    return api.answer_report(_sc(sc_json), offers=_offers(pricing_key), explore_formats=explore_formats, cost=cost)
+    offers = prices.offers_for(pricing_key)
+    return api.answer_report(_sc(sc_json), offers=offers, explore_formats=explore_formats, cost=cost)
 
 
 def answer(sc: Scenario) -> ScenarioAnswer:
     """The one answer to this run's scenario (every page headlines it): computed once per scenario, prices and the
     Overview's "also consider FP8 and INT4" choice (a page input, in the link on every page)."""
     explore = bool(widgets.page_value("alt_formats")) and sc.job.mode == "inference"
-    return answer_at(sc.model_dump_json(), pricing_key(), explore)
+    return answer_at(sc.model_dump_json(), prices.pricing_key(), explore)
 
 
 @st.cache_resource(show_spinner=False)
@@ -180,13 +177,13 @@ def deployment(sc_json: str, offer_id: str, layout: str, weights_format: str, hf
     from gpuplan_core import skypilot_yaml, vllm_command
 
     sc = _sc(sc_json)
-    plan = plan_report(sc_json, pricing_key(), True)
+    plan = plan_report(sc_json, prices.pricing_key(), True)
     pick = (
         next(
             (p for p in plan.picks if (p.offer_id, p.layout, p.weights_format) == (offer_id, layout, weights_format)),
             None,
         )
-        or plan_report(sc_json, pricing_key(), False).picks[0]
+        or plan_report(sc_json, prices.pricing_key(), False).picks[0]
     )
     return {"vllm": vllm_command(sc, pick, hf_id), "skypilot": skypilot_yaml(sc, pick, hf_id)}
 
@@ -223,11 +220,11 @@ def lifetime_figure(training_usd: float, monthly_usd: float, months: int, title:
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-@st.cache_resource(max_entries=128, show_spinner=False)
 def compare_report(a_json: str, b_json: str, pricing_key: str, b_count_from_a: bool) -> CompareReport:
-    return api.compare_report(_sc(a_json), _sc(b_json), _offers(pricing_key), b_count_from_a)
+    return api.compare_report(_sc(a_json), _sc(b_json), prices.offers_for(pricing_key), b_count_from_a)
 
 
+@st.cache_resource(max_entries=128, show_spinner=False)
 def compare_figure(a_json: str, b_json: str):
     from gpuplan_core import Side
 
@@ -245,157 +242,9 @@ def gpu_views() -> dict:
 @st.cache_resource(max_entries=32, show_spinner=False)
 def pricing_view(pricing_key: str) -> Table:
     """Every offer in use as the Data page shows it."""
-    return _table(tables_reference.pricing_offers(_offers(pricing_key)))
+    return _table(tables_reference.pricing_offers(prices.offers_for(pricing_key)))
 
 
 @st.cache_data(show_spinner=False)
 def gpu_table() -> list[dict]:
     return [g.model_dump() | {"aliases": "; ".join(g.aliases)} for g in load_gpus()]
-
-
-@st.cache_data(show_spinner=False)
-def bundled_pricing() -> tuple[list[dict], list[str], list[str]]:
-    r = load_pricing()
-    return [o.model_dump() for o in r.offers], [str(e) for e in r.errors], [str(w) for w in r.warnings]
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def parse_uploaded_pricing(data: bytes) -> tuple[list[dict], list[str], list[str], int]:
-    r = load_pricing_text(data)
-    return [o.model_dump() for o in r.offers], [str(e) for e in r.errors], [str(w) for w in r.warnings], r.rows_read
-
-
-def pricing_key() -> str:
-    """'bundled', or '<hash of this session's pricing file>:<add|only>' (the file stays in its session; the
-    Pricing group's "Your pricing file" input says whether it is added to the bundled offers or used alone),
-    then '|' and the "Your prices" overrides when there are some (they are in the link)."""
-    pricing = state.current().scenario.pricing  # your prices as the scenario holds them: each one above 0
-    upload = st.session_state.get("pricing_upload_key")
-    key = f"{upload}:{pricing.price_source}" if upload else "bundled"
-    mine = ",".join(f"{oid}={usd!r}" for oid, usd in pricing.your_prices.items())
-    return f"{key}|{mine}" if mine else key
-
-
-def _offers(key: str) -> list[Offer]:
-    return _priced(key)[0]
-
-
-def _priced(key: str) -> tuple[list[Offer], list[str]]:
-    """The offers in use for a pricing key, and the notes on "Your prices" (a refused or unknown one, or why
-    none applies: the catalog prices stand meanwhile)."""
-    key, _, mine = key.partition("|")
-    offers = [Offer(**r) for r in bundled_pricing()[0]]
-    if key != "bundled":
-        yours = [Offer(**r) for r in st.session_state.get("pricing_upload_offers") or []]
-        offers = merge_offers(offers, yours, yours_only=key.endswith(":only")) if yours else offers
-    if not mine:
-        return offers, []
-    try:
-        return apply_price_overrides(offers, parse_price_overrides(mine))
-    except ValueError as exc:
-        return offers, [f"{exc}. The catalog prices are used meanwhile."]
-
-
-def price_overrides_line() -> tuple[str, bool]:
-    """(what the "Your prices" input does, is anything refused): 'Your prices (2): ...', and each refused or
-    unknown price and why."""
-    if not pricing_key().partition("|")[2]:
-        return "", False
-    offers, notes = _priced(pricing_key())
-    applied = [f"{o.offer_id} ${o.price_per_gpu_hour_usd:,.2f}/GPU-hour" for o in offers if o.user_price]
-    head = f"Your prices ({len(applied)}): " + ", ".join(applied) + ". " if applied else ""
-    return head + " ".join(notes), bool(notes)
-
-
-def offers_in_use() -> list[Offer]:
-    return _offers(pricing_key())
-
-
-def _file_line() -> str:
-    key = pricing_key().partition("|")[0]
-    if key == "bundled":
-        return ""
-    n_bundled = len(bundled_pricing()[0])
-    yours = st.session_state.get("pricing_upload_offers") or []
-    if key.endswith(":only"):
-        return (
-            f"Prices: your {len(yours)} offers only; the {n_bundled} bundled offers are set aside "
-            "(Pricing, 'Your pricing file')."
-        )
-    ids = {r["offer_id"] for r in bundled_pricing()[0]}
-    replaced = sum(1 for r in yours if r["offer_id"] in ids)
-    return (
-        f"Prices: the {n_bundled} bundled offers + your {len(yours)}"
-        + (f" ({replaced} replace bundled offers with the same id)" if replaced else "")
-        + ". Use yours alone under Pricing, 'Your pricing file'."
-    )
-
-
-def prices_in_use() -> str:
-    """One line saying which prices the page uses when they are not the bundled catalog's alone (a loaded file,
-    your prices), shown wherever prices are used."""
-    return " ".join(x for x in (_file_line(), price_overrides_line()[0]) if x)
-
-
-def hf_config(model_id: str) -> tuple[str | None, str | None]:
-    """(config.json text, None) or (None, why not). The run lends its turn (serve.released) for the whole
-    call, cache lookup included: a session that waits on the network, or on Streamlit's per-value
-    cache lock while another session fetches the same id, must not hold the turn meanwhile (the two
-    would wait on each other)."""
-    from .serve import released
-
-    with released():
-        return _fetch_hf_config(model_id)
-
-
-@st.cache_data(ttl=3600, max_entries=64, show_spinner=False)
-def _fetch_hf_config(model_id: str) -> tuple[str | None, str | None]:
-    from gpuplan_core import FetchError
-    from gpuplan_core import fetch_hf_config as fetch
-
-    try:
-        return fetch(model_id), None
-    except FetchError as exc:
-        return None, str(exc)
-
-
-def skypilot_catalogs() -> tuple[list[dict], list[str]]:
-    """(offers, notes) from SkyPilot's public catalogs; the run lends its turn while it waits (see hf_config)."""
-    from .serve import released
-
-    with released():
-        return _fetch_catalogs()
-
-
-@st.cache_data(ttl=3600, max_entries=2, show_spinner="Loading the SkyPilot catalogs...")
-def _fetch_catalogs() -> tuple[list[dict], list[str]]:
-    from gpuplan_core import fetch_skypilot_catalogs
-
-    offers, notes = fetch_skypilot_catalogs(timeout=(3.05, 20))
-    return [o.model_dump() for o in offers], notes
-
-
-def pricing_from_url(url: str) -> tuple[list[dict], list[str], list[str], int, str | None]:
-    """(offers, problems, warnings, rows read, None) from a pricing CSV link, or ([], [], [], 0, why not).
-    The run lends its turn while it waits (see hf_config)."""
-    from .serve import released
-
-    with released():
-        return _fetch_pricing(url.strip())
-
-
-@st.cache_data(ttl=3600, max_entries=32, show_spinner=False)
-def _fetch_pricing(url: str) -> tuple[list[dict], list[str], list[str], int, str | None]:
-    from gpuplan_core import FetchError, fetch_pricing
-
-    try:
-        r = fetch_pricing(url)
-    except FetchError as exc:
-        return [], [], [], 0, str(exc)
-    return (
-        [o.model_dump() for o in r.offers],
-        [str(e) for e in r.errors],
-        [str(w) for w in r.warnings],
-        r.rows_read,
-        None,
-    )

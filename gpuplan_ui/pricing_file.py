@@ -1,7 +1,7 @@
 """This session's own pricing: a file uploaded on the Data page, a link or SkyPilot's catalogs loaded there.
 
-What was loaded last is kept in session state (LOADED); its usable offers are what cached.pricing_key() and
-cached._offers() read ("pricing_upload_offers", keyed by "pricing_upload_key"). A link or the catalogs that
+What was loaded last is kept in session state (LOADED); its usable offers are what prices.pricing_key() and
+prices.offers_for() read ("pricing_upload_offers", keyed by "pricing_upload_key"). A link or the catalogs that
 cannot be fetched never drop what is in use: the failure is kept apart (FAILED) and the Data page says that the
 file in use is still used.
 """
@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from . import cached
+from . import fetches, prices
 
 LOADED = "pricing_loaded"  # the last file or link loaded in this session (Loaded)
 FAILED = "pricing_failed"  # the last link or catalog load that could not be fetched: (what, why)
@@ -65,7 +65,7 @@ def on_upload() -> None:
             stop()
         return
     data = f.getvalue()
-    offers, errors, warnings, n = cached.parse_uploaded_pricing(data)
+    offers, errors, warnings, n = prices.parse_uploaded_pricing(data)
     _use(Loaded(f.name, offers, errors, warnings, n, "upload"), hashlib.sha256(data).hexdigest()[:16])
 
 
@@ -73,7 +73,7 @@ def on_link() -> None:
     url = st.session_state.get("pricing_url", "").strip()
     if not url:
         return
-    offers, errors, warnings, n, failure = cached.pricing_from_url(url)
+    offers, errors, warnings, n, failure = fetches.pricing_from_url(url)
     if failure:
         st.session_state[FAILED] = (url[:120], failure)  # what is in use stays in use
         return
@@ -82,7 +82,7 @@ def on_link() -> None:
 
 def on_catalogs() -> None:
     """Today's prices from SkyPilot's public catalogs, added to the bundled offers like a file of your own."""
-    offers, notes = cached.skypilot_catalogs()
+    offers, notes = fetches.skypilot_catalogs()
     if not offers:
         st.session_state[FAILED] = ("the SkyPilot catalogs", "; ".join(notes) or "nothing loaded")
         return

@@ -9,6 +9,7 @@ import streamlit as st
 
 from gpuplan_core import Scenario, link_query, read_scenario_file, scenario_file
 
+from . import prices
 from .widgets import PAGE_INPUTS, set_inputs
 
 IMPORT_NOTES = "import_notes"
@@ -65,10 +66,9 @@ def _apply_import() -> None:
 
 def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
     """'Download report': one HTML file to attach to a decision email (built on click, from the cached reports)."""
-    from . import cached
 
     everything = all_values(values)
-    pkey = cached.pricing_key()
+    pkey = prices.pricing_key()
     explore = bool(everything.get("alt_formats")) and sc.job.mode == "inference"
     st.download_button(
         "Download report (HTML)",
@@ -110,7 +110,7 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     if cost.offers:
         figs.append(figures_cost.cheapest_figure(cost.offers, inference))
     used = {p.offer_id for p in plan.picks}
-    prices = [o for o in cached._offers(pkey) if o.offer_id in used]
+    sources = [o for o in prices.offers_for(pkey) if o.offer_id in used]
     lines = [f"Model: {sc.model().name}", f"Job: {values.get('workload', 'interactive')}"]
     for inp in RECORDS:
         if inp.key in values and inp.key not in ("workload",) and not inp.is_default(values[inp.key]):
@@ -123,5 +123,5 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
         answers=answers,
         why=why,
         figures=figs,
-        prices=prices,
+        prices=sources,
     )

@@ -19,7 +19,7 @@ import streamlit as st
 
 from gpuplan_core import GROUPS, MAIN, SIDEBAR, Input, group_inputs
 
-from . import cached
+from . import fetches
 from .fmt import md_escape
 from .widgets import BUILT, current, render
 
@@ -109,7 +109,7 @@ def _hf_config(model_id: str, notes: list[str]) -> str | None:
     if not model_id:
         notes.append("No config loaded yet: type a Hugging Face model id or upload its config.json.")
         return None
-    text, err = cached.hf_config(model_id)
+    text, err = fetches.hf_config(model_id)
     if err:
         notes.append(f"Could not fetch {model_id!r}: {err}. Upload its config.json instead.")
     return text

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from gpuplan_core import api
 from gpuplan_core.interface.inputs import to_scenario
+from gpuplan_ui import fetches
 from tests.ui.apptest import open_page, texts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -255,13 +256,12 @@ def test_a_hugging_face_id_that_cannot_be_fetched_says_so_and_shows_no_results(m
     """A failed model load: the page says why and shows no numbers (they would be another model's); the last model
     that loaded is offered by name; what the user typed stays."""
     import gpuplan_core.pricing.fetch
-    from gpuplan_ui import cached
 
     def offline(model_id, **kw):
         raise gpuplan_core.pricing.fetch.FetchError("huggingface.co is not reachable from this server")
 
     monkeypatch.setattr(gpuplan_core, "fetch_hf_config", offline)
-    cached._fetch_hf_config.clear()
+    fetches._fetch_hf_config.clear()
     for page in (MEMORY, OVERVIEW, PERF, COST, COMPARE):
         at = run_page(page, {"src": "Hugging Face config", "hf": "meta-llama/Llama-3.1-8B"})
         assert not at.exception
@@ -288,13 +288,12 @@ def _load_link(at: AppTest, url: str) -> AppTest:
 
 def test_a_pricing_link_that_cannot_be_fetched_says_so_and_keeps_the_bundled_prices(monkeypatch):
     import gpuplan_core.pricing.fetch
-    from gpuplan_ui import cached
 
     def offline(url, **kw):
         raise gpuplan_core.pricing.fetch.FetchError("could not reach raw.githubusercontent.com (offline?)")
 
     monkeypatch.setattr(gpuplan_core, "fetch_pricing", offline)
-    cached._fetch_pricing.clear()
+    fetches._fetch_pricing.clear()
     at = run_page(DATA)
     bundled_rows = len(at.dataframe[-1].value)
     at = _load_link(at, "https://raw.githubusercontent.com/team/prices/main/prices.csv")
@@ -325,11 +324,10 @@ def _one_offer_file(price: float = 0.01) -> str:
 def test_a_pricing_link_is_added_to_the_bundled_offers_and_can_be_used_alone(monkeypatch):
     import gpuplan_core.pricing.fetch
     from gpuplan_core.pricing.csv_file import load_pricing, load_pricing_text
-    from gpuplan_ui import cached
 
     mine = _one_offer_file()
     monkeypatch.setattr(gpuplan_core, "fetch_pricing", lambda url, **kw: load_pricing_text(mine))
-    cached._fetch_pricing.clear()
+    fetches._fetch_pricing.clear()
     at = _load_link(run_page(DATA), "https://gist.githubusercontent.com/team/abc/raw/prices.csv")
     assert_clean(at)
     n = len(load_pricing().offers)
@@ -430,10 +428,9 @@ def test_compare_b_as_a_copy_is_identical_and_a_change_gets_a_verdict():
 def test_todays_prices_from_the_skypilot_catalogs_offline_and_online(monkeypatch):
     import gpuplan_core.pricing.fetch
     from gpuplan_core.pricing.csv_file import load_pricing, load_pricing_text
-    from gpuplan_ui import cached
 
     monkeypatch.setattr(gpuplan_core, "fetch_skypilot_catalogs", lambda **kw: ([], ["aws: offline", "gcp: offline"]))
-    cached._fetch_catalogs.clear()
+    fetches._fetch_catalogs.clear()
     at = run_page(DATA)
     n = len(at.dataframe[-1].value)
     next(b for b in at.button if b.label.startswith("Load today's prices")).click()
@@ -445,7 +442,7 @@ def test_todays_prices_from_the_skypilot_catalogs_offline_and_online(monkeypatch
     assert len(at.dataframe[-1].value) == n  # the bundled prices stay
     fresh = load_pricing_text(_one_offer_file(1.5)).offers
     monkeypatch.setattr(gpuplan_core, "fetch_skypilot_catalogs", lambda **kw: (fresh, ["gcp: offline"]))
-    cached._fetch_catalogs.clear()
+    fetches._fetch_catalogs.clear()
     next(b for b in at.button if b.label.startswith("Load today's prices")).click()
     at.run()
     assert any("Using 1 offers from the SkyPilot catalogs (today)" in s.value for s in at.success)

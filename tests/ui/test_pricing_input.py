@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import gpuplan_core
 from gpuplan_core import load_pricing
-from gpuplan_ui import cached
+from gpuplan_ui import fetches
 from tests.ui.apptest import open_page, texts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def test_a_failed_link_load_keeps_the_uploaded_file_and_says_so(monkeypatch):
         raise gpuplan_core.pricing.fetch.FetchError("could not reach raw.githubusercontent.com (offline?)")
 
     monkeypatch.setattr(gpuplan_core, "fetch_pricing", offline)
-    cached._fetch_pricing.clear()
+    fetches._fetch_pricing.clear()
     at = upload(run("app_pages/Data.py"), "team-prices.csv", MINE)
     assert not at.exception and not at.error
     assert offers_shown(at) == BUNDLED + 1  # a new id: added to the 98 bundled offers
@@ -73,7 +73,7 @@ def test_a_failed_link_load_keeps_the_uploaded_file_and_says_so(monkeypatch):
 
 def test_a_link_that_is_not_allowed_fails_without_the_network_and_keeps_the_upload():
     """No fake: the real fetch refuses a host outside the allowed ones before any connection."""
-    cached._fetch_pricing.clear()
+    fetches._fetch_pricing.clear()
     at = upload(run("app_pages/Data.py"), "team-prices.csv", MINE)
     at.text_input(key="pricing_url").input("http://127.0.0.1:9/x.csv")
     next(b for b in at.button if b.label == "Load").click()
@@ -91,7 +91,7 @@ def test_a_link_that_is_not_allowed_fails_without_the_network_and_keeps_the_uplo
 
 
 def test_a_failed_link_without_an_upload_keeps_the_bundled_prices():
-    cached._fetch_pricing.clear()
+    fetches._fetch_pricing.clear()
     at = run("app_pages/Data.py")
     at.text_input(key="pricing_url").input("http://127.0.0.1:9/x.csv")
     next(b for b in at.button if b.label == "Load").click()

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from gpuplan_ui import serve
+from gpuplan_ui import fetches, serve
 
 
 def _nodelay_of_accepted(listening: socket.socket) -> int:
@@ -137,19 +137,18 @@ def test_two_runs_fetching_the_same_config_do_not_wait_on_each_other(monkeypatch
     fetches (slow network) inside Streamlit's per-value cache lock; the second must not sit on the slot
     while it waits for that lock, or the first could never take the slot back (a deadlock)."""
     import gpuplan_core.pricing.fetch
-    from gpuplan_ui import cached
 
     def slow_fetch(model_id, **kw):
         time.sleep(0.3)
         return '{"model_type": "llama"}'
 
     monkeypatch.setattr(gpuplan_core, "fetch_hf_config", slow_fetch)
-    cached._fetch_hf_config.clear()
+    fetches._fetch_hf_config.clear()
     slots = threading.BoundedSemaphore(1)
     got = []
     threads = [
         threading.Thread(
-            target=serve.limited(lambda: got.append(cached.hf_config("owner/same-model")), slots), daemon=True
+            target=serve.limited(lambda: got.append(fetches.hf_config("owner/same-model")), slots), daemon=True
         )
         for _ in range(2)
     ]

@@ -34,7 +34,7 @@ UI_DICTS = {
     "preset": "a use-case preset of the input registry: values by input key",
 }
 # Reads inside functions other sessions own, on dicts the UI caches itself (st.cache_data copies of offers).
-ELSEWHERE = {("gpuplan_ui/cached.py", "_file_line", "r")}
+ELSEWHERE = {("gpuplan_ui/prices.py", "_file_line", "r")}
 
 
 def string_key_reads(path: Path) -> list[tuple[int, str, str]]:
