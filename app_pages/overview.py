@@ -70,7 +70,7 @@ if plan is not None:
                 )
             if inference:
                 with st.expander("Deploy it: the vLLM command and a SkyPilot task", icon=":material/rocket_launch:"):
-                    dep = cached.deployment(key, top.offer_id, top.layout, top.weights_format, values.get("hf") or None)
+                    dep = cached.deployment(key, top.model_dump_json(), values.get("hf") or None)
                     st.caption("One replica of the pick; start as many as the plan says (or use `sky serve`).")
                     st.code(dep["vllm"], language="bash")
                     st.code(dep["skypilot"], language="yaml")

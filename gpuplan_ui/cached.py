@@ -52,11 +52,6 @@ def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> C
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def plan_report(sc_json: str, pricing_key: str, explore_formats: bool = False):
-    return api.plan_report(_sc(sc_json), offers=prices.offers_for(pricing_key), explore_formats=explore_formats)
-
-
-@st.cache_resource(max_entries=128, show_spinner=False)
 def answer_at(sc_json: str, pricing_key: str, explore_formats: bool) -> ScenarioAnswer:
     """The one answer for a scenario, prices and format choice given (the report, built outside the page run)."""
     cost = cost_report(sc_json, pricing_key)  # cached: the Cost page's own, computed once for both
@@ -162,7 +157,7 @@ def calibration_table():
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: bool) -> dict:
-    plan = plan_report(sc_json, pricing_key, explore_formats)
+    plan = answer_at(sc_json, pricing_key, explore_formats).plan  # the answer's own plan: not searched again
     return {
         "plan": plan,
         "picks": _table(tables_cost.picks(plan, training)) if plan.picks else None,
@@ -172,19 +167,11 @@ def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: 
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def deployment(sc_json: str, offer_id: str, layout: str, weights_format: str, hf_id: str | None) -> dict:
-    """The vLLM command and SkyPilot task for one pick of this scenario's plan."""
-    from gpuplan_core import skypilot_yaml, vllm_command
+def deployment(sc_json: str, pick_json: str, hf_id: str | None) -> dict:
+    """The vLLM command and SkyPilot task for one pick (the answer's) of this scenario."""
+    from gpuplan_core import Pick, skypilot_yaml, vllm_command
 
-    sc = _sc(sc_json)
-    plan = plan_report(sc_json, prices.pricing_key(), True)
-    pick = (
-        next(
-            (p for p in plan.picks if (p.offer_id, p.layout, p.weights_format) == (offer_id, layout, weights_format)),
-            None,
-        )
-        or plan_report(sc_json, prices.pricing_key(), False).picks[0]
-    )
+    sc, pick = _sc(sc_json), Pick.model_validate_json(pick_json)
     return {"vllm": vllm_command(sc, pick, hf_id), "skypilot": skypilot_yaml(sc, pick, hf_id)}
 
 

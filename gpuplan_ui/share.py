@@ -92,7 +92,7 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     inference = sc.job.mode == "inference"
     mem = cached.memory_report(key)
     ans = cached.answer_at(key, pkey, explore and inference)
-    views = cached.plan_views(key, pkey, explore, not inference)
+    views = cached.plan_views(key, pkey, explore and inference, not inference)
     plan = ans.plan
     answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
     figs = [f for f in (views["pareto"], cached.memory_views(key)["figure"]) if f is not None]
