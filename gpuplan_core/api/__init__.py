@@ -317,11 +317,12 @@ def serve_report(
     """One replica of the scenario on its GPU under a load (``concurrency`` clients or ``request_rate`` requests
     per second), with its capacity under the scenario's targets and the replicas its traffic needs."""
     from ..perf.replica import replica_for
-    from ..perf.serving import capacity, max_request_rate, serve
+    from ..perf.serving import Sim, capacity, serve, shape_for
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
-    res = serve(r, concurrency=concurrency, request_rate=request_rate)
+    sim = Sim(r, shape_for(sc.traffic))
+    res = serve(r, concurrency=concurrency, request_rate=request_rate, steps=sim)
     if note:
         res = res.model_copy(update={"notes": [note, *res.notes]})
     out: dict[str, Any] = {
@@ -334,11 +335,11 @@ def serve_report(
         "max_num_batched_tokens": r.limits.max_num_batched_tokens,
         "max_num_seqs": r.limits.max_num_seqs,
         "at_load": res,
-        "max_requests_per_s": max_request_rate(r),
+        "max_requests_per_s": sim.max_rate(),
         **_serving_bands(r.m.is_moe),
     }
     if sc.traffic.ttft_target_s or sc.traffic.tpot_target_s:
-        cap = capacity(r, sc.traffic.ttft_target_s, sc.traffic.tpot_target_s)
+        cap = capacity(r, sc.traffic.ttft_target_s, sc.traffic.tpot_target_s, steps=sim)
         out["capacity_requests_per_s"] = cap
         if sc.traffic.requests_per_day:
             from ..pricing.billing import replicas_for_traffic
@@ -355,21 +356,22 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
     """TTFT and TPOT against the request rate for one replica on the scenario's GPU, its saturation rate, its
     capacity within the targets and the replicas the traffic needs (the Performance page's chart)."""
     from ..perf.replica import replica_for
-    from ..perf.serving import capacity, load_curve, max_request_rate
+    from ..perf.serving import Sim, capacity, load_curve, shape_for
     from ..pricing.billing import replicas_for_traffic
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
+    sim = Sim(r, shape_for(sc.traffic))
     targets = (sc.traffic.ttft_target_s, sc.traffic.tpot_target_s) if sc.job.serving == "interactive" else (None, None)
-    cap = capacity(r, *targets) if any(targets) else None
+    cap = capacity(r, *targets, steps=sim) if any(targets) else None
     peak = sc.traffic.peak_requests_per_s if sc.traffic.requests_per_day else None
-    limit = cap if cap is not None else 0.99 * max_request_rate(r)
+    limit = cap if cap is not None else 0.98 * sim.max_rate()
     return ServingCurve(
         gpu=r.gpu.gpu,
         tp=r.wl.tp,
         pp=r.wl.pp,
         max_running_sequences=r.max_running,
-        max_requests_per_s=max_request_rate(r),
+        max_requests_per_s=sim.max_rate(),
         capacity_requests_per_s=cap,
         ttft_target_s=targets[0],
         tpot_target_s=targets[1],
@@ -377,7 +379,7 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
         replicas=replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, limit)
         if peak and limit
         else None,
-        points=load_curve(r),
+        points=load_curve(r, steps=sim),
         notes=[note] if note else [],
         **_serving_bands(r.m.is_moe),
     )

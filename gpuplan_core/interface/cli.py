@@ -31,7 +31,7 @@ from . import cli_text
 from .record import NO_FLAG, plain
 
 # Flags kept under an older name too.
-ALIASES = {"prefix_cache_fraction": ("--prefix-cache",)}
+ALIASES = {"prefix_cache_fraction": ("--prefix-cache",), "max_num_batched_tokens": ("--max-batched-tokens",)}
 NONE = "none"  # the value of a flag that sets a field to None (--ttft-target-s none: no first-token target)
 
 

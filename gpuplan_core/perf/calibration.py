@@ -159,25 +159,72 @@ def _format_of(text: str) -> str:
     return word if word in ("bf16", "fp16", "fp8", "nvfp4", "fp32", "int8") else "bf16"
 
 
-@lru_cache(maxsize=256)
+def engine_of(published: str) -> str:
+    """The engine profile a published engine name runs as: TensorRT-LLM and NIM (TensorRT-LLM inside), SGLang,
+    vLLM; LMDeploy's TurboMind batches whole prompts without eviction, as TensorRT-LLM does."""
+    text = str(published).lower()
+    if text.startswith(("tensorrt", "nvidia nim", "nim", "lmdeploy")):
+        return "trtllm"
+    if text.startswith("sglang"):
+        return "sglang"
+    return "vllm"
+
+
+def _shape_of(row: dict) -> tuple[str, str, float, int | None]:
+    """How a published run sent its load: (arrival, lengths, spread, requests), from the row's structured columns
+    where it has them (fixed lengths and the load kind's usual arrival otherwise)."""
+    arrival = str(row.get("arrival") or "").strip()
+    if arrival not in ("poisson", "gamma", "closed", "all_at_once"):
+        arrival = "closed" if row["load_kind"] == "concurrency" else "poisson"
+    spread = row.get("length_spread")
+    dataset = str(row.get("length_dataset") or "").strip()
+    if spread is not None and not (isinstance(spread, float) and math.isnan(spread)) and float(spread) > 0:
+        lengths, spread = "uniform", float(spread)
+    elif dataset and dataset.lower() not in ("nan", "none"):
+        lengths, spread = "chat", 0.0
+    else:
+        lengths, spread = "fixed", 0.0
+    n = row.get("requests")
+    requests = None if n is None or (isinstance(n, float) and math.isnan(n)) else int(n)
+    return ("bursty" if arrival == "gamma" else arrival), lengths, spread, requests
+
+
+@lru_cache(maxsize=1024)
 def _serving_prediction(
-    model: str, gpu: str, tp: int, wf: str, kvf: str, i: int, *, o: int, kind: str, load: float
+    model: str,
+    gpu: str,
+    tp: int,
+    wf: str,
+    kvf: str,
+    i: int,
+    *,
+    o: int,
+    kind: str,
+    load: float,
+    engine: str,
+    shape: tuple[str, str, float, int | None],
 ) -> dict | None:
     from ..scenario.scenario import Scenario
     from .replica import replica_for
-    from .serving import serve
+    from .serving import Shape, serve
 
     sc = Scenario(
-        preset=model, gpu=gpu, tp=tp, gpus=tp, weights_format=wf, kv_format=kvf, input_tokens=i, output_tokens=o
-    )
+        preset=model, gpu=gpu, tp=tp, gpus=tp, weights_format=wf, kv_format=kvf, input_tokens=i, output_tokens=o,
+        engine=engine,
+    )  # fmt: skip
     try:
         r, _ = replica_for(sc)
     except ValueError:
         return None
-    if kind == "concurrency" or math.isinf(load):  # an all-at-once burst keeps every slot busy
-        res = serve(r, concurrency=r.max_running if math.isinf(load) else int(load))
+    arrival, lengths, spread, requests = shape
+    if math.isinf(load) or arrival == "all_at_once":  # every request queued at once: a burst of clients
+        n = requests or 4 * max(1, r.max_running)
+        res = serve(r, concurrency=n, shape=Shape(lengths=lengths, length_spread=spread, requests=n))
+    elif kind == "concurrency":
+        res = serve(r, concurrency=int(load), shape=Shape(lengths=lengths, length_spread=spread, requests=requests))
     else:
-        res = serve(r, request_rate=load)
+        arr = "bursty" if arrival == "bursty" else "poisson"
+        res = serve(r, request_rate=load, shape=Shape(arrival=arr, lengths=lengths, length_spread=spread))
     return res.model_dump()
 
 
@@ -224,6 +271,8 @@ def serving_table(path: str | None = None) -> list[dict]:
             o=int(row["output_tokens"]),
             kind=row["load_kind"],
             load=load,
+            engine=engine_of(row["engine"]),
+            shape=_shape_of(row),
         )
         n_req = row.get("requests")
         if pred is None or pred["saturated"]:

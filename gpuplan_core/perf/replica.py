@@ -11,6 +11,7 @@ from ..common.units import GiB
 from ..hardware.catalog import GPU
 from ..memory.request import memory_request
 from ..model.arch import ModelArch
+from ..scenario.parts import RuntimeAssumptions
 from ..scenario.scenario import Scenario
 from .efficiency import PerfAssumptions
 from .roofline import Workload
@@ -43,6 +44,11 @@ def engine_limits(gpu: GPU, engine: str = "vllm") -> EngineLimits:
     return EngineLimits(max_num_batched_tokens=2048, max_num_seqs=256)
 
 
+def scenario_limits(gpu: GPU, assumptions: RuntimeAssumptions) -> EngineLimits:
+    """The engine's scheduler defaults on this GPU, with the limits the user set in their place."""
+    return engine_limits(gpu, assumptions.engine).model_copy(update=assumptions.engine_limit_overrides())
+
+
 @dataclass(frozen=True)
 class Replica:
     """What one replica serves: the model, GPU, layout and formats, the request shape, the engine's limits and
@@ -56,10 +62,19 @@ class Replica:
     kv_sequences: int
     limits: EngineLimits
     pa: PerfAssumptions = PerfAssumptions()
+    engine: str = "vllm"
+    kv_tokens_total: int | None = None  # tokens the KV cache holds; None: kv_sequences x (input + output)
 
     @property
     def max_running(self) -> int:
         return max(0, min(self.limits.max_num_seqs, self.kv_sequences))
+
+    @property
+    def kv_tokens(self) -> int:
+        """Tokens of KV cache the engine holds for running sequences (what admission and preemption see)."""
+        if self.kv_tokens_total is not None:
+            return self.kv_tokens_total
+        return self.kv_sequences * (self.input_tokens + self.output_tokens)
 
     @property
     def cached_tokens(self) -> int:
@@ -97,7 +112,7 @@ def replica_for(
         note = (
             f"Does not fit at tp={sc.parallelism.tp} x pp={sc.parallelism.pp}; one replica here is tp={tp} x pp={pp}."
         )
-    limits = engine_limits(gpu, sc.assumptions.engine)
+    limits = scenario_limits(gpu, sc.assumptions)
     return Replica(
         m,
         gpu,
@@ -106,4 +121,5 @@ def replica_for(
         sc.request.output_tokens,
         kv,
         limits,
+        engine=sc.assumptions.engine,
     ), note

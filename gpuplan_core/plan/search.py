@@ -26,8 +26,8 @@ from ..model.arch import ModelArch, valid_tp_degrees
 from ..model.formats import get_format
 from ..perf.efficiency import PerfAssumptions
 from ..perf.predict import PerfResult, predict
-from ..perf.replica import Replica, engine_limits
-from ..perf.serving import capacity, max_request_rate, serve
+from ..perf.replica import Replica, scenario_limits
+from ..perf.serving import Sim, capacity, serve, shape_for
 from ..perf.workload import workload_for
 from ..pricing.billing import (
     cost_per_million_tokens,
@@ -197,15 +197,24 @@ def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, *, mb: int,
         ev.lines = [f"batch {batch:,} of at most {mb:,} sequences that fit"]
         return ev
     rep = Replica(
-        m, gpu, wl, sc.request.input_tokens, sc.request.output_tokens, mb, engine_limits(gpu, sc.assumptions.engine), pa
+        m,
+        gpu,
+        wl,
+        sc.request.input_tokens,
+        sc.request.output_tokens,
+        mb,
+        scenario_limits(gpu, sc.assumptions),
+        pa,
+        engine=sc.assumptions.engine,
     )
+    sim = Sim(rep, shape_for(sc.traffic))
     ttft_t, tpot_t = (
         (sc.traffic.ttft_target_s, sc.traffic.tpot_target_s) if sc.job.serving == "interactive" else (None, None)
     )
-    cap = capacity(rep, ttft_t, tpot_t)
+    cap = capacity(rep, ttft_t, tpot_t, steps=sim)
     peak = sc.traffic.peak_requests_per_s
     if cap <= 0:
-        light = serve(rep, request_rate=max_request_rate(rep) * 1e-3)
+        light = serve(rep, request_rate=sim.max_rate() * 1e-3, steps=sim)
         ev.capacity, ev.ttft_s, ev.tpot_s, ev.e2e_s = 0.0, light.ttft_p95_s, light.tpot_mean_s or 0.0, light.e2e_mean_s
         ev.misses = [
             f"{x} even at light load"
@@ -213,10 +222,10 @@ def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, *, mb: int,
         ]
         return ev
     ev.replicas = replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, cap)
-    at = serve(rep, request_rate=peak / ev.replicas)
+    at = serve(rep, request_rate=peak / ev.replicas, steps=sim)
     while at.saturated:  # the capacity search and the queue model can disagree at the very edge: one more replica
         ev.replicas += 1
-        at = serve(rep, request_rate=peak / ev.replicas)
+        at = serve(rep, request_rate=peak / ev.replicas, steps=sim)
     ev.capacity, ev.ttft_s, ev.tpot_s, ev.e2e_s = cap, at.ttft_p95_s, at.tpot_mean_s or 0.0, at.e2e_mean_s
     ev.batch = min(mb, rep.limits.max_num_seqs)
     ev.lines = [

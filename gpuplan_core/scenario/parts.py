@@ -289,6 +289,24 @@ class Traffic(Part):
         description="Mean time per later token (50 ms is about 20 tokens/s). Interactive serving only.",
     )
 
+    arrival: Literal["poisson", "bursty"] = Field(
+        "poisson",
+        description="How requests arrive: independently at random (Poisson), or in bursts (gaps twice as uneven: "
+        "a launch, a batch job, a retry storm).",
+    )
+    lengths: Literal["fixed", "uniform", "chat"] = Field(
+        "fixed",
+        description="How long each request is: all exactly the set lengths; each drawn between (1 - spread) and 1 "
+        "times them (benchmarks); or long-tailed around them as chat traffic is (most short, a few very long).",
+    )
+    length_spread: float = Field(
+        0.2,
+        ge=0,
+        le=0.9,
+        description="With lengths 'uniform': each length is drawn between (1 - spread) and 1 "
+        "times the set one (0.2: between 80% and 100%).",
+    )
+
     @property
     def peak_requests_per_s(self) -> float | None:
         """The busiest hour's arrival rate: requests per day / 86,400 s x peak-to-average (None without traffic)."""
@@ -369,6 +387,20 @@ class RuntimeAssumptions(Part):
         "CUDA graphs, chunked prefill (or the whole prompt at once), logits held, KV blocks (Methodology lists each "
         "with its source).",
     )
+    max_num_seqs: int | None = Field(
+        None,
+        ge=1,
+        le=100_000,
+        description="The engine's cap on sequences running at once (vLLM max_num_seqs). "
+        "None: the engine's default for the GPU.",
+    )
+    max_num_batched_tokens: int | None = Field(
+        None,
+        ge=16,
+        le=1_000_000,
+        description="The engine's token budget per step: decodes plus prompt chunks "
+        "(vLLM max_num_batched_tokens, SGLang chunked_prefill_size). None: the engine's default for the GPU.",
+    )
     prefix_cache_fraction: float = Field(
         0.0, ge=0, le=0.95, description="Share of each prompt a prefix cache already holds: prefill skips it."
     )
@@ -381,3 +413,11 @@ class RuntimeAssumptions(Part):
     )
     spec_tokens: int = Field(4, ge=1, le=16, description="Tokens the draft proposes before each verification.")
     spec_acceptance: float = Field(0.7, ge=0, le=1, description="Share of drafted tokens the big model accepts.")
+
+    def engine_limit_overrides(self) -> dict[str, int]:
+        """The scheduler limits the user set (the rest keep the engine's defaults)."""
+        return {
+            k: v
+            for k, v in (("max_num_seqs", self.max_num_seqs), ("max_num_batched_tokens", self.max_num_batched_tokens))
+            if v is not None
+        }

@@ -1,0 +1,73 @@
+"""Engine-step times for the serving simulation: the per-op roofline of one step (``roofline.step_phase``) for the
+exact mix of decoding sequences and prompt chunks in it, memoised per replica.
+
+A step with prompt chunks is evaluated exactly (its decodes at their mean context: attention and KV reads are
+linear in the context, so the mean gives the sum). A decode-only step is interpolated between exact points on a
+grid of sequence counts (10% apart) and mean contexts (1% apart): the step time is smooth there, so the error is a
+small fraction of a percent, and a capacity search that runs a replica many times reuses the same few points.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+from .replica import Replica
+from .roofline import Part, step_phase
+
+# decoding sequences at which decode steps are evaluated exactly: every count to 16, then ~10% apart
+SEQ_GRID: list[float] = sorted({float(n) for n in range(1, 17)} | {float(round(16 * 1.1**i)) for i in range(1, 90)})
+CTX_RATIO = 1.01  # mean contexts at which decode steps are evaluated exactly: 1% apart
+
+
+def _ctx_point(i: int) -> int:
+    return max(1, round(CTX_RATIO**i))
+
+
+class StepTimes:
+    """Step times of one replica, memoised: ``decode(n, ctx)`` and ``mixed(n, ctx, chunks)`` in seconds."""
+
+    def __init__(self, r: Replica):
+        self.r = r
+        self.memo: dict[tuple, float] = {}
+
+    def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
+        key = (n, ctx, chunks)
+        t = self.memo.get(key)
+        if t is None:
+            r = self.r
+            parts = [Part(n, ctx, 1, n)] if n > 0 else []
+            parts += [Part(1, cached, new, last) for cached, new, last in chunks]
+            overhead = r.pa.prefill_overhead_s if chunks else r.pa.decode_step_overhead_s
+            t = step_phase("step", r.m, r.gpu, r.wl, r.pa, parts, overhead_s=overhead).time_s
+            self.memo[key] = t
+        return t
+
+    def decode(self, n: int, ctx_mean: float) -> float:
+        """A step of ``n`` decoding sequences at a mean context of ``ctx_mean`` tokens (bilinear on the grids)."""
+        i = bisect.bisect_left(SEQ_GRID, n)
+        if i >= len(SEQ_GRID):
+            return self._decode_at(float(n), ctx_mean)
+        hi = SEQ_GRID[i]
+        if hi == n or i == 0:
+            return self._decode_at(hi, ctx_mean)
+        lo = SEQ_GRID[i - 1]
+        t_lo, t_hi = self._decode_at(lo, ctx_mean), self._decode_at(hi, ctx_mean)
+        return t_lo + (t_hi - t_lo) * (n - lo) / (hi - lo)
+
+    def _decode_at(self, n: float, ctx_mean: float) -> float:
+        x = math.log(max(1.0, ctx_mean)) / math.log(CTX_RATIO)
+        j = math.floor(x)
+        c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
+        t_lo = self._exact(n, c_lo, ())
+        if c_hi == c_lo:
+            return t_lo
+        t_hi = self._exact(n, c_hi, ())
+        return t_lo + (t_hi - t_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
+
+    def mixed(self, n: int, ctx_mean: float, chunks: tuple[tuple[int, int, int], ...]) -> float:
+        """A step of ``n`` decodes at mean context ``ctx_mean`` and prompt chunks ``(cached, new, logits)``: each
+        chunk ``new`` prompt tokens after ``cached`` ones, ``logits`` 1 when it ends its prompt."""
+        if not chunks:
+            return self.decode(n, ctx_mean)
+        return self._exact(float(n), round(ctx_mean), chunks)
