@@ -61,6 +61,18 @@ class Assumptions(BaseModel):
     max_sampled_sequences: int = Field(
         256, ge=1, le=100_000, description="sequences whose fp32 logits are held at once"
     )
+    engine_version: str | None = Field(
+        None, max_length=200, description="the engine's version as stated ('vLLM 0.19.0'); None: current release"
+    )
+    engine_memory_fraction: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="the engine's own memory knob (SGLang mem_fraction_static, TensorRT-LLM "
+        "free_gpu_memory_fraction); None: the engine's default (vLLM: memory_utilization)",
+    )
+    enforce_eager: bool = Field(False, description="vLLM --enforce-eager: no CUDA graphs captured")
+    chunked_prefill: bool = Field(False, description="vLLM V0 --enable-chunked-prefill (V1 always chunks)")
     kv_block_tokens: int = Field(16, ge=1, le=4096, description="paged KV-cache block size (vLLM default 16)")
     framework_reserve_fraction: float = Field(
         0.0, ge=0, le=0.5, description="training: allocator fragmentation as a share of the rest"

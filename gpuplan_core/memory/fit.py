@@ -18,6 +18,7 @@ from ..model.formats import get_format
 from ..scenario.fields import MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_LAYOUT_GPUS
 from .budget import _budget, memory_budget
 from .components import Assumptions, MemoryBudget, MemoryRequest, stage_fraction
+from .engine_kv import STARTUP_ENGINES, startup_kv
 
 
 def budget_bytes(gpu: GPU, asm: Assumptions) -> float:
@@ -26,8 +27,11 @@ def budget_bytes(gpu: GPU, asm: Assumptions) -> float:
 
 
 def kv_capacity_tokens(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
-    """Tokens of KV cache that fit beside everything else on one GPU (vLLM's KV pool / bytes per token)."""
+    """Tokens of KV cache the engine of ``req`` allocates at start-up on one GPU (memory/engine_kv.py: vLLM,
+    SGLang and TensorRT-LLM each by their own rule and version); transformers: what fits beside the budget."""
     check_tp(m, req.tp)
+    if req.engine in STARTUP_ENGINES:
+        return startup_kv(m, req, gpu).tokens
     b = _budget(m, req, 1, req.context_tokens)
     fixed = b.per_gpu_bytes - b.components["KV cache"]
     pool = budget_bytes(gpu, req.assumptions) - fixed
@@ -36,8 +40,13 @@ def kv_capacity_tokens(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
 
 
 def max_batch(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
-    """Largest batch (sequences) at req.context_tokens that fits one GPU of this layout; 0 if none."""
+    """Largest batch (sequences) at req.context_tokens that fits one GPU of this layout; 0 if none. A serving
+    engine: its start-up KV pool / one sequence's KV at the context (same components as the budget)."""
     check_tp(m, req.tp)
+    if req.engine in STARTUP_ENGINES:
+        kv = startup_kv(m, req, gpu)
+        one_seq = _budget(m, req, 1, req.context_tokens).components["KV cache"]
+        return int(min(MAX_BATCH, kv.pool_bytes // one_seq)) if one_seq > 0 else MAX_BATCH
     one = _budget(m, req, 1, req.context_tokens).per_gpu_bytes
     two = _budget(m, req, 2, req.context_tokens).per_gpu_bytes
     per_seq = two - one

@@ -3,10 +3,31 @@ workspace, CUDA graphs, context and communication buffers (each engine's terms: 
 
 from __future__ import annotations
 
+import re
+
 from ..hardware.engines import ENGINES, EngineProfile
 from ..model.arch import ModelArch, _ceil_div, kv_cache_bytes
 from ..model.formats import get_format
 from .components import KEPT_COMPONENT, Assumptions, MemoryBudget, MemoryRequest, overheads, weight_split
+
+VLLM_V1_FROM = (0, 8)  # the V1 engine is vLLM's default from 0.8.0
+VLLM_V0_MIN_PROFILE_TOKENS = 2048  # V0 SchedulerConfig: max_num_batched_tokens = max(max_model_len, 2048)
+# Fitted: fp32 logits-sized buffers the V1 sampler's dummy run holds at its peak (logits, sorted values, int64
+# indices = 2, scatter, softmax, exponential draw, logprobs), in units of max_num_seqs x vocab x 4 bytes. Fitted on
+# 1 training row (vllm019-h100-l31-8b-kvpool, llm-d-planner report, vLLM 0.19: activation 1.89 GiB at 8,192
+# tokens and 256 sequences): (1.89 GiB - 8,192 x 59,392 x 2 B) / (256 x 128,256 x 4 B) = 7.95 -> 8. Held-out
+# error of the start-up capacity: memory/engine_kv.py, tests/core/memory/test_engine_kv.py.
+VLLM_V1_SAMPLER_LOGIT_COPIES = 8
+
+
+def parse_version(text: str | None) -> tuple[int, int] | None:
+    """(major, minor) of an engine version written anywhere in ``text`` ('vLLM 0.19.0' -> (0, 19)); None if none."""
+    hit = re.search(r"(\d+)\.(\d+)", str(text)) if text else None
+    return (int(hit.group(1)), int(hit.group(2))) if hit else None
+
+
+def vllm_is_v0(version: tuple[int, int] | None) -> bool:
+    return version is not None and version < VLLM_V1_FROM
 
 
 def inference_activation_bytes(
@@ -18,20 +39,29 @@ def inference_activation_bytes(
     step_tokens: int | None = None,
     *,
     logits_sequences: int | None = None,
+    context_tokens: int | None = None,
 ) -> float:
     """Peak activation workspace of one forward pass (an estimate): the widest intermediate (the MLP's) for every
     token of the largest step, plus fp32 logits. The largest step is the engine's chunked-prefill budget, or the
-    whole prompt of every sequence for an engine without chunking (``step_tokens``)."""
+    whole prompt of every sequence for an engine without chunking (``step_tokens``). vLLM V0 without chunked prefill
+    profiles max(max_model_len, 2,048) tokens (``context_tokens``); the V1 sampler's dummy run holds
+    VLLM_V1_SAMPLER_LOGIT_COPIES logits-sized buffers."""
     if asm.activation_workspace_bytes is not None:
         return asm.activation_workspace_bytes
     inter = m.expert_intermediate_size * m.experts_per_token if m.is_moe else m.intermediate_size
     width = ((2 if m.mlp_gated else 1) * inter + inter) / tp + 4 * m.hidden_size
+    copies = 1
     if engine is None or engine.name == "vllm":
         tokens, seqs = asm.max_batched_tokens, asm.max_sampled_sequences
+        if vllm_is_v0(parse_version(asm.engine_version)):
+            if context_tokens and not asm.chunked_prefill:
+                tokens = max(context_tokens, VLLM_V0_MIN_PROFILE_TOKENS)
+        elif engine is not None:
+            copies, seqs = VLLM_V1_SAMPLER_LOGIT_COPIES, min(seqs, tokens)
     else:
         tokens = engine.prefill_chunk_tokens or step_tokens or asm.max_batched_tokens
         seqs = engine.logits_sequences or logits_sequences or 1
-    logits = seqs * m.vocab_size * 4 / tp
+    logits = copies * seqs * m.vocab_size * 4 / tp
     return tokens * width * act_bytes + logits
 
 
@@ -49,7 +79,9 @@ def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
     ctx = _ceil_div(context, block) * block
     kv = kv_cache_bytes(m, kvf.bytes_per_value, ctx, batch, tp=req.tp, pp=req.pp)
     prompt = min(req.prefill_tokens or context, context)
-    act = inference_activation_bytes(m, asm, af.bytes_per_value, req.tp, eng, batch * prompt, logits_sequences=batch)
+    act = inference_activation_bytes(
+        m, asm, af.bytes_per_value, req.tp, eng, batch * prompt, logits_sequences=batch, context_tokens=context
+    )
     comps = {
         **weight_parts,
         "KV cache": kv,

@@ -15,7 +15,8 @@ import pandas as pd
 from ..common.data import DATA_DIR
 from ..hardware.catalog import get_gpu
 from ..memory.budget import memory_budget
-from ..memory.components import Assumptions, MemoryRequest
+from ..memory.components import MemoryRequest
+from ..memory.engine_kv import startup_request
 from ..memory.fit import kv_capacity_tokens
 from ..model.formats import get_format
 from ..model.presets import get_preset
@@ -65,9 +66,9 @@ def predict_row(row: dict, pa: PerfAssumptions | None = None) -> float:
     output = int(row["output_tokens"]) if not pd.isna(row["output_tokens"]) else ASSUMED_LENGTHS[1]
     seconds = 1.0 if unit == "s" else 1e3  # latencies: seconds or milliseconds, as published
     if metric == "kv_cache_capacity_tokens":
-        req = MemoryRequest(
-            weights_format=wf, kv_format=kvf, tp=tp, gpus=tp, assumptions=Assumptions(memory_utilization=0.95)
-        )
+        fw = str(row["framework"])  # the engine's start-up rule for its version and the run's settings
+        engine = "trtllm" if "TensorRT" in fw else "sglang" if "SGLang" in fw else "vllm"
+        req = startup_request(engine, fw, str(row["setup"]), weights_format=wf, kv_format=kvf, tp=tp)
         return float(kv_capacity_tokens(m, req, gpu))
     if metric == "peak_memory":  # a plain PyTorch process: no CUDA graphs, the whole prompt at once
         req = MemoryRequest(

@@ -107,7 +107,7 @@ def test_vllm_kv_capacity_anchor():
     assert tokens == pytest.approx(476_016, rel=0.01)
     # by hand: (79.19 x 0.95 - 2 x 8,030,261,248 / 2^30 - 1.89 - 0.25) GiB / 131,072 B
     by_hand = (79.19 * 0.95 * GiB - 2 * 8_030_261_248 - 2.14 * GiB) / 131_072
-    assert tokens == int(by_hand)
+    assert tokens == int(by_hand) // 16 * 16  # whole blocks of 16 tokens, as vLLM allocates
     fp8 = kv_capacity_tokens(m, MemoryRequest(assumptions=asm, kv_format="fp8"), h100)
     assert fp8 == pytest.approx(2 * tokens, abs=1)
     assert fp8 == pytest.approx(952_032, rel=0.01)
@@ -116,8 +116,8 @@ def test_vllm_kv_capacity_anchor():
 def test_default_activation_estimate_is_near_the_measured_profile():
     m = get_preset("Llama-3.1-8B")
     b = memory_budget(m, MemoryRequest())
-    est = b.components["activation workspace"] + b.components["CUDA graphs"]
-    assert est == pytest.approx(1.89 * GiB, rel=0.15)  # vLLM 0.19 measured 1.89 GiB incl. CUDA graphs
+    est = b.components["activation workspace"]  # vLLM 0.19 measured 1.89 GiB; graphs are captured after (< 0.21)
+    assert est == pytest.approx(1.89 * GiB, rel=0.02)
 
 
 def test_max_batch_and_context_are_tight():
@@ -315,7 +315,8 @@ def test_each_engine_profile_budget_by_hand(engine):
         "transformers": (2 * 30_000, 2, 1, False),  # both whole prompts at once, last-token logits per sequence
     }[engine]
     assert r.engine == engine and ENGINES[engine].source
-    assert r.components["activation workspace"] == round(step * width * 2 + seqs * logits)
+    copies = 8 if engine == "vllm" else 1  # vLLM V1's sampler dummy run: 8 logits-sized buffers (fitted)
+    assert r.components["activation workspace"] == round(step * width * 2 + copies * seqs * logits)
     assert r.components["KV cache"] == 131_072 * (-(-30_300 // block) * block) * 2
     assert ("CUDA graphs" in r.components) == graphs
     if graphs:
