@@ -179,12 +179,10 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
 
 
 def calibration_report() -> CalibrationReport:
-    from ..perf.calibration import (
+    from ..perf.calibration import calibration_table, median_abs_error, regime_summary
+    from ..perf.serving_calibration import (
         HEADLINE_REGIME,
         SERVING_REGIMES,
-        calibration_table,
-        median_abs_error,
-        regime_summary,
         serving_median_abs_error,
         serving_summary,
         serving_table,

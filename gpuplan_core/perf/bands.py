@@ -8,7 +8,8 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from .calibration import HEADLINE_REGIME, lean, phase_of, regime, regime_residuals, serving_table
+from .calibration import lean, phase_of, regime, regime_residuals
+from .serving_calibration import HEADLINE_REGIME, serving_table
 
 
 class ErrorBand(BaseModel):
@@ -112,7 +113,7 @@ def perf_bands(gpu: str, weights_format: str, moe: bool, eager: bool, batch: int
 def _serving_residuals() -> dict[tuple[str, str], list[float]]:
     out: dict[tuple[str, str], list[float]] = {}
     for r in serving_table():
-        if r["error"] is not None:
+        if r["error"] is not None and r["split"] == "held out":
             metric = "tpot" if r["metric"] in ("itl", "tpot") else r["metric"]
             out.setdefault((r["regime"], metric), []).append(lean(r["metric"], r["error"]))
     return out
@@ -121,7 +122,7 @@ def _serving_residuals() -> dict[tuple[str, str], list[float]]:
 def serving_bands(moe: bool) -> dict[str, ErrorBand]:
     """The band of each predicted number of a replica under traffic (serving.serve's outputs), from the published
     load sweeps of its kind: dense models on continuously batching engines, or the MoE runs."""
-    kind = "MoE, 8 GPUs, early 2025" if moe else HEADLINE_REGIME
+    kind = "MoE" if moe else HEADLINE_REGIME
     res = _serving_residuals()
 
     def band(metric: str) -> ErrorBand:

@@ -89,6 +89,7 @@ class Run:
     steps: int
     waits_s: np.ndarray  # send -> admitted, per measured request (the queue)
     makespan_s: float
+    output_tokens_total: int = 0  # every request's output tokens (a benchmark's throughput: this / makespan)
     notes: list[str] = field(default_factory=list)
 
 
@@ -339,6 +340,7 @@ def _measure(load, clients, admitted, first, out, gap_t, gap_w, busy_area, run_m
         steps=steps,
         waits_s=np.array(admitted)[window] - sent_a[window],
         makespan_s=float(span),
+        output_tokens_total=int(out_a.sum()),
     )
 
 

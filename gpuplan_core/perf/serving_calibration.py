@@ -1,0 +1,276 @@
+"""Serving under load against published measurements (data/serving_measurements.csv), with its own holdout.
+
+Each row says only what was run: model, GPU, tensor parallel, formats, lengths, the engine (its scheduling policy,
+schedulers.py) and how the benchmark client sent load (closed loop of N clients, Poisson, all at once; fixed,
+uniform or dataset lengths; how many requests). The simulation predicts it with the defaults every user gets.
+
+The split (``held_out``): every metric of one published run goes together, and a third of the runs of each source
+(a row id up to its last ``-``) are held out, chosen by the CRC-32 of the run's description. A constant fitted on serving data (the engines' fixed request costs in schedulers.py) is
+fitted on training rows only (bench/fit_serving.py); the errors the README and Methodology state are the held-out
+ones. The predictions are stored in data/serving_calibration.csv (``python -m gpuplan_core calibrate
+--write-serving`` writes it; a test holds that it is what the code predicts), so error bands cost nothing at
+start-up.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import zlib
+from functools import lru_cache
+
+import pandas as pd
+
+from ..common.data import DATA_DIR
+from ..model.presets import get_preset
+
+PREDICTIONS_FILE = DATA_DIR / "serving_calibration.csv"
+HEADLINE_REGIME = "online, dense"
+SERVING_REGIMES = {
+    HEADLINE_REGIME: "closed-loop concurrency sweeps and request-rate sweeps of dense models",
+    "offline burst": "every request queued at once (max-throughput runs of a stated number of requests)",
+    "MoE": "mixture-of-experts models (DeepSeek-R1/V3 on 8 x H200 or MI300X, early-2025 engines)",
+}
+METRICS = ("ttft", "itl", "output_tokens_per_s")  # reported; a row's tpot counts as itl
+SPLITS = ("training", "held out")
+
+# (metric, statistic) -> the ServingResult field it is compared with
+PREDICTED = {
+    ("ttft", "mean"): "ttft_mean_s",
+    ("ttft", "p50"): "ttft_p50_s",
+    ("ttft", "median"): "ttft_p50_s",
+    ("ttft", "p99"): "ttft_p99_s",
+    ("itl", "mean"): "tpot_mean_s",
+    ("itl", "p50"): "tpot_p50_s",
+    ("itl", "median"): "tpot_p50_s",
+    ("itl", "p99"): "itl_p99_s",
+    ("tpot", "mean"): "tpot_mean_s",
+    ("tpot", "median"): "tpot_mean_s",
+    ("tpot", "p50"): "tpot_mean_s",
+}
+
+
+@lru_cache(maxsize=2)
+def load_serving_measurements(path: str | None = None) -> pd.DataFrame:
+    return pd.read_csv(path or DATA_DIR / "serving_measurements.csv")
+
+
+def source_of(row_id: str) -> str:
+    return row_id.rsplit("-", 1)[0]
+
+
+SETUP_COLUMNS = ("engine", "engine_version", "gpu", "tensor_parallel", "model_preset", "weights_format",
+                 "kv_format", "input_tokens", "output_tokens", "load_kind", "load")  # fmt: skip
+
+
+def setup_key(row: dict) -> str:
+    """One published run: its source and everything that was run (every metric of a run shares it)."""
+    return "|".join([source_of(row["id"]), *(str(row[c]) for c in SETUP_COLUMNS)])
+
+
+def held_out(row: dict) -> bool:
+    """Whether a row is held out: every metric of a run together, a third of the runs of each source, chosen by
+    the CRC-32 of the run's description (deterministic, and blind to the load level or the metric)."""
+    return zlib.crc32(setup_key(row).encode()) % 3 == 2
+
+
+def engine_of(published: str) -> str:
+    """The engine profile a published engine name runs as: TensorRT-LLM and NIM (TensorRT-LLM inside), SGLang,
+    vLLM; LMDeploy's TurboMind batches whole prompts without eviction, as TensorRT-LLM does."""
+    text = str(published).lower()
+    if text.startswith(("tensorrt", "nvidia nim", "nim", "lmdeploy")):
+        return "trtllm"
+    if text.startswith("sglang"):
+        return "sglang"
+    return "vllm"
+
+
+def _format_of(text: str) -> str:
+    """A published format ('fp8 (native checkpoint)', 'not stated') as a format name; unstated: bf16."""
+    word = str(text).split()[0].lower()
+    return word if word in ("bf16", "fp16", "fp8", "nvfp4", "fp32", "int8") else "bf16"
+
+
+def _blank(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip().lower() in ("", "nan", "none")
+
+
+def shape_of(row: dict) -> tuple[str, str, float, int | None]:
+    """How a published run sent its load: (arrival, lengths, spread, requests). Lengths from a dataset (ShareGPT,
+    sonnet) or not stated are long-tailed ('chat'); a stated spread is uniform; else fixed."""
+    arrival = str(row.get("arrival") or "").strip()
+    if arrival not in ("poisson", "gamma", "closed", "all_at_once"):
+        arrival = "closed" if row["load_kind"] == "concurrency" else "poisson"
+    spread, dataset = row.get("length_spread"), row.get("length_dataset")
+    if not _blank(spread) and float(spread) > 0:
+        lengths, spread = "uniform", float(spread)
+    elif not _blank(dataset) and str(dataset).strip() != "not_stated":
+        lengths, spread = "chat", 0.0
+    else:
+        lengths, spread = "fixed", 0.0
+    n = row.get("requests")
+    return ("bursty" if arrival == "gamma" else arrival), lengths, spread, None if _blank(n) else int(n)
+
+
+@lru_cache(maxsize=1024)
+def _prediction(
+    model: str, gpu: str, tp: int, wf: str, kvf: str, i: int, *, o: int, kind: str, load: float, engine: str,
+    shape: tuple[str, str, float, int | None],
+) -> dict | None:
+    """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
+    counts it (all output tokens over the run's duration)."""
+    from ..scenario.scenario import Scenario
+    from .replica import replica_for
+    from .serving import Shape, Sim, serve
+
+    sc = Scenario(
+        preset=model, gpu=gpu, tp=tp, gpus=tp, weights_format=wf, kv_format=kvf, input_tokens=i, output_tokens=o,
+        engine=engine,
+    )  # fmt: skip
+    try:
+        r, _ = replica_for(sc)
+    except ValueError:
+        return None
+    arrival, lengths, spread, requests = shape
+    burst = math.isinf(load) or arrival == "all_at_once"
+    if burst:  # every request queued at once: as many clients as requests
+        requests = requests or 4 * max(1, r.max_running)
+        conc, rate = requests, None
+    elif kind == "concurrency":
+        conc, rate = int(load), None
+    else:
+        conc, rate = None, load
+    sim = Sim(r, Shape(arrival="bursty" if arrival == "bursty" else "poisson", lengths=lengths,
+                       length_spread=spread, requests=requests))  # fmt: skip
+    res = serve(r, concurrency=conc, request_rate=rate, steps=sim)
+    run = sim.run(conc, rate)
+    out = res.model_dump()
+    out["throughput"] = run.output_tokens_total / run.makespan_s if run.makespan_s > 0 else None
+    out["burst"] = burst
+    return out
+
+
+def serving_regime(row: dict) -> str:
+    """Which regime a published serving point belongs to (errors are reported per regime)."""
+    if get_preset(row["model_preset"]).is_moe:
+        return "MoE"
+    if math.isinf(float(row["load"])) or str(row.get("arrival")) == "all_at_once":
+        return "offline burst"
+    return HEADLINE_REGIME
+
+
+def _predicted_value(row: dict, pred: dict | None) -> float | None:
+    metric, stat = row["metric"], str(row.get("statistic") or "mean").strip().lower()
+    if pred is None or pred["saturated"]:
+        return None
+    if metric == "output_tokens_per_s":
+        return pred["throughput"]
+    key = PREDICTED.get((metric, stat))
+    if key is None or pred.get(key) is None:
+        return None
+    return pred[key] * (1e3 if row["unit"] == "ms" else 1.0)
+
+
+def compute_serving_table(path: str | None = None) -> list[dict]:
+    """Every published serving point predicted now (slow: one simulated run per setup)."""
+    frame = load_serving_measurements(path)
+    rows = []
+    for row in frame.to_dict("records"):
+        load = float(row["load"])
+        pred = _prediction(
+            row["model_preset"], row["gpu"], int(row["tensor_parallel"]), _format_of(row["weights_format"]),
+            _format_of(row["kv_format"]), int(row["input_tokens"]), o=int(row["output_tokens"]),
+            kind=row["load_kind"], load=load, engine=engine_of(row["engine"]), shape=shape_of(row),
+        )  # fmt: skip
+        if row["metric"] == "ttft" and (math.isinf(load) or row.get("arrival") == "all_at_once") and _blank(
+            row.get("requests")
+        ):
+            continue  # a burst's first-token time depends on its size, which the row does not state
+        value = _predicted_value(row, pred)
+        measured = float(row["measured"])
+        rows.append(
+            {
+                "id": row["id"],
+                "split": "held out" if held_out(row) else "training",
+                "regime": serving_regime(row),
+                "metric": "itl" if row["metric"] == "tpot" else row["metric"],
+                "statistic": str(row.get("statistic") or "mean"),
+                "measured": measured,
+                "predicted": value,
+                "error": None if value is None else (value - measured) / measured,
+                "predicted_saturated": bool(pred and pred["saturated"]),
+            }
+        )
+    return rows
+
+
+def write_serving_table(path=PREDICTIONS_FILE) -> int:
+    table = compute_serving_table()
+    pd.DataFrame(table).to_csv(path, index=False, float_format="%.6g")
+    return len(table)
+
+
+@lru_cache(maxsize=1)
+def serving_table() -> list[dict]:
+    """The stored predictions (data/serving_calibration.csv) joined with what each row says was run."""
+    stored = pd.read_csv(PREDICTIONS_FILE)
+    meta = load_serving_measurements().set_index("id")
+    out = []
+    for p in stored.to_dict("records"):
+        m = meta.loc[p["id"]]
+        pred = None if _blank(p["predicted"]) else float(p["predicted"])
+        out.append(
+            {
+                **p,
+                "predicted": pred,
+                "error": None if pred is None else float(p["error"]),
+                "engine": f"{m['engine']} {m['engine_version']}",
+                "gpu": m["gpu"],
+                "tp": int(m["tensor_parallel"]),
+                "model": m["model_preset"],
+                "lengths": f"{int(m['input_tokens'])}/{int(m['output_tokens'])}",
+                "load": f"{m['load_kind'].replace('_', ' ')} {m['load']}",
+                "unit": m["unit"],
+                "source": m["source"],
+            }
+        )
+    return out
+
+
+def _errors(table, regime, metric, split) -> list[float]:
+    return [
+        r["error"]
+        for r in table
+        if r["error"] is not None
+        and (regime is None or r["regime"] == regime)
+        and (metric is None or r["metric"] == metric)
+        and (split is None or r["split"] == split)
+    ]
+
+
+def serving_median_abs_error(
+    table: list[dict], regime: str | None = HEADLINE_REGIME, metric: str | None = None, split: str | None = "held out"
+) -> float | None:
+    errs = _errors(table, regime, metric, split)
+    return statistics.median(abs(e) for e in errs) if errs else None
+
+
+def serving_summary(table: list[dict], split: str | None = "held out") -> list[dict]:
+    """Per regime and metric: points compared, median absolute error, median signed error (bias), on the
+    held-out rows (or ``split``)."""
+    out = []
+    for regime in SERVING_REGIMES:
+        for metric in METRICS:
+            errs = _errors(table, regime, metric, split)
+            if errs:
+                out.append(
+                    {
+                        "regime": regime,
+                        "metric": metric,
+                        "points": len(errs),
+                        "median_abs_error": statistics.median(abs(e) for e in errs),
+                        "median_error": statistics.median(errs),
+                        "within_25": sum(abs(e) <= 0.25 for e in errs) / len(errs),
+                    }
+                )
+    return out
