@@ -178,6 +178,13 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
     return PerfReport(**model_summary(sc), main=main, gpus=per)
 
 
+def write_serving_calibration() -> int:
+    """Simulate every published serving run again and store the predictions the error bands read."""
+    from ..perf.serving_calibration import write_serving_table
+
+    return write_serving_table()
+
+
 def calibration_report() -> CalibrationReport:
     from ..perf.calibration import calibration_table, median_abs_error, regime_summary
     from ..perf.serving_calibration import (

@@ -121,10 +121,17 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "serve":
             load = c.add_mutually_exclusive_group(required=True)
             load.add_argument("--concurrency", type=int, help="clients, each sending its next request when one ends")
-            load.add_argument("--request-rate", type=float, help="requests per second arriving at random (Poisson)")
+            load.add_argument(
+                "--request-rate", type=float, help="requests per second arriving at random (--arrival: Poisson or bursty)"
+            )
     cal = sub.add_parser("calibrate", help="predicted vs measured on data/measurements.csv")
     cal.add_argument("--json", action="store_true")
     cal.add_argument("--markdown", action="store_true", help="the error per regime as the README's table")
+    cal.add_argument(
+        "--write-serving",
+        action="store_true",
+        help="simulate every published serving run again and store the predictions (data/serving_calibration.csv)",
+    )
     return parser
 
 
@@ -150,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.command == "calibrate" and args.write_serving:
+            print(f"{api.write_serving_calibration():,} serving points written to data/serving_calibration.csv")
+            return 0
         if args.command == "calibrate":
             result = api.calibration_report()
             text = cli_text.calibration_markdown(result) if args.markdown else cli_text.format_calibration(result)

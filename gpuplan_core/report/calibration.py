@@ -46,6 +46,8 @@ class ServingPoint(_Report):
 
     id: str
     regime: str
+    split: str = Field(description="'training' (constants may be fitted on it) or 'held out' (errors reported)")
+    statistic: str = Field(description="mean, p50 or p99, as published")
     engine: str = Field(description="engine and version")
     gpu: str
     tp: int
@@ -69,6 +71,7 @@ class ServingError(_Report):
     points: int
     median_abs_error: float
     median_error: float
+    within_25: float = Field(description="share of the points within 25%")
 
 
 class CalibrationReport(_Report):
@@ -79,7 +82,7 @@ class CalibrationReport(_Report):
     median_abs_error_speed_only: float = Field(description="without the KV-capacity (memory) points")
     regimes: list[RegimeError]
     serving_points: list[ServingPoint]
-    serving_median_abs_error: float | None = Field(description="over the headline regime's points")
+    serving_median_abs_error: float | None = Field(description="over the headline regime's held-out points")
     serving_headline_regime: str
     serving_regimes: dict[str, str] = Field(description="regime -> what it covers")
     serving_summary: list[ServingError]
