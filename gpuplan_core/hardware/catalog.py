@@ -8,12 +8,15 @@ the pricing loader all go through it.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
 
 from ..common.data import DATA_DIR, norm_name
 from ..common.units import GB, TFLOP, GiB
+
+MESH_PEERS = 7  # an 8-GPU Infinity Fabric platform (MI300X OAM): one link to each of the other 7
 
 
 class GPU(BaseModel):
@@ -39,6 +42,13 @@ class GPU(BaseModel):
         None, description="set for GPUs without TF32 tensor cores (Volta, Turing): FP32 runs on CUDA cores"
     )
     link_gb_s_per_direction: PositiveFloat | None = None
+    link_type: Literal["NVLink", "NVLink bridge", "Infinity Fabric", "PCIe", ""] = Field(
+        "",
+        description="how the GPUs of one server reach each other: NVLink through NVSwitch (every pair at the "
+        "link's bandwidth), an NVLink bridge (pairs only: beyond 2 GPUs traffic crosses PCIe), AMD Infinity Fabric "
+        "(all-to-all), or PCIe (the link column, where given, is the PCIe bandwidth); empty: NVLink if a link "
+        "bandwidth is given, else PCIe",
+    )
     tdp_w: PositiveFloat
     sources: str
     notes: str = ""
@@ -62,6 +72,19 @@ class GPU(BaseModel):
     @property
     def link_bandwidth_bytes_per_s(self) -> float | None:
         return None if self.link_gb_s_per_direction is None else self.link_gb_s_per_direction * GB
+
+    def peer_link(self, gpus: int) -> tuple[str, float | None]:
+        """("nvlink" or "pcie", bytes/s per direction each GPU can move to the others) for ``gpus`` GPUs
+        reducing together. NVSwitch: the whole link to any peer. Infinity Fabric is a mesh: a link of 1/7 of the
+        total to each of the 7 others (8-GPU platform), so fewer GPUs use fewer links. PCIe's bandwidth is None
+        where the row states none (the caller's default applies)."""
+        kind = self.link_type or ("NVLink" if self.link_gb_s_per_direction else "PCIe")
+        link = self.link_bandwidth_bytes_per_s
+        if kind == "Infinity Fabric" and link:
+            return "nvlink", min(link, (gpus - 1) * link / MESH_PEERS)
+        if kind == "NVLink" or (kind == "NVLink bridge" and gpus <= 2):
+            return "nvlink", link
+        return "pcie", link if kind == "PCIe" else None
 
     def dense_peak_flops(self, math: str) -> tuple[float, str]:
         """Dense peak FLOP/s for a math format, falling back to the best supported one.
@@ -101,7 +124,19 @@ def load_efficiency() -> pd.DataFrame:
 def weight_mbu_factors() -> dict[tuple[str, str], float]:
     """(GPU architecture, format family) -> weight-read efficiency vs 16-bit; elsewhere perf.py's defaults."""
     df = load_efficiency()
+    df = df[df["weight_mbu_format_factor"].notna()]
     return {(r.architecture, r.format_family): float(r.weight_mbu_format_factor) for r in df.itertuples()}
+
+
+@lru_cache(maxsize=1)
+def moe_efficiency_factors() -> dict[tuple[str, str], float]:
+    """(GPU architecture, format family) -> the routed experts' grouped-GEMM efficiency vs dense GEMMs (1 where
+    no MoE measurement pins it)."""
+    df = load_efficiency()
+    if "moe_efficiency_factor" not in df:
+        return {}
+    df = df[df["moe_efficiency_factor"].notna()]
+    return {(r.architecture, r.format_family): float(r.moe_efficiency_factor) for r in df.itertuples()}
 
 
 @lru_cache(maxsize=4)

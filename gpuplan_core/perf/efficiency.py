@@ -11,7 +11,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..common.units import MB
-from ..hardware.catalog import GPU, weight_mbu_factors
+from ..hardware.catalog import GPU, moe_efficiency_factors, weight_mbu_factors
 from ..model.formats import NumberFormat
 
 
@@ -60,12 +60,66 @@ class PerfAssumptions(BaseModel):
         "24.4 ms per token for Llama-3.1-8B BF16, 0.76 ms per layer; TinyChat's transformers FP16 baseline on RTX "
         "4090, GPU-bound at 17.1 ms)",
     )
-    allreduce_latency_s: float = Field(
-        20e-6, ge=0, le=0.01, description="all-reduce alpha over NVLink (measured 15-37 us)"
+    moe_overhead_s_per_expert_layer: float = Field(
+        0.2e-6,
+        ge=0,
+        le=1e-4,
+        description="per routed expert, per MoE layer and step: routing, top-k, token permutation and the grouped "
+        "GEMM's per-expert scheduling (a floor under small MoE steps that grows with the number of experts: "
+        "DeepSeek-V3, 256 experts x 58 layers, 3.0 ms a step; Mixtral, 8 x 32, 0.05 ms). Fitted (bench/fit_tp_moe.py "
+        "--fit, grid 0-0.6 us) on the 12 training rows of MoE decode at low load (gh5929 TensorRT-LLM 0.21 on 8 x "
+        "H200 / B200, gpt-fast Mixtral on A100, vLLM CI Mixtral on H200, dstack DeepSeek-R1 at 4 clients): median "
+        "|error| 53.0% at 0, 32.0% at 0.2 us",
     )
-    allreduce_latency_pcie_s: float = Field(30e-6, ge=0, le=0.01)
-    link_efficiency: float = Field(0.7, gt=0, le=1)
-    pcie_link_gb_s: float = Field(32.0, gt=0, description="link for GPUs without NVLink: PCIe Gen4 x16 per direction")
+    allreduce_latency_s: float = Field(
+        6e-6,
+        ge=0,
+        le=0.01,
+        description="one-shot all-reduce over NVLink (each GPU reads every peer's buffer; vLLM custom_all_reduce, "
+        "TensorRT-LLM ONESHOT): fixed time per call. H100 TP4, CUDA graphs (vLLM PR #24532): 10 us at 0.5 MiB, 14 at "
+        "1 MiB, 23 at 2 MiB, 38 at 4 MiB, a line of 6 us + 3 x message / (450 GB/s x 0.87); TP2 7 us at 0.5 MiB "
+        "(PR #24111); SGLang PR #2904 H100 custom all-reduce 3.7-5.9 us at 512 B for TP 2-8",
+    )
+    allreduce_two_shot_latency_s: float = Field(
+        12e-6,
+        ge=0,
+        le=0.01,
+        description="two-shot / ring all-reduce over NVLink (reduce-scatter + all-gather, NCCL's ring bytes "
+        "2 (n-1)/n x message): fixed time per call; the engines take it over one-shot for large messages. H100 TP4 "
+        "(vLLM PR #24532): pynccl-symm 21 us at 2 MiB, 28 us at 4 MiB",
+    )
+    allreduce_sync_s: float = Field(
+        16e-6,
+        ge=0,
+        le=0.01,
+        description="time per NVLink all-reduce call in a serving engine beyond the kernel's microbenchmark (ranks "
+        "wait for the slowest at every call; the residual add and norm around it). Fitted (bench/fit_tp_moe.py "
+        "--fit) on the 17 training rows of dense tensor-parallel decode at low load (measurements.csv TP rows: "
+        "FasterTransformer, gpt-fast, vLLM PR 23197 and nightly CI, ROCm vLLM; serving_measurements.csv: the lowest "
+        "load of trt014on and nim): median |error| 16.0% at 0, 7.5% at 16 us (10-18 us all within 9.5%); the 9 "
+        "held-out rows of the same kind: 8.1% (9.0% with the earlier 20 us + 2 (n-1)/n x message / (0.7 x link))",
+    )
+    allreduce_latency_pcie_s: float = Field(
+        40e-6,
+        ge=0,
+        le=0.01,
+        description="all-reduce over PCIe (NCCL ring; no NVLink): fixed time per call. nccl-tests all_reduce_perf "
+        "at 8 B on 8 x RTX 4090: 42 us (NVIDIA/nccl #1530), on 8 x RTX 3090: 54 us (NVIDIA/nccl #1439)",
+    )
+    link_efficiency: float = Field(
+        0.87,
+        gt=0,
+        le=1,
+        description="share of the NVLink per-direction bandwidth an all-reduce moves: the slope of vLLM's one-shot "
+        "custom all-reduce on H100 TP4 (PR #24532: 28 us more from 0.5 to 4 MiB, 3 x 3.5 MiB read from peers = "
+        "0.87 x 450 GB/s); NCCL ring bus bandwidth on DGX H100 is of the same order (~390 GB/s)",
+    )
+    pcie_efficiency: float = Field(
+        0.7, gt=0, le=1, description="share of the PCIe per-direction bandwidth an NCCL ring all-reduce moves"
+    )
+    pcie_link_gb_s: float = Field(
+        32.0, gt=0, description="PCIe bandwidth for GPUs whose catalog row states none: Gen4 x16 per direction"
+    )
 
 
 def _mfu_max(pa: PerfAssumptions, math_used: str) -> float:
@@ -100,3 +154,9 @@ def weight_mbu_max(gpu: GPU, fmt: NumberFormat, pa: PerfAssumptions) -> float:
     if wbits <= 9:
         return base * (pa.mbu_format_8bit_gddr if gddr else pa.mbu_format_8bit_hbm)
     return base
+
+
+def moe_efficiency_factor(gpu: GPU, fmt: NumberFormat) -> float:
+    """How much of the dense GEMMs' efficiency the routed experts' grouped GEMMs reach on this GPU generation in
+    this format family, where published MoE measurements pin it (data/efficiency.csv); else 1."""
+    return moe_efficiency_factors().get((gpu.architecture, fmt.family), 1.0)

@@ -11,7 +11,8 @@ For one replica (tp x pp GPUs) of a model on a GPU:
            MoE weights touched = dense part + E x (1 - (1 - k/E)^tokens) experts (the expected number
            of distinct experts a step's tokens route to): all experts at large batch, k at batch 1.
   time     max(FLOPs / (peak x MFU), bytes / (bandwidth x MBU)) + fixed overheads
-           + tensor-parallel all-reduce (2 per layer: alpha + 2 (n-1)/n x message / link bandwidth)
+           + tensor-parallel all-reduce, 2 per layer (allreduce_time: one-shot or two-shot over NVLink by
+             message size, NCCL's ring over PCIe)
   MFU(m)   = MFU_max(format) x m / (m + m_half): m = tokens per matmul (Vidur per-op profiles)
   MBU(x)   = MBU_max(memory type, format) x x / (x + x_half): x = bytes per layer per GPU
            (aiconfigurator and Vidur per-op data: small shards and short KV reads are less efficient)
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, input_embedding_params, kv_cache_bytes, matmul_params_active
 from ..model.formats import NumberFormat, get_format
-from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, weight_mbu_max
+from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, moe_efficiency_factor, weight_mbu_max
 
 
 @dataclass
@@ -59,6 +60,24 @@ def expected_experts_touched(m: ModelArch, tokens: float) -> float:
     return e * (1 - (1 - k / e) ** max(tokens, 0))
 
 
+def _one_expert_params(m: ModelArch) -> int:
+    return (3 if m.mlp_gated else 2) * m.hidden_size * m.expert_intermediate_size
+
+
+def tokens_per_expert(m: ModelArch, tokens: float) -> float:
+    """Tokens each routed expert's GEMM sees in a step of ``tokens`` tokens (uniform routing): tokens x k spread
+    over the experts they touch, so tokens x k / E once every expert is touched, and 1 at one token."""
+    touched = expected_experts_touched(m, tokens)
+    return tokens * m.experts_per_token / touched if touched else 0.0
+
+
+def expert_weight_bytes(m: ModelArch, fmt: NumberFormat, tokens: float) -> float:
+    """The routed experts' share of ``weight_bytes_touched``: the experts the step's tokens touch, every MoE layer."""
+    if not m.is_moe:
+        return 0.0
+    return expected_experts_touched(m, tokens) * _one_expert_params(m) * m.moe_layers * fmt.bytes_per_value
+
+
 def weight_bytes_touched(m: ModelArch, fmt: NumberFormat, tokens: float) -> float:
     """Weights a step reads: every matmul weight (MoE: the dense part + the experts the tokens touch), in the
     weights format with embeddings, lm_head and norms in 16 bit when the format is narrower (memory.weight_split).
@@ -74,12 +93,7 @@ def weight_bytes_touched(m: ModelArch, fmt: NumberFormat, tokens: float) -> floa
         total += min(tokens, m.vocab_size) * m.hidden_size * emb_bytes
     if not m.is_moe:
         return total
-    one_expert = (
-        3 * m.hidden_size * m.expert_intermediate_size
-        if m.mlp_gated
-        else 2 * m.hidden_size * m.expert_intermediate_size
-    )
-    untouched = (m.num_experts - expected_experts_touched(m, tokens)) * one_expert * m.moe_layers
+    untouched = (m.num_experts - expected_experts_touched(m, tokens)) * _one_expert_params(m) * m.moe_layers
     return total - untouched * fmt.bytes_per_value
 
 
@@ -103,13 +117,28 @@ def _attended(m: ModelArch, cached: int, new: int) -> float:
     return total
 
 
-def _allreduce_time(n: int, message_bytes: float, gpu: GPU, pa: PerfAssumptions) -> float:
+def allreduce_time(n: int, message_bytes: float, gpu: GPU, pa: PerfAssumptions) -> float:
+    """One all-reduce of ``message_bytes`` over ``n`` GPUs of one server, as the engines run it.
+
+    NVLink (through NVSwitch; Infinity Fabric; a bridge for 2 GPUs): the faster of one-shot (each GPU reads every
+    peer's buffer: alpha_1 + (n-1) x message / link) and two-shot / ring (reduce-scatter + all-gather: alpha_2 +
+    2 (n-1)/n x message / link), link = per-direction bandwidth x link efficiency. vLLM's custom all-reduce and
+    TensorRT-LLM's ONESHOT/TWOSHOT pick by size the same way; NCCL's ring moves the two-shot's bytes.
+    PCIe (no NVLink, or more GPUs than a bridge joins): NCCL's ring, alpha_pcie + 2 (n-1)/n x message / PCIe."""
     if n <= 1:
         return 0.0
-    link = gpu.link_bandwidth_bytes_per_s
-    alpha = pa.allreduce_latency_s if link else pa.allreduce_latency_pcie_s
-    bw = (link or pa.pcie_link_gb_s * 1e9) * pa.link_efficiency
-    return alpha + 2 * (n - 1) / n * message_bytes / bw
+    kind, link = gpu.peer_link(n)
+    ring_bytes = 2 * (n - 1) / n * message_bytes
+    if kind == "pcie":
+        bw = (link or pa.pcie_link_gb_s * 1e9) * pa.pcie_efficiency
+        return pa.allreduce_latency_pcie_s + ring_bytes / bw
+    bw = link * pa.link_efficiency
+    one_shot = pa.allreduce_latency_s + (n - 1) * message_bytes / bw
+    two_shot = pa.allreduce_two_shot_latency_s + ring_bytes / bw
+    return min(one_shot, two_shot) + pa.allreduce_sync_s
+
+
+_allreduce_time = allreduce_time  # the earlier private name
 
 
 @dataclass
@@ -142,6 +171,9 @@ class StepWork:
     overhead_s: float  # fixed per pass: launches, sampling, scheduling
     comm_s: float  # tensor-parallel all-reduces
     host_s: float = 0.0  # host time to launch the pass without CUDA graphs
+    expert_flops: float = 0.0  # the routed experts' share of matmul_flops (MoE): grouped GEMMs, their own kernels
+    expert_weight_bytes: float = 0.0  # the routed experts' share of weight_bytes
+    expert_tokens: float = 0.0  # tokens each routed expert's GEMM sees (sets the experts' matmul efficiency)
 
 
 def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions) -> Phase:
@@ -159,16 +191,24 @@ def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumpti
     w_mbu = mbu_curve(weights_bytes / layers, weight_mbu_max(gpu, fmt, pa), pa.mbu_half_bytes_per_layer)
     kv_mbu = mbu_curve(kv_bytes / layers, pa.kv_mbu_max, pa.kv_mbu_half_bytes_per_layer)
     bw = gpu.bandwidth_bytes_per_s
-    mm_comp = mm_flops / (peak * mfu)
-    mm_mem = (weights_bytes + other_bytes) / (bw * w_mbu)
+    # the routed experts are grouped GEMMs of their own: each expert sees only its share of the tokens
+    ex_flops, ex_bytes = w.expert_flops, w.expert_weight_bytes
+    ex_f = moe_efficiency_factor(gpu, fmt) if (ex_flops or ex_bytes) else 1.0
+    ex_comp = ex_flops / (peak * mfu_curve(w.expert_tokens, pa, math_used) * ex_f) if ex_flops else 0.0
+    ex_mem = ex_bytes / (bw * w_mbu * ex_f)
+    mm_comp = (mm_flops - ex_flops) / (peak * mfu)
+    mm_mem = (weights_bytes - ex_bytes + other_bytes) / (bw * w_mbu)
     attn_peak = gpu.dense_peak_flops("bf16")[0]  # attention math runs in 16-bit
     at_comp = attn_flops / (attn_peak * mfu_curve(tokens, pa, "bf16"))
     at_mem = kv_bytes / (bw * kv_mbu) if kv_bytes else 0.0
-    core = (max(mm_comp, mm_mem) + max(at_comp, at_mem)) * wl.pp  # stages run one after another
+    experts = max(ex_comp, ex_mem) + (
+        pa.moe_overhead_s_per_expert_layer * m.num_experts * m.moe_layers / wl.pp if m.is_moe else 0.0
+    )
+    core = (max(mm_comp, mm_mem) + experts + max(at_comp, at_mem)) * wl.pp  # stages run one after another
     waiting = max(0.0, host_s - core - comm_s)  # the GPU idles while the host launches kernels
     t = core + comm_s + waiting + overhead_s
-    compute_part = (mm_comp if mm_comp >= mm_mem else 0) + (at_comp if at_comp >= at_mem else 0)
-    memory_part = (mm_mem if mm_mem > mm_comp else 0) + (at_mem if at_mem > at_comp else 0)
+    compute_part = sum(c for c, b in ((mm_comp, mm_mem), (ex_comp, ex_mem), (at_comp, at_mem)) if c >= b)
+    memory_part = sum(b for c, b in ((mm_comp, mm_mem), (ex_comp, ex_mem), (at_comp, at_mem)) if b > c)
     if core < overhead_s + comm_s + waiting:
         bound = "overhead"
     else:
@@ -182,8 +222,8 @@ def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumpti
         weight_bytes=weights_bytes,
         kv_bytes=kv_bytes,
         time_s=t,
-        compute_time_s=(mm_comp + at_comp) * wl.pp,
-        memory_time_s=(mm_mem + at_mem) * wl.pp,
+        compute_time_s=(mm_comp + ex_comp + at_comp) * wl.pp,
+        memory_time_s=(mm_mem + ex_mem + at_mem) * wl.pp,
         overhead_time_s=overhead_s + waiting,
         comm_time_s=comm_s,
         bound=bound,
@@ -232,7 +272,13 @@ def step_phase(
     acts = 2 * tokens * m.hidden_size * act_bytes * m.num_layers / wl.pp
     comm = 2 * m.num_layers * _allreduce_time(wl.tp, tokens * m.hidden_size * act_bytes, gpu, pa)
     host = m.num_layers * pa.eager_overhead_s_per_layer if wl.eager else 0.0
-    work = StepWork(name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, overhead_s, comm, host)
+    ex_flops = 2 * m.experts_per_token * _one_expert_params(m) * m.moe_layers * tokens if m.is_moe else 0.0
+    work = StepWork(
+        name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, overhead_s, comm, host,
+        expert_flops=ex_flops / shard,
+        expert_weight_bytes=expert_weight_bytes(m, wf, tokens) / shard,
+        expert_tokens=tokens_per_expert(m, tokens),
+    )  # fmt: skip
     return phase_of(work, m, gpu, wl, pa)
 
 

@@ -167,3 +167,60 @@ def test_perf_report_keys_and_max_batch():
     none = api.perf_report({"params": 50_000_000_000_000, "gpu": "T4"}, gpus=["T4"])
     assert isinstance(none.main, NoFit) and not none.main.fits and "does not fit" in none.main.notes[0]
     assert none.model_dump()["fits"] is False and "ttft_s" not in none.model_dump()
+
+
+def test_nvlink_all_reduce_by_hand_and_the_published_kernel_time():
+    """H100 TP4, 0.5 MiB (32 tokens x 8,192 x 2 B): one-shot, each GPU reads 3 peers' buffers over 450 GB/s x 0.87:
+    6 us + 3 x 524,288 / 391.5e9 = 10.0 us, vLLM PR #24532's measured custom all-reduce (ca_1stage) 10 us; the
+    engine adds its per-call 16 us (allreduce_sync_s, fitted)."""
+    from gpuplan_core.perf.roofline import _allreduce_time, allreduce_time
+
+    h100, msg = get_gpu("H100"), 524_288
+    kernel = 6e-6 + 3 * msg / (450e9 * 0.87)
+    assert kernel == pytest.approx(10.0e-6, abs=0.1e-6)
+    assert allreduce_time(4, msg, h100, PA) == pytest.approx(kernel + 16e-6)
+    assert _allreduce_time is allreduce_time  # the earlier name stays
+    # 4 MiB: two-shot (12 us + 2 x 3/4 x 4 MiB / 391.5e9 = 28.1 us, measured 28 us) beats one-shot (38.1 us)
+    big = 4 * 1_048_576
+    assert allreduce_time(4, big, h100, PA) == pytest.approx(12e-6 + 1.5 * big / (450e9 * 0.87) + 16e-6)
+    assert allreduce_time(1, big, h100, PA) == 0.0
+
+
+def test_pcie_all_reduce_by_hand_and_the_published_latency():
+    """L40S has no NVLink: NCCL's ring over PCIe Gen4 (32 GB/s x 0.7): 40 us + 2 (n-1)/n x message / 22.4 GB/s.
+    At 8 bytes on 8 GPUs that is 40 us; nccl-tests all_reduce_perf measured 42 us on 8 PCIe RTX 4090s."""
+    from gpuplan_core.perf.roofline import allreduce_time
+
+    l40s = get_gpu("L40S")
+    assert allreduce_time(4, 16_384, l40s, PA) == pytest.approx(40e-6 + 1.5 * 16_384 / (32e9 * 0.7))
+    assert allreduce_time(8, 8, get_gpu("RTX 4090"), PA) == pytest.approx(42e-6, rel=0.06)
+    # an NVLink bridge joins pairs only: 4 RTX 3090s reduce over PCIe, 2 over the bridge (56.25 GB/s)
+    r3090 = get_gpu("RTX 3090")
+    assert r3090.peer_link(2) == ("nvlink", 56.25e9) and r3090.peer_link(4) == ("pcie", None)
+    # MI300X's Infinity Fabric is a mesh: 2 GPUs use one 64 GB/s link, 8 use all 7
+    mi = get_gpu("MI300X")
+    assert mi.peer_link(2) == ("nvlink", pytest.approx(64e9)) and mi.peer_link(8) == ("nvlink", pytest.approx(448e9))
+
+
+def test_moe_prefill_expert_gemms_see_their_share_of_the_tokens():
+    """Mixtral-8x7B, one 512-token prompt on one H100 in BF16: every expert is touched (8 x (1 - (6/8)^512) = 8),
+    so each expert GEMM sees 512 x 2 / 8 = 128 tokens: MFU 0.75 x 128 / (128 + 64) = 0.5 where the dense matmuls
+    see 512 tokens, 0.75 x 512 / 576 = 0.667. The prefill reads every expert's weights."""
+    from gpuplan_core.perf.roofline import tokens_per_expert
+
+    mix, h100 = get_preset("Mixtral-8x7B-v0.1"), get_gpu("H100")
+    assert tokens_per_expert(mix, 512) == pytest.approx(128)
+    assert tokens_per_expert(mix, 1) == pytest.approx(1)
+    p = prefill_phase(mix, h100, Workload(), 1, 512, PA)
+    one_expert = 3 * 4096 * 14336
+    total_params = 46_702_792_704
+    # every weight but the 32,000 x 4,096 input embedding table (512 rows gathered), bf16
+    assert p.weight_bytes == pytest.approx((total_params - 32_000 * 4096 + 512 * 4096) * 2, rel=1e-9)
+    expert_flops = 2 * 2 * one_expert * 32 * 512  # k = 2 experts per token, 32 MoE layers
+    lm_head = 32_000 * 4096
+    dense_flops = 2 * (12_748_853_248 - lm_head) * 512 - expert_flops + 2 * lm_head
+    peak = 989e12
+    ex_comp = expert_flops / (peak * 0.75 * 128 / 192)
+    dense_comp = dense_flops / (peak * 0.75 * 512 / 576)
+    attn = 4 * 32 * 128 * 32 * 512 * 513 / 2 / (peak * 0.75 * 512 / 576)
+    assert p.compute_time_s == pytest.approx(dense_comp + ex_comp + attn, rel=1e-6)
