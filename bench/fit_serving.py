@@ -16,7 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuplan_core.perf import schedulers, serving_calibration as sc_cal  # noqa: E402
+from gpuplan_core.perf import schedulers  # noqa: E402
+from gpuplan_core.perf import serving_calibration as sc_cal
 
 
 def table_with(overrides: dict[str, float]) -> list[dict]:
@@ -41,8 +42,11 @@ def light(row: dict, meta) -> bool:
 
 def summary(table, label):
     for s in sc_cal.serving_summary(table):
-        print(f"  {label:<7} {s['regime']:<14} {s['metric']:<20} n={s['points']:>4} "
-              f"median |err| {s['median_abs_error']:6.1%}  bias {s['median_error']:+6.1%}  within 25% {s['within_25']:.0%}")
+        print(
+            f"  {label:<7} {s['regime']:<14} {s['metric']:<20} n={s['points']:>4} "
+            f"median |err| {s['median_abs_error']:6.1%}  bias {s['median_error']:+6.1%}  "
+            f"within 25% {s['within_25']:.0%}"
+        )
 
 
 def main() -> None:
@@ -52,16 +56,25 @@ def main() -> None:
     zero = table_with({k: 0.0 for k in schedulers.LOOPS})
     fitted = {}
     for engine in ("vllm", "sglang", "trtllm"):
-        rows = [r for r in zero if r["split"] == "training" and r["metric"] == "ttft" and r["error"] is not None
-                and r["regime"] == sc_cal.HEADLINE_REGIME and light(r, meta)
-                and sc_cal.engine_of(meta.loc[r["id"], "engine"]) == engine]
+        rows = [
+            r
+            for r in zero
+            if r["split"] == "training"
+            and r["metric"] == "ttft"
+            and r["error"] is not None
+            and r["regime"] == sc_cal.HEADLINE_REGIME
+            and light(r, meta)
+            and sc_cal.engine_of(meta.loc[r["id"], "engine"]) == engine
+        ]
         if not rows:
             print(f"{engine}: no light-load training TTFT rows; kept {schedulers.LOOPS[engine].request_in_s}")
             continue
         secs = [(r["measured"] - r["predicted"]) / (1e3 if meta.loc[r["id"], "unit"] == "ms" else 1.0) for r in rows]
         fitted[engine] = max(0.0, statistics.median(secs))
-        print(f"{engine}: request_in_s = {fitted[engine] * 1e3:.1f} ms from {len(rows)} training rows "
-              f"({sorted({sc_cal.source_of(r['id']) for r in rows})})")
+        print(
+            f"{engine}: request_in_s = {fitted[engine] * 1e3:.1f} ms from {len(rows)} training rows "
+            f"({sorted({sc_cal.source_of(r['id']) for r in rows})})"
+        )
     after = table_with(fitted)
     summary(after, "fitted")
 

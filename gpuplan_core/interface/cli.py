@@ -121,9 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "serve":
             load = c.add_mutually_exclusive_group(required=True)
             load.add_argument("--concurrency", type=int, help="clients, each sending its next request when one ends")
-            load.add_argument(
-                "--request-rate", type=float, help="requests per second arriving at random (--arrival: Poisson or bursty)"
-            )
+            rate_help = "requests per second arriving at random (--arrival poisson or bursty)"
+            load.add_argument("--request-rate", type=float, help=rate_help)
     cal = sub.add_parser("calibrate", help="predicted vs measured on data/measurements.csv")
     cal.add_argument("--json", action="store_true")
     cal.add_argument("--markdown", action="store_true", help="the error per regime as the README's table")

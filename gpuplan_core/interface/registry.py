@@ -67,6 +67,12 @@ MARKET = {
     "stanford": "Stanford AI Index (>280x in 2 yrs)",
 }
 SAME = "same"  # Compare's B side: "same as A"
+ARRIVALS = {"poisson": "At random (Poisson)", "bursty": "In bursts (twice as uneven)"}
+LENGTHS = {
+    "fixed": "All the set lengths",
+    "uniform": "Each between (1 - spread) and 1 x the set lengths",
+    "chat": "Long-tailed, like chat traffic",
+}
 ENGINE_LABELS = {k: e.label for k, e in ENGINES.items()}
 
 # Use-case presets: what picking one sets (input values, in the inputs' own units). Typical values, ours,
@@ -221,6 +227,12 @@ RECORDS: tuple[Input, ...] = (
           fmt="%.0f", scale=1e-3, none_when=0, jobs=_TARGETS, short="TTFT target ms"),
     Input("tpot_ms", "TPOT target, mean (ms, 0 = none)", "number", group=_TRAFFIC, field="tpot_target_s", step=5,
           fmt="%.0f", scale=1e-3, none_when=0, jobs=_TARGETS, short="TPOT target ms"),
+    Input("arrival", "How requests arrive", "select", group=_TRAFFIC, field="arrival", options=tuple(ARRIVALS),
+          labels=ARRIVALS, jobs=INFERENCE, short="arrivals"),
+    Input("lengths", "Request lengths", "select", group=_TRAFFIC, field="lengths", options=tuple(LENGTHS),
+          labels=LENGTHS, jobs=INFERENCE, short="lengths"),
+    Input("spread", "Length spread (uniform lengths)", "slider", group=_TRAFFIC, field="length_spread", step=0.05,
+          jobs=INFERENCE, short="length spread"),
     # pricing
     Input("billing", "Billing", "select", group=_PRICE, field="billing", options=tuple(BILLING), labels=BILLING,
           none_when="any"),
@@ -240,6 +252,11 @@ RECORDS: tuple[Input, ...] = (
           short="memory utilization"),
     Input("engine", "Serving engine", "select", group=_ASSUME, field="engine", options=tuple(ENGINE_LABELS),
           labels=ENGINE_LABELS, jobs=INFERENCE, short="engine"),
+    Input("max_seqs", "Engine: sequences at once (0 = engine default)", "number", group=_ASSUME,
+          field="max_num_seqs", step=64, fmt="%.0f", none_when=0, jobs=INFERENCE, short="max_num_seqs"),
+    Input("max_tokens", "Engine: tokens per step (0 = engine default)", "number", group=_ASSUME,
+          field="max_num_batched_tokens", step=1024, fmt="%.0f", none_when=0, jobs=INFERENCE,
+          short="max_num_batched_tokens"),
     Input("prefix", "Prompt share already cached (prefix caching)", "slider", group=_ASSUME,
           field="prefix_cache_fraction", step=0.05, jobs=INFERENCE, short="prefix cached"),
     Input("spec_b", "Speculative decoding: draft model (billions, 0 = off)", "number", group=_ASSUME,

@@ -43,10 +43,9 @@ def max_batch(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
     """Largest batch (sequences) at req.context_tokens that fits one GPU of this layout; 0 if none. A serving
     engine: its start-up KV pool / one sequence's KV at the context (same components as the budget)."""
     check_tp(m, req.tp)
-    if req.engine in STARTUP_ENGINES:
-        kv = startup_kv(m, req, gpu)
-        one_seq = _budget(m, req, 1, req.context_tokens).components["KV cache"]
-        return int(min(MAX_BATCH, kv.pool_bytes // one_seq)) if one_seq > 0 else MAX_BATCH
+    one_seq = _budget(m, req, 1, req.context_tokens).components.get("KV cache", 0.0)
+    if req.engine in STARTUP_ENGINES and one_seq > 0:  # a serving budget (training holds no KV cache)
+        return int(min(MAX_BATCH, startup_kv(m, req, gpu).pool_bytes // one_seq))
     one = _budget(m, req, 1, req.context_tokens).per_gpu_bytes
     two = _budget(m, req, 2, req.context_tokens).per_gpu_bytes
     per_seq = two - one

@@ -4,12 +4,12 @@ Each row says only what was run: model, GPU, tensor parallel, formats, lengths, 
 schedulers.py) and how the benchmark client sent load (closed loop of N clients, Poisson, all at once; fixed,
 uniform or dataset lengths; how many requests). The simulation predicts it with the defaults every user gets.
 
-The split (``held_out``): every metric of one published run goes together, and a third of the runs of each source
-(a row id up to its last ``-``) are held out, chosen by the CRC-32 of the run's description. A constant fitted on serving data (the engines' fixed request costs in schedulers.py) is
-fitted on training rows only (bench/fit_serving.py); the errors the README and Methodology state are the held-out
-ones. The predictions are stored in data/serving_calibration.csv (``python -m gpuplan_core calibrate
---write-serving`` writes it; a test holds that it is what the code predicts), so error bands cost nothing at
-start-up.
+The split (``held_out``): every metric of one published run goes together, and a third of the runs of each
+source (a row id up to its last ``-``) are held out, chosen by the CRC-32 of the run's description. A constant
+fitted on serving data (the engines' fixed request costs in schedulers.py) is fitted on training rows only
+(bench/fit_serving.py); the errors the README and Methodology state are the held-out ones. The predictions are
+stored in data/serving_calibration.csv (``python -m gpuplan_core calibrate --write-serving`` writes it; a test
+holds that it is what the code predicts), so error bands cost nothing at start-up.
 """
 
 from __future__ import annotations
@@ -114,7 +114,17 @@ def shape_of(row: dict) -> tuple[str, str, float, int | None]:
 
 @lru_cache(maxsize=1024)
 def _prediction(
-    model: str, gpu: str, tp: int, wf: str, kvf: str, i: int, *, o: int, kind: str, load: float, engine: str,
+    model: str,
+    gpu: str,
+    tp: int,
+    wf: str,
+    kvf: str,
+    i: int,
+    *,
+    o: int,
+    kind: str,
+    load: float,
+    engine: str,
     shape: tuple[str, str, float, int | None],
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
@@ -182,8 +192,10 @@ def compute_serving_table(path: str | None = None) -> list[dict]:
             _format_of(row["kv_format"]), int(row["input_tokens"]), o=int(row["output_tokens"]),
             kind=row["load_kind"], load=load, engine=engine_of(row["engine"]), shape=shape_of(row),
         )  # fmt: skip
-        if row["metric"] == "ttft" and (math.isinf(load) or row.get("arrival") == "all_at_once") and _blank(
-            row.get("requests")
+        if (
+            row["metric"] == "ttft"
+            and (math.isinf(load) or row.get("arrival") == "all_at_once")
+            and _blank(row.get("requests"))
         ):
             continue  # a burst's first-token time depends on its size, which the row does not state
         value = _predicted_value(row, pred)
