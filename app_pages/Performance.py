@@ -109,8 +109,9 @@ if not page.meeting():
             page.table(cached.calibration_regimes_table(), "calibration_regimes", "gpuplan-calibration-regimes.csv")
             page.table(cached.calibration_table(), "calibration", "gpuplan-calibration.csv")
         st.markdown(
-            f"**Under load**: {len(cal.serving_points)} published serving measurements (TensorRT-LLM 0.14 and "
-            "1.0, NVIDIA NIM, LMDeploy, vLLM and SGLang on DeepSeek). Median absolute error "
+            f"**Under load**: {len(cal.serving_points):,} published serving measurements (TensorRT-LLM, NVIDIA NIM, "
+            "LMDeploy, vLLM and SGLang), each run simulated as its benchmark sent it. On the third of the runs held "
+            "out from every fit, the median absolute error is "
             f"**{cal.serving_median_abs_error:.0%}** on online serving of dense models."
         )
         with st.expander("Error per serving regime"):

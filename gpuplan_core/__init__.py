@@ -23,6 +23,8 @@ from .common.text import count, gb, gib, ms, pct, rate, usd
 from .common.units import GB
 from .hardware.catalog import GPU, get_gpu, load_efficiency, load_gpus
 from .hardware.engines import ENGINES
+from .memory.engine_kv import METHODOLOGY_TEXT as KV_STARTUP_TEXT
+from .perf.schedulers import LOOPS as ENGINE_LOOPS
 from .interface.inputs import (
     DEFAULTS,
     GROUPS,

@@ -174,24 +174,44 @@ def latency_figure(rows: list[GpuPerf]) -> go.Figure:
 
 
 def load_figure(curve: ServingCurve, which: str) -> go.Figure:
-    """TTFT (``which="ttft"``: p50 and p95) or TPOT (``"tpot"``) of one replica against the request rate, with
-    the target, the capacity within the targets and the traffic's peak per replica marked."""
+    """TTFT (``which="ttft"``: p95, with the p50-p95 spread of the simulated requests shaded and the calibration's
+    band around p95) or TPOT (``"tpot"``: the mean, with the p50-p95 spread of the gaps between tokens) of one
+    replica against the request rate, with the target, the capacity within the targets (and its band) and the
+    traffic's peak per replica marked."""
     pts = [p for p in curve.points if not p.saturated]
     x = [p.requests_per_s for p in pts]
     color = GPU_COLORS.get(curve.gpu, "#334155")
     if which == "ttft":
-        main, median = [p.ttft_p95_s * 1e3 for p in pts], [p.ttft_p50_s * 1e3 for p in pts]
-        names = ("p95 TTFT", "median TTFT")
+        main = [p.ttft_p95_s * 1e3 for p in pts]
+        lo, hi = [p.ttft_p50_s * 1e3 for p in pts], main
+        names = ("p95 TTFT", "p50-p95 of requests")
+        band = curve.error_band.ttft_p95_s.band
         target, what, ytitle = curve.ttft_target_s, "p95 wait for the first token", "time to first token (ms)"
     else:
-        main, median = [p.tpot_mean_s * 1e3 for p in pts], [p.tpot_p50_s * 1e3 for p in pts]
-        names = ("mean TPOT", "median gap between tokens")
+        main = [p.tpot_mean_s * 1e3 for p in pts]
+        lo = [p.tpot_p50_s * 1e3 for p in pts]
+        hi = [(p.itl_p95_s or p.tpot_p50_s) * 1e3 for p in pts]
+        names = ("mean TPOT", "p50-p95 gap between tokens")
+        band = curve.error_band.tpot_mean_s.band
         target, what, ytitle = curve.tpot_target_s, "time per output token", "time per output token (ms)"
+    fill = "rgba(100, 116, 139, 0.18)"
     data = [
-        {"type": "scatter", "x": x, "y": main, "mode": "lines", "name": names[0], "line": {"color": color, "width": 3}},
-        {"type": "scatter", "x": x, "y": median, "mode": "lines", "name": names[1],
-         "line": {"color": color, "dash": "dot"}},
+        {"type": "scatter", "x": x, "y": lo, "mode": "lines", "line": {"width": 0}, "showlegend": False,
+         "hoverinfo": "skip"},
+        {"type": "scatter", "x": x, "y": hi, "mode": "lines", "line": {"width": 0}, "fill": "tonexty",
+         "fillcolor": fill, "name": names[1]},
     ]  # fmt: skip
+    if band:
+        data += [
+            {"type": "scatter", "x": x, "y": [v * (1 + band) for v in main], "mode": "lines",
+             "line": {"color": color, "width": 1, "dash": "dot"}, "name": f"model error band (±{band:.0%})"},
+            {"type": "scatter", "x": x, "y": [v * (1 - band) for v in main], "mode": "lines",
+             "line": {"color": color, "width": 1, "dash": "dot"}, "showlegend": False, "hoverinfo": "skip"},
+        ]  # fmt: skip
+    data.append(
+        {"type": "scatter", "x": x, "y": main, "mode": "lines", "name": names[0], "line": {"color": color, "width": 3}}
+    )
+    median = [v * (1 + (band or 0)) for v in main] + hi
     ys = main + median + ([target * 1e3] if target else [])
     shapes, notes = [], []
     if target:
@@ -203,6 +223,10 @@ def load_figure(curve: ServingCurve, which: str) -> go.Figure:
         s, n = vline(cap, f"capacity {cap:,.2f} req/s", GREEN, "dash")
         shapes.append(s)
         notes.append(n)
+        if cap_band := curve.error_band.capacity_requests_per_s.band:
+            shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": cap * (1 - cap_band),
+                           "x1": cap * (1 + cap_band), "y0": 0, "y1": 1, "line": {"width": 0},
+                           "fillcolor": "rgba(22, 163, 74, 0.10)", "layer": "below"})  # fmt: skip
     sat = curve.max_requests_per_s
     if cap:
         title = f"The {what} stays within the target up to {cap:,.2f} requests/s per replica"

@@ -3,7 +3,59 @@ streamlit; the page lays these out between its tables, tables_reference.py build
 
 from __future__ import annotations
 
-from gpuplan_core import FAST_NETWORK_GBIT_S, MULTI_NODE_EFFICIENCY, USE_CASE_SOURCES, MarketEstimate
+from gpuplan_core import (
+    ENGINE_LOOPS,
+    FAST_NETWORK_GBIT_S,
+    KV_STARTUP_TEXT,
+    MULTI_NODE_EFFICIENCY,
+    USE_CASE_SOURCES,
+    MarketEstimate,
+)
+
+
+POLICY_WORDS = {
+    "decode_first": "running requests first, then waiting prompts in pieces (chunked prefill)",
+    "prefill_first": "waiting prompts first, in a step of their own, decodes wait",
+    "no_evict": "a request starts only when the cache holds all its tokens; whole prompts",
+}
+
+
+def _serving() -> str:
+    engines = "; ".join(f"{k} ({POLICY_WORDS[v.policy]})" for k, v in ENGINE_LOOPS.items() if k != "transformers")
+    costs = ", ".join(
+        f"{k} {v.request_in_s * 1e3:,.0f} ms before the first token" for k, v in ENGINE_LOOPS.items() if v.request_in_s
+    )
+    return f"""### Serving under traffic (`gpuplan_core/perf/simulate.py`, `serving.py`, `schedulers.py`)
+- **The engine's step loop, simulated.** A serving engine works in steps of a few milliseconds. In each step it
+  gives every running request its next token, fills what is left of the step's token budget with pieces of
+  waiting prompts, and starts a waiting request only while fewer than the engine's limit run and the KV cache has
+  room; when the cache is full the newest request is paused and recomputed later. gpuplan replays that loop for a
+  few hundred requests, step by step, and times each step with the roofline above for exactly what is in it: a
+  step that carries someone's 2,000-token prompt is as slow as that prompt makes it, and everyone decoding in that
+  step waits for it. One request alone gets exactly the single-request numbers. One step's mix:
+
+  | in one step (token budget 8,192) | tokens | what it costs |
+  |---|---|---|
+  | 64 requests decoding, 1 token each | 64 | reading the weights once and 64 KV caches |
+  | the rest of a prompt that started last step | 3,000 | matmuls over 3,000 tokens, attention over its prefix |
+  | the start of a new prompt | 5,128 | the same; its first token only when its last piece is done |
+
+- **Engines**: {engines}. Limits: vLLM's defaults for its OpenAI-compatible server (8,192 tokens per step and
+  1,024 requests at once on GPUs of at least 70 GiB that are not A100s, 2,048 and 256 on the others), SGLang's
+  chunked_prefill_size by GPU memory, TensorRT-LLM's max_num_tokens 8,192; both limits can be set under
+  Assumptions.
+- **Fixed costs per request** (HTTP server, tokenizer, scheduling), fitted on the training runs only
+  (`bench/fit_serving.py`): {costs}.
+- **Load as benchmarks and users send it**: a number of clients that start together and each send the next
+  request when the last ends (a closed loop: identical requests finish together and arrive together, in waves, so
+  a first token waits for a whole wave's prompts), or a request rate with arrivals at random (Poisson) or in bursts
+  (gamma gaps, twice as uneven). Lengths: all as set; each drawn between (1 - spread) and 1 times the set length
+  (benchmarks' range ratio); or long-tailed like chat traffic (lognormal, sigma 0.9). Runs are seeded, so a link
+  gives the same numbers every time. TTFT and the gaps between tokens are the p50, p90, p95 and p99 of the
+  simulated requests; a rate is "beyond capacity" at or above the rate with every slot busy, or when the queue
+  still grows at the end of the run.
+- **KV cache at start-up**: {KV_STARTUP_TEXT}
+"""
 
 
 def formulas() -> str:
@@ -60,28 +112,15 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   while the GPU runs them, so a pass takes the longer of the GPU's time and layers x 0.7 ms (measured: 24.4 ms per
   token for Llama-3.1-8B on H100, where the host limits; 17.1 ms on an RTX 4090, where the GPU does).
 
-### Serving under traffic (`gpuplan_core/serving.py`)
-- One replica runs **engine steps** back to back (continuous batching, as vLLM, SGLang and TensorRT-LLM do): each
-  step carries one new token for every running request past its prompt, plus prompt chunks up to the engine's
-  token budget per step (chunked prefill, Sarathi-Serve). A step's time is the same per-op roofline as above, so
-  one client gets exactly the single-request TTFT and TPOT. Engine limits are vLLM's defaults for its
-  OpenAI-compatible server: 8,192 tokens per step and 1,024 requests in flight on GPUs with at least 70 GiB that
-  are not A100s, 2,048 and 256 on the others; the KV cache may allow fewer.
-- **TPOT** = 1 / (f / step with a prompt chunk + (1 - f) / decode-only step), f = the share of steps that carry
-  someone else's prompt. **TTFT** = wait for the step under way + wait in the prompt queue + the request's own
-  prompt steps. The prompt queue is an **M/D/1 queue** (Pollaczek-Khinchine mean wait, deterministic prompt work
-  at fixed lengths) with an **exponential tail** for the median and p95 (exact for M/M/1; Kingman's heavy-traffic
-  form): an approximation, named as such.
-- **Loads**: a number of clients (closed loop: each sends its next request when the last ends; beyond the
-  requests that fit, the rest wait for a slot) or a request rate (open loop, Poisson arrivals). Above what one
-  replica serves, the app says "beyond capacity" instead of a latency.
+{_serving()}
 - **Capacity** = the largest request rate with p95 TTFT and mean TPOT within the targets; **replicas** =
   ceil(peak rate / capacity), peak rate = requests per day / 86,400 x peak-to-average. The recommendation, the
   Cost page and serverless use it whenever a traffic estimate is given.
 - **Serverless**: a worker batches like a replica; workers = rate / capacity; each worker's busy periods
   (M/G/inf, mean (exp(r x) - 1) / r), idle gaps billed up to the idle timeout, and a cold start only after a gap
   longer than the timeout (renewal-reward per cycle).
-- How far to trust it: the calibration table on Performance compares it with 506 published serving points.
+- How far to trust it: the calibration table on Performance compares the simulation with 1,030 published serving
+  measurements, a third of each source's runs held out from every fit; the held-out errors per regime are there.
 
 ### Cost (`gpuplan_core/cost.py`, `plan.py`, `pricing.py`)
 - **Always-on** = nodes × node price × 730 h/month: a running instance is billable while idle.

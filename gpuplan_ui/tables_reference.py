@@ -59,15 +59,16 @@ def calibration_regimes(cal: CalibrationReport) -> pd.DataFrame:
 
 
 def serving_calibration(cal: CalibrationReport) -> pd.DataFrame:
-    """Serving under load: the error per regime and metric, with what each regime is."""
+    """Serving under load: the held-out error per regime and metric, with what each regime is."""
     names = {"ttft": "TTFT", "itl": "time between tokens", "tpot": "TPOT", "output_tokens_per_s": "output tokens/s"}
     return pd.DataFrame(
         [
             {
                 "regime": s.regime,
                 "metric": names.get(s.metric, s.metric),
-                "points": s.points,
+                "held-out points": s.points,
                 "median error (absolute)": f"{s.median_abs_error:.0%}",
+                "within 25%": f"{s.within_25:.0%}",
                 "bias (median signed error)": f"{s.median_error:+.0%}",
                 "what it covers": cal.serving_regimes[s.regime],
             }

@@ -222,7 +222,7 @@ def capacity(
     r: Replica,
     ttft_p95_target_s: float | None = None,
     tpot_target_s: float | None = None,
-    iterations: int = 8,
+    iterations: int = 7,
     *,
     shape: Shape | None = None,
     steps: Sim | None = None,
@@ -238,10 +238,11 @@ def capacity(
 
     if ok(0.98 * hi):  # lax targets: the saturation rate, with a 2% margin, decides
         return 0.98 * hi
-    lo = hi * 1e-3
-    if not ok(lo):
-        return 0.0
-    hi = 0.98 * hi
+    lo, hi = 0.05 * hi, 0.98 * hi
+    if not ok(lo):  # most replicas meet their targets above 5% of saturation; else search below it
+        lo, hi = hi * 1e-3, lo
+        if not ok(lo):
+            return 0.0
     for _ in range(iterations):
         mid = math.sqrt(lo * hi) if hi > 4 * lo else (lo + hi) / 2
         lo, hi = (mid, hi) if ok(mid) else (lo, mid)

@@ -1,8 +1,8 @@
 """Engine-step times for the serving simulation: the per-op roofline of one step (``roofline.step_phase``) for the
 exact mix of decoding sequences and prompt chunks in it, memoised per replica.
 
-A step with prompt chunks is evaluated exactly (its decodes at their mean context: attention and KV reads are
-linear in the context, so the mean gives the sum). A decode-only step is interpolated between exact points on a
+A step with prompt chunks is evaluated exactly for its chunks, its decodes at their mean context (attention and KV
+reads are linear in the context, so the mean gives the sum) rounded to the nearest point of the context grid. A decode-only step is interpolated between exact points on a
 grid of sequence counts (10% apart) and mean contexts (1% apart): the step time is smooth there, so the error is a
 small fraction of a percent, and a capacity search that runs a replica many times reuses the same few points.
 """
@@ -70,4 +70,5 @@ class StepTimes:
         chunk ``new`` prompt tokens after ``cached`` ones, ``logits`` 1 when it ends its prompt."""
         if not chunks:
             return self.decode(n, ctx_mean)
-        return self._exact(float(n), round(ctx_mean), chunks)
+        ctx = _ctx_point(round(math.log(max(1.0, ctx_mean)) / math.log(CTX_RATIO))) if n else 0  # nearest grid point
+        return self._exact(float(n), ctx, chunks)

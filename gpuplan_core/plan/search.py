@@ -14,7 +14,9 @@ tensor parallel, pipeline stages) is the only one tried.
 
 from __future__ import annotations
 
+import copy
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from ..common.units import GB
@@ -172,10 +174,24 @@ def evaluate_layouts(
         if offers and all(problems):
             rejected.append(Rejection(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp)))
             continue
-        evals.append(_evaluate(m, sc, gpu, fmt, tp, pp, mb=mb, pa=pa))
+        evals.append(_evaluate_cached(m, sc, gpu, fmt, tp, pp, mb=mb, pa=pa))
     if not fitting:
         return [], [Rejection(gpu.gpu, NO_FIT, fmt)]
     return evals, rejected
+
+
+_EVALS: OrderedDict[tuple, LayoutEval] = OrderedDict()  # the recommendation and the cost table judge the same layouts
+
+
+def _evaluate_cached(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, *, mb: int, pa: PerfAssumptions):
+    """``_evaluate``, remembered for the last few hundred layouts: a scenario's recommendation and its cost table
+    judge the same layouts of the same question (prices aside), and the serving simulation is the costly part."""
+    key = (sc.model_dump_json(exclude={"pricing"}), gpu.gpu, fmt, tp, pp, mb, pa.model_dump_json())
+    if key not in _EVALS:
+        _EVALS[key] = _evaluate(m, sc, gpu, fmt, tp, pp, mb=mb, pa=pa)
+        while len(_EVALS) > 512:
+            _EVALS.popitem(last=False)
+    return copy.deepcopy(_EVALS[key])
 
 
 def _evaluate(m, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, *, mb: int, pa: PerfAssumptions) -> LayoutEval:
