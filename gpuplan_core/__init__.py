@@ -23,8 +23,6 @@ from .common.text import count, gb, gib, ms, pct, rate, usd
 from .common.units import GB
 from .hardware.catalog import GPU, get_gpu, load_efficiency, load_gpus
 from .hardware.engines import ENGINES
-from .memory.engine_kv import METHODOLOGY_TEXT as KV_STARTUP_TEXT
-from .perf.schedulers import LOOPS as ENGINE_LOOPS
 from .interface.inputs import (
     DEFAULTS,
     GROUPS,
@@ -44,9 +42,11 @@ from .interface.inputs import (
 )
 from .interface.links import apply_use_case, link_query, read_link, read_scenario_file, scenario_file, upgrade_link
 from .memory.components import Assumptions
+from .memory.engine_kv import METHODOLOGY_TEXT as KV_STARTUP_TEXT
 from .model.formats import FORMATS
 from .perf.efficiency import PerfAssumptions
 from .perf.replica import DEFAULT_GPU
+from .perf.schedulers import LOOPS as ENGINE_LOOPS
 from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
 from .plan.recommend import MULTI_NODE_EFFICIENCY

@@ -12,7 +12,6 @@ from gpuplan_core import (
     MarketEstimate,
 )
 
-
 POLICY_WORDS = {
     "decode_first": "running requests first, then waiting prompts in pieces (chunked prefill)",
     "prefill_first": "waiting prompts first, in a step of their own, decodes wait",

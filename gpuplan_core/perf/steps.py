@@ -2,7 +2,8 @@
 exact mix of decoding sequences and prompt chunks in it, memoised per replica.
 
 A step with prompt chunks is evaluated exactly for its chunks, its decodes at their mean context (attention and KV
-reads are linear in the context, so the mean gives the sum) rounded to the nearest point of the context grid. A decode-only step is interpolated between exact points on a
+reads are linear in the context, so the mean gives the sum) rounded to the nearest point of the context grid. A
+decode-only step is interpolated between exact points on a
 grid of sequence counts (10% apart) and mean contexts (1% apart): the step time is smooth there, so the error is a
 small fraction of a percent, and a capacity search that runs a replica many times reuses the same few points.
 """
