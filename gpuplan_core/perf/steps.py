@@ -25,6 +25,11 @@ def _ctx_point(i: int) -> int:
     return max(1, round(CTX_RATIO**i))
 
 
+def nearest_ctx(ctx_mean: float) -> int:
+    """The point of the context grid nearest a mean context (what a step with prompt chunks is evaluated at)."""
+    return _ctx_point(round(math.log(max(1.0, ctx_mean)) / math.log(CTX_RATIO)))
+
+
 class StepTimes:
     """Step times of one replica, memoised: ``decode(n, ctx)`` and ``mixed(n, ctx, chunks)`` in seconds."""
 
@@ -71,5 +76,4 @@ class StepTimes:
         chunk ``new`` prompt tokens after ``cached`` ones, ``logits`` 1 when it ends its prompt."""
         if not chunks:
             return self.decode(n, ctx_mean)
-        ctx = _ctx_point(round(math.log(max(1.0, ctx_mean)) / math.log(CTX_RATIO))) if n else 0  # nearest grid point
-        return self._exact(float(n), ctx, chunks)
+        return self._exact(float(n), nearest_ctx(ctx_mean) if n else 0, chunks)

@@ -80,6 +80,15 @@ def test_load_figure_marks_the_target_and_the_capacity():
 
     curve = api.serving_curve_report({"preset": "Llama-3.1-8B", "gpu": "H100", "ttft_target_s": 1.0})
     fig = load_figure(curve, "ttft")
-    assert [t.name for t in fig.data] == ["p95 TTFT", "median TTFT"]
+    band = curve.error_band.ttft_p95_s.band
+    assert [t.name for t in fig.data] == [None, "p50-p95 of requests", f"model error band (±{band:.0%})", None,
+                                          "p95 TTFT"]  # fmt: skip
+    p95 = [p.ttft_p95_s * 1e3 for p in curve.points if not p.saturated]
+    assert list(fig.data[-1].y) == p95 and list(fig.data[1].y) == p95  # the spread's top is p95...
+    assert list(fig.data[0].y) == [p.ttft_p50_s * 1e3 for p in curve.points if not p.saturated]  # ...its bottom p50
+    assert list(fig.data[2].y) == [v * (1 + band) for v in p95]
     assert fig.layout.shapes[0].y0 == 1_000  # the target, in ms
-    assert fig.layout.shapes[1].x0 == curve.capacity_requests_per_s
+    cap = curve.capacity_requests_per_s
+    assert fig.layout.shapes[1].x0 == cap
+    cap_band = curve.error_band.capacity_requests_per_s.band
+    assert (fig.layout.shapes[2].x0, fig.layout.shapes[2].x1) == (cap * (1 - cap_band), cap * (1 + cap_band))
