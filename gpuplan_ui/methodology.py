@@ -182,6 +182,12 @@ TRUST = (
     "Bias: + where the model has been optimistic (faster than measured)."
 )
 
+SERVING_TRUST = (
+    "**Serving under load**, held out: a third of each source's published runs (every metric of a run together) "
+    "were left out of every fit; the simulation's error on them, per regime and metric, is below. The only "
+    "constants fitted on serving data, the engines' fixed request costs, used the other two thirds."
+)
+
 EFFICIENCY = (
     "Weight-read efficiency per GPU generation and format family, where measurements pin it (elsewhere the defaults "
     "below apply by width: 8-bit 0.7 on HBM, 4-bit 0.45): `data/efficiency.csv`."
