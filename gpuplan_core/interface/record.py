@@ -3,8 +3,8 @@
 A record names the Scenario field it sets and keeps only what a widget and a link need: its key (the widget key
 and the link parameter), label, widget kind, group, options and their labels, the unit conversion (``scale``), the
 widget value that means "none", and the jobs it applies to. Its default, range and help are read from the field
-(``scenario/parts.py``), converted to the widget's unit. An input that sets no field (the job, the use case, the
-pages' own inputs) states its own.
+(``scenario/parts.py``, ``deployment.py``), converted to the widget's unit. An input that sets no field (the job,
+the use case, the pages' own inputs) states its own.
 
 No streamlit import here (a test checks it).
 """

@@ -2,8 +2,8 @@
 
 The records drive the sidebar and Compare's B-side inputs (``gpuplan_ui/widgets.py`` renders a record as a widget),
 links and the scenario file (``links.py``) and the Scenario (``inputs.to_scenario``). A record that sets a
-Scenario field reads its default, range and help from the field (``scenario/parts.py``); the CLI's flags are
-derived from the same fields (``cli.py``).
+Scenario field reads its default, range and help from the field (``scenario/parts.py``, ``deployment.py``); the
+CLI's flags are derived from the same fields (``cli.py``).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from ..model.arch import (
     params_total,
 )
 from ..model.formats import get_format
+from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.fields import (
     MAX_BATCH,
     MAX_CONTEXT_TOKENS,
@@ -28,7 +29,6 @@ from ..scenario.fields import (
     Optimizer,
     Recompute,
 )
-from ..scenario.parts import RuntimeAssumptions
 
 
 class Assumptions(BaseModel):

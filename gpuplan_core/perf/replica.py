@@ -11,7 +11,7 @@ from ..common.units import GiB
 from ..hardware.catalog import GPU
 from ..memory.request import memory_request
 from ..model.arch import ModelArch
-from ..scenario.parts import RuntimeAssumptions
+from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.scenario import Scenario
 from .efficiency import PerfAssumptions
 from .roofline import Workload

@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..scenario.parts import Traffic
+from ..scenario.deployment import Traffic
 from .replica import Replica
 from .schedulers import engine_loop
 from .simulate import Arrival, Lengths, Load, Run, simulate, weighted_quantile

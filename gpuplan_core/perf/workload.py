@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..hardware.engines import ENGINES
 from ..model.arch import model_from_param_count
 from ..model.formats import get_format
-from ..scenario.parts import Formats, RuntimeAssumptions
+from ..scenario.deployment import RuntimeAssumptions
+from ..scenario.parts import Formats
 from .roofline import Workload
 
 

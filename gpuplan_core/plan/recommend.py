@@ -25,7 +25,7 @@ from ..perf.efficiency import PerfAssumptions
 from ..perf.workload import workload_for
 from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
-from ..scenario.parts import Pricing
+from ..scenario.deployment import Pricing
 from ..scenario.scenario import Scenario
 from .result import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow, WhyStep
 from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label

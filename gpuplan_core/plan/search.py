@@ -39,7 +39,7 @@ from ..pricing.billing import (
     serverless_monthly,
 )
 from ..pricing.offers import Offer
-from ..scenario.parts import Traffic
+from ..scenario.deployment import Traffic
 from ..scenario.scenario import Scenario
 
 COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)

@@ -1,4 +1,6 @@
-"""The parts of a scenario, one small frozen model each: every field's default, bounds and help written once, here.
+"""The parts of a scenario that say what is run, one small frozen model each: the job, the model, number formats,
+request shape, parallelism and training (deployment.py holds how it is served and billed: traffic, pricing and the
+engine's runtime). Every field's default, bounds and help is written once, here or there.
 
 The input registry (interface/registry.py) reads its widgets' defaults, ranges and help from these fields, the CLI
 names its flags after them, and the engine reads the part it needs (``sc.traffic``, ``sc.formats``). A field's
@@ -12,23 +14,17 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..common.units import SECONDS_PER_DAY
 from ..hardware.catalog import get_gpu
-from ..hardware.engines import Engine
 from ..model.formats import FORMATS
-from ..pricing.offers import MAX_PRICE_USD_PER_HOUR
-from ..pricing.overrides import parse_price_overrides
 from .fields import (
     MAX_BATCH,
     MAX_CONTEXT_TOKENS,
     MAX_LAYOUT_GPUS,
     Accounting,
-    Billing,
     Method,
     Mode,
     Offload,
     Optimizer,
-    PriceSource,
     Recompute,
     Serving,
 )
@@ -261,163 +257,3 @@ class Training(Part):
         0.3, ge=0, le=2, description="Compute spent on top of the final run: failed runs and sweeps (industry "
         "estimates 30-50%).",
     )  # fmt: skip
-
-
-class Traffic(Part):
-    """The load a deployment serves and the latency it must keep."""
-
-    requests_per_day: float | None = Field(
-        10_000, ge=0, le=1e12, description="Sizes the fleet and the serverless bill; None or 0: one replica."
-    )
-    peak_to_average: float = Field(
-        3.0,
-        ge=1,
-        le=100,
-        description="The busiest hour's rate over the day's average: replicas are sized for the peak.",
-    )
-    ttft_target_s: float | None = Field(
-        2.0,
-        gt=0,
-        le=3600,
-        description="Time to first token that 95% of requests must beat under the traffic (with no traffic "
-        "estimate: a single request's). Interactive serving only.",
-    )
-    tpot_target_s: float | None = Field(
-        0.1,
-        gt=0,
-        le=60,
-        description="Mean time per later token (50 ms is about 20 tokens/s). Interactive serving only.",
-    )
-
-    arrival: Literal["poisson", "bursty"] = Field(
-        "poisson",
-        description="How requests arrive: independently at random (Poisson), or in bursts (gaps twice as uneven: "
-        "a launch, a batch job, a retry storm).",
-    )
-    lengths: Literal["fixed", "uniform", "chat"] = Field(
-        "fixed",
-        description="How long each request is: all exactly the set lengths; each drawn between (1 - spread) and 1 "
-        "times them (benchmarks); or long-tailed around them as chat traffic is (most short, a few very long).",
-    )
-    length_spread: float = Field(
-        0.2,
-        ge=0,
-        le=0.9,
-        description="With lengths 'uniform': each length is drawn between (1 - spread) and 1 "
-        "times the set one (0.2: between 80% and 100%).",
-    )
-
-    @property
-    def peak_requests_per_s(self) -> float | None:
-        """The busiest hour's arrival rate: requests per day / 86,400 s x peak-to-average (None without traffic)."""
-        if not self.requests_per_day:
-            return None
-        return self.requests_per_day / SECONDS_PER_DAY * self.peak_to_average
-
-
-class Pricing(Part):
-    """Which offers are priced, and how."""
-
-    billing: Billing | None = Field(
-        None,
-        description="Which offers to consider. Spot can be reclaimed at short notice; serverless bills start-up, "
-        "execution and idle time. None: any billing.",
-    )
-    provider: str | None = Field(None, description="Only this provider's offers (from the pricing file).")
-    hours_per_month: float = Field(
-        730.0, ge=1, le=744, description="730 h is the usual convention (8,760 h / 12)."
-    )  # fmt: skip
-    utilization: float = Field(
-        0.5,
-        ge=0.05,
-        le=1,
-        description="Serving utilization (for $ per 1M tokens): share of paid time spent serving at the modelled "
-        "throughput.",
-    )
-    spot_restart_overhead: float = Field(
-        0.1, ge=0, le=1, description="Work lost to reclaimed spot instances, as a share of the run."
-    )
-    your_prices: dict[str, float] = Field(
-        default_factory=dict,
-        max_length=50,
-        description="Negotiated or committed rates no public catalog shows: 'offer-id=price' in USD per GPU-hour, "
-        "above 0, separated by commas (offer ids are in the Cost page's tables), or a mapping. They replace the "
-        "catalog price everywhere, marked 'your price', and travel in the link.",
-    )
-    price_source: PriceSource = Field(
-        "add",
-        description="How your pricing file is used: added to the bundled offers (an offer with the same id is "
-        "replaced by yours), or alone.",
-    )
-
-    @field_validator("your_prices", mode="before")
-    @classmethod
-    def _parse_prices(cls, v):
-        """'offer-id=2.10, other-id=0.85' is read as a mapping too (a link, the CLI)."""
-        if not isinstance(v, str):
-            return v
-        try:
-            return parse_price_overrides(v)
-        except ValueError as exc:
-            raise ValueError(f"your_prices: {str(exc).removeprefix('your prices: ')}") from None
-
-    @field_validator("your_prices")
-    @classmethod
-    def _positive(cls, v: dict[str, float]) -> dict[str, float]:
-        for oid, usd in v.items():
-            if not oid.strip():
-                raise ValueError("your_prices: an offer id is empty")
-            if not 0 < usd <= MAX_PRICE_USD_PER_HOUR:
-                raise ValueError(
-                    f"your_prices: {oid} at {usd:g} USD per GPU-hour; a price must be above 0 and at most "
-                    f"{MAX_PRICE_USD_PER_HOUR:,}"
-                )
-        return v
-
-
-class RuntimeAssumptions(Part):
-    """How the engine runs the model: the memory it may fill, the serving engine, prefix caching, speculation."""
-
-    memory_utilization: float = Field(
-        0.90, ge=0.5, le=1.0, description="Share of usable VRAM a job may fill (vLLM's gpu_memory_utilization)."
-    )
-    engine: Engine = Field(
-        "vllm",
-        description="Serving engine: the runtime terms of the memory budget follow the engine's documented defaults: "
-        "CUDA graphs, chunked prefill (or the whole prompt at once), logits held, KV blocks (Methodology lists each "
-        "with its source).",
-    )
-    max_num_seqs: int | None = Field(
-        None,
-        ge=1,
-        le=100_000,
-        description="The engine's cap on sequences running at once (vLLM max_num_seqs). "
-        "None: the engine's default for the GPU.",
-    )
-    max_num_batched_tokens: int | None = Field(
-        None,
-        ge=16,
-        le=1_000_000,
-        description="The engine's token budget per step: decodes plus prompt chunks "
-        "(vLLM max_num_batched_tokens, SGLang chunked_prefill_size). None: the engine's default for the GPU.",
-    )
-    prefix_cache_fraction: float = Field(
-        0.0, ge=0, le=0.95, description="Share of each prompt a prefix cache already holds: prefill skips it."
-    )
-    spec_draft_params: int | None = Field(
-        None,
-        ge=1_000_000,
-        le=1_000_000_000_000,
-        description="Speculative decoding: a small draft model (parameters) proposes tokens the big one verifies in "
-        "one step (Leviathan et al. 2023). None: off.",
-    )
-    spec_tokens: int = Field(4, ge=1, le=16, description="Tokens the draft proposes before each verification.")
-    spec_acceptance: float = Field(0.7, ge=0, le=1, description="Share of drafted tokens the big model accepts.")
-
-    def engine_limit_overrides(self) -> dict[str, int]:
-        """The scheduler limits the user set (the rest keep the engine's defaults)."""
-        return {
-            k: v
-            for k, v in (("max_num_seqs", self.max_num_seqs), ("max_num_batched_tokens", self.max_num_batched_tokens))
-            if v is not None
-        }

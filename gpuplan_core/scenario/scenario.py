@@ -2,8 +2,9 @@
 
 widgets / argv / query params -> Scenario (pydantic, validated) -> pure engine functions.
 
-A Scenario is composed of small parts (parts.py): ``sc.job``, ``sc.model_source``, ``sc.formats``, ``sc.request``,
-``sc.parallelism``, ``sc.training``, ``sc.traffic``, ``sc.pricing``, ``sc.assumptions``. Field names are unique
+A Scenario is composed of small parts (parts.py: what is run; deployment.py: how it is served and billed):
+``sc.job``, ``sc.model_source``, ``sc.formats``, ``sc.request``, ``sc.parallelism``, ``sc.training``,
+``sc.traffic``, ``sc.pricing``, ``sc.assumptions``. Field names are unique
 across the parts, so a flat name says where it goes: ``Scenario(requests_per_day=5e4, gpu="H100")`` and
 ``sc.with_(gpu=None)`` route each name to its part and validate the whole again, and ``sc.flat()`` is the
 scenario as one flat dict. A few defaults depend on the job (``JOB_DEFAULTS``); they fill a field that is not
@@ -23,19 +24,8 @@ from ..hardware.catalog import GPU, get_gpu, load_gpus
 from ..model.arch import ModelArch, model_from_param_count
 from ..model.hf_config import model_from_hf_config
 from ..model.presets import get_preset
-from .parts import (
-    DEFAULT_PRESET,
-    Formats,
-    Job,
-    ModelSource,
-    Parallelism,
-    Part,
-    Pricing,
-    Request,
-    RuntimeAssumptions,
-    Traffic,
-    Training,
-)
+from .deployment import Pricing, RuntimeAssumptions, Traffic
+from .parts import DEFAULT_PRESET, Formats, Job, ModelSource, Parallelism, Part, Request, Training
 
 # Defaults that depend on the job (its key: interactive, batch, pretrain, finetune), used where the field is not
 # given. A pre-training run is 100 billion tokens, a fine-tuning run 100 million; fine-tuning trains LoRA adapters;

@@ -1,7 +1,7 @@
 """The layout search's parts that read one part of the scenario."""
 
 from gpuplan_core.plan.search import layout_label, target_misses
-from gpuplan_core.scenario.parts import Traffic
+from gpuplan_core.scenario.deployment import Traffic
 
 
 def test_target_misses_reads_the_traffic_part_alone():

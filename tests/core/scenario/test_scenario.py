@@ -7,8 +7,8 @@ from pydantic import ValidationError
 
 from gpuplan_core.common.errors import describe
 from gpuplan_core.memory.components import Assumptions
+from gpuplan_core.scenario.deployment import Traffic
 from gpuplan_core.scenario.fields import MAX_LAYOUT_GPUS
-from gpuplan_core.scenario.parts import Traffic
 from gpuplan_core.scenario.scenario import FIELDS, JOB_DEFAULTS, PARTS, Scenario, default_for, field_bounds
 from tests.configs import LLAMA_3_1_8B_CONFIG
 
