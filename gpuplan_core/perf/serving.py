@@ -13,7 +13,6 @@ as is a run whose queue still grows at its end.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -21,33 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..scenario.deployment import Traffic
 from .replica import Replica
-from .schedulers import engine_loop
-from .simulate import Arrival, Lengths, Load, Run, simulate, weighted_quantile
+from .simulate import Load, Run, Shape, simulate, weighted_quantile
 from .steps import StepTimes
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Shape:
-    """How the load arrives and how long requests are (simulate.Load without the load itself)."""
-
-    arrival: Arrival = "poisson"
-    lengths: Lengths = "fixed"
-    length_spread: float = 0.2
-    requests: int | None = None
-    seed: int = 0
-
-    def load(self, concurrency: int | None, request_rate: float | None) -> Load:
-        return Load(
-            concurrency=concurrency,
-            request_rate=request_rate,
-            arrival=self.arrival,
-            lengths=self.lengths,
-            length_spread=self.length_spread,
-            requests=self.requests,
-            seed=self.seed,
-        )
 
 
 def shape_for(traffic: Traffic) -> Shape:
@@ -99,7 +75,8 @@ class Sim:
     def run(self, concurrency: int | None = None, request_rate: float | None = None) -> Run:
         key = (concurrency, request_rate)
         if key not in self._runs:
-            self._runs[key] = simulate(self.r, self.shape.load(concurrency, request_rate), self.times)
+            load = Load(concurrency=concurrency, request_rate=request_rate, shape=self.shape)
+            self._runs[key] = simulate(self.r, load, self.times)
         return self._runs[key]
 
     def max_rate(self) -> float:
@@ -258,9 +235,3 @@ def load_curve(
     lo = top / 200
     rates = [lo * (0.97 * top / lo) ** (i / (points - 1)) for i in range(points)]
     return [serve(r, request_rate=x, steps=sim) for x in rates]
-
-
-def request_overheads(r: Replica) -> tuple[float, float]:
-    """The engine's fixed costs per request outside the GPU: (before the first token, after the last), seconds."""
-    loop = engine_loop(r.engine)
-    return loop.request_in_s, loop.request_out_s

@@ -131,7 +131,8 @@ def _prediction(
     counts it (all output tokens over the run's duration)."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for
-    from .serving import Shape, Sim, serve
+    from .serving import Sim, serve
+    from .simulate import Shape
 
     sc = Scenario(
         preset=model, gpu=gpu, tp=tp, gpus=tp, weights_format=wf, kv_format=kvf, input_tokens=i, output_tokens=o,

@@ -39,16 +39,29 @@ MAX_STEPS = 2_000_000
 
 
 @dataclass(frozen=True, kw_only=True)
-class Load:
-    """How requests reach the replica. ``requests``: how many the run sends (None: enough for steady state)."""
+class Shape:
+    """How requests arrive and how long they are. ``requests``: how many a run sends (None: enough for steady
+    state); ``seed``: the run's random draws (the same seed, the same run)."""
 
-    concurrency: int | None = None
-    request_rate: float | None = None
     arrival: Arrival = "poisson"
     lengths: Lengths = "fixed"
     length_spread: float = 0.2
     requests: int | None = None
     seed: int = 0
+
+    def __post_init__(self):
+        if not 0 <= self.length_spread < 1:
+            raise ValueError("length_spread: must be at least 0 and below 1")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Load:
+    """The load on the replica: ``concurrency`` clients (closed loop) or ``request_rate`` arrivals per second
+    (open loop), exactly one, in a ``shape``."""
+
+    concurrency: int | None = None
+    request_rate: float | None = None
+    shape: Shape = Shape()
 
     def __post_init__(self):
         if (self.concurrency is None) == (self.request_rate is None):
@@ -57,16 +70,14 @@ class Load:
             raise ValueError("concurrency: must be at least 1")
         if self.request_rate is not None and not self.request_rate > 0:
             raise ValueError("request_rate: must be more than 0 requests per second")
-        if not 0 <= self.length_spread < 1:
-            raise ValueError("length_spread: must be at least 0 and below 1")
 
     @property
     def closed(self) -> bool:
         return self.concurrency is not None
 
     def count(self) -> int:
-        if self.requests:
-            return int(self.requests)
+        if self.shape.requests:
+            return int(self.shape.requests)
         if self.closed:
             return int(min(3000, max(200, 4 * self.concurrency)))
         return 400
@@ -90,15 +101,27 @@ class Run:
     waits_s: np.ndarray  # send -> admitted, per measured request (the queue)
     makespan_s: float
     output_tokens_total: int = 0  # every request's output tokens (a benchmark's throughput: this / makespan)
-    notes: list[str] = field(default_factory=list)
 
 
-def _lengths(r: Replica, load: Load, n: int, rng: random.Random) -> tuple[list[int], list[int]]:
+@dataclass
+class _Tally:
+    """What a run counts as it goes: steps, preemptions, the running sequences (their time integral and peak), and
+    the inter-token gaps of its steps with how many tokens had each."""
+
+    steps: int = 0
+    preemptions: int = 0
+    running_area: float = 0.0
+    running_max: int = 0
+    gaps_s: list[float] = field(default_factory=list)
+    gap_weights: list[float] = field(default_factory=list)
+
+
+def _lengths(r: Replica, shape: Shape, n: int, rng: random.Random) -> tuple[list[int], list[int]]:
     i, o = r.input_tokens, r.output_tokens
-    if load.lengths == "fixed" or (load.lengths == "uniform" and load.length_spread == 0):
+    if shape.lengths == "fixed" or (shape.lengths == "uniform" and shape.length_spread == 0):
         return [i] * n, [o] * n
-    if load.lengths == "uniform":
-        lo = 1 - load.length_spread
+    if shape.lengths == "uniform":
+        lo = 1 - shape.length_spread
         ins = [max(1, round(i * rng.uniform(lo, 1))) for _ in range(n)]
         outs = [max(1, round(o * rng.uniform(lo, 1))) for _ in range(n)]
     else:  # lognormal with the set lengths as means
@@ -117,7 +140,7 @@ def _arrivals(load: Load, n: int, rng: random.Random) -> list[float]:
     rate = float(load.request_rate)
     t, out = 0.0, []
     for _ in range(n):
-        if load.arrival == "bursty":
+        if load.shape.arrival == "bursty":
             t += rng.gammavariate(BURSTY_SHAPE, 1 / (rate * BURSTY_SHAPE))
         else:
             t += rng.expovariate(rate)
@@ -129,9 +152,9 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
     """Run the replica's step loop under ``load`` until every request has finished."""
     times = times or StepTimes(r)
     loop = engine_loop(r.engine)
-    rng = random.Random(load.seed)
+    rng = random.Random(load.shape.seed)
     n = load.count()
-    prompt, out = _lengths(r, load, n, rng)
+    prompt, out = _lengths(r, load.shape, n, rng)
     frac = r.wl.prefix_cache_fraction
     cached = [int(p * frac) for p in prompt]
     new = [max(1, p - c) for p, c in zip(prompt, cached, strict=True)]
@@ -147,17 +170,15 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
     heap: list[tuple[int, int]] = []  # (decode step at which it ends, id)
     order: list[int] = []  # decoding, in admission order (preemption takes the last)
     n_dec = base = D = kv_pf = reserved = 0
-    now, finished, steps, preempt = 0.0, 0, 0, 0
-    gap_t: list[float] = []
-    gap_w: list[float] = []
-    busy_area, run_max = 0.0, 0
+    now, finished = 0.0, 0
+    tally = _Tally()
 
     def reserve(k: int) -> int:
         return prompt[k] + out[k]
 
     while finished < n:
-        steps += 1
-        if steps > MAX_STEPS:
+        tally.steps += 1
+        if tally.steps > MAX_STEPS:
             raise RuntimeError("serving simulation: too many steps (the load does not drain)")
         waiting.extend(clients.arrived(now))
         if n_dec == 0 and not prefilling and not waiting:
@@ -176,7 +197,7 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
             rem[k] -= produced
             done[k] = 0
             waiting.appendleft(k)
-            preempt += 1
+            tally.preemptions += 1
         # this step's prompt chunks
         budget = budget_max - (0 if prefill_first else n_dec)
         kv_used = kv_pf + base + n_dec * D + (0 if prefill_first else n_dec)
@@ -211,7 +232,7 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
         decoding = 0 if (prefill_first and chunks) else n_dec
         ctx_mean = (base + n_dec * D) / n_dec if n_dec else 0.0
         running = n_dec + len(prefilling)
-        run_max = max(run_max, running)
+        tally.running_max = max(tally.running_max, running)
         if chunks:
             spec = tuple((cached[k] + done[k], c, 1 if done[k] + c >= new[k] else 0) for k, c in chunks)
             t = times.mixed(decoding, ctx_mean, spec)
@@ -227,9 +248,9 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
             t1 = times.decode(n_dec, ctx_mean + k_steps - 1) if k_steps > 1 else t0
             t = k_steps * (t0 + t1) / 2
         if decoding:
-            gap_t.append(t / k_steps)
-            gap_w.append(decoding * k_steps)
-        busy_area += running * t
+            tally.gaps_s.append(t / k_steps)
+            tally.gap_weights.append(decoding * k_steps)
+        tally.running_area += running * t
         now += t
         if decoding:
             D += k_steps
@@ -261,7 +282,7 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
             base -= ctx0[k] - d0[k]
             reserved -= reserve(k) if no_evict else 0
             finished += clients.finish(k, now)
-    return _measure(load, clients, admitted, first, out, gap_t, gap_w, busy_area, run_max, preempt, steps)
+    return _measure(load, clients, admitted, first, out, tally)
 
 
 class _Clients:
@@ -302,7 +323,9 @@ class _Clients:
         return 1
 
 
-def _measure(load, clients, admitted, first, out, gap_t, gap_w, busy_area, run_max, preempt, steps) -> Run:
+def _measure(
+    load: Load, clients: _Clients, admitted: list[float], first: list[float], out: list[int], tally: _Tally
+) -> Run:
     n = clients.n
     sent_a, first_a, fin_a = np.array(clients.sent), np.array(first), np.array(clients.fin)
     out_a = np.array(out)
@@ -330,14 +353,14 @@ def _measure(load, clients, admitted, first, out, gap_t, gap_w, busy_area, run_m
         ttft_s=ttft,
         tpot_s=tpot,
         e2e_s=e2e,
-        gaps_s=np.array(gap_t),
-        gap_weights=np.array(gap_w),
+        gaps_s=np.array(tally.gaps_s),
+        gap_weights=np.array(tally.gap_weights),
         requests_per_s=float(rps),
         output_tokens_per_s=float(tps),
-        running_mean=busy_area / span if span > 0 else 0.0,
-        running_max=run_max,
-        preemptions=preempt,
-        steps=steps,
+        running_mean=tally.running_area / span if span > 0 else 0.0,
+        running_max=tally.running_max,
+        preemptions=tally.preemptions,
+        steps=tally.steps,
         waits_s=np.array(admitted)[window] - sent_a[window],
         makespan_s=float(span),
         output_tokens_total=int(out_a.sum()),
