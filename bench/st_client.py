@@ -50,7 +50,7 @@ class Session:
             kind = fm.WhichOneof("type")
             if kind == "delta":
                 self.deltas += 1
-            if kind == "script_finished":
+            if kind == "script_finished" and fm.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                 return time.perf_counter() - t
 
     async def element_kinds(self, query: str, page_name: str = "", timeout: float = 60.0) -> list[str]:
@@ -68,7 +68,9 @@ class Session:
             kind = fm.WhichOneof("type")
             if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 kinds.append(fm.delta.new_element.WhichOneof("type"))
-            if kind == "script_finished":
+            if kind == "script_finished" and fm.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                kinds = []  # the app starts again (on a cleaned link): what counts is the run that follows
+            elif kind == "script_finished":
                 return kinds
 
     async def close(self) -> None:

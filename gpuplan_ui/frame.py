@@ -17,7 +17,7 @@ from gpuplan_core import INPUTS, RECORDS, Scenario, apply_use_case, read_link, s
 from . import share
 from .sidebar import render_sidebar
 from .state import LAST_GOOD, RUN, Run
-from .widgets import PAGE_INPUTS, session_value
+from .widgets import PAGE_INPUTS
 
 # (file under app_pages/, title, icon). A page's url path is its file name (public: links use it); the
 # overview, the default page, is served at "/".
@@ -31,6 +31,7 @@ PAGES = (
     ("Methodology.py", "Methodology", ":material/menu_book:"),
 )
 STARTED = "gpuplan_started"
+OPEN_NOTES = "gpuplan_open_notes"  # what reading the link said, kept across the rerun that reads the clean link
 MODEL_KEYS = ("src", "model", "size_b", "hf")
 
 
@@ -41,7 +42,7 @@ def run() -> None:
     pages = [st.Page(f"app_pages/{f}", title=t, icon=i, default=n == 0) for n, (f, t, i) in enumerate(PAGES)]
     nav = st.navigation(pages, position="hidden")
     page = "" if nav.url_path in ("", "overview") else nav.url_path
-    notes = _open_link() if STARTED not in st.session_state else []
+    notes = _open_link() if STARTED not in st.session_state else st.session_state.pop(OPEN_NOTES, [])
     link, _ = read_link(st.query_params.to_dict())
     page_values = sync_page_inputs(page, link)
     values, config_text, fetch_notes = render_sidebar(pages, link, carried(page_values))
@@ -73,12 +74,15 @@ def _model_error(values: dict[str, Any], config_text: str | None, sc: Scenario, 
 
 def _open_link() -> list[str]:
     """The session's first run: read the link it was opened with. Values that are not allowed are taken out of
-    the address (each gets a note naming the field and what is allowed), whole numbers are rounded, an older
-    link form is upgraded; the widgets then start from a clean link."""
+    the address (each gets a note naming the field and what is allowed), whole numbers are rounded, an option
+    given by its key is written as its label, an older link form is upgraded. When the address changed, the run
+    starts again on the clean address before any widget is built, so every widget starts from the address and
+    keeps its value in it (a value set from code before a bound widget exists would not stay in the address)."""
     st.session_state[STARTED] = True
     raw = {k: str(v) for k, v in st.query_params.to_dict().items()}
     params, notes = upgrade_link(apply_use_case(raw))
     values, problems = read_link(params)
+    changed = False
     for key in set(raw) | set(params):
         if key not in INPUTS:
             continue
@@ -86,12 +90,14 @@ def _open_link() -> list[str]:
         want = inp.link_value(values[key]) if key in values else None
         if raw.get(key) == want:
             continue
+        changed = True
         if want is None:
             st.query_params.pop(key, None)
         else:
             st.query_params[key] = want
-        if inp.page is None:  # a widget seeds from the address it was opened with: give it the value to start from
-            st.session_state[key] = session_value(inp, values.get(key, inp.default))
+    if changed:
+        st.session_state[OPEN_NOTES] = notes + problems
+        st.rerun()
     return notes + problems
 
 

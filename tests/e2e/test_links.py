@@ -189,6 +189,11 @@ def test_every_advanced_input_and_the_pricing_choice_survive_navigation(browser,
         "peak": "4",
         "ttft_ms": "1500",
         "tpot_ms": "60",
+        "arrival": "In bursts (twice as uneven)",
+        "lengths": "Each between (1 - spread) and 1 x the set lengths",
+        "spread": "0.3",
+        "max_seqs": "128",
+        "max_tokens": "4096",
         "billing": "On-demand",
         "provider": "aws",
         "prices": "Yours only",
@@ -216,6 +221,31 @@ def test_every_advanced_input_and_the_pricing_choice_survive_navigation(browser,
         pg.reload()
         wait_for_app(pg)
         assert query(pg.url) == advanced
+        no_traceback(pg)
+    finally:
+        ctx.close()
+
+
+def test_a_link_written_by_hand_with_option_keys_keeps_its_values(browser, app_url):
+    """A link typed with the options' keys (``arrival=bursty``, ``gpu=H100-SXM``) and numbers in another form
+    (``in=8000.0``) opens with those values, written in the address as the app writes them (labels, whole
+    numbers), and keeps them through clicks and a reload; a value that is not allowed is named, not kept."""
+    typed = {"model": "Llama-3.1-70B", "gpu": "H100-SXM", "billing": "spot", "arrival": "bursty",
+             "lengths": "chat", "in": "8000.0", "tp": "3"}  # fmt: skip
+    want = {"model": "Llama-3.1-70B", "gpu": "H100 SXM", "billing": "Spot / interruptible",
+            "arrival": "In bursts (twice as uneven)", "lengths": "Long-tailed, like chat traffic", "in": "8000"}  # fmt: skip
+    ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+    try:
+        pg = ctx.new_page()
+        open_app(pg, link_url(app_url, "Performance", typed))
+        assert settled_query(pg, want) == want
+        assert "tp='3' is not allowed" in pg.get_by_test_id("stMainBlockContainer").inner_text()
+        for title in ("Cost", "Overview & recommendation"):
+            click(pg, title)
+            assert query(pg.url) == want, title
+        pg.reload()
+        wait_for_app(pg)
+        assert query(pg.url) == want
         no_traceback(pg)
     finally:
         ctx.close()
