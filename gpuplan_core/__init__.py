@@ -49,7 +49,6 @@ from .perf.replica import DEFAULT_GPU
 from .perf.schedulers import LOOPS as ENGINE_LOOPS
 from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
-from .plan.recommend import MULTI_NODE_EFFICIENCY
 from .pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
 from .pricing.csv_file import load_pricing, load_pricing_text, offers_to_csv
 from .pricing.fetch import FetchError, fetch_hf_config, fetch_pricing, fetch_skypilot_catalogs

@@ -7,7 +7,6 @@ from gpuplan_core import (
     ENGINE_LOOPS,
     FAST_NETWORK_GBIT_S,
     KV_STARTUP_TEXT,
-    MULTI_NODE_EFFICIENCY,
     USE_CASE_SOURCES,
     MarketEstimate,
 )
@@ -59,7 +58,6 @@ def _serving() -> str:
 
 def formulas() -> str:
     """Memory, speed, serving under traffic and cost: each formula with its source."""
-    e_hi, e_lo = (eff for _, eff in MULTI_NODE_EFFICIENCY)
     return rf"""
 gpuplan computes every number from the formulas below (in `gpuplan_core`; each file's docstring repeats them).
 **Units:** bytes internally; **GB = 10^9 bytes, GiB = 2^30 bytes**, and every label says which. Time in seconds,
@@ -143,8 +141,8 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   2 only over **NVLink** (PCIe or an unstated link: at most 2); pipeline stages and training across machines only
   over a **stated RDMA network (InfiniBand, RoCE or EFA) of at least {FAST_NETWORK_GBIT_S:,.0f} Gbit/s per node**
   (the A100-era HGX minimum: 4 x 100 Gbit/s; H100-era nodes have 3,200). Replicas on single-GPU rentals are
-  independent servers (allowed); a training job is never spread over them. Across machines, training keeps
-  {e_hi:.0%} of its MFU at 3,200 Gbit/s or more and {e_lo:.0%} at 400 (gradient all-reduces; assumptions).
+  independent servers (allowed); a training job is never spread over them. Across machines, the training step
+  model reads the offer's network per GPU for the data-parallel traffic (Training speed, below).
 - **Training picks** respect the GPU chosen (with "any GPU", the cheapest per GPU type) and fit at the chosen ZeRO
   stage or the lowest above it that fits (the pick says so). A GPU count above 1 is yours: the layout uses exactly
   that many (tensor x pipeline x data parallel), on as many machines as the offer's machines require; where it

@@ -49,9 +49,25 @@ PRICE_SOURCES = {"add": "Bundled + yours (yours win on the same offer id)", "onl
 ACCOUNTING = {"zero": "ZeRO paper, 16 B/param", "hf": "Hugging Face, 18 B/param"}
 RECOMPUTE = {
     "full": "Full (recompute every layer; the usual fine-tuning setting)",
-    "selective": "Selective (recompute attention scores)",
+    "selective": "Selective, per op (keep matmul outputs, recompute the rest; torchtitan)",
     "none": "None (keep every activation)",
 }
+PRECISIONS = {
+    "mixed": "Mixed: BF16 + FP32 master (Megatron, torchtitan)",
+    "bf16": "Pure BF16, no master copy (torchtune, TRL)",
+    "fp8": "FP8 linear layers (torchao float8)",
+    "mxfp8": "MXFP8 linear layers (Blackwell)",
+    "nvfp4": "NVFP4 linear layers (Blackwell)",
+    "fp32": "FP32",
+}
+CROSS_ENTROPY = {"full": "Full (FP32 logits)", "chunked": "Chunked (torchtune, 8 chunks)"}
+LORA_TARGETS = {
+    "qv": "q and v (PEFT, litgpt default)",
+    "attention": "All attention projections",
+    "all-linear": "All linear layers",
+    "all-linear+head": "All linear + LM head",
+}
+QLORA_LIBRARIES = {"bitsandbytes": "bitsandbytes + PEFT", "torchao": "torchao NF4 (torchtune)"}
 OPTIMIZERS = {"adamw": "AdamW", "adam8bit": "8-bit Adam", "sgd": "SGD with momentum"}
 OFFLOAD = {
     "none": "None: everything on the GPUs",
@@ -203,7 +219,12 @@ RECORDS: tuple[Input, ...] = (
           fmt="%.3f", scale=1e9, jobs=frozenset({"pretrain"}), short="training tokens (B)"),
     Input("ft_tokens_m", "Fine-tuning tokens (millions)", "number", group=_TRAIN, field="training_tokens", step=10,
           fmt="%.1f", scale=1e6, jobs=frozenset({"finetune"}), short="fine-tuning tokens (M)"),
-    Input("mfu", "MFU (model FLOPs utilization)", "slider", group=_TRAIN, field="mfu", step=0.01, jobs=TRAINING),
+    Input("mfu", "MFU (0 = predicted)", "number", group=_TRAIN, field="mfu", step=0.01, fmt="%.2f", none_when=0,
+          jobs=TRAINING),
+    Input("prec", "Precision recipe", "select", group=_TRAIN, field="precision", options=tuple(PRECISIONS),
+          labels=PRECISIONS, jobs=frozenset({"pretrain"})),
+    Input("ft_prec", "Precision recipe", "select", group=_TRAIN, field="precision", options=tuple(PRECISIONS),
+          labels=PRECISIONS, jobs=frozenset({"finetune"})),
     Input("zero", "ZeRO stage", "select", group=_TRAIN, field="zero_stage", options=(0, 1, 2, 3), jobs=TRAINING),
     Input("acct", "Memory accounting", "select", group=_TRAIN, field="accounting", options=tuple(ACCOUNTING),
           labels=ACCOUNTING, jobs=TRAINING),
@@ -213,7 +234,18 @@ RECORDS: tuple[Input, ...] = (
           labels=OFFLOAD, jobs=TRAINING),
     Input("recompute", "Activation checkpointing", "select", group=_TRAIN, field="recompute",
           options=tuple(RECOMPUTE), labels=RECOMPUTE, jobs=TRAINING),
+    Input("ac_every", "Checkpoint every k-th layer", "number", group=_TRAIN, field="recompute_every", step=1,
+          jobs=TRAINING),
+    Input("ce", "Cross-entropy loss", "select", group=_TRAIN, field="cross_entropy", options=tuple(CROSS_ENTROPY),
+          labels=CROSS_ENTROPY, jobs=TRAINING),
+    Input("cp", "Context parallel", "number", group=_PAR, field="cp", step=1, jobs=TRAINING, short="context parallel"),
     Input("lora_rank", "LoRA rank", "number", group=_TRAIN, field="lora_rank", step=8, jobs=frozenset({"finetune"})),
+    Input("lora_targets", "LoRA targets", "select", group=_TRAIN, field="lora_targets", options=tuple(LORA_TARGETS),
+          labels=LORA_TARGETS, jobs=frozenset({"finetune"})),
+    Input("lora_dropout", "LoRA dropout", "number", group=_TRAIN, field="lora_dropout", step=0.05, fmt="%.2f",
+          jobs=frozenset({"finetune"})),
+    Input("qlora_lib", "QLoRA library", "select", group=_TRAIN, field="qlora_library",
+          options=tuple(QLORA_LIBRARIES), labels=QLORA_LIBRARIES, jobs=frozenset({"finetune"})),
     Input("deadline_h", "Finish within (hours, 0 = no deadline)", "number", group=_TRAIN, field="deadline_hours",
           step=24, fmt="%.0f", none_when=0, jobs=TRAINING),
     Input("overhead", "Failed runs and sweeps", "slider", group=_TRAIN, field="overhead_factor", step=0.05,

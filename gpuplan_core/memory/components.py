@@ -22,11 +22,14 @@ from ..scenario.fields import (
     MAX_CONTEXT_TOKENS,
     MAX_GPUS,
     Accounting,
+    CrossEntropy,
     LoraTargets,
     Method,
     Mode,
     Offload,
     Optimizer,
+    Precision,
+    QloraLibrary,
     Recompute,
 )
 
@@ -77,17 +80,8 @@ class Assumptions(BaseModel):
     framework_reserve_fraction: float = Field(
         0.0, ge=0, le=0.5, description="training: allocator fragmentation as a share of the rest"
     )
-    zero3_prefetch_bucket_params: int = Field(
-        50_000_000,
-        ge=0,
-        le=10**11,
-        description="ZeRO-3: parameters fetched ahead (DeepSpeed stage3_prefetch_bucket_size 5e7)",
-    )
-    zero3_reduce_bucket_elements: int = Field(
-        500_000_000,
-        ge=0,
-        le=10**11,
-        description="ZeRO-3: gradient elements per reduce bucket (DeepSpeed reduce_bucket_size 5e8)",
+    fsdp_prefetch_blocks: int = Field(
+        1, ge=0, le=8, description="ZeRO-3 / FSDP: blocks gathered ahead of the one running (FSDP2 prefetches 1)"
     )
     offload_buffer_factor: float = Field(
         1.5,
@@ -117,9 +111,15 @@ class MemoryRequest(BaseModel):
     accounting: Accounting = "zero"
     optimizer: Optimizer = "adamw"
     recompute: Recompute = "none"
+    recompute_every: int = Field(1, ge=1, le=1000)
+    precision: Precision = "mixed"
+    cross_entropy: CrossEntropy = "full"
+    cp: int = Field(1, ge=1, le=1024)
     flash_attention: bool = True
     lora_rank: int = Field(16, ge=1, le=4096)
     lora_targets: LoraTargets = "all-linear"
+    lora_dropout: float = Field(0.0, ge=0, le=0.9)
+    qlora_library: QloraLibrary = "bitsandbytes"
     offload: Offload = "none"
     engine: Engine = "vllm"
     prefill_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS, description="prompt tokens (inference)")
@@ -132,15 +132,17 @@ class MemoryRequest(BaseModel):
                 get_format(getattr(self, fld))
             except ValueError as exc:
                 raise ValueError(f"{fld}: {exc}") from None
-        if self.gpus % (self.tp * self.pp):
-            raise ValueError(f"gpus: {self.gpus} must be a multiple of tp x pp = {self.tp * self.pp}")
+        if self.gpus % (self.tp * self.pp * self.cp):
+            n = self.tp * self.pp * self.cp
+            what = "tp x pp x cp" if self.cp > 1 else "tp x pp"
+            raise ValueError(f"gpus: {self.gpus} must be a multiple of {what} = {n}")
         if self.offload == "optimizer+params" and self.zero_stage != 3:
             raise ValueError("offload: parameters are offloaded only at ZeRO stage 3 (choose stage 3 or 'optimizer')")
         return self
 
     @property
     def dp(self) -> int:
-        return self.gpus // (self.tp * self.pp)
+        return self.gpus // (self.tp * self.pp * self.cp)
 
 
 @dataclass
@@ -183,17 +185,26 @@ ESTIMATED_COMPONENTS = {
     "CUDA context": "measured per process (driver and library kernels); depends on CUDA version",
     "communication buffers": "NCCL buffers, measured; depend on NCCL settings",
     "allocator reserve": "PyTorch caching-allocator fragmentation, a share of the rest",
-    "ZeRO-3 gathered parameters": "DeepSpeed's estimator (largest layer's weights and gradients, 4 B/param) plus "
-    "the prefetch bucket; depends on stage3_* settings",
-    "ZeRO-3 reduce bucket": "DeepSpeed reduce_bucket_size (default 5e8 elements); adjustable",
+    "LoRA adapter activations": "each adapter's input after dropout and its rank-r output (PEFT, torchtune)",
+    "recompute working set": "one layer's tensors recomputed during its backward pass",
+    "FSDP gathered block": "one transformer block's BF16 weights gathered while it runs (FSDP2, ZeRO-3)",
+    "FSDP prefetched block": "the next block gathered ahead (FSDP2 prefetches one; adjustable)",
+    "FSDP gradient reduce-scatter": "one block's unsharded gradients before they are reduce-scattered",
+    "FP8 weight copies": "one block's weights and their transposes cast to FP8 (torchao float8)",
+    "MXFP8 weight copies": "one block's weights and their transposes in MXFP8 with a scale per 32 values",
+    "NVFP4 weight copies": "one block's weights and their transposes in NVFP4 with a scale per 16 values",
+    "QLoRA dequantised layer": "one linear layer dequantised to BF16 for its matmul (bitsandbytes, torchao)",
+    "QLoRA 16-bit weights upcast to FP32": "PEFT prepare_model_for_kbit_training casts the unquantised weights "
+    "(embeddings, LM head, norms) to FP32",
 }
 
 
-def largest_layer_params(m: ModelArch) -> int:
-    """Parameters of the largest single weight matrix (what ZeRO-3 gathers at once, DeepSpeed's 'largest layer'):
-    the embedding or LM head for most models, else an MLP or expert projection."""
+def largest_layer_params(m: ModelArch, decoder_only: bool = False) -> int:
+    """Parameters of the largest single weight matrix (DeepSpeed's 'largest layer'): the embedding or LM head for
+    most models, else an MLP or expert projection; ``decoder_only``: the largest inside a decoder layer."""
     inter = max(m.intermediate_size or 0, m.expert_intermediate_size or 0)
-    return max(m.vocab_size * m.hidden_size, m.hidden_size * inter)
+    mlp = m.hidden_size * inter
+    return mlp if decoder_only else max(m.vocab_size * m.hidden_size, mlp)
 
 
 def component_provenance(name: str) -> str:

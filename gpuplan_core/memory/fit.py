@@ -123,14 +123,14 @@ def layout_table(
 
     Inference: tensor parallel (only degrees the heads allow, up to 8 in one node) x pipeline stages.
     Training: the same tp x pp grid, with the chosen ZeRO stage sharding over dp.
-    Rows: (tp x pp, tp, pp, sharded_bytes_at_dp1, unsharded_bytes).
+    Rows: (tp x pp x cp, tp, pp, sharded_bytes_at_dp1, unsharded_bytes).
     """
     tps = valid_tp_degrees(m, 8)
     pps = [p for p in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if p <= m.num_layers]
     rows = []
     for tp in tps:
         for pp in pps:
-            n0 = tp * pp
+            n0 = tp * pp * req.cp  # context parallel: the user's, kept
             if n0 > max_count:
                 continue
             r1 = req.model_copy(update={"tp": tp, "pp": pp, "gpus": n0})

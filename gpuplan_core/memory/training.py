@@ -1,10 +1,30 @@
-"""The training and fine-tuning budget: model states by accounting and optimizer, ZeRO sharding and CPU offload,
-LoRA / QLoRA adapters, activations by recompute policy, logits."""
+"""The training and fine-tuning budget as frameworks allocate it: model states by precision recipe and optimizer,
+ZeRO / FSDP sharding and what FSDP gathers, CPU offload, LoRA / QLoRA adapters and each library's QLoRA overhead,
+activations by checkpointing policy (memory/activations.py), logits, and the model-loading peak.
+
+Model states, bytes per trainable parameter (weights / gradients / FP32 master / optimizer states):
+  mixed      BF16 compute with an FP32 master copy (Megatron, torchtitan's FSDP mixed precision, HF Trainer with an
+             FP32 model): ZeRO accounting 2 / 2 / 4 / 8 = 16; Hugging Face accounting 2 / 4 / 4 / 8 = 18
+  bf16       pure BF16 (torchtune's default, TRL with a BF16 model): 2 / 2 / 0 / 4 (AdamW's two states in BF16) = 8
+  fp8, mxfp8, nvfp4
+             mixed precision with the linear layers' matmuls in FP8 (torchao float8), MXFP8 or NVFP4 (Blackwell):
+             the same states, plus one block's weights cast to the low format with their scales while it runs
+  fp32       plain FP32: 4 / 4 / 0 / 8
+  8-bit AdamW (bitsandbytes, paged or not) keeps 2 bytes of states per parameter; SGD with momentum one state.
+ZeRO-1 shards master + optimizer over the data-parallel ranks (x context-parallel ranks, which FSDP shards over
+too), ZeRO-2 also gradients, ZeRO-3 / FSDP also weights; FSDP then gathers one block (transformer layer) at a time
+and prefetches the next, and reduce-scatters one block's gradients.
+
+QLoRA overheads by library: bitsandbytes with PEFT's prepare_model_for_kbit_training upcasts the weights it keeps
+in 16 bit (embeddings, LM head, norms) to FP32 and dequantises one linear layer to BF16 at a time; torchao NF4
+(torchtune) keeps them in BF16 and dequantises on the fly.
+"""
 
 from __future__ import annotations
 
-from ..model.arch import ModelArch, params_total
+from ..model.arch import ModelArch, embedding_params, kept_16bit_params, params_total
 from ..model.formats import get_format
+from .activations import ActivationSetup, layer_activation_bytes, logits_bytes
 from .components import MemoryBudget, MemoryRequest, largest_layer_params, model_weight_bytes, overheads
 
 TRAINING_BYTES_PER_PARAM = {
@@ -12,65 +32,66 @@ TRAINING_BYTES_PER_PARAM = {
     "zero": {"weights": 2.0, "gradients": 2.0, "master weights": 4.0, "optimizer states": 8.0},
     "hf": {"weights": 2.0, "master weights": 4.0, "gradients": 4.0, "optimizer states": 8.0},
 }
-OPTIMIZER_BYTES_PER_PARAM = {"adamw": 8.0, "adam8bit": 2.0, "sgd": 4.0}
+OPTIMIZER_BYTES_PER_PARAM = {"adamw": 8.0, "adam8bit": 2.0, "sgd": 4.0}  # FP32 states
+PURE_BF16_OPTIMIZER_BYTES_PER_PARAM = {"adamw": 4.0, "adam8bit": 2.0, "sgd": 2.0}
+LOW_PRECISION_LINEAR_BYTES = {"fp8": 1.0, "mxfp8": 1.0 + 1 / 32, "nvfp4": 0.5 + 1 / 16}  # value + its block scale
 
 
-def model_state_bytes_per_param(accounting: str, optimizer: str, fp32_weights: bool = False) -> dict[str, float]:
-    """Bytes per trainable parameter by component, for the named accounting."""
+def model_state_bytes_per_param(
+    accounting: str, optimizer: str, fp32_weights: bool = False, precision: str = "mixed"
+) -> dict[str, float]:
+    """Bytes per trainable parameter by component, for the precision recipe (and, mixed, the accounting)."""
+    if fp32_weights or precision == "fp32":  # plain fp32 training: the weights are the master copy
+        return {"weights": 4.0, "gradients": 4.0, "master weights": 0.0, "optimizer states": OPTIMIZER_BYTES_PER_PARAM[optimizer]}
+    if precision == "bf16":
+        return {
+            "weights": 2.0,
+            "gradients": 2.0,
+            "master weights": 0.0,
+            "optimizer states": PURE_BF16_OPTIMIZER_BYTES_PER_PARAM[optimizer],
+        }
     per = dict(TRAINING_BYTES_PER_PARAM[accounting])
     per["optimizer states"] = OPTIMIZER_BYTES_PER_PARAM[optimizer]
-    if fp32_weights:  # plain fp32 training: the weights are the master copy
-        per.update({"weights": 4.0, "master weights": 0.0, "gradients": 4.0})
     return per
 
 
 def lora_params(m: ModelArch, rank: int, targets: str) -> int:
-    """Adapter parameters: rank x (d_in + d_out) per adapted matrix per layer."""
+    """Adapter parameters: rank x (d_in + d_out) per adapted matrix per layer (+ the LM head when adapted)."""
     h, d = m.hidden_size, m.d
     q_out = m.num_attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim if m.is_mla else d)
     kv_out = m.num_attention_heads * m.v_head_dim if m.is_mla else m.num_kv_heads * d
     o_in = m.num_attention_heads * (m.v_head_dim if m.is_mla else d)
-    per_layer = rank * ((h + q_out) + 2 * (h + kv_out) + (o_in + h))
-    if targets == "all-linear":
+    if targets == "qv":
+        per_layer = rank * ((h + q_out) + (h + kv_out))
+    else:
+        per_layer = rank * ((h + q_out) + 2 * (h + kv_out) + (o_in + h))
+    if targets.startswith("all-linear"):
         inter = m.intermediate_size
         per_layer += rank * ((3 if m.mlp_gated else 2) * (h + inter))
-    return m.num_layers * per_layer
+    head = rank * (h + m.vocab_size) if targets == "all-linear+head" else 0
+    return m.num_layers * per_layer + head
 
 
-def activation_bytes_per_layer(
-    m: ModelArch, seq: int, batch: int, act_bytes: float, recompute: str, flash: bool, *, tp: int
-) -> float:
-    """Training activations stored for backward, one layer, one GPU (Korthikanti et al. 2022, generalised)."""
-    s, b, h = seq, batch, m.hidden_size
-    scale = act_bytes / 2.0  # the paper's coefficients are for 2-byte activations
-    if recompute == "full":
-        return 2 * s * b * h * scale / tp  # only the layer input is kept, split by sequence parallelism
-    a = m.num_attention_heads
-    q_width = a * (m.qk_nope_head_dim + m.qk_rope_head_dim) if m.is_mla else a * m.d
-    kv_width = a * (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) // 2 if m.is_mla else m.num_kv_heads * m.d
-    attn = 3 * h + 4 * q_width + 4 * kv_width
-    if m.is_moe:
-        inter = m.experts_per_token * m.expert_intermediate_size + (
-            m.shared_expert_intermediate_size or m.expert_intermediate_size * m.num_shared_experts
-        )
-    else:
-        inter = m.intermediate_size
-    mlp = 3 * h + (6 if m.mlp_gated else 4) * inter
-    per = s * b * (attn + mlp + 4 * h) * scale
-    if recompute == "none" and not flash:
-        per += 5 * a * s * s * b * scale
-    return per / tp
+def block_params(m: ModelArch) -> float:
+    """Parameters of one transformer block (what FSDP gathers at once): the decoder's layers' share."""
+    return (params_total(m) - embedding_params(m)) / m.num_layers
 
 
-def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> MemoryBudget:
-    af = get_format(req.activation_format)
-    asm = req.assumptions
-    shard = req.tp * req.pp
-    dp = req.dp
-    n_total = params_total(m)
-    notes: list[str] = []
+def _shard_of(name: str, zero_stage: int) -> bool:
+    """Whether ZeRO at this stage shards the component over the data-parallel ranks."""
+    return (
+        (zero_stage >= 1 and name in ("master weights", "optimizer states"))
+        or (zero_stage >= 2 and name == "gradients")
+        or (zero_stage >= 3 and name == "weights")
+    )
+
+
+def _model_states(m: ModelArch, req: MemoryRequest, notes: list[str]) -> tuple[dict, dict, int]:
+    """(on the GPU, offloaded to the host, trainable parameters): the model states per GPU."""
+    shard, dp = req.tp * req.pp, req.dp * req.cp  # FSDP shards over the data- and context-parallel ranks
     comps: dict[str, float] = {}
     lora = req.mode == "finetune" and req.method in ("lora", "qlora")
+    precision = req.precision
     if lora:
         base_fmt = get_format("nf4-dq" if req.method == "qlora" else req.weights_format)
         trainable = lora_params(m, req.lora_rank, req.lora_targets)
@@ -78,51 +99,86 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
         if req.zero_stage == 3:
             base /= dp
         comps["frozen base weights"] = base
-        per = model_state_bytes_per_param(req.accounting, req.optimizer)
-        per = {f"adapter {k}": v for k, v in per.items()}
+        per = {f"adapter {k}": v for k, v in model_state_bytes_per_param(req.accounting, req.optimizer, precision=precision).items()}
         notes.append(
             f"{req.method.upper()}: base frozen in {base_fmt.label}; {trainable:,} adapter parameters "
             f"(rank {req.lora_rank}, {req.lora_targets}) carry gradients and optimizer states."
         )
     else:
-        trainable = n_total
-        per = model_state_bytes_per_param(req.accounting, req.optimizer, fp32_weights=req.weights_format == "fp32")
-    offloaded: dict[str, float] = {}
+        trainable = params_total(m)
+        per = model_state_bytes_per_param(
+            req.accounting, req.optimizer, fp32_weights=req.weights_format == "fp32", precision=precision
+        )
     moved = {"optimizer": ("gradients", "master weights", "optimizer states")}.get(req.offload, ())
     if req.offload == "optimizer+params":
         moved = ("gradients", "master weights", "optimizer states", "weights")
+    offloaded: dict[str, float] = {}
     for name, bpp in per.items():
         if bpp == 0:
             continue
         val = trainable * bpp / shard
         base_name = name.removeprefix("adapter ")
-        if (
-            (req.zero_stage >= 1 and base_name in ("master weights", "optimizer states"))
-            or (req.zero_stage >= 2 and base_name == "gradients")
-            or (req.zero_stage >= 3 and base_name == "weights")
-        ):
+        if _shard_of(base_name, req.zero_stage):
             val /= dp
-        if base_name in moved:
-            offloaded[name] = val
-        else:
-            comps[name] = val
+        (offloaded if base_name in moved else comps)[name] = val
     if lora and req.offload == "optimizer+params":
         offloaded["frozen base weights"] = comps.pop("frozen base weights")
-    if req.zero_stage == 3:  # DeepSpeed's live buffers: a gathered layer (weights + gradients) and the prefetch
-        gathered = 4 * largest_layer_params(m) / req.tp + 2 * asm.zero3_prefetch_bucket_params
-        comps["ZeRO-3 gathered parameters"] = gathered
-        comps["ZeRO-3 reduce bucket"] = 2 * min(asm.zero3_reduce_bucket_elements, trainable / shard)
-    states = sum(v for k, v in comps.items() if not k.startswith("ZeRO-3"))
-    per_layer = activation_bytes_per_layer(
-        m, context, batch, af.bytes_per_value, req.recompute, req.flash_attention, tp=req.tp
+    return comps, offloaded, trainable
+
+
+def _working_buffers(m: ModelArch, req: MemoryRequest) -> dict[str, float]:
+    """What the framework holds while a block runs: FSDP's gathered and prefetched blocks, its gradient
+    reduce-scatter, a low-precision copy of one block's weights, QLoRA's per-library buffers."""
+    out: dict[str, float] = {}
+    block = block_params(m) / req.tp
+    if req.zero_stage == 3:
+        out["FSDP gathered block"] = 2.0 * block
+        out["FSDP prefetched block"] = 2.0 * block * req.assumptions.fsdp_prefetch_blocks
+        grad_bytes = 2.0 if req.precision == "bf16" else 4.0
+        if not (req.mode == "finetune" and req.method in ("lora", "qlora")):
+            out["FSDP gradient reduce-scatter"] = grad_bytes * block
+    if req.precision in LOW_PRECISION_LINEAR_BYTES:
+        out[f"{req.precision.upper()} weight copies"] = 2 * LOW_PRECISION_LINEAR_BYTES[req.precision] * block
+    if req.mode == "finetune" and req.method == "qlora":
+        largest = largest_layer_params(m, decoder_only=True) / req.tp
+        out["QLoRA dequantised layer"] = 2.0 * largest
+        if req.qlora_library == "bitsandbytes":
+            out["QLoRA 16-bit weights upcast to FP32"] = 2.0 * kept_16bit_params(m) / (req.tp * req.pp)
+    return out
+
+
+def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> MemoryBudget:
+    af = get_format(req.activation_format)
+    asm = req.assumptions
+    notes: list[str] = []
+    comps, offloaded, trainable = _model_states(m, req, notes)
+    states = sum(comps.values())
+    comps.update(_working_buffers(m, req))
+    lora = req.mode == "finetune" and req.method in ("lora", "qlora")
+    setup = ActivationSetup(
+        recompute=req.recompute,
+        recompute_every=req.recompute_every,
+        flash=req.flash_attention,
+        frozen_base=lora,
+        lora_targets=req.lora_targets if lora else None,
+        lora_rank=req.lora_rank,
+        lora_dropout=req.lora_dropout,
+        tp=req.tp,
+        cp=req.cp,
     )
-    comps["activations"] = per_layer * m.num_layers  # 1F1B: the first stage holds pp micro-batches
-    comps["logits (fp32)"] = context * batch * m.vocab_size * 4 / req.tp
+    tokens = float(context) * batch
+    comps.update(layer_activation_bytes(m, tokens, af.bytes_per_value, setup))  # 1F1B: pp micro-batches in flight
+    head = lora and req.lora_targets == "all-linear+head"
+    ce = "fp32" if req.cross_entropy == "full" else "chunked"
+    comps[f"logits ({ce})"] = logits_bytes(m, tokens, req.cross_entropy, head, req.tp, req.cp)
     comps.update(overheads(req))
     if asm.framework_reserve_fraction:
         comps["allocator reserve"] = asm.framework_reserve_fraction * sum(comps.values())
-    acc = "ZeRO paper (16 B/param)" if req.accounting == "zero" else "Hugging Face (18 B/param)"
-    notes.append(f"Model-state accounting: {acc}; optimizer {req.optimizer}; ZeRO stage {req.zero_stage} over dp={dp}.")
+    if req.precision == "mixed":
+        acc = "ZeRO paper (16 B/param)" if req.accounting == "zero" else "Hugging Face (18 B/param)"
+        notes.append(f"Mixed precision, accounting {acc}; optimizer {req.optimizer}; ZeRO stage {req.zero_stage}.")
+    else:
+        notes.append(f"Precision recipe {req.precision}; optimizer {req.optimizer}; ZeRO stage {req.zero_stage}.")
     if m.approximate:
         notes.append("The architecture is derived from a bare parameter count: activations are approximate.")
     host = 0.0
@@ -135,7 +191,21 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
             "are slower (the time and cost estimates do not include that)."
         )
     w_only = comps.get("weights", comps.get("frozen base weights", 0.0))
-    budgets = {"weights only": w_only, "model states": states, "whole runtime": sum(comps.values())}
+    runtime = sum(comps.values())
+    loading = loading_peak_bytes(m, req, w_only)
+    budgets = {"weights only": w_only, "model states": states, "whole runtime": runtime, "loading": loading}
+    if loading > runtime:
+        notes.append(
+            f"Loading the model peaks at {loading / 1e9:,.1f} GB per GPU, above the {runtime / 1e9:,.1f} GB the run "
+            "then holds: the GPU must hold the loading peak."
+        )
     return MemoryBudget(
         components=comps, budgets=budgets, gpus=req.gpus, notes=notes, offloaded=offloaded, host_bytes_per_node=host
     )
+
+
+def loading_peak_bytes(m: ModelArch, req: MemoryRequest, weights_bytes: float) -> float:
+    """Loading the checkpoint: the GPU's share of the weights, plus the largest tensor read in 16 bit before it is
+    quantised (QLoRA) or sharded, plus the CUDA context."""
+    largest = largest_layer_params(m) * 2.0 / req.tp
+    return weights_bytes + largest + req.assumptions.cuda_context_bytes

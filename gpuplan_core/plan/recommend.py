@@ -22,6 +22,7 @@ from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..perf.bands import perf_bands, serving_bands
 from ..perf.efficiency import PerfAssumptions
+from ..perf.training_step import training_band
 from ..perf.workload import workload_for
 from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
@@ -29,7 +30,6 @@ from ..scenario.deployment import Pricing
 from ..scenario.scenario import Scenario
 from .result import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow, WhyStep
 from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
-from .training import MULTI_NODE_EFFICIENCY as MULTI_NODE_EFFICIENCY  # re-exported (gpuplan_core, Methodology)
 from .training import TrainingCandidate, _why_training, training_candidates, training_message
 
 
@@ -61,6 +61,15 @@ def _offers_for(offers: list[Offer], sc: Scenario) -> list[Offer]:
     return filter_offers(offers, sc.pricing, sc.parallelism.gpu, interactive)
 
 
+def _training_fields(c: TrainingCandidate) -> dict:
+    """A training pick's MFU, whether predicted, its band and the tokens per second per GPU it means."""
+    out: dict = {"mfu": c.mfu, "mfu_predicted": c.step is not None}
+    if c.step is not None:
+        band = training_band()
+        out.update(mfu_low=c.mfu * (1 - band), mfu_high=c.mfu * (1 + band), tokens_per_s_per_gpu=c.step.tokens_per_s_per_gpu)
+    return out
+
+
 def _pick(c: Candidate | TrainingCandidate) -> Pick:
     if isinstance(c, Candidate):
         ev = c.ev
@@ -69,6 +78,7 @@ def _pick(c: Candidate | TrainingCandidate) -> Pick:
     else:
         gpu, fmt, tp, pp, zero, ttft, tpot, rps = c.gpu, c.weights_format, c.tp, c.pp, c.zero_stage, None, None, None
     o = c.offer
+    train = {} if isinstance(c, Candidate) else _training_fields(c)
     return Pick(
         gpu=gpu,
         weights_format=fmt,
@@ -98,6 +108,7 @@ def _pick(c: Candidate | TrainingCandidate) -> Pick:
         source=o.source,
         price_as_of=o.price_as_of,
         user_price=o.user_price,
+        **train,
     )
 
 
@@ -269,6 +280,8 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
     if picks:
         top_c = picks[0]
         plan.why = _why_inference(sc, top_c) if isinstance(top_c, Candidate) else _why_training(sc, top_c, summary)
+        if not isinstance(top_c, Candidate):
+            plan.mfu = top_c.mfu
     elif sc.job.mode == "inference":
         plan.message = binding_constraint(sc, evals, cands, rejected)
     else:
@@ -362,4 +375,6 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
         for c in cands
         if not c.alternative_to  # the nearest count that runs, not the count asked: a near miss of the plan, not a row
     ]
+    cheapest = min(training_rows, key=lambda r: r.run_cost_usd or math.inf, default=None)
+    summary["mfu"] = cheapest.mfu if cheapest is not None else summary.get("mfu")
     return CostTable(offers=training_rows, rejected=[Rejected(**r.to_dict()) for r in rejected], **summary)

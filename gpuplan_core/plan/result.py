@@ -44,6 +44,11 @@ class Pick(BaseModel):
         None, description="how far to trust ttft_s and tpot_s: the calibration band of their regime"
     )
     wall_hours: float | None = None
+    mfu: float | None = Field(None, description="training: the MFU the GPU-hours use (predicted, or the user's)")
+    mfu_predicted: bool | None = Field(None, description="training: True when the MFU is the step model's prediction")
+    mfu_low: float | None = Field(None, description="training: the prediction's band (held-out error), low end")
+    mfu_high: float | None = Field(None, description="training: the prediction's band, high end")
+    tokens_per_s_per_gpu: float | None = Field(None, description="training: tokens per second per GPU at that MFU")
     requests_per_s_per_replica: float | None = None
     output_cost_per_million_usd: float | None = None
     input_cost_per_million_usd: float | None = None

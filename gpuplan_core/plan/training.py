@@ -2,12 +2,15 @@
 pipeline x data parallel and a ZeRO stage, from training_layout.py); the rule for the GPU count; the pick's why-chain.
 
     compute    = c x (active parameters + layers x sequence x attention width) x tokens   (c = 6, LoRA/QLoRA 4)
-    GPU-hours  = compute / (dense BF16 peak x MFU x network efficiency) / 3,600 s
+    MFU        = predicted for the layout on the offer's GPUs and network (perf/training_step.py: the step's
+                 matmuls, attention, elementwise ops, tensor- and data-parallel traffic, pipeline bubble and
+                 optimizer), unless the user gives one
+    GPU-hours  = compute / (dense BF16 peak x MFU) / 3,600 s
     wall hours = GPU-hours / GPUs
     cost       = the offer's bill for the GPUs over the wall time (whole nodes, increments, spot restarts)
                  x (1 + failed runs and sweeps)
 
-The network efficiency is 1 on one machine and MULTI_NODE_EFFICIENCY across machines (gradient all-reduces).
+Across machines the step model reads the offer's network per GPU; a user's MFU is used as given.
 
 The GPU count, and how "set by the user" is known. The Scenario's ``gpus`` defaults to 1, and the app's and the
 CLI's GPUs inputs start at 1: a count of 1 reads as "let the planner choose" (1 is also the smallest count there
@@ -34,10 +37,10 @@ from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU, get_gpu
 from ..model.arch import ModelArch, params_active, params_total
 from ..perf.efficiency import PerfAssumptions
+from ..perf.training_step import StepLayout, TrainingStep, training_step
 from ..pricing.billing import gpu_hours, nodes_needed, run_cost, training_flops
 from ..pricing.offers import Offer
 from ..scenario.fields import MAX_LAYOUT_GPUS
-from ..scenario.parts import Training
 from ..scenario.scenario import Scenario
 from .result import WhyStep
 from .search import Rejection, layout_label
@@ -52,10 +55,8 @@ from .training_layout import (
     training_shapes,
 )
 
-DEFAULT_MFU = Training.model_fields["mfu"].default  # written once, on the field
-# Data-parallel training across machines loses some of each step to gradient all-reduces over the network:
-# the share of single-machine MFU kept, by the network per node (assumptions, shown on Methodology).
-MULTI_NODE_EFFICIENCY = ((3200.0, 0.95), (400.0, 0.85))
+PRE_TRAINING_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2 and 3's 4M-token batches; fine-tuning: one micro-batch
+NETWORK_GBIT_S_PER_GPU_UNSTATED = 100.0  # an offer that does not state its network speed (a 100 Gbit/s-class NIC)
 
 
 def count_set(sc: Scenario) -> bool:
@@ -83,6 +84,8 @@ class TrainingCandidate:
     misses: list[str] = field(default_factory=list)
     why: list[str] = field(default_factory=list)
     count_reason: str = ""  # how the count was chosen, for the why-chain
+    mfu: float | None = None  # the MFU the run's GPU-hours use (predicted, or the user's)
+    step: TrainingStep | None = None  # the predicted step (None when the user set the MFU)
     alternative_to: int | None = None  # the count asked, when this is the nearest count that runs instead
 
     @property
@@ -92,11 +95,11 @@ class TrainingCandidate:
 
 @dataclass
 class TrainingWork:
-    """The job, the same on every GPU: its FLOPs, tokens and MFU."""
+    """The job, the same on every GPU: its FLOPs, tokens and the user's MFU (None: predicted per layout)."""
 
     training_flops: float
     training_tokens: float
-    mfu: float
+    mfu: float | None
     tokens_note: str | None
 
 
@@ -112,46 +115,60 @@ def training_work(m: ModelArch, sc: Scenario) -> TrainingWork:
     method = sc.job.method if sc.job.mode == "finetune" else "full"
     attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
     flops = training_flops(params_active(m), tokens, m.num_layers, sc.context_tokens, attn_width, method)
-    return TrainingWork(flops, tokens, sc.training.mfu or DEFAULT_MFU, note)
+    return TrainingWork(flops, tokens, sc.training.mfu, note)
 
 
-def _network_efficiency(o: Offer, gpus: int) -> tuple[float, str | None]:
-    if gpus <= o.machine_gpus:
-        return 1.0, None
-    for gbit, eff in MULTI_NODE_EFFICIENCY:
-        if (o.inter_node_gbit_s or 0) >= gbit:
-            return eff, (
-                f"across machines over {o.inter_node_network} {o.inter_node_gbit_s:,.0f} Gbit/s: MFU x {eff:.2f} "
-                "for gradient all-reduces"
-            )
-    return MULTI_NODE_EFFICIENCY[-1][1], None
+def step_layout(sc: Scenario, o: Offer | None, tp: int, pp: int, gpus: int, zero_stage: int) -> StepLayout:
+    """The step the run takes on ``gpus`` of this offer (its GPUs per machine and network per GPU)."""
+    per_node = o.machine_gpus if o is not None else 8
+    gbit = (o.inter_node_gbit_s if o is not None else None) or NETWORK_GBIT_S_PER_GPU_UNSTATED * per_node
+    tr, cp = sc.training, sc.parallelism.cp
+    micro, seq = sc.request.batch_or_one, sc.context_tokens
+    dp = max(1, gpus // (tp * pp * cp))
+    frozen = sc.job.mode == "finetune" and sc.job.training_method in ("lora", "qlora")
+    glob = PRE_TRAINING_GLOBAL_BATCH_TOKENS if sc.job.mode == "training" else micro * seq * dp
+    return StepLayout(
+        gpus=gpus, tp=tp, pp=pp, cp=cp, zero_stage=zero_stage, micro_batch=micro, seq_len=seq,
+        global_batch_tokens=max(glob, micro * seq * dp), precision=tr.precision, frozen_base=frozen,
+        recompute=tr.recompute, recompute_every=tr.recompute_every, gpus_per_node=per_node,
+        inter_node_gbit_s_per_gpu=gbit / per_node,
+    )  # fmt: skip
+
+
+def run_mfu(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer | None, lay: TrainingLayout, work: TrainingWork):
+    """(MFU, the predicted step or None when the user set the MFU)."""
+    if work.mfu is not None:
+        return work.mfu, None
+    step = training_step(m, gpu, step_layout(sc, o, lay.tp, lay.pp, lay.gpus, lay.zero_stage))
+    return step.mfu, step
 
 
 # ---- the candidates ---------------------------------------------------------------------------------------
 
 
-def _priced(o: Offer, gpu: GPU, lay: TrainingLayout, work: TrainingWork, sc: Scenario) -> TrainingCandidate:
+def _priced(m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: TrainingWork, sc: Scenario
+            ) -> TrainingCandidate:  # fmt: skip
     """One offer running the job on the layout's GPUs: its GPU-hours, wall time and cost."""
     count = lay.gpus
     peak = gpu.dense_peak_flops("bf16")[0]
-    eff, net_note = _network_efficiency(o, count)
-    gh = gpu_hours(work.training_flops, peak, work.mfu * eff)
+    mfu, step = run_mfu(m, sc, gpu, o, lay, work)
+    gh = gpu_hours(work.training_flops, peak, mfu)
     wall = gh / count
     late = sc.training.deadline_hours and wall > sc.training.deadline_hours * 1.0001
     rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
+    how = "predicted for this layout" if step is not None else "as you set it"
     why = [
         f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}), {gh:,.0f} GPU-hours at MFU "
-        f"{work.mfu * eff:.2f} of {peak / 1e12:,.0f} TFLOP/s dense BF16",
+        f"{mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
         f"+{sc.training.overhead_factor:.0%} for failed runs and sweeps",
         *rc.notes,
         *lay.notes,
-        *([net_note] if net_note else []),
     ]
     return TrainingCandidate(
         gpu.gpu, sc.formats.weights_format, o, count, machines_of(o, count), lay.tp, lay.pp, lay.zero_stage,
         rc.run_cost_usd * (1 + sc.training.overhead_factor), wall, gh, replicas=count // (lay.tp * lay.pp),
         misses=[f"{wall:,.0f} h > deadline {sc.training.deadline_hours:,.0f} h"] if late else [], why=why,
-        count_reason=lay.reason,
+        count_reason=lay.reason, mfu=mfu, step=step,
     )  # fmt: skip
 
 
@@ -176,12 +193,12 @@ def _at_planners_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer]
             continue
         count, reason = lay.gpus, "no count set (1, the default): the smallest that holds the job"
         if sc.training.deadline_hours:
-            need = math.ceil(gpu_hours(work.training_flops, peak, work.mfu) / sc.training.deadline_hours - 1e-9)
-            if need > o.machine_gpus:  # across machines the network costs some efficiency: a few more GPUs
-                eff, _ = _network_efficiency(o, need)
-                need = math.ceil(
-                    gpu_hours(work.training_flops, peak, work.mfu * eff) / sc.training.deadline_hours - 1e-9
-                )
+            need = count
+            for _ in range(3):  # the MFU at the count needed, which changes the count a little
+                mfu, _step = run_mfu(m, sc, gpu, o, TrainingLayout(lay.tp, lay.pp, need, lay.zero_stage), work)
+                need = max(need, math.ceil(gpu_hours(work.training_flops, peak, mfu) / sc.training.deadline_hours
+                                           - 1e-9))  # fmt: skip
+                need = math.ceil(need / step) * step
             if need > count:
                 count = math.ceil(need / step) * step
                 reason = f"no count set: grown in steps of {step} to finish within {sc.training.deadline_hours:,.0f} h"
@@ -196,7 +213,7 @@ def _at_planners_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer]
             reason = "no count set: the most one machine holds, the offer having no fast network between machines"
             notes.append(f"kept to one machine ({count} GPUs, not {capped}): the offer has no stated fast network "
                          "between machines")  # fmt: skip
-        out.append(_priced(o, gpu, TrainingLayout(lay.tp, lay.pp, count, lay.zero_stage, notes, reason), work, sc))
+        out.append(_priced(m, o, gpu, TrainingLayout(lay.tp, lay.pp, count, lay.zero_stage, notes, reason), work, sc))
     return out
 
 
@@ -220,14 +237,14 @@ def _at_users_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer], w
                     f"fit {n:,} GPUs"
                 )
             lay.reason = "the count you set (a count above the default of 1 is used as it is)"
-            out.append(_priced(o, gpu, lay, work, sc))
+            out.append(_priced(m, o, gpu, lay, work, sc))
             continue
         rejected.append(Rejection(gid, problem, sc.formats.weights_format, o.offer_id))
         alt = nearest_count(shapes, n, o)
         if alt is None:
             continue
         alt.reason = f"the nearest count that runs on this offer, not the {n:,} you set"
-        c = _priced(o, gpu, alt, work, sc)
+        c = _priced(m, o, gpu, alt, work, sc)
         c.misses.insert(0, f"{alt.gpus:,} GPUs, not the {n:,} you set: {problem}")
         c.alternative_to = n
         out.append(c)

@@ -88,9 +88,15 @@ class TrainingShape:
     tp: int
     pp: int
     dp_min: int
+    cp: int = 1  # context parallel: the user's, kept on every shape
+
+    @property
+    def per_copy(self) -> int:
+        """GPUs of one data-parallel rank: tp x pp x cp."""
+        return self.tp * self.pp * self.cp
 
     def holds(self, gpus: int) -> bool:
-        n0 = self.tp * self.pp
+        n0 = self.per_copy
         return gpus % n0 == 0 and gpus // n0 >= self.dp_min
 
 
@@ -116,17 +122,19 @@ def training_shapes(m: ModelArch, sc: Scenario, gpu: GPU) -> list[TrainingShape]
         rows = layout_table(m, req, MAX_TRAINING_GPUS)
         if all((tp, pp) != (sc.parallelism.tp, sc.parallelism.pp) for _, tp, pp, _, _ in rows):
             try:  # the user's own tp x pp, off the grid: its bytes at dp 1 and 2 give the split
-                own = sc.parallelism.tp * sc.parallelism.pp
+                own = sc.parallelism.tp * sc.parallelism.pp * sc.parallelism.cp
                 b1, b2 = (memory_budget(m, req.model_copy(update={"gpus": k * own})).per_gpu_bytes
                           for k in (1, 2))  # fmt: skip
                 sharded = 2 * (b1 - b2) if zero else 0.0
                 rows.append(
-                    (sc.parallelism.tp * sc.parallelism.pp, sc.parallelism.tp, sc.parallelism.pp, sharded, b1 - sharded)
+                    (own, sc.parallelism.tp, sc.parallelism.pp, sharded, b1 - sharded)
                 )
             except ValueError:
                 pass
         shapes = [
-            TrainingShape(zero, tp, pp, dp) for _, tp, pp, sh, un in rows if (dp := _dp_min(sh, un, cap)) is not None
+            TrainingShape(zero, tp, pp, dp, sc.parallelism.cp)
+            for _, tp, pp, sh, un in rows
+            if (dp := _dp_min(sh, un, cap)) is not None
         ]
         out += sorted(shapes, key=lambda s: ((s.tp, s.pp) != (sc.parallelism.tp, sc.parallelism.pp), s.tp * s.pp))
     return out
@@ -168,7 +176,7 @@ def nearest_count(shapes: list[TrainingShape], gpus: int, o: Offer) -> TrainingL
     for s in shapes:
         if o.layout_problem(s.tp, 1):
             continue
-        n0 = s.tp * s.pp
+        n0 = s.per_copy
         lo = n0 * s.dp_min
         below = min(gpus - 1, hi) // n0 * n0
         above = max(lo, (gpus // n0 + 1) * n0)

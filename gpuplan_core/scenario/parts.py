@@ -21,10 +21,14 @@ from .fields import (
     MAX_CONTEXT_TOKENS,
     MAX_LAYOUT_GPUS,
     Accounting,
+    CrossEntropy,
+    LoraTargets,
     Method,
     Mode,
     Offload,
     Optimizer,
+    Precision,
+    QloraLibrary,
     Recompute,
     Serving,
 )
@@ -193,6 +197,13 @@ class Parallelism(Part):
         "all-reduces per layer.",
     )
     pp: int = Field(1, ge=1, le=1024, description="Pipeline stages: splits the layers into stages.")
+    cp: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        description="Context parallel (training): splits each sequence across GPUs (ring attention); divides the "
+        "activations, adds the keys' and values' exchange.",
+    )
     zero_stage: int = Field(
         0,
         ge=0,
@@ -208,8 +219,10 @@ class Parallelism(Part):
 
     @model_validator(mode="after")
     def _layout(self) -> Parallelism:
-        if self.gpus % (self.tp * self.pp):
-            raise ValueError(f"gpus: {self.gpus} must be a multiple of tp x pp = {self.tp * self.pp}")
+        if self.gpus % (self.tp * self.pp * self.cp):
+            n = self.tp * self.pp * self.cp
+            what = "tp x pp x cp" if self.cp > 1 else "tp x pp"
+            raise ValueError(f"gpus: {self.gpus} must be a multiple of {what} = {n}")
         if self.gpu is not None:
             get_gpu(self.gpu)
         return self
@@ -231,11 +244,45 @@ class Training(Part):
         "per parameter (100 billion unless given). Fine-tuning: examples x tokens per example x epochs, 100 million "
         "(unless given) is about 50,000 examples of 1,000 tokens, twice. None: 20 per parameter.",
     )
-    mfu: float = Field(
-        0.40,
+    mfu: float | None = Field(
+        None,
         ge=0.01,
         le=1,
-        description="Share of the dense peak a training run achieves; large runs report 0.35-0.55.",
+        description="Share of the dense BF16 peak the run achieves (model FLOPs utilization). None: predicted from "
+        "the step's roofline, its communication and pipeline bubbles (published runs: 0.18-0.75, median 0.45); "
+        "a value overrides the prediction.",
+    )
+    precision: Precision = Field(
+        "mixed",
+        description="Precision recipe. Mixed: BF16 compute with an FP32 master copy and FP32 Adam states (Megatron, "
+        "torchtitan; pre-training's default). BF16: weights, gradients and AdamW states in BF16, no master copy "
+        "(torchtune, TRL with a BF16 model; fine-tuning's default). FP8 / MXFP8 / NVFP4: mixed precision with the "
+        "linear layers' matmuls in that format (torchao float8, Blackwell). FP32: plain single precision.",
+    )
+    cross_entropy: CrossEntropy = Field(
+        "full",
+        description="The loss: full holds the FP32 logits of every token; chunked (torchtune's default) keeps BF16 "
+        "logits and upcasts 8 chunks one at a time.",
+    )
+    recompute_every: int = Field(
+        1,
+        ge=1,
+        le=1000,
+        description="With full checkpointing: checkpoint every k-th layer (1: every layer; 2: half of them, the "
+        "others keep their activations).",
+    )
+    lora_targets: LoraTargets = Field(
+        "all-linear",
+        description="Which linear layers get adapters: q and v (PEFT's and litgpt's default), all attention "
+        "projections, all linear layers (QLoRA paper, torchtune with MLP), or all linear plus the LM head.",
+    )
+    lora_dropout: float = Field(
+        0.05, ge=0, le=0.9, description="Adapter dropout: above 0 each adapter keeps its own copy of its input."
+    )
+    qlora_library: QloraLibrary = Field(
+        "bitsandbytes",
+        description="QLoRA's 4-bit library: bitsandbytes with PEFT (the 16-bit weights upcast to FP32) or torchao "
+        "NF4 (torchtune).",
     )
     accounting: Accounting = Field(
         "zero", description="Memory accounting: two published rules for mixed-precision Adam; the app says which."

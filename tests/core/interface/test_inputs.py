@@ -20,9 +20,10 @@ def test_every_scenario_field_a_user_can_set_has_exactly_one_record():
         for f in inp.field_names():
             owners.setdefault(f, []).append(inp.key)
     shared = {f: keys for f, keys in owners.items() if len(keys) != 1}
-    assert shared == {"training_tokens": ["tokens_b", "ft_tokens_m"]}
-    a, b = (next(i for i in SIDEBAR if i.key == k) for k in shared["training_tokens"])
-    assert not a.jobs & b.jobs
+    assert shared == {"training_tokens": ["tokens_b", "ft_tokens_m"], "precision": ["prec", "ft_prec"]}
+    for keys in shared.values():
+        a, b = (next(i for i in SIDEBAR if i.key == k) for k in keys)
+        assert not a.jobs & b.jobs
     assert set(owners) == set(FIELDS)  # and every field is settable from the app
     assert len({i.key for i in RECORDS}) == len(RECORDS)  # keys (link parameters) are unique
 

@@ -12,7 +12,6 @@ from gpuplan_core.memory.components import (
     KEPT_COMPONENT,
     Assumptions,
     MemoryRequest,
-    largest_layer_params,
     weights_bytes,
 )
 from gpuplan_core.memory.fit import evaluate_catalog, kv_capacity_tokens, max_batch, max_context, min_gpus
@@ -167,18 +166,6 @@ def test_lora_and_qlora_are_much_smaller_than_full():
     assert qlora.components["frozen base weights"] == pytest.approx((8_030_261_248 - kept) * 4.126953125 / 8 + kept * 2)
 
 
-def test_activation_formula_korthikanti_gpt3_shape():
-    """GPT-3 shape (plain 4h MLP, MHA): no recompute per layer = s*b*h*(34 + 5*a*s/h) at 2 bytes."""
-    from gpuplan_core.memory.training import activation_bytes_per_layer
-
-    g = get_preset("GPT-3-175B")
-    s, b, h, a = 2048, 1, 12288, 96
-    assert activation_bytes_per_layer(g, s, b, 2.0, "none", False, tp=1) == s * b * h * 34 + 5 * a * s * s * b
-    assert activation_bytes_per_layer(g, s, b, 2.0, "selective", False, tp=1) == s * b * h * 34
-    assert activation_bytes_per_layer(g, s, b, 2.0, "full", False, tp=1) == 2 * s * b * h
-    assert activation_bytes_per_layer(g, s, b, 2.0, "none", True, tp=8) == s * b * h * 34 / 8
-
-
 @pytest.mark.parametrize(
     "bad,field",
     [
@@ -330,20 +317,23 @@ def _train_req(**kw) -> MemoryRequest:
     return MemoryRequest(mode="training", gpus=8, batch=1, context_tokens=4096, recompute="full", **kw)
 
 
-def test_zero3_buffers_from_deepspeed_defaults():
+def test_zero3_gathers_one_block_and_prefetches_the_next():
+    """FSDP2 / ZeRO-3 gathers one transformer block's BF16 weights at a time and prefetches the next (it was 4x the
+    embedding: DeepSpeed's estimator's 'largest layer'). Llama-3.1-8B's block: (8,030,261,248 - 2 x 128,256 x 4,096
+    embeddings and head - 4,096 final norm) / 32 layers = 218,112,000 parameters."""
     m = get_preset("Llama-3.1-8B")
     b = memory_budget(m, _train_req(zero_stage=3))
-    # DeepSpeed's estimator holds the largest layer's fp16 weights and gradients (4 B/param): the 128,256 x 4,096
-    # embedding; plus stage3_prefetch_bucket_size 5e7 parameters at 2 bytes
-    assert largest_layer_params(m) == 128_256 * 4096
-    assert b.components["ZeRO-3 gathered parameters"] == 4 * 128_256 * 4096 + 2 * 50_000_000
-    assert b.components["ZeRO-3 reduce bucket"] == 2 * 500_000_000  # reduce_bucket_size 5e8 elements, bf16
+    block = (8_030_261_248 - 2 * 128_256 * 4096 - 4096) / 32
+    assert block == 218_112_000
+    assert b.components["FSDP gathered block"] == 2 * block
+    assert b.components["FSDP prefetched block"] == 2 * block
+    assert b.components["FSDP gradient reduce-scatter"] == 4 * block  # FP32 reduce of mixed precision
     assert b.components["weights"] == 2 * 8_030_261_248 / 8
-    smaller = Assumptions(zero3_prefetch_bucket_params=0, zero3_reduce_bucket_elements=100_000_000)
-    b2 = memory_budget(m, _train_req(zero_stage=3, assumptions=smaller))
-    assert b2.components["ZeRO-3 gathered parameters"] == 4 * 128_256 * 4096
-    assert b2.components["ZeRO-3 reduce bucket"] == 2 * 100_000_000
-    assert "ZeRO-3 gathered parameters" not in memory_budget(m, _train_req(zero_stage=2)).components
+    none = memory_budget(m, _train_req(zero_stage=3, assumptions=Assumptions(fsdp_prefetch_blocks=0)))
+    assert none.components["FSDP prefetched block"] == 0
+    tp2 = memory_budget(m, MemoryRequest(mode="training", gpus=8, tp=2, zero_stage=3, recompute="full"))
+    assert tp2.components["FSDP gathered block"] == 2 * block / 2  # tensor parallel splits the block
+    assert "FSDP gathered block" not in memory_budget(m, _train_req(zero_stage=2)).components
 
 
 def test_offload_optimizer_moves_states_to_host():
@@ -358,12 +348,12 @@ def test_offload_optimizer_moves_states_to_host():
 
 def test_offload_params_at_zero3_matches_deepspeed_estimator():
     # DeepSpeed estimate_zero3_model_states_mem_needs(cpu_offload=True, cpu_offload_params=True, zero_init=True):
-    # host = total_params x 18 / nodes x 1.5; GPU = 4 x largest layer (our budget adds prefetch and reduce buckets)
+    # host = total_params x 18 / nodes x 1.5 (on the GPU: FSDP's gathered blocks, not DeepSpeed's 4 x largest layer)
     m, n = get_preset("Llama-3.1-8B"), 8_030_261_248
     b = memory_budget(m, _train_req(zero_stage=3, offload="optimizer+params", accounting="hf"))
     assert b.host_bytes_per_node == pytest.approx(n * 18 * 1.5)
     assert not {"weights", "gradients", "master weights", "optimizer states"} & set(b.components)
-    assert b.components["ZeRO-3 gathered parameters"] - 2 * 50_000_000 == 4 * largest_layer_params(m)
+    assert b.components["FSDP gathered block"] == 2 * (n - 2 * 128_256 * 4096 - 4096) / 32
 
 
 def test_offload_params_needs_zero3():

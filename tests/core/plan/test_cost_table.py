@@ -91,6 +91,7 @@ def test_fixed_layout_for_training_keeps_the_gpu_count_and_says_it_misses_the_de
     peak = get_gpu("H100").dense_peak_flops("bf16")[0]
     for b in fixed.values():
         assert (b.gpus, b.tp, b.pp, b.zero_stage) == (8, 1, 1, 3)  # the scenario's 8 GPUs on one machine
-        assert b.gpu_hours == pytest.approx(report.training_flops / (peak * 0.40) / 3600)  # default MFU 0.40
+        assert b.mfu_predicted and b.mfu_low < b.mfu < b.mfu_high  # no MFU given: the layout's predicted one
+        assert b.gpu_hours == pytest.approx(report.training_flops / (peak * b.mfu) / 3600)
         assert b.wall_hours == pytest.approx(b.gpu_hours / 8)
         assert b.misses == [f"{b.wall_hours:,.0f} h > deadline 100 h"] and not b.meets_target

@@ -1,0 +1,239 @@
+"""One training step on one GPU, from the roofline of its parts, and the MFU that follows (an output, not a guess).
+
+For a layout of tp x pp x cp x dp GPUs, a micro-batch of b sequences of s tokens, and m micro-batches per GPU per
+step (global batch / (b x dp)):
+
+    matmuls      = (2 forward + 4 backward, 2 with a frozen base + recompute) x matmul params / (tp pp) x b s
+                   / (dense peak x GEMM efficiency(h / tp))          GEMM efficiency = e_max x w / (w + w_half)
+    attention    = 4 x layers / pp x s x (heads x head_dim) / tp / cp x b s x (1 forward + 2.5 backward + recompute)
+                   / 2 (causal) / (BF16 peak x attention efficiency)
+    elementwise  = norms, activations, rotary, residuals: bytes moved per token per layer / HBM bandwidth
+    tensor par.  = 2 all-reduces of b s h x 2 bytes per layer forward, 2 backward (+2 recompute), over NVLink
+    data par.    = gradients all-reduced (DDP, ZeRO-1/2) or weights all-gathered twice and gradients
+                   reduce-scattered (ZeRO-3 / FSDP) per step, over NVLink inside a machine or the network across;
+                   the part that compute does not hide (overlap share) is exposed
+    pipeline     = bubble (pp - 1) / (m x virtual stages) of the compute
+    optimizer    = the optimizer's read and write of its states over HBM, once per step
+    step         = m x (matmuls + attention + elementwise + tensor par. + a fixed cost per layer) x (1 + bubble)
+                   + exposed data par. + optimizer
+    MFU          = 6 x active params x tokens + attention FLOPs (no recompute) / (step x GPUs x dense BF16 peak)
+
+The efficiency constants are fitted on published runs' tokens per second per GPU (bench/fit_training.py, a third
+of each publisher's runs held out; data/training_calibration.json holds them with the held-out error).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..common.data import DATA_DIR
+from ..hardware.catalog import GPU
+from ..model.arch import ModelArch, embedding_params, input_embedding_params, params_active
+
+CALIBRATION_FILE = "training_calibration.json"
+
+
+class TrainingEfficiency(BaseModel):
+    """The step model's constants; defaults are the fitted ones (data/training_calibration.json)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    gemm_max: float = Field(0.72, gt=0, le=1, description="large training GEMMs' share of the dense BF16 peak")
+    gemm_half_width: float = Field(
+        600.0, gt=0, le=1e6, description="GEMM width per GPU (hidden / tp) at which it reaches half of gemm_max"
+    )
+    fp8_speedup: float = Field(1.45, ge=1, le=4, description="FP8 / MXFP8 linear layers: GEMM time divided by this")
+    attention_efficiency: float = Field(0.45, gt=0, le=1, description="FlashAttention forward+backward share of peak")
+    elementwise_bytes_per_token_layer: float = Field(
+        60.0, ge=0, le=1e4, description="elementwise traffic per token per layer, in units of hidden x 2 bytes"
+    )
+    layer_overhead_s: float = Field(
+        1.5e-4, ge=0, le=0.1, description="fixed cost per layer per micro-batch (launches, small kernels)"
+    )
+    overlap: float = Field(0.8, ge=0, le=1, description="share of data-parallel traffic that compute hides")
+    network_efficiency: float = Field(0.7, gt=0, le=1, description="achieved share of link bandwidth in collectives")
+
+
+@lru_cache(maxsize=1)
+def fitted_efficiency() -> TrainingEfficiency:
+    """The constants data/training_calibration.json holds (the defaults where it is missing)."""
+    path = DATA_DIR / CALIBRATION_FILE
+    if not path.exists():
+        return TrainingEfficiency()
+    return TrainingEfficiency(**json.loads(path.read_text())["constants"])
+
+
+DEFAULT_BAND = 0.25  # before a calibration: the prediction's relative band
+
+
+def training_band() -> float:
+    """The relative band of a predicted MFU: the 80th percentile of the held-out runs' |error| (the calibration
+    file's), so four in five held-out runs fall inside it."""
+    path = DATA_DIR / CALIBRATION_FILE
+    if not path.exists():
+        return DEFAULT_BAND
+    return float(json.loads(path.read_text()).get("band_relative", DEFAULT_BAND))
+
+
+@dataclass(frozen=True)
+class StepLayout:
+    """How one step is run: the layout, the micro-batch, the recipe and the links."""
+
+    gpus: int
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    zero_stage: int = 0
+    micro_batch: int = 1
+    seq_len: int = 4096
+    global_batch_tokens: float = 4 * 1024 * 1024
+    precision: str = "mixed"  # mixed | bf16 | fp8 | mxfp8 | nvfp4 | fp32
+    frozen_base: bool = False  # LoRA / QLoRA: no weight gradients of the base
+    recompute: str = "none"  # none | selective | full
+    recompute_every: int = 1
+    virtual_stages: int = 1
+    gpus_per_node: int = 8
+    inter_node_gbit_s_per_gpu: float = 400.0  # the network per GPU across machines
+
+    @property
+    def dp(self) -> int:
+        return max(1, self.gpus // (self.tp * self.pp * self.cp))
+
+    @property
+    def micro_batches(self) -> int:
+        """Micro-batches each data-parallel rank runs per step (gradient accumulation x pipeline micro-batches)."""
+        per_rank = self.global_batch_tokens / (self.dp * self.micro_batch * self.seq_len)
+        return max(1, round(per_rank))
+
+
+@dataclass(frozen=True)
+class TrainingStep:
+    """One step's time by part (seconds, per GPU) and what follows from it."""
+
+    matmul_s: float
+    attention_s: float
+    elementwise_s: float
+    tensor_parallel_s: float
+    layer_overhead_s: float
+    bubble_s: float
+    data_parallel_exposed_s: float
+    optimizer_s: float
+    tokens_per_step: float  # across all GPUs
+    model_flops_per_step: float  # 6 N D + attention, no recompute, across all GPUs
+    gpus: int
+    peak_flops_per_s: float
+
+    @property
+    def step_s(self) -> float:
+        return (
+            self.matmul_s + self.attention_s + self.elementwise_s + self.tensor_parallel_s + self.layer_overhead_s
+            + self.bubble_s + self.data_parallel_exposed_s + self.optimizer_s
+        )  # fmt: skip
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        return self.tokens_per_step / self.step_s / self.gpus
+
+    @property
+    def mfu(self) -> float:
+        return self.model_flops_per_step / (self.step_s * self.gpus * self.peak_flops_per_s)
+
+    def parts(self) -> dict[str, float]:
+        """Named seconds per step, for the why-chain and the chart."""
+        return {
+            "matmuls": self.matmul_s,
+            "attention": self.attention_s,
+            "elementwise ops": self.elementwise_s,
+            "tensor-parallel all-reduces": self.tensor_parallel_s,
+            "per-layer fixed cost": self.layer_overhead_s,
+            "pipeline bubble": self.bubble_s,
+            "data-parallel traffic not hidden": self.data_parallel_exposed_s,
+            "optimizer step": self.optimizer_s,
+        }
+
+
+def model_flops_per_token(m: ModelArch, seq_len: int, frozen_base: bool = False) -> float:
+    """6 x active matmul parameters + causal attention 6 x layers x s x (heads x head_dim) (4 with a frozen base:
+    no weight gradients), the FLOPs a published MFU counts."""
+    attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
+    c = 4.0 if frozen_base else 6.0
+    return c * (params_active(m) - input_embedding_params(m)) + c * m.num_layers * seq_len * attn_width
+
+
+def _collective_bw(gpu: GPU, spans_nodes: bool, lay: StepLayout, eff: TrainingEfficiency) -> float:
+    if spans_nodes:
+        return lay.inter_node_gbit_s_per_gpu / 8 * 1e9 * eff.network_efficiency
+    link = gpu.link_gb_s_per_direction or 32.0
+    return link * 1e9 * eff.network_efficiency
+
+
+def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency | None = None) -> TrainingStep:
+    """The step of one GPU of ``lay`` training ``m`` on ``gpu`` (module docstring)."""
+    eff = eff or fitted_efficiency()
+    peak = gpu.dense_peak_flops("bf16")[0]
+    tokens_mb = lay.micro_batch * lay.seq_len  # one micro-batch of one rank
+    shard = lay.tp * lay.pp
+    matmul_params = params_active(m) - input_embedding_params(m)
+    # recompute's extra forward share: full = one more forward, selective = half the matmuls, every k-th layer: 1/k
+    extra = {"none": 0.0, "selective": 0.5}.get(lay.recompute, 1.0 / max(1, lay.recompute_every))
+    passes = (2.0 if lay.frozen_base else 4.0) + 2.0 * (1.0 + extra)  # backward + forward (+ recompute) units of 1 N
+    width = m.hidden_size / lay.tp
+    gemm_eff = eff.gemm_max * width / (width + eff.gemm_half_width)
+    speed = eff.fp8_speedup if lay.precision in ("fp8", "mxfp8", "nvfp4") else 1.0
+    cp_tokens = tokens_mb / lay.cp
+    matmul = passes * matmul_params / shard * cp_tokens / (peak * gemm_eff * speed)
+    attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
+    attn_fwd = 2 * m.num_layers / lay.pp * lay.seq_len * attn_width / lay.tp * cp_tokens  # causal: half of 4
+    attn_passes = 1.0 + 2.5 + (1.0 if lay.recompute in ("full", "selective") else 0.0) / max(1, lay.recompute_every)
+    attention = attn_fwd * attn_passes / (peak * eff.attention_efficiency)
+    elem_bytes = eff.elementwise_bytes_per_token_layer * 2 * m.hidden_size / lay.tp
+    elementwise = elem_bytes * m.num_layers / lay.pp * cp_tokens / (gpu.bandwidth_gb_s * 1e9)
+    layers_here = m.num_layers / lay.pp
+    tp_s = 0.0
+    if lay.tp > 1:
+        msg = cp_tokens * m.hidden_size * 2.0
+        ring = 2 * (lay.tp - 1) / lay.tp * msg
+        calls = 4 + (2 if lay.recompute != "none" else 0)
+        tp_s = calls * layers_here * ring / _collective_bw(gpu, lay.tp > lay.gpus_per_node, lay, eff)
+    per_mb = matmul + attention + elementwise + tp_s + eff.layer_overhead_s * layers_here
+    mbs = lay.micro_batches
+    compute = per_mb * mbs
+    bubble = compute * (lay.pp - 1) / (mbs * lay.virtual_stages) if lay.pp > 1 else 0.0
+    # data parallel (and context parallel, which FSDP shards over too)
+    group = lay.dp * lay.cp
+    dp_exposed = 0.0
+    if group > 1:
+        local = (matmul_params + embedding_params(m)) / shard
+        grads = 0.0 if lay.frozen_base else local  # adapters' gradients are negligible
+        grad_bytes = 2.0 if lay.precision == "bf16" else 4.0 if lay.zero_stage >= 3 else 2.0
+        if lay.zero_stage >= 3:  # weights gathered for forward and backward, per micro-batch; grads reduce-scattered
+            volume = (2 * 2.0 * local * mbs + grad_bytes * grads) * (group - 1) / group
+        else:  # one all-reduce of the gradients per step
+            volume = 2 * grad_bytes * grads * (group - 1) / group
+        spans = shard * group > lay.gpus_per_node
+        comm = volume / _collective_bw(gpu, spans, lay, eff)
+        dp_exposed = max(0.0, comm - eff.overlap * compute)
+    state_bytes = {"bf16": 8.0, "fp32": 16.0}.get(lay.precision, 16.0)
+    sharded_over = group if lay.zero_stage >= 1 else 1
+    opt_params = (matmul_params + embedding_params(m)) / shard / sharded_over
+    optimizer = 0.0 if lay.frozen_base else 2 * state_bytes * opt_params / (gpu.bandwidth_gb_s * 1e9)
+    tokens_step = lay.micro_batch * lay.seq_len * mbs * lay.dp
+    flops = model_flops_per_token(m, lay.seq_len, lay.frozen_base) * tokens_step
+    return TrainingStep(
+        matmul_s=matmul * mbs,
+        attention_s=attention * mbs,
+        elementwise_s=elementwise * mbs,
+        tensor_parallel_s=tp_s * mbs,
+        layer_overhead_s=eff.layer_overhead_s * layers_here * mbs,
+        bubble_s=bubble,
+        data_parallel_exposed_s=dp_exposed,
+        optimizer_s=optimizer,
+        tokens_per_step=tokens_step,
+        model_flops_per_step=flops,
+        gpus=lay.gpus,
+        peak_flops_per_s=peak,
+    )
