@@ -8,6 +8,8 @@ step (global batch / (b x dp)):
     attention    = 4 x layers / pp x s x (heads x head_dim) / tp / cp x b s x (1 forward + 2.5 backward + recompute)
                    / 2 (causal) / (BF16 peak x attention efficiency)
     elementwise  = norms, activations, rotary, residuals: bytes moved per token per layer / HBM bandwidth
+    context par. = ring attention: each rank passes its keys and values (b s / cp x 2 kv-width x 2 bytes) to the
+                   next cp - 1 times per layer, forward and twice in backward; not hidden
     tensor par.  = 2 all-reduces of b s h x 2 bytes per layer forward, 2 backward (+2 recompute), over NVLink
     data par.    = gradients all-reduced (DDP, ZeRO-1/2) or weights all-gathered twice and gradients
                    reduce-scattered (ZeRO-3 / FSDP) per step, over NVLink inside a machine or the network across;
@@ -43,6 +45,9 @@ class TrainingEfficiency(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     gemm_max: float = Field(0.72, gt=0, le=1, description="large training GEMMs' share of the dense BF16 peak")
+    gemm_max_by_architecture: dict[str, float] = Field(
+        default_factory=dict, description="gemm_max per GPU generation (Ampere, Hopper, Blackwell) where fitted"
+    )
     gemm_half_width: float = Field(
         600.0, gt=0, le=1e6, description="GEMM width per GPU (hidden / tp) at which it reaches half of gemm_max"
     )
@@ -148,7 +153,7 @@ class TrainingStep:
             "matmuls": self.matmul_s,
             "attention": self.attention_s,
             "elementwise ops": self.elementwise_s,
-            "tensor-parallel all-reduces": self.tensor_parallel_s,
+            "tensor- and context-parallel traffic": self.tensor_parallel_s,
             "per-layer fixed cost": self.layer_overhead_s,
             "pipeline bubble": self.bubble_s,
             "data-parallel traffic not hidden": self.data_parallel_exposed_s,
@@ -182,7 +187,8 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
     extra = {"none": 0.0, "selective": 0.5}.get(lay.recompute, 1.0 / max(1, lay.recompute_every))
     passes = (2.0 if lay.frozen_base else 4.0) + 2.0 * (1.0 + extra)  # backward + forward (+ recompute) units of 1 N
     width = m.hidden_size / lay.tp
-    gemm_eff = eff.gemm_max * width / (width + eff.gemm_half_width)
+    gemm_max = eff.gemm_max_by_architecture.get(gpu.architecture, eff.gemm_max)
+    gemm_eff = gemm_max * width / (width + eff.gemm_half_width)
     speed = eff.fp8_speedup if lay.precision in ("fp8", "mxfp8", "nvfp4") else 1.0
     cp_tokens = tokens_mb / lay.cp
     matmul = passes * matmul_params / shard * cp_tokens / (peak * gemm_eff * speed)
@@ -199,6 +205,11 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         ring = 2 * (lay.tp - 1) / lay.tp * msg
         calls = 4 + (2 if lay.recompute != "none" else 0)
         tp_s = calls * layers_here * ring / _collective_bw(gpu, lay.tp > lay.gpus_per_node, lay, eff)
+    if lay.cp > 1:  # ring attention's key/value exchange
+        kv_width = 2 * (m.num_kv_heads * m.d if not m.is_mla else m.kv_lora_rank + m.qk_rope_head_dim)
+        chunk = cp_tokens * kv_width * 2.0
+        ring = 3 * (lay.cp - 1) * chunk * layers_here
+        tp_s += ring / _collective_bw(gpu, lay.tp * lay.cp > lay.gpus_per_node, lay, eff)
     per_mb = matmul + attention + elementwise + tp_s + eff.layer_overhead_s * layers_here
     mbs = lay.micro_batches
     compute = per_mb * mbs

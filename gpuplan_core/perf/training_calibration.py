@@ -1,0 +1,134 @@
+"""The training step model against published runs (data/training_speed_measurements.csv): each run as its
+publisher laid it out, predicted tokens per second per GPU against the measured, a third of each publisher's runs
+held out (by CRC-32 of the run's id), the error per regime.
+
+bench/fit_training.py fits TrainingEfficiency on the other two thirds and writes data/training_calibration.json;
+tests hold that the held-out error stays within what README states.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+import pandas as pd
+
+from ..common.data import DATA_DIR
+from ..hardware.catalog import get_gpu
+from ..model.arch import ModelArch
+from ..model.hf_config import model_from_hf_config
+from ..model.presets import get_preset
+from .training_step import StepLayout, TrainingEfficiency, training_step
+
+MEASUREMENTS_FILE = "training_speed_measurements.csv"
+MODELS_FILE = "training_speed_models.json"
+SHARDING_ZERO = {"ddp": 0, "zero1": 1, "distributed_optimizer": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "fsdp2": 3,
+                 "hsdp": 3}  # fmt: skip
+# the network per GPU between machines where the run's publisher states it or its cluster's spec does
+GBIT_PER_GPU = {"Ampere": 200.0, "Hopper": 400.0, "Blackwell": 400.0}
+
+
+@lru_cache(maxsize=1)
+def measured_runs() -> pd.DataFrame:
+    return pd.read_csv(DATA_DIR / MEASUREMENTS_FILE)
+
+
+@lru_cache(maxsize=None)
+def run_model(key: str) -> ModelArch:
+    """A run's model: a bundled preset or a config of data/training_speed_models.json."""
+    configs = json.loads((DATA_DIR / MODELS_FILE).read_text())["models"]
+    if key in configs:
+        cfg = {k: v for k, v in configs[key].items() if k != "source"}
+        return model_from_hf_config(cfg, name=key)
+    return get_preset(key)
+
+
+def held_out(run_id: str) -> bool:
+    """A third of the runs, fixed by the id's CRC-32 (so a new row does not move the others)."""
+    return zlib.crc32(run_id.encode()) % 3 == 0
+
+
+def _num(x, default):
+    return default if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def run_layout(row) -> tuple[ModelArch, object, StepLayout]:
+    """The run as its publisher laid it out."""
+    m, gpu = run_model(row.model), get_gpu(row.gpu)
+    tp, pp, cp = (int(_num(getattr(row, k), 1)) for k in ("tp", "pp", "cp"))
+    seq, micro = int(row.seq_len), int(_num(row.micro_batch, 1))
+    dp = max(1, int(row.gpu_count) // (tp * pp * cp))
+    glob = _num(row.global_batch, micro * dp * _num(row.grad_accum, 1))
+    rec = str(_num(row.recompute, "none"))
+    every = 1
+    if rec.startswith("every_k:"):
+        rec, every = "full", int(rec.split(":")[1])
+    notes = str(_num(row.notes, ""))
+    nvl72 = "GB200" in notes or "GB200" in str(_num(row.interconnect, ""))
+    prec = {"bf16": "mixed"}.get(str(row.precision), str(row.precision))
+    lay = StepLayout(
+        gpus=int(row.gpu_count), tp=tp, pp=pp, cp=cp, zero_stage=SHARDING_ZERO.get(str(row.sharding), 1),
+        micro_batch=micro, seq_len=seq, global_batch_tokens=float(glob) * seq, precision=prec,
+        frozen_base="LoRA" in notes, recompute=rec, recompute_every=every,
+        virtual_stages=int(_num(row.vp, 1)), gpus_per_node=72 if nvl72 else 8,
+        inter_node_gbit_s_per_gpu=GBIT_PER_GPU.get(gpu.architecture, 400.0),
+    )  # fmt: skip
+    return m, gpu, lay
+
+
+def regime_of(row, m: ModelArch) -> str:
+    if m.is_moe:
+        return "mixture of experts"
+    if "LoRA" in str(_num(row.notes, "")) or "SFT" in str(_num(row.notes, "")):
+        return "fine-tuning"
+    return "pre-training, FP8" if row.precision != "bf16" else "pre-training, BF16"
+
+
+@dataclass
+class RunError:
+    run_id: str
+    publisher: str
+    regime: str
+    held_out: bool
+    measured: float
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted / self.measured - 1
+
+
+def run_errors(eff: TrainingEfficiency, mfu: float | None = None) -> list[RunError]:
+    """Every run with a measured tokens/s per GPU: predicted (or, with ``mfu``, at that fixed MFU) vs measured."""
+    out = []
+    for row in measured_runs().itertuples():
+        if pd.isna(row.tokens_per_s_per_gpu):
+            continue
+        m, gpu, lay = run_layout(row)
+        step = training_step(m, gpu, lay, eff)
+        pred = step.tokens_per_s_per_gpu
+        if mfu is not None:  # the same run at a fixed MFU: tokens/s = MFU x peak / FLOPs per token
+            pred = pred * mfu / step.mfu
+        out.append(RunError(row.id, row.publisher, regime_of(row, m), held_out(row.id),
+                            float(row.tokens_per_s_per_gpu), pred))  # fmt: skip
+    return out
+
+
+def error_summary(errors: list[RunError], held: bool = True) -> dict[str, dict]:
+    """Per regime (and 'all dense'): points, median |error|, share within 15%, 80th percentile |error|."""
+    groups: dict[str, list[float]] = {}
+    for e in errors:
+        if e.held_out != held:
+            continue
+        groups.setdefault(e.regime, []).append(abs(e.error))
+        if e.regime != "mixture of experts":
+            groups.setdefault("all dense", []).append(abs(e.error))
+    out = {}
+    for k, v in sorted(groups.items()):
+        s = pd.Series(v)
+        out[k] = {"points": len(v), "median_abs_error": round(float(s.median()), 4),
+                  "within_15pct": round(float((s <= 0.15).mean()), 4), "p80_abs_error": round(float(s.quantile(0.8)), 4)}  # fmt: skip
+    return out
