@@ -221,3 +221,12 @@ def test_spot_check_settings_read_from_the_recipe(runs):
         "2048",
     )
     assert (row["qlora_library"], row["packed"], row["compile"]) == ("torchao", "true", "true")
+
+
+def test_optimizer_in_backward_tag_marks_single_gpu_torchtune_full_runs(runs):
+    """torchtune's optimizer_in_bwd (fused into the backward; needs one device and no gradient accumulation) has no
+    column; the rows that use it carry the tag at the start of their notes."""
+    tagged = runs[runs["notes"].str.startswith("[optimizer_in_bwd]")]
+    assert len(tagged) == 6
+    assert set(tagged["framework"]) == {"torchtune"} and set(tagged["method"]) == {"full"}
+    assert set(tagged["gpu_count"]) == {"1"}
