@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..common.data import DATA_DIR
 from ..hardware.catalog import GPU
-from ..model.arch import ModelArch, embedding_params, input_embedding_params, params_active
+from ..model.arch import ModelArch, input_embedding_params, params_active, params_total
 
 CALIBRATION_FILE = "training_calibration.json"
 
@@ -218,7 +218,7 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
     group = lay.dp * lay.cp
     dp_exposed = 0.0
     if group > 1:
-        local = (matmul_params + embedding_params(m)) / shard
+        local = params_total(m) / shard
         grads = 0.0 if lay.frozen_base else local  # adapters' gradients are negligible
         grad_bytes = 2.0 if lay.precision == "bf16" else 4.0 if lay.zero_stage >= 3 else 2.0
         if lay.zero_stage >= 3:  # weights gathered for forward and backward, per micro-batch; grads reduce-scattered
@@ -230,7 +230,7 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         dp_exposed = max(0.0, comm - eff.overlap * compute)
     state_bytes = {"bf16": 8.0, "fp32": 16.0}.get(lay.precision, 16.0)
     sharded_over = group if lay.zero_stage >= 1 else 1
-    opt_params = (matmul_params + embedding_params(m)) / shard / sharded_over
+    opt_params = params_total(m) / shard / sharded_over
     optimizer = 0.0 if lay.frozen_base else 2 * state_bytes * opt_params / (gpu.bandwidth_gb_s * 1e9)
     tokens_step = lay.micro_batch * lay.seq_len * mbs * lay.dp
     flops = model_flops_per_token(m, lay.seq_len, lay.frozen_base) * tokens_step

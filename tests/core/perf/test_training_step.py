@@ -1,0 +1,91 @@
+"""The training step model (perf/training_step.py): its parts by hand, MFU as an output that the user can still
+override, and its held-out error on published runs (perf/training_calibration.py) within what README states."""
+
+import json
+
+import pytest
+
+from gpuplan_core import api
+from gpuplan_core.common.data import DATA_DIR
+from gpuplan_core.hardware.catalog import get_gpu
+from gpuplan_core.model.presets import get_preset
+from gpuplan_core.perf.training_calibration import error_summary, held_out, run_errors
+from gpuplan_core.perf.training_step import (
+    StepLayout,
+    TrainingEfficiency,
+    fitted_efficiency,
+    model_flops_per_token,
+    training_step,
+)
+
+M = get_preset("Llama-3.1-8B")
+H100 = get_gpu("H100-SXM")
+PEAK = 989e12
+
+
+def test_one_gpu_step_by_hand():
+    """One H100, no parallelism, micro-batch 1 of 4,096 tokens, 8 micro-batches, no recompute, constants fixed:
+    matmuls = (2 forward + 4 backward) x (N - input embedding) x tokens / (peak x GEMM efficiency)."""
+    eff = TrainingEfficiency(gemm_max=0.6, gemm_half_width=400, attention_efficiency=0.3,
+                             elementwise_bytes_per_token_layer=100, layer_overhead_s=1e-4)  # fmt: skip
+    lay = StepLayout(gpus=1, micro_batch=1, seq_len=4096, global_batch_tokens=8 * 4096)
+    st = training_step(M, H100, lay, eff)
+    n = 8_030_261_248 - 128_256 * 4096  # the input embedding is a lookup, not a matmul
+    gemm = 0.6 * 4096 / (4096 + 400)
+    assert st.matmul_s == pytest.approx(8 * 6 * n * 4096 / (PEAK * gemm))
+    attn = 2 * 32 * 4096 * 4096 * 4096  # causal: 2 x layers x s x (heads x head_dim) per token, forward
+    assert st.attention_s == pytest.approx(8 * attn * (1 + 2.5) / (PEAK * 0.3))
+    assert st.elementwise_s == pytest.approx(8 * 100 * 2 * 4096 * 32 * 4096 / 3.35e12)
+    assert st.layer_overhead_s == pytest.approx(8 * 32 * 1e-4)
+    assert st.bubble_s == st.data_parallel_exposed_s == st.tensor_parallel_s == 0
+    assert st.optimizer_s == pytest.approx(2 * 16 * 8_030_261_248 / 3.35e12)  # mixed: 16 B/param read and written
+    # MFU = 6 N D + attention (no recompute) / (step x GPUs x peak)
+    assert st.mfu == pytest.approx(model_flops_per_token(M, 4096) * 8 * 4096 / (st.step_s * PEAK))
+    assert st.tokens_per_s_per_gpu == pytest.approx(8 * 4096 / st.step_s)
+
+
+def test_recompute_pipeline_and_data_parallel_parts():
+    eff = fitted_efficiency()
+    base = StepLayout(gpus=8, micro_batch=1, seq_len=4096, global_batch_tokens=64 * 4096)
+    none = training_step(M, H100, base, eff)
+    full = training_step(M, H100, StepLayout(**{**base.__dict__, "recompute": "full"}), eff)
+    assert full.matmul_s == pytest.approx(none.matmul_s * 8 / 6)  # one more forward: 8 units of N, not 6
+    assert full.mfu < none.mfu
+    pp = training_step(M, H100, StepLayout(**{**base.__dict__, "pp": 4}), eff)
+    # 4 stages, 2 data-parallel ranks: 64 x 4,096 tokens / (2 x 4,096) = 32 micro-batches; bubble (4 - 1) / 32
+    assert pp.bubble_s == pytest.approx((pp.step_s - pp.bubble_s - pp.data_parallel_exposed_s - pp.optimizer_s)
+                                        * 3 / 32)  # fmt: skip
+
+
+def test_mfu_is_predicted_unless_the_user_sets_it():
+    q = {"mode": "training", "preset": "Llama-3.1-8B", "gpu": "H100-SXM", "gpus": 8, "training_tokens": 1e11}
+    predicted = api.plan_report(q).picks[0]
+    assert predicted.mfu_predicted and predicted.mfu_low < predicted.mfu < predicted.mfu_high
+    assert 0.2 < predicted.mfu < 0.7
+    given = api.plan_report({**q, "mfu": 0.33}).picks[0]
+    assert given.mfu == 0.33 and not given.mfu_predicted and given.mfu_low is None
+    # GPU-hours = FLOPs / (peak x MFU): the same rule either way
+    plan = api.plan_report(q)
+    assert predicted.wall_hours * 8 == pytest.approx(plan.training_flops / (PEAK * predicted.mfu) / 3600)
+
+
+def test_a_third_of_each_publishers_runs_is_held_out():
+    errs = run_errors(fitted_efficiency())
+    pubs = {e.publisher for e in errs}
+    for p in pubs:
+        runs = [e for e in errs if e.publisher == p]
+        if len(runs) >= 6:
+            assert 0.15 <= sum(e.held_out for e in runs) / len(runs) <= 0.55, p
+    assert all(e.held_out == held_out(e.run_id) for e in errs)
+
+
+def test_held_out_error_is_what_the_calibration_file_and_readme_state():
+    stored = json.loads((DATA_DIR / "training_calibration.json").read_text())
+    fresh = error_summary(run_errors(fitted_efficiency()), held=True)
+    assert fresh == stored["held_out"]  # regenerate with python -m bench.fit_training
+    dense = fresh["all dense"]
+    assert dense["points"] >= 30 and dense["median_abs_error"] <= 0.10 and dense["within_15pct"] >= 0.70
+    assert fresh["pre-training, BF16"]["median_abs_error"] <= 0.10
+    assert fresh["pre-training, FP8"]["median_abs_error"] <= 0.12
+    fixed = stored["held_out_at_mfu_0_40"]["all dense"]  # the earlier fixed MFU 0.40 on the same runs
+    assert fixed["median_abs_error"] > 2 * dense["median_abs_error"]
