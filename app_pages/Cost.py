@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gpuplan_core import MarketProjection, cost_answer
+from gpuplan_core import MarketProjection, cost_answer, training_speed_line
 from gpuplan_ui import cached, figures_cost, fmt, page, prices, widgets
 
 sc, values = page.setup("Cost")
@@ -67,11 +67,14 @@ with page.guard("Costs per offer"):
         )
         st.plotly_chart(cached.lifetime_figure(bill, best_monthly, 36, title), key="life", config=chart)
     else:
+        how = "your MFU" if sc.training.mfu else "the MFU predicted for each offer's layout and network"
         st.markdown(
             f"Training compute: **{cost.training_flops:.3g} FLOPs** = tokens x (6 x active parameters + causal "
-            f"attention), at MFU {cost.mfu:.2f} of each GPU's dense BF16 peak; +{sc.training.overhead_factor:.0%} for "
+            f"attention), at {how} of each GPU's dense BF16 peak; +{sc.training.overhead_factor:.0%} for "
             "failed runs and sweeps; GPUs rounded up to whole nodes, billed in each offer's increments."
         )
+        if line := training_speed_line(ans):
+            st.markdown(line)
         if cost.tokens_note:
             st.caption(cost.tokens_note)
         left, right = st.columns([3, 2])

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gpuplan_core import memory_answer
+from gpuplan_core import memory_answer, training_speed_line
 from gpuplan_ui import cached, fmt, page
 
 sc, values = page.setup("Memory")
@@ -20,6 +20,8 @@ with page.guard("Memory budget"):
             "steps on the CPU.",
             icon=":material/memory:",
         )
+    if sc.job.mode != "inference" and (line := training_speed_line(cached.answer(sc))):
+        st.markdown(line)
     st.plotly_chart(views["figure"], key="mem_chart", config={"displaylogo": False})
     st.caption(
         f"Each bar: what a job may fill on one GPU of that type (the usable VRAM x {mem.memory_utilization:.0%} "
@@ -42,7 +44,7 @@ with page.guard("Memory budget"):
         with st.expander("Every GPU type: fit, largest batch, longest context"):
             page.table(views["gpus"], "gpus", "gpuplan-memory-per-gpu.csv")
 
-if sc.job.mode != "inference" and not page.meeting():
+if sc.job.mode != "inference" and sc.training.precision == "mixed" and not page.meeting():
     with page.guard("Both training accountings"):
         st.subheader("Both accountings")
         st.caption(
@@ -60,6 +62,7 @@ if sc.job.mode != "inference" and not page.meeting():
                 ", ".join(
                     f"{k} {fmt.gb(v)}"
                     for k, v in r.components.items()
-                    if k not in ("activations", "logits (fp32)", "CUDA context", "communication buffers")
+                    if k in ("weights", "gradients", "master weights", "optimizer states")
+                    or k.startswith(("adapter", "frozen"))
                 )
             )

@@ -43,10 +43,12 @@ from .interface.inputs import (
 from .interface.links import apply_use_case, link_query, read_link, read_scenario_file, scenario_file, upgrade_link
 from .memory.components import Assumptions
 from .memory.engine_kv import METHODOLOGY_TEXT as KV_STARTUP_TEXT
+from .memory.training_measurements import peak_summary as training_memory_errors
 from .model.formats import FORMATS
 from .perf.efficiency import PerfAssumptions
 from .perf.replica import DEFAULT_GPU
 from .perf.schedulers import LOOPS as ENGINE_LOOPS
+from .perf.training_calibration import stored_calibration as training_speed_calibration
 from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
 from .pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
@@ -63,6 +65,7 @@ from .report.answers import (
     memory_answer,
     perf_answer,
     plan_answer,
+    training_speed_line,
 )
 from .report.calibration import CalibrationReport
 from .report.compare import CompareReport, Side, compare

@@ -9,6 +9,8 @@ from gpuplan_core import (
     KV_STARTUP_TEXT,
     USE_CASE_SOURCES,
     MarketEstimate,
+    training_memory_errors,
+    training_speed_calibration,
 )
 
 POLICY_WORDS = {
@@ -56,8 +58,38 @@ def _serving() -> str:
 """
 
 
+def _training_errors() -> dict:
+    """The figures the training paragraphs quote, read from the core (never typed here)."""
+    mem = training_memory_errors()
+    cal = training_speed_calibration()
+    held = cal["held_out"]
+    regimes = ", ".join(
+        f"{k} {v['median_abs_error']:.0%} ({v['points']})"
+        for k, v in mem.items()
+        if k not in ("all (not paged)",) and k != "paged optimizers"
+    )
+    every = mem["all (not paged)"]
+    return {
+        "mem_points": every["points"] + mem.get("paged optimizers", {}).get("points", 0),
+        "mem_line": f"median |error| {every['median_abs_error']:.0%}, {every['within_20pct']:.0%} within 20%; by "
+        f"regime {regimes}",
+        "paged": mem.get("paged optimizers", {}).get("points", 0),
+        "speed_points": sum(v["points"] for k, v in cal["training"].items() if k != "all dense")
+        + sum(v["points"] for k, v in held.items() if k != "all dense"),
+        "speed_line": f"tokens/s per GPU {held['all dense']['median_abs_error']:.1%} off at the median, "
+        f"{held['all dense']['within_15pct']:.0%} within 15% ({held['all dense']['points']} runs; BF16 "
+        f"pre-training {held['pre-training, BF16']['median_abs_error']:.1%}, FP8 "
+        f"{held['pre-training, FP8']['median_abs_error']:.1%}, fine-tuning "
+        f"{held['fine-tuning']['median_abs_error']:.1%})",
+        "fixed": cal["held_out_at_mfu_0_40"]["all dense"]["median_abs_error"],
+        "band": cal["band_relative"],
+        "moe": held["mixture of experts"]["median_abs_error"],
+    }
+
+
 def formulas() -> str:
     """Memory, speed, serving under traffic and cost: each formula with its source."""
+    t = _training_errors()
     return rf"""
 gpuplan computes every number from the formulas below (in `gpuplan_core`; each file's docstring repeats them).
 **Units:** bytes internally; **GB = 10^9 bytes, GiB = 2^30 bytes**, and every label says which. Time in seconds,
@@ -72,21 +104,33 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
 - **KV cache** = 2 × layers × KV heads × head_dim × bytes × tokens × sequences. Grouped-query attention uses the KV
   heads, not the query heads; MLA (DeepSeek) caches one latent of `kv_lora_rank + qk_rope_head_dim` per layer;
   sliding-window layers hold at most the window. Tensor parallel splits KV heads, never below one per GPU.
-- **Training model states**: two accountings that both exist in the wild. *ZeRO paper* (Rajbhandari et al. 2020):
-  16 B/param = BF16 weights 2 + BF16 gradients 2 + FP32 master 4 + Adam momentum 4 + variance 4.
-  *Hugging Face model-memory anatomy*: 18 B/param = weights 6 (BF16 + FP32 copy) + FP32 gradients 4 + Adam 8.
-  ZeRO-1 shards optimizer states over data-parallel GPUs, ZeRO-2 also gradients, ZeRO-3 also weights.
-  **ZeRO-3 buffers** (DeepSpeed's defaults, adjustable below): the largest layer's gathered weights and gradients
-  (4 B/param, as DeepSpeed's `estimate_zero3_model_states_mem_needs` counts them; the embedding for most models),
-  the prefetch bucket (`stage3_prefetch_bucket_size` 5e7 parameters) and the reduce bucket (`reduce_bucket_size`
-  5e8 elements). **CPU offload** (DeepSpeed ZeRO-Offload): the optimizer states, master weights and gradients (at
-  ZeRO-3 optionally the weights too) move to host RAM; each machine then needs their per-GPU share x its GPUs
-  x 1.5 (the estimators' buffer factor); steps slow down, which the time and cost estimates do not include.
-- **Activations** (Korthikanti et al. 2022, *Reducing Activation Recomputation*), per layer:
-  `s·b·(attention 3h + 4·a·d + 4·kv·d + MLP 3h + 6I + norms 4h)` at 2-byte activations (for GPT-3's shape this is
-  the paper's `34·s·b·h`), plus `5·a·s²·b` for attention scores unless FlashAttention; selective recompute drops that
-  term, full recompute keeps `2·s·b·h`; each divided by tensor parallelism (sequence parallel); plus FP32 logits
-  `s·b·V·4`.
+- **Training model states** by precision recipe, bytes per trainable parameter (weights / gradients / FP32 master /
+  optimizer states). *Mixed* (Megatron, torchtitan's FSDP mixed precision; pre-training's default): two published
+  accountings, *ZeRO paper* (Rajbhandari et al. 2020) 2 / 2 / 4 / 8 = 16 B and *Hugging Face model-memory anatomy*
+  2 / 4 / 4 / 8 = 18 B. *Pure BF16* (torchtune's recipes, TRL with a BF16 model; fine-tuning's default): 2 / 2 / 0 / 4
+  = 8 B, AdamW's two states in BF16. *FP8 / MXFP8 / NVFP4* (torchao float8, Blackwell): mixed, plus one block's weights
+  and transposes cast to the low format with their block scales (1/32, 1/16). 8-bit AdamW (bitsandbytes, paged or
+  not): 2 B of states. ZeRO-1 shards optimizer states over the data-parallel (and context-parallel) GPUs, ZeRO-2 also
+  gradients, ZeRO-3 / FSDP also weights; **FSDP gathers one transformer block's BF16 weights** at a time, prefetches
+  the next and reduce-scatters one block's gradients (FSDP2's defaults). **CPU offload** (DeepSpeed ZeRO-Offload):
+  the optimizer states, master weights and gradients (at ZeRO-3 optionally the weights too) move to host RAM; each
+  machine then needs their per-GPU share x its GPUs x 1.5 (the estimators' buffer factor).
+- **Activations**, counted as autograd keeps them, per layer and token (`gpuplan_core/memory/activations.py`): norm
+  inputs 2h + norm outputs 2h + q, k, v + attention output + SwiGLU gate, activation, up and product 4I (GELU: 2I) at
+  the activation's bytes (Korthikanti et al. 2022 count the same tensors for GPT: `34·s·b·h`), plus `5·a·s²·b` for
+  the scores without FlashAttention. A frozen base (LoRA, QLoRA) keeps no inputs for weight gradients. Checkpointing:
+  *none* keeps everything; *selective, per op* (torchtitan) keeps the layer input, the attention output and every
+  other matmul output; *full* keeps each layer's input (optionally on every k-th layer only); with recompute one
+  layer's tensors live again during its backward. Tensor parallelism (with sequence parallel) and context
+  parallelism divide them. **LoRA adapters** keep their input after dropout (2 B + a 1-byte mask, when dropout > 0)
+  and their rank-r output; adapting the LM head adds a logits-sized output. **Logits**: the full loss holds FP32
+  logits (`4·V` bytes per token); a chunked loss keeps BF16 logits and upcasts 8 chunks in turn (`(2 + 4/8)·V`).
+  **QLoRA** (bitsandbytes with PEFT) upcasts the weights it keeps unquantised (embeddings, LM head, norms) to FP32;
+  every library dequantises one linear layer to BF16 at a time. **Loading** (the checkpoint's share plus its largest
+  tensor in 16 bit) is its own budget, said when it is the larger.
+- **Checked against measured peaks** the budget is not fitted on ({t["mem_points"]} published runs of torchtune, litgpt,
+  torchtitan and torchao): {t["mem_line"]}. Paged optimizers ({t["paged"]} runs) move their states off the GPU
+  under pressure, so their measured peak may sit below the budget.
 - **Serving overheads** (measured in vLLM 0.19 on H100 by llm-d-planner): activation workspace of the profile step,
   CUDA-graph pool, CUDA context, NCCL buffers at tensor parallel ≥ 2, and the memory-utilization headroom.
 - Every budget names its scope: *weights only*, *model states* (training) or *whole runtime*, and every
@@ -127,6 +171,18 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
 - **Serverless** bills worker start-up, execution and the idle timeout (RunPod, Modal rules).
 - **Training** compute = 6 × parameters × tokens (+ attention) ÷ (dense peak × MFU); real budgets add failed runs
   and sweeps (industry estimates 30–50% of compute, seed 002).
+- **Training speed** (`gpuplan_core/perf/training_step.py`): the MFU is **predicted** for each layout and offer (an
+  MFU you give overrides it). One step = micro-batches x (matmuls at a GEMM efficiency that grows with the width per
+  GPU, FlashAttention forward and backward, elementwise traffic over HBM, tensor- and context-parallel exchanges over
+  NVLink, a cost per layer) x (1 + the pipeline bubble (pp - 1) / micro-batches) + the data-parallel traffic compute
+  does not hide (gradient all-reduce, or FSDP's gathers and reduce-scatter, over NVLink or the offer's network per
+  GPU) + the optimizer's pass over its states. Recompute adds a forward pass (full) or half of one (per op). Its
+  constants are fitted on two thirds of {t["speed_points"]} published runs (llm-foundry, Megatron-LM, NeMo /
+  Megatron-Bridge, torchtitan, the Llama 3 paper; a third of each publisher's held out by CRC-32 of the run):
+  **held out, {t["speed_line"]}**; a fixed MFU of 0.40 on the same held-out runs is {t["fixed"]:.0%} off at the
+  median. The band shown beside a predicted MFU is the held-out 80th percentile, ±{t["band"]:.0%}.
+  Mixture-of-experts runs are not fitted (expert parallelism's all-to-all is not modelled): {t["moe"]:.0%} off at
+  the median.
 - **The recommendation**: the least expensive configuration that fits the complete memory budget and meets the
   latency (p95 TTFT, mean TPOT) or completion-time target (seed 000). Pay for compute when arithmetic limits the
   job, for bandwidth when moving data limits token generation.
@@ -197,7 +253,9 @@ DEFAULTS_AND_INPUTS = """
   defaults, targets p95 time to first token 2 s and time per output token 100 ms (the chat preset).
 - **Fine-tuning**: 100 million tokens (about 50,000 examples of 1,000 tokens, twice); QLoRA's frozen base is NF4
   with double quantisation whatever the weights input says, and the app labels it so.
-- **Pre-training**: 100 billion tokens (Chinchilla's 20 per parameter is shown when no count is given), MFU 0.40.
+- **Pre-training**: 100 billion tokens (Chinchilla's 20 per parameter is shown when no count is given), mixed
+  precision, full checkpointing, a 4M-token global batch, MFU predicted. **Fine-tuning**'s recipe: pure BF16 AdamW
+  (torchtune), LoRA rank 16 on all linear layers with dropout 0.05 (PEFT), full checkpointing, one micro-batch a step.
 - **Training or fine-tuning bill** (Cost page, serving jobs): none unless you give one; only then does the lifetime
   chart draw it against the months of serving.
 

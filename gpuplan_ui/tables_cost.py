@@ -149,6 +149,8 @@ def training_runs(rows: list[TrainingCostRow]) -> pd.DataFrame:
                 "billing": r.billing_model,
                 "GPU-hours": round(r.gpu_hours, 0),
                 "wall hours": round(r.wall_hours, 1),
+                "MFU": round(r.mfu, 2) if r.mfu is not None else None,
+                "MFU band": f"{r.mfu_low:.2f}-{r.mfu_high:.2f}" if r.mfu_low is not None else "yours",
                 "monthly always-on (USD)": round(r.monthly_always_on_usd, 2),
                 "price date": r.price_as_of,
                 "notes": "; ".join(r.notes[2:]),

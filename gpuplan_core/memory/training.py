@@ -42,7 +42,12 @@ def model_state_bytes_per_param(
 ) -> dict[str, float]:
     """Bytes per trainable parameter by component, for the precision recipe (and, mixed, the accounting)."""
     if fp32_weights or precision == "fp32":  # plain fp32 training: the weights are the master copy
-        return {"weights": 4.0, "gradients": 4.0, "master weights": 0.0, "optimizer states": OPTIMIZER_BYTES_PER_PARAM[optimizer]}
+        return {
+            "weights": 4.0,
+            "gradients": 4.0,
+            "master weights": 0.0,
+            "optimizer states": OPTIMIZER_BYTES_PER_PARAM[optimizer],
+        }
     if precision == "bf16":
         return {
             "weights": 2.0,
@@ -99,7 +104,10 @@ def _model_states(m: ModelArch, req: MemoryRequest, notes: list[str]) -> tuple[d
         if req.zero_stage == 3:
             base /= dp
         comps["frozen base weights"] = base
-        per = {f"adapter {k}": v for k, v in model_state_bytes_per_param(req.accounting, req.optimizer, precision=precision).items()}
+        per = {
+            f"adapter {k}": v
+            for k, v in model_state_bytes_per_param(req.accounting, req.optimizer, precision=precision).items()
+        }
         notes.append(
             f"{req.method.upper()}: base frozen in {base_fmt.label}; {trainable:,} adapter parameters "
             f"(rank {req.lora_rank}, {req.lora_targets}) carry gradients and optimizer states."

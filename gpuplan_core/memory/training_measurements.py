@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import pandas as pd
 
@@ -38,7 +38,7 @@ def measured_peaks() -> pd.DataFrame:
     return d[~d.notes.fillna("").str.contains("SUSPECT")]
 
 
-@lru_cache(maxsize=None)
+@cache
 def peak_model(key: str) -> ModelArch:
     configs = json.loads((DATA_DIR / MODELS_FILE).read_text())["models"]
     if key in configs:
@@ -129,6 +129,10 @@ def peak_summary(errors: list[PeakError] | None = None) -> dict[str, dict]:
     out = {}
     for k, v in sorted(groups.items()):
         s = pd.Series(v)
-        out[k] = {"points": len(v), "median_abs_error": round(float(s.median()), 4),
-                  "within_10pct": round(float((s <= 0.10).mean()), 4), "within_20pct": round(float((s <= 0.2).mean()), 4)}  # fmt: skip
+        out[k] = {
+            "points": len(v),
+            "median_abs_error": round(float(s.median()), 4),
+            "within_10pct": round(float((s <= 0.10).mean()), 4),
+            "within_20pct": round(float((s <= 0.2).mean()), 4),
+        }
     return out

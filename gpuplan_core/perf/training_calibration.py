@@ -12,7 +12,7 @@ import json
 import math
 import zlib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import pandas as pd
 
@@ -36,7 +36,7 @@ def measured_runs() -> pd.DataFrame:
     return pd.read_csv(DATA_DIR / MEASUREMENTS_FILE)
 
 
-@lru_cache(maxsize=None)
+@cache
 def run_model(key: str) -> ModelArch:
     """A run's model: a bundled preset or a config of data/training_speed_models.json."""
     configs = json.loads((DATA_DIR / MODELS_FILE).read_text())["models"]
@@ -129,6 +129,17 @@ def error_summary(errors: list[RunError], held: bool = True) -> dict[str, dict]:
     out = {}
     for k, v in sorted(groups.items()):
         s = pd.Series(v)
-        out[k] = {"points": len(v), "median_abs_error": round(float(s.median()), 4),
-                  "within_15pct": round(float((s <= 0.15).mean()), 4), "p80_abs_error": round(float(s.quantile(0.8)), 4)}  # fmt: skip
+        out[k] = {
+            "points": len(v),
+            "median_abs_error": round(float(s.median()), 4),
+            "within_15pct": round(float((s <= 0.15).mean()), 4),
+            "p80_abs_error": round(float(s.quantile(0.8)), 4),
+        }
     return out
+
+
+def stored_calibration() -> dict:
+    """data/training_calibration.json: the fitted constants and the held-out error per regime."""
+    from .training_step import CALIBRATION_FILE
+
+    return json.loads((DATA_DIR / CALIBRATION_FILE).read_text())

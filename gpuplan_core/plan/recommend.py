@@ -66,7 +66,9 @@ def _training_fields(c: TrainingCandidate) -> dict:
     out: dict = {"mfu": c.mfu, "mfu_predicted": c.step is not None}
     if c.step is not None:
         band = training_band()
-        out.update(mfu_low=c.mfu * (1 - band), mfu_high=c.mfu * (1 + band), tokens_per_s_per_gpu=c.step.tokens_per_s_per_gpu)
+        out.update(
+            mfu_low=c.mfu * (1 - band), mfu_high=c.mfu * (1 + band), tokens_per_s_per_gpu=c.step.tokens_per_s_per_gpu
+        )
     return out
 
 

@@ -126,9 +126,7 @@ def training_shapes(m: ModelArch, sc: Scenario, gpu: GPU) -> list[TrainingShape]
                 b1, b2 = (memory_budget(m, req.model_copy(update={"gpus": k * own})).per_gpu_bytes
                           for k in (1, 2))  # fmt: skip
                 sharded = 2 * (b1 - b2) if zero else 0.0
-                rows.append(
-                    (own, sc.parallelism.tp, sc.parallelism.pp, sharded, b1 - sharded)
-                )
+                rows.append((own, sc.parallelism.tp, sc.parallelism.pp, sharded, b1 - sharded))
             except ValueError:
                 pass
         shapes = [

@@ -308,3 +308,20 @@ METHODOLOGY_ANSWER = Answer(
     "far to trust it.",
     tone="info",
 )
+
+
+def training_speed_line(ans: ScenarioAnswer) -> str | None:
+    """The answer's training speed in one sentence: the MFU it uses (predicted with its band, or the user's), the
+    tokens per second per GPU, the wall time with its band. None without a training pick."""
+    p = ans.pick
+    if p is None or p.mfu is None or p.wall_hours is None:
+        return None
+    where = f"{p.gpus:,} x {p.gpu} (TP {p.tp}, PP {p.pp}, ZeRO-{p.zero_stage})"
+    if not p.mfu_predicted:
+        return f"Run time at your MFU of {p.mfu:.2f} on {where}: {p.wall_hours:,.1f} h."
+    lo, hi = p.wall_hours * p.mfu / p.mfu_high, p.wall_hours * p.mfu / p.mfu_low
+    return (
+        f"Predicted MFU **{p.mfu:.2f}** (band {p.mfu_low:.2f}-{p.mfu_high:.2f}: four in five held-out published runs "
+        f"fall inside it) on {where}: {p.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, **{p.wall_hours:,.1f} h** "
+        f"wall time ({lo:,.1f}-{hi:,.1f} h). Set an MFU in the sidebar to override the prediction."
+    )

@@ -293,8 +293,9 @@ class Training(Part):
     recompute: Recompute = Field(
         "full",
         description="Activation checkpointing. Full: keep only each layer's input and recompute the rest in the "
-        "backward pass (~30% more compute, far less memory; the usual fine-tuning setting). Selective: recompute "
-        "the attention scores only (FlashAttention already avoids storing them). None: keep every activation.",
+        "backward pass (one more forward pass, far less memory; torchtune's and litgpt's setting). Selective, per op "
+        "(torchtitan's default): keep the matmul and attention outputs, every other matmul and the elementwise ops "
+        "recomputed (about a third of the activations, half a forward pass more). None: keep every activation.",
     )
     lora_rank: int = Field(
         16, ge=1, le=4096, description="Rank of the adapters (LoRA and QLoRA): adapter parameters grow with it."

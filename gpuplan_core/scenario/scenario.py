@@ -29,7 +29,8 @@ from .parts import DEFAULT_PRESET, Formats, Job, ModelSource, Parallelism, Part,
 
 # Defaults that depend on the job (its key: interactive, batch, pretrain, finetune), used where the field is not
 # given. A pre-training run is 100 billion tokens, a fine-tuning run 100 million; fine-tuning trains LoRA adapters;
-# fine-tuning keeps BF16 weights and AdamW states (torchtune's and TRL's recipes); batch inference has no latency targets, and a training run neither traffic nor latency targets.
+# fine-tuning keeps BF16 weights and AdamW states (torchtune's and TRL's recipes); batch inference has no
+# latency targets, and a training run neither traffic nor latency targets.
 _NO_TARGETS = {"ttft_target_s": None, "tpot_target_s": None}
 _NO_TRAFFIC = {"requests_per_day": None, **_NO_TARGETS}
 JOB_DEFAULTS: dict[str, dict[str, Any]] = {

@@ -19,8 +19,8 @@ from gpuplan_core.scenario.scenario import Scenario
 
 M = get_preset("Llama-3.1-8B")
 N = 8_030_261_248
-H, I, V, L = 4096, 14_336, 128_256, 32
-EVERY = 2 * H + 2 * H + (4096 + 2 * 1024) + 4096 + 3 * I + I  # values per token per layer, no checkpointing
+H, FFN, V, L = 4096, 14_336, 128_256, 32
+EVERY = 2 * H + 2 * H + (4096 + 2 * 1024) + 4096 + 3 * FFN + FFN  # values per token per layer, no checkpointing
 
 
 def _budget(**kw):
@@ -31,7 +31,7 @@ def _budget(**kw):
 def test_the_tensors_a_llama_layer_saves():
     t = layer_tensors(M)
     assert t.all() == EVERY == 83_968
-    assert t.all(frozen_base=True) == EVERY - 2 * H - I  # a frozen base keeps no inputs for weight gradients
+    assert t.all(frozen_base=True) == EVERY - 2 * H - FFN  # a frozen base keeps no inputs for weight gradients
 
 
 @pytest.mark.parametrize(
@@ -84,7 +84,7 @@ S = 2048  # tokens per micro-batch below (batch 1)
         ("none", 1, L * EVERY * 2, 0),  # every tensor, BF16
         # per op: the layer's input h, the attention output 4,096 and half of the matmul outputs
         # (q 4,096 + k, v 2 x 1,024 + o 4,096 + gate, up 2 x 14,336 + down 4,096) / 2; one layer recomputed
-        ("selective", 1, L * (H + 4096 + (4096 + 2048 + 4096 + 2 * I + 4096) / 2) * 2, EVERY * 2),
+        ("selective", 1, L * (H + 4096 + (4096 + 2048 + 4096 + 2 * FFN + 4096) / 2) * 2, EVERY * 2),
         ("full", 1, L * H * 2, EVERY * 2),  # the layer's input only; one layer's tensors live again in backward
         ("full", 2, (L // 2) * H * 2 + (L - L // 2) * EVERY * 2, EVERY * 2),  # every other layer checkpointed
         ("full", 4, (L // 4) * H * 2 + (L - L // 4) * EVERY * 2, EVERY * 2),
@@ -117,11 +117,11 @@ def _lora(targets, dropout, **kw):
 
 def test_lora_adapters_keep_their_inputs_after_dropout():
     """All linear layers, dropout 0.05: each adapter keeps its input after dropout (2 B) and the mask (1 B) -
-    q, k, v and gate, up read h, o reads 4,096, down reads I - plus its rank-16 output (2 B)."""
-    per_token_layer = (3 * H + 4096 + 2 * H + I) * (2 + 1) + 7 * 16 * 2
+    q, k, v and gate, up read h, o reads 4,096, down reads FFN - plus its rank-16 output (2 B)."""
+    per_token_layer = (3 * H + 4096 + 2 * H + FFN) * (2 + 1) + 7 * 16 * 2
     b = _lora("all-linear", 0.05)
     assert b.components["LoRA adapter activations"] == pytest.approx(per_token_layer * L * S)
-    assert b.components["activations"] == pytest.approx((EVERY - 2 * H - I) * 2 * L * S)  # the frozen base's
+    assert b.components["activations"] == pytest.approx((EVERY - 2 * H - FFN) * 2 * L * S)  # the frozen base's
     qv = _lora("qv", 0.0)  # no dropout: the adapters read the tensor the base already holds; only rank outputs
     assert qv.components["LoRA adapter activations"] == pytest.approx(2 * 16 * 2 * L * S)
 
@@ -135,11 +135,11 @@ def test_lora_on_the_lm_head_adds_its_parameters_and_a_logits_sized_output():
 def test_qlora_overhead_per_library():
     """bitsandbytes with PEFT's prepare_model_for_kbit_training upcasts the unquantised weights (embeddings, LM
     head, norms: 2 x 128,256 x 4,096 + 4,096 + 32 x 2 x 4,096) to FP32, +2 B each; both libraries dequantise one
-    linear layer to BF16 at a time (the largest: h x I)."""
+    linear layer to BF16 at a time (the largest: h x FFN)."""
     kept = 2 * V * H + H + L * 2 * H
     bnb = _lora("all-linear", 0.05, method="qlora", qlora_library="bitsandbytes")
     ao = _lora("all-linear", 0.05, method="qlora", qlora_library="torchao")
     assert bnb.components["QLoRA 16-bit weights upcast to FP32"] == 2 * kept
     assert "QLoRA 16-bit weights upcast to FP32" not in ao.components
-    assert bnb.components["QLoRA dequantised layer"] == ao.components["QLoRA dequantised layer"] == 2 * H * I
+    assert bnb.components["QLoRA dequantised layer"] == ao.components["QLoRA dequantised layer"] == 2 * H * FFN
     assert bnb.per_gpu_bytes - ao.per_gpu_bytes == pytest.approx(2 * kept)
