@@ -43,12 +43,10 @@ from .interface.inputs import (
 from .interface.links import apply_use_case, link_query, read_link, read_scenario_file, scenario_file, upgrade_link
 from .memory.components import Assumptions
 from .memory.engine_kv import METHODOLOGY_TEXT as KV_STARTUP_TEXT
-from .memory.training_measurements import peak_summary as training_memory_errors
 from .model.formats import FORMATS
 from .perf.efficiency import PerfAssumptions
 from .perf.replica import DEFAULT_GPU
 from .perf.schedulers import LOOPS as ENGINE_LOOPS
-from .perf.training_calibration import stored_calibration as training_speed_calibration
 from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
 from .pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
@@ -81,6 +79,7 @@ from .report.cost import (
 )
 from .report.results import GpuPerf, MemoryReport, PerfReport
 from .report.serving import ServeReport, ServingCurve
+from .report.training import TrainingAccuracy, training_accuracy
 from .scenario.scenario import Scenario
 
 __all__ = [n for n in dir() if not n.startswith("_")]

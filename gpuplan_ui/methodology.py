@@ -9,8 +9,7 @@ from gpuplan_core import (
     KV_STARTUP_TEXT,
     USE_CASE_SOURCES,
     MarketEstimate,
-    training_memory_errors,
-    training_speed_calibration,
+    training_accuracy,
 )
 
 POLICY_WORDS = {
@@ -58,38 +57,9 @@ def _serving() -> str:
 """
 
 
-def _training_errors() -> dict:
-    """The figures the training paragraphs quote, read from the core (never typed here)."""
-    mem = training_memory_errors()
-    cal = training_speed_calibration()
-    held = cal["held_out"]
-    regimes = ", ".join(
-        f"{k} {v['median_abs_error']:.0%} ({v['points']})"
-        for k, v in mem.items()
-        if k not in ("all (not paged)",) and k != "paged optimizers"
-    )
-    every = mem["all (not paged)"]
-    return {
-        "mem_points": every["points"] + mem.get("paged optimizers", {}).get("points", 0),
-        "mem_line": f"median |error| {every['median_abs_error']:.0%}, {every['within_20pct']:.0%} within 20%; by "
-        f"regime {regimes}",
-        "paged": mem.get("paged optimizers", {}).get("points", 0),
-        "speed_points": sum(v["points"] for k, v in cal["training"].items() if k != "all dense")
-        + sum(v["points"] for k, v in held.items() if k != "all dense"),
-        "speed_line": f"tokens/s per GPU {held['all dense']['median_abs_error']:.1%} off at the median, "
-        f"{held['all dense']['within_15pct']:.0%} within 15% ({held['all dense']['points']} runs; BF16 "
-        f"pre-training {held['pre-training, BF16']['median_abs_error']:.1%}, FP8 "
-        f"{held['pre-training, FP8']['median_abs_error']:.1%}, fine-tuning "
-        f"{held['fine-tuning']['median_abs_error']:.1%})",
-        "fixed": cal["held_out_at_mfu_0_40"]["all dense"]["median_abs_error"],
-        "band": cal["band_relative"],
-        "moe": held["mixture of experts"]["median_abs_error"],
-    }
-
-
 def formulas() -> str:
     """Memory, speed, serving under traffic and cost: each formula with its source."""
-    t = _training_errors()
+    t = training_accuracy()
     return rf"""
 gpuplan computes every number from the formulas below (in `gpuplan_core`; each file's docstring repeats them).
 **Units:** bytes internally; **GB = 10^9 bytes, GiB = 2^30 bytes**, and every label says which. Time in seconds,
@@ -128,8 +98,8 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   **QLoRA** (bitsandbytes with PEFT) upcasts the weights it keeps unquantised (embeddings, LM head, norms) to FP32;
   every library dequantises one linear layer to BF16 at a time. **Loading** (the checkpoint's share plus its largest
   tensor in 16 bit) is its own budget, said when it is the larger.
-- **Checked against measured peaks** the budget is not fitted on ({t["mem_points"]} published runs of torchtune, litgpt,
-  torchtitan and torchao): {t["mem_line"]}. Paged optimizers ({t["paged"]} runs) move their states off the GPU
+- **Checked against measured peaks** ({t.memory_points} published runs of torchtune, litgpt, torchtitan and torchao; no
+  term fitted on them but bitsandbytes' QLoRA buffers, on two thirds of their runs): {t.memory_line}. Paged optimizers ({t.memory_paged_points} runs) move their states off the GPU
   under pressure, so their measured peak may sit below the budget.
 - **Serving overheads** (measured in vLLM 0.19 on H100 by llm-d-planner): activation workspace of the profile step,
   CUDA-graph pool, CUDA context, NCCL buffers at tensor parallel ≥ 2, and the memory-utilization headroom.
@@ -177,11 +147,11 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   NVLink, a cost per layer) x (1 + the pipeline bubble (pp - 1) / micro-batches) + the data-parallel traffic compute
   does not hide (gradient all-reduce, or FSDP's gathers and reduce-scatter, over NVLink or the offer's network per
   GPU) + the optimizer's pass over its states. Recompute adds a forward pass (full) or half of one (per op). Its
-  constants are fitted on two thirds of {t["speed_points"]} published runs (llm-foundry, Megatron-LM, NeMo /
+  constants are fitted on two thirds of {t.speed_runs} published runs (llm-foundry, Megatron-LM, NeMo /
   Megatron-Bridge, torchtitan, the Llama 3 paper; a third of each publisher's held out by CRC-32 of the run):
-  **held out, {t["speed_line"]}**; a fixed MFU of 0.40 on the same held-out runs is {t["fixed"]:.0%} off at the
-  median. The band shown beside a predicted MFU is the held-out 80th percentile, ±{t["band"]:.0%}.
-  Mixture-of-experts runs are not fitted (expert parallelism's all-to-all is not modelled): {t["moe"]:.0%} off at
+  **held out, {t.speed_line}**; a fixed MFU of 0.40 on the same held-out runs is {t.speed_fixed_mfu_median:.0%} off at the
+  median. The band shown beside a predicted MFU is the held-out 80th percentile, ±{t.speed_band:.0%}.
+  Mixture-of-experts runs are not fitted (expert parallelism's all-to-all is not modelled): {t.speed_moe_median:.0%} off at
   the median.
 - **The recommendation**: the least expensive configuration that fits the complete memory budget and meets the
   latency (p95 TTFT, mean TPOT) or completion-time target (seed 000). Pay for compute when arithmetic limits the

@@ -67,7 +67,11 @@ LORA_TARGETS = {
     "all-linear": "All linear layers",
     "all-linear+head": "All linear + LM head",
 }
-QLORA_LIBRARIES = {"bitsandbytes": "bitsandbytes + PEFT", "torchao": "torchao NF4 (torchtune)"}
+QLORA_LIBRARIES = {
+    "peft": "bitsandbytes via PEFT (Hugging Face)",
+    "bitsandbytes": "bitsandbytes alone (litgpt)",
+    "torchao": "torchao NF4 (torchtune)",
+}
 OPTIMIZERS = {"adamw": "AdamW", "adam8bit": "8-bit Adam", "sgd": "SGD with momentum"}
 OFFLOAD = {
     "none": "None: everything on the GPUs",

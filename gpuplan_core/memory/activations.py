@@ -21,8 +21,10 @@ LoRA adapters (PEFT, torchtune, litgpt): each adapted linear keeps its input aft
 > 0, plus a 1-byte mask) and its rank-r intermediate; adapting the LM head adds a logits-sized output (2 bytes x V).
 Tensor parallelism with sequence parallelism divides every term by tp, context parallelism by cp.
 
-Logits: the full cross-entropy holds the FP32 logits (4 bytes x V per token); a chunked loss (torchtune) keeps the
-BF16 logits for backward and upcasts one chunk at a time (2 bytes x V + 4 bytes x V / chunks).
+Logits: the full cross-entropy in eager PyTorch holds, per token, the BF16 logits, their FP32 copy and the FP32
+log-softmax it saves for backward (2 + 4 + 4 = 10 bytes x V; torchtune's own flags table: turning chunking on saves
+8.9 bytes x V per token on Llama 3.2 3B); a chunked loss (torchtune, compiled) keeps the BF16 logits and upcasts one
+chunk at a time (2 bytes x V + 4 bytes x V / chunks).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from ..model.arch import ModelArch
 
 LOSS_CHUNKS = 8  # torchtune CEWithChunkedOutputLoss num_output_chunks
+FULL_LOSS_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0  # BF16 logits, their FP32 copy, the FP32 log-softmax
 DROPOUT_MASK_BYTES = 1.0  # a bool per element
 
 
@@ -148,7 +151,7 @@ def layer_activation_bytes(m: ModelArch, tokens: float, act_bytes: float, st: Ac
 def logits_bytes(m: ModelArch, tokens: float, cross_entropy: str, lm_head_adapted: bool, tp: int, cp: int) -> float:
     """The loss's logits on one GPU: full FP32, or chunked (BF16 kept, FP32 one chunk at a time); an adapted LM
     head adds its BF16 output."""
-    per_token = 4.0 if cross_entropy == "full" else 2.0 + 4.0 / LOSS_CHUNKS
+    per_token = FULL_LOSS_BYTES_PER_LOGIT if cross_entropy == "full" else 2.0 + 4.0 / LOSS_CHUNKS
     if lm_head_adapted:
         per_token += 2.0
     return tokens * m.vocab_size * per_token / (tp * cp)

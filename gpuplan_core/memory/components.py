@@ -89,6 +89,14 @@ class Assumptions(BaseModel):
         le=4,
         description="host memory for offloaded states x this (DeepSpeed estimators' additional_buffer_factor)",
     )
+    qlora_bnb_overhead_bytes_per_param: float = Field(
+        0.5,
+        ge=0,
+        le=4,
+        description="QLoRA with bitsandbytes: working memory above the NF4 storage per base parameter (fitted by "
+        "bench/fit_training_memory.py on two thirds of the measured bitsandbytes QLoRA runs: held out 11% off at the "
+        "median, 34% without it)",
+    )
     gpus_per_node: int = Field(8, ge=1, le=64, description="GPUs sharing one host's RAM (offload)")
 
 
@@ -119,7 +127,7 @@ class MemoryRequest(BaseModel):
     lora_rank: int = Field(16, ge=1, le=4096)
     lora_targets: LoraTargets = "all-linear"
     lora_dropout: float = Field(0.0, ge=0, le=0.9)
-    qlora_library: QloraLibrary = "bitsandbytes"
+    qlora_library: QloraLibrary = "peft"
     offload: Offload = "none"
     engine: Engine = "vllm"
     prefill_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS, description="prompt tokens (inference)")
@@ -194,6 +202,8 @@ ESTIMATED_COMPONENTS = {
     "MXFP8 weight copies": "one block's weights and their transposes in MXFP8 with a scale per 32 values",
     "NVFP4 weight copies": "one block's weights and their transposes in NVFP4 with a scale per 16 values",
     "QLoRA dequantised layer": "one linear layer dequantised to BF16 for its matmul (bitsandbytes, torchao)",
+    "QLoRA bitsandbytes buffers": "bitsandbytes' working memory above NF4 storage, fitted per base parameter on "
+    "measured QLoRA runs",
     "QLoRA 16-bit weights upcast to FP32": "PEFT prepare_model_for_kbit_training casts the unquantised weights "
     "(embeddings, LM head, norms) to FP32",
 }

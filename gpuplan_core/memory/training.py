@@ -15,9 +15,11 @@ ZeRO-1 shards master + optimizer over the data-parallel ranks (x context-paralle
 too), ZeRO-2 also gradients, ZeRO-3 / FSDP also weights; FSDP then gathers one block (transformer layer) at a time
 and prefetches the next, and reduce-scatters one block's gradients.
 
-QLoRA overheads by library: bitsandbytes with PEFT's prepare_model_for_kbit_training upcasts the weights it keeps
-in 16 bit (embeddings, LM head, norms) to FP32 and dequantises one linear layer to BF16 at a time; torchao NF4
-(torchtune) keeps them in BF16 and dequantises on the fly.
+QLoRA overheads by library: every library dequantises one linear layer to BF16 at a time; bitsandbytes (litgpt,
+PEFT) holds working memory above the NF4 storage, fitted per base parameter on two thirds of 24 measured litgpt
+runs (0.5 B; bench/fit_training_memory.py);
+PEFT's prepare_model_for_kbit_training also upcasts the weights kept in 16 bit (embeddings, LM head, norms) to FP32;
+torchao NF4 (torchtune) keeps them in BF16.
 """
 
 from __future__ import annotations
@@ -150,7 +152,10 @@ def _working_buffers(m: ModelArch, req: MemoryRequest) -> dict[str, float]:
     if req.mode == "finetune" and req.method == "qlora":
         largest = largest_layer_params(m, decoder_only=True) / req.tp
         out["QLoRA dequantised layer"] = 2.0 * largest
-        if req.qlora_library == "bitsandbytes":
+        if req.qlora_library in ("peft", "bitsandbytes"):
+            per = req.assumptions.qlora_bnb_overhead_bytes_per_param
+            out["QLoRA bitsandbytes buffers"] = per * params_total(m) / (req.tp * req.pp)
+        if req.qlora_library == "peft":
             out["QLoRA 16-bit weights upcast to FP32"] = 2.0 * kept_16bit_params(m) / (req.tp * req.pp)
     return out
 

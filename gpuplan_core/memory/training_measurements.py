@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -22,12 +23,15 @@ from ..model.arch import ModelArch
 from ..model.hf_config import model_from_hf_config
 from ..model.presets import get_preset
 from .budget import memory_budget
-from .components import MemoryRequest
+from .components import Assumptions, MemoryRequest
 
 MEASUREMENTS_FILE = "training_memory_measurements.csv"
 MODELS_FILE = "training_models.json"
 TARGETS = {"attention_qv": "qv", "attention_qkv": "attention", "attention": "attention", "all-linear": "all-linear",
            "attention_qvo+mlp": "all-linear"}  # fmt: skip
+# Unpacked Alpaca batches are padded to their longest sample: the peak step's length is the longest sample the
+# truncation allows. lit-gpt's resource tables report that length for Alpaca with the Llama 2 tokenizer: 1,304.
+ALPACA_LONGEST_TOKENS = 1304
 OPTIMIZERS = {"adamw": "adamw", "paged_adamw": "adamw", "adamw8bit": "adam8bit", "paged_adamw8bit": "adam8bit",
               "adamw4bit": "adam8bit"}  # fmt: skip
 
@@ -66,6 +70,12 @@ def peak_request(row) -> MemoryRequest:
     rec = str(_get(row, "recompute", "none"))
     rec = {"selective_op": "selective"}.get(rec, rec)
     tp, pp, cp = (int(_get(row, k, 1)) for k in ("tp", "pp", "cp"))
+    micro = int(_get(row, "micro_batch", 1))
+    seq = int(_get(row, "seq_len", 2048))
+    if not bool(_get(row, "packed", True)) and "Alpaca" in str(_get(row, "notes", "")):
+        seq = min(seq, ALPACA_LONGEST_TOKENS)
+    if pp > 1 and str(row.framework) == "torchtitan":  # the local batch, split in pipeline micro-batches of 1
+        micro = 1  # (torchtitan's pipeline_parallel_microbatch_size default)
     zero = 3 if str(row.sharding).startswith("fsdp") else 0
     offload = {"optimizer": "optimizer", "params": "optimizer+params" if zero == 3 else "optimizer"}.get(
         str(_get(row, "cpu_offload", "none")), "none"
@@ -73,14 +83,39 @@ def peak_request(row) -> MemoryRequest:
     return MemoryRequest(
         mode="finetune" if method in ("lora", "qlora") else "training",
         method=method, precision=precision, optimizer=OPTIMIZERS.get(str(row.optimizer), "adamw"),
-        context_tokens=int(_get(row, "seq_len", 2048)), batch=int(_get(row, "micro_batch", 1)),
+        context_tokens=seq, batch=micro,
         gpus=int(row.gpu_count), tp=tp, pp=pp, cp=cp,
         zero_stage=zero, offload=offload,
         recompute=rec, cross_entropy="full" if str(_get(row, "cross_entropy", "full")) == "full" else "chunked",
         lora_rank=int(_get(row, "lora_rank", 16)), lora_targets=targets,
         lora_dropout=float(_get(row, "lora_dropout", 0.0)),
-        qlora_library="torchao" if str(_get(row, "qlora_library", "")) == "torchao" else "bitsandbytes",
+        qlora_library="torchao" if str(_get(row, "qlora_library", "")) == "torchao" else "bitsandbytes",  # litgpt
     )  # fmt: skip
+
+
+def held_out(run_id: str) -> bool:
+    """A third of the runs, fixed by the id's CRC-32 (the rule the serving and training-speed fits use)."""
+    return zlib.crc32(run_id.encode()) % 3 == 0
+
+
+def bnb_qlora_errors(asm: Assumptions) -> list[tuple[float, bool]]:
+    """(predicted / measured - 1, held out) of every bitsandbytes QLoRA run, under these assumptions (the fit of
+    Assumptions.qlora_bnb_overhead_bytes_per_param, bench/fit_training_memory.py)."""
+    out = []
+    for row in measured_peaks().itertuples():
+        if row.method != "qlora" or str(row.qlora_library) != "bitsandbytes":
+            continue
+        req = peak_request(row).model_copy(update={"assumptions": asm})
+        b = memory_budget(peak_model(row.model), req)
+        pred = b.per_gpu_bytes - (
+            b.components.get("CUDA context", 0.0) if str(row.memory_kind) in ("allocated", "active") else 0.0
+        )
+        out.append((pred / _measured_bytes(row) - 1, held_out(row.id)))
+    return out
+
+
+def _measured_bytes(row) -> float:
+    return float(row.measured) * (GiB if row.unit == "GiB" else 1e9)
 
 
 def regime_of(row) -> str:
@@ -112,8 +147,9 @@ def peak_errors() -> list[PeakError]:
         pred = b.per_gpu_bytes
         if str(row.memory_kind) in ("allocated", "active"):
             pred -= b.components.get("CUDA context", 0.0)
-        measured = float(row.measured) * (GiB if row.unit == "GiB" else 1e9)
-        out.append(PeakError(row.id, regime_of(row), measured, pred, "paged" in str(row.optimizer)))
+        measured = _measured_bytes(row)
+        paged = "paged" in str(row.optimizer) and row.method == "full"  # adapters' states are too small to page
+        out.append(PeakError(row.id, regime_of(row), measured, pred, paged))
     return out
 
 
@@ -122,7 +158,7 @@ def peak_summary(errors: list[PeakError] | None = None) -> dict[str, dict]:
     states leave the GPU under pressure, so a peak below the budget is expected)."""
     groups: dict[str, list[float]] = {}
     for e in errors if errors is not None else peak_errors():
-        key = "paged optimizers" if e.paged else e.regime
+        key = "paged optimizers (full fine-tuning)" if e.paged else e.regime
         groups.setdefault(key, []).append(abs(e.error))
         if not e.paged:
             groups.setdefault("all (not paged)", []).append(abs(e.error))

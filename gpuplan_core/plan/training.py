@@ -47,7 +47,7 @@ from .search import Rejection, layout_label
 from .training_layout import (
     TrainingLayout,
     cannot_run,
-    layout_at,
+    layouts_at,
     machines_of,
     nearest_count,
     network_text,
@@ -126,7 +126,10 @@ def step_layout(sc: Scenario, o: Offer | None, tp: int, pp: int, gpus: int, zero
     micro, seq = sc.request.batch_or_one, sc.context_tokens
     dp = max(1, gpus // (tp * pp * cp))
     frozen = sc.job.mode == "finetune" and sc.job.training_method in ("lora", "qlora")
-    glob = PRE_TRAINING_GLOBAL_BATCH_TOKENS if sc.job.mode == "training" else micro * seq * dp
+    # pre-training: a 4M-token batch; fine-tuning: one micro-batch per rank a step, 4 x the stages with a pipeline
+    glob = (
+        PRE_TRAINING_GLOBAL_BATCH_TOKENS if sc.job.mode == "training" else micro * seq * dp * (4 * pp if pp > 1 else 1)
+    )
     return StepLayout(
         gpus=gpus, tp=tp, pp=pp, cp=cp, zero_stage=zero_stage, micro_batch=micro, seq_len=seq,
         global_batch_tokens=max(glob, micro * seq * dp), precision=tr.precision, frozen_base=frozen,
@@ -144,6 +147,15 @@ def run_mfu(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer | None, lay: Training
 
 
 # ---- the candidates ---------------------------------------------------------------------------------------
+
+
+def _fastest(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer, lays: list[TrainingLayout], work: TrainingWork
+             ) -> TrainingLayout:  # fmt: skip
+    """Of the layouts that hold the job on the count set, the one whose predicted step is the shortest; the first in
+    order of preference when the user set the MFU or a tensor / pipeline split of their own."""
+    if work.mfu is not None or len(lays) == 1 or sc.parallelism.tp * sc.parallelism.pp > 1:
+        return lays[0]
+    return max(lays, key=lambda lay: run_mfu(m, sc, gpu, o, lay, work)[0])
 
 
 def _priced(m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: TrainingWork, sc: Scenario
@@ -226,7 +238,7 @@ def _at_users_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer], w
     for o in offers:
         problem = cannot_run(shapes, n, o, gpu, sc.parallelism.zero_stage)
         if problem is None:
-            lay = layout_at(shapes, n, o)
+            lay = _fastest(m, sc, gpu, o, layouts_at(shapes, n, o), work)
             if lay.zero_stage != sc.parallelism.zero_stage:
                 lay.notes.append(
                     f"ZeRO-{lay.zero_stage}: at ZeRO-{sc.parallelism.zero_stage} the job does not fit {n:,} GPUs"

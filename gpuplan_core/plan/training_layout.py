@@ -146,6 +146,16 @@ def layout_at(shapes: list[TrainingShape], gpus: int, o: Offer) -> TrainingLayou
     return None
 
 
+def layouts_at(shapes: list[TrainingShape], gpus: int, o: Offer) -> list[TrainingLayout]:
+    """Every shape that holds the job on exactly ``gpus`` GPUs on this offer, at the lowest ZeRO stage that does,
+    in order of preference (the planner then picks the fastest, training.py)."""
+    held = [s for s in shapes if s.holds(gpus) and o.layout_problem(s.tp, 1) is None]
+    if not held:
+        return []
+    stage = held[0].zero_stage
+    return [TrainingLayout(s.tp, s.pp, gpus, s.zero_stage) for s in held if s.zero_stage == stage]
+
+
 def cannot_run(shapes: list[TrainingShape], gpus: int, o: Offer, gpu: GPU, zero_stage: int) -> str | None:
     """Why ``gpus`` GPUs of this offer cannot run the job (None: they can)."""
     if gpus > o.machine_gpus and not o.fast_network:

@@ -280,9 +280,9 @@ class Training(Part):
         0.05, ge=0, le=0.9, description="Adapter dropout: above 0 each adapter keeps its own copy of its input."
     )
     qlora_library: QloraLibrary = Field(
-        "bitsandbytes",
-        description="QLoRA's 4-bit library: bitsandbytes with PEFT (the 16-bit weights upcast to FP32) or torchao "
-        "NF4 (torchtune).",
+        "peft",
+        description="QLoRA's 4-bit library: bitsandbytes through PEFT (Hugging Face: prepare_model_for_kbit_training "
+        "upcasts the unquantised weights to FP32), bitsandbytes alone (litgpt, Lightning), or torchao NF4 (torchtune).",
     )
     accounting: Accounting = Field(
         "zero", description="Memory accounting: two published rules for mixed-precision Adam; the app says which."
