@@ -99,8 +99,9 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   every library dequantises one linear layer to BF16 at a time. **Loading** (the checkpoint's share plus its largest
   tensor in 16 bit) is its own budget, said when it is the larger.
 - **Checked against measured peaks** ({t.memory_points} published runs of torchtune, litgpt, torchtitan and torchao; no
-  term fitted on them but bitsandbytes' QLoRA buffers, on two thirds of their runs): {t.memory_line}. Paged optimizers ({t.memory_paged_points} runs) move their states off the GPU
-  under pressure, so their measured peak may sit below the budget.
+  term fitted on them but bitsandbytes' QLoRA buffers, on two thirds of their runs): {t.memory_line}. Paged
+  optimizers ({t.memory_paged_points} runs) move their states off the GPU under pressure, so their measured peak may
+  sit below the budget.
 - **Serving overheads** (measured in vLLM 0.19 on H100 by llm-d-planner): activation workspace of the profile step,
   CUDA-graph pool, CUDA context, NCCL buffers at tensor parallel ≥ 2, and the memory-utilization headroom.
 - Every budget names its scope: *weights only*, *model states* (training) or *whole runtime*, and every
@@ -149,10 +150,10 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   GPU) + the optimizer's pass over its states. Recompute adds a forward pass (full) or half of one (per op). Its
   constants are fitted on two thirds of {t.speed_runs} published runs (llm-foundry, Megatron-LM, NeMo /
   Megatron-Bridge, torchtitan, the Llama 3 paper; a third of each publisher's held out by CRC-32 of the run):
-  **held out, {t.speed_line}**; a fixed MFU of 0.40 on the same held-out runs is {t.speed_fixed_mfu_median:.0%} off at the
-  median. The band shown beside a predicted MFU is the held-out 80th percentile, ±{t.speed_band:.0%}.
-  Mixture-of-experts runs are not fitted (expert parallelism's all-to-all is not modelled): {t.speed_moe_median:.0%} off at
-  the median.
+  **held out, {t.speed_line}**; a fixed MFU of 0.40 on the same held-out runs is
+  {t.speed_fixed_mfu_median:.0%} off at the median. The band shown beside a predicted MFU is the held-out 80th
+  percentile, ±{t.speed_band:.0%}. Mixture-of-experts runs are not fitted (expert parallelism's all-to-all is not
+  modelled): {t.speed_moe_median:.0%} off at the median.
 - **The recommendation**: the least expensive configuration that fits the complete memory budget and meets the
   latency (p95 TTFT, mean TPOT) or completion-time target (seed 000). Pay for compute when arithmetic limits the
   job, for bandwidth when moving data limits token generation.
