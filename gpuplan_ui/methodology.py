@@ -152,8 +152,9 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   Megatron-Bridge, torchtitan, the Llama 3 paper; a third of each publisher's held out by CRC-32 of the run):
   **held out, {t.speed_line}**; a fixed MFU of 0.40 on the same held-out runs is
   {t.speed_fixed_mfu_median:.0%} off at the median. The band shown beside a predicted MFU is the held-out 80th
-  percentile, ±{t.speed_band:.0%}. Mixture-of-experts runs are not fitted (expert parallelism's all-to-all is not
-  modelled): {t.speed_moe_median:.0%} off at the median.
+  percentile, ±{t.speed_band:.0%}. Mixture of experts: the routed experts' grouped GEMMs at one fitted efficiency
+  and expert parallelism's all-to-all (dispatch and combine, forward and backward): {t.speed_moe_median:.0%} off at
+  the median on {t.speed_moe_points} held-out runs, band ±{t.speed_moe_band:.0%}.
 - **The recommendation**: the least expensive configuration that fits the complete memory budget and meets the
   latency (p95 TTFT, mean TPOT) or completion-time target (seed 000). Pay for compute when arithmetic limits the
   job, for bandwidth when moving data limits token generation.

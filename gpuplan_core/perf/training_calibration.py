@@ -73,7 +73,7 @@ def run_layout(row) -> tuple[ModelArch, object, StepLayout]:
         gpus=int(row.gpu_count), tp=tp, pp=pp, cp=cp, zero_stage=SHARDING_ZERO.get(str(row.sharding), 1),
         micro_batch=micro, seq_len=seq, global_batch_tokens=float(glob) * seq, precision=prec,
         frozen_base="LoRA" in notes, recompute=rec, recompute_every=every,
-        virtual_stages=int(_num(row.vp, 1)), gpus_per_node=72 if nvl72 else 8,
+        virtual_stages=int(_num(row.vp, 1)), ep=int(_num(row.ep, 1)), gpus_per_node=72 if nvl72 else 8,
         inter_node_gbit_s_per_gpu=GBIT_PER_GPU.get(gpu.architecture, 400.0),
     )  # fmt: skip
     return m, gpu, lay

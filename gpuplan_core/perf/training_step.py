@@ -10,6 +10,9 @@ step (global batch / (b x dp)):
     elementwise  = norms, activations, rotary, residuals: bytes moved per token per layer / HBM bandwidth
     context par. = ring attention: each rank passes its keys and values (b s / cp x 2 kv-width x 2 bytes) to the
                    next cp - 1 times per layer, forward and twice in backward; not hidden
+    experts      = MoE: the routed experts' matmuls at the width of one expert x a fitted MoE efficiency; with
+                   expert parallelism, 4 all-to-alls of b s x k x h x 2 bytes per MoE layer (dispatch, combine,
+                   forward and backward)
     tensor par.  = 2 all-reduces of b s h x 2 bytes per layer forward, 2 backward (+2 recompute), over NVLink
     data par.    = gradients all-reduced (DDP, ZeRO-1/2) or weights all-gathered twice and gradients
                    reduce-scattered (ZeRO-3 / FSDP) per step, over NVLink inside a machine or the network across;
@@ -61,6 +64,9 @@ class TrainingEfficiency(BaseModel):
     )
     overlap: float = Field(0.8, ge=0, le=1, description="share of data-parallel traffic that compute hides")
     network_efficiency: float = Field(0.7, gt=0, le=1, description="achieved share of link bandwidth in collectives")
+    moe_expert_efficiency: float = Field(
+        1.0, gt=0, le=1, description="routed experts' grouped GEMMs (with routing and permutes) vs a dense GEMM's"
+    )
 
 
 @lru_cache(maxsize=1)
@@ -75,13 +81,16 @@ def fitted_efficiency() -> TrainingEfficiency:
 DEFAULT_BAND = 0.25  # before a calibration: the prediction's relative band
 
 
-def training_band() -> float:
+def training_band(moe: bool = False) -> float:
     """The relative band of a predicted MFU: the 80th percentile of the held-out runs' |error| (the calibration
-    file's), so four in five held-out runs fall inside it."""
+    file's), so four in five held-out runs fall inside it; mixture-of-experts models have their own."""
     path = DATA_DIR / CALIBRATION_FILE
     if not path.exists():
         return DEFAULT_BAND
-    return float(json.loads(path.read_text()).get("band_relative", DEFAULT_BAND))
+    cal = json.loads(path.read_text())
+    if moe:
+        return float(cal["held_out"]["mixture of experts"]["p80_abs_error"])
+    return float(cal.get("band_relative", DEFAULT_BAND))
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,7 @@ class StepLayout:
     recompute: str = "none"  # none | selective | full
     recompute_every: int = 1
     virtual_stages: int = 1
+    ep: int = 1  # expert parallel: the routed experts spread over this many GPUs (tokens sent all-to-all)
     gpus_per_node: int = 8
     inter_node_gbit_s_per_gpu: float = 400.0  # the network per GPU across machines
 
@@ -131,6 +141,7 @@ class TrainingStep:
     model_flops_per_step: float  # 6 N D + attention, no recompute, across all GPUs
     gpus: int
     peak_flops_per_s: float
+    moe: bool = False  # a mixture-of-experts model (its own, wider band)
 
     @property
     def step_s(self) -> float:
@@ -169,6 +180,14 @@ def model_flops_per_token(m: ModelArch, seq_len: int, frozen_base: bool = False)
     return c * (params_active(m) - input_embedding_params(m)) + c * m.num_layers * seq_len * attn_width
 
 
+def routed_expert_params(m: ModelArch) -> float:
+    """Active parameters of the routed experts (top-k per token per MoE layer); 0 for a dense model."""
+    if not m.is_moe:
+        return 0.0
+    per_expert = (3 if m.mlp_gated else 2) * m.hidden_size * m.expert_intermediate_size
+    return (m.num_layers - m.first_dense_layers) * m.experts_per_token * per_expert
+
+
 def _collective_bw(gpu: GPU, spans_nodes: bool, lay: StepLayout, eff: TrainingEfficiency) -> float:
     if spans_nodes:
         return lay.inter_node_gbit_s_per_gpu / 8 * 1e9 * eff.network_efficiency
@@ -191,7 +210,12 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
     gemm_eff = gemm_max * width / (width + eff.gemm_half_width)
     speed = eff.fp8_speedup if lay.precision in ("fp8", "mxfp8", "nvfp4") else 1.0
     cp_tokens = tokens_mb / lay.cp
-    matmul = passes * matmul_params / shard * cp_tokens / (peak * gemm_eff * speed)
+    expert = routed_expert_params(m)
+    matmul = passes * (matmul_params - expert) / shard * cp_tokens / (peak * gemm_eff * speed)
+    if expert:  # the routed experts: grouped GEMMs as wide as one expert, at the MoE efficiency
+        e_width = m.expert_intermediate_size
+        e_eff = gemm_max * e_width / (e_width + eff.gemm_half_width) * eff.moe_expert_efficiency
+        matmul += passes * expert / shard * cp_tokens / (peak * e_eff * speed)
     attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
     attn_fwd = 2 * m.num_layers / lay.pp * lay.seq_len * attn_width / lay.tp * cp_tokens  # causal: half of 4
     attn_passes = 1.0 + 2.5 + (1.0 if lay.recompute in ("full", "selective") else 0.0) / max(1, lay.recompute_every)
@@ -210,6 +234,10 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         chunk = cp_tokens * kv_width * 2.0
         ring = 3 * (lay.cp - 1) * chunk * layers_here
         tp_s += ring / _collective_bw(gpu, lay.tp * lay.cp > lay.gpus_per_node, lay, eff)
+    if expert and lay.ep > 1:  # dispatch and combine, forward and backward: tokens x k x h BF16 values all-to-all
+        moe_layers = (m.num_layers - m.first_dense_layers) / lay.pp
+        a2a = 4 * moe_layers * cp_tokens * m.experts_per_token * m.hidden_size * 2.0 * (lay.ep - 1) / lay.ep / lay.tp
+        tp_s += a2a / _collective_bw(gpu, lay.ep * lay.tp > lay.gpus_per_node, lay, eff)
     per_mb = matmul + attention + elementwise + tp_s + eff.layer_overhead_s * layers_here
     mbs = lay.micro_batches
     compute = per_mb * mbs
@@ -247,4 +275,5 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         model_flops_per_step=flops,
         gpus=lay.gpus,
         peak_flops_per_s=peak,
+        moe=m.is_moe,
     )

@@ -65,7 +65,7 @@ def _training_fields(c: TrainingCandidate) -> dict:
     """A training pick's MFU, whether predicted, its band and the tokens per second per GPU it means."""
     out: dict = {"mfu": c.mfu, "mfu_predicted": c.step is not None}
     if c.step is not None:
-        band = training_band()
+        band = training_band(moe=c.step.moe)
         out.update(
             mfu_low=c.mfu * (1 - band), mfu_high=c.mfu * (1 + band), tokens_per_s_per_gpu=c.step.tokens_per_s_per_gpu
         )

@@ -27,7 +27,9 @@ class TrainingAccuracy(BaseModel):
     speed_runs: int = Field(description="published runs with a measured tokens/s per GPU, fitted and held out")
     speed_fixed_mfu_median: float = Field(description="a fixed MFU of 0.40 on the same held-out dense runs")
     speed_band: float = Field(description="the predicted MFU's band: the held-out 80th percentile |error|")
-    speed_moe_median: float = Field(description="held-out mixture-of-experts runs (not modelled: no EP)")
+    speed_moe_median: float = Field(description="held-out mixture-of-experts runs")
+    speed_moe_points: int
+    speed_moe_band: float = Field(description="a mixture-of-experts prediction's band (held-out 80th percentile)")
 
     @property
     def memory_points(self) -> int:
@@ -57,7 +59,7 @@ def training_accuracy() -> TrainingAccuracy:
     mem = peak_summary()
     cal = stored_calibration()
     held = cal["held_out"]
-    dense = [k for k in held if k not in ("all dense", "mixture of experts")]
+    dense = [k for k in held if k not in ("all dense", "mixture of experts")]  # MoE apart: its own fields
     return TrainingAccuracy(
         memory_all=_regime("all", mem["all (not paged)"], "within_20pct"),
         memory_regimes=[_regime(k, v, "within_20pct") for k, v in mem.items() if k not in ("all (not paged)", PAGED)],
@@ -69,4 +71,6 @@ def training_accuracy() -> TrainingAccuracy:
         speed_fixed_mfu_median=cal["held_out_at_mfu_0_40"]["all dense"]["median_abs_error"],
         speed_band=cal["band_relative"],
         speed_moe_median=held["mixture of experts"]["median_abs_error"],
+        speed_moe_points=held["mixture of experts"]["points"],
+        speed_moe_band=held["mixture of experts"]["p80_abs_error"],
     )

@@ -65,7 +65,7 @@ def test_a_count_set_is_the_layouts_count_across_machines_over_a_fast_network():
     plan = api.plan_report(sc)
     p = plan.picks[0]
     assert p.gpus == 64 and p.tp * p.pp * p.replicas == 64  # tensor x pipeline x data parallel = the count set
-    assert (p.offer_id, p.nodes, p.tp, p.pp, p.replicas, p.zero_stage) == ("aws-p5-48xl-use1-spot", 8, 2, 1, 32, 0)
+    assert (p.offer_id, p.nodes, p.tp, p.pp, p.replicas, p.zero_stage) == ("aws-p5-48xl-use1-spot", 8, 2, 2, 16, 0)
     assert all(q.gpus == 64 and q.tp * q.pp * q.replicas == 64 for q in plan.picks)
     assert all(OFFERS[q.offer_id].fast_network for q in plan.picks)  # 8 machines coupled only over RDMA
     # wall hours = 6 N D (+ attention) / (GPUs x peak x MFU) / 3,600 s; an MFU the user gives is used as given
@@ -78,7 +78,7 @@ def test_a_count_set_is_the_layouts_count_across_machines_over_a_fast_network():
     assert p.run_cost_usd == pytest.approx(8 * node_price * wall * 1.10 * 1.30, rel=1e-6)  # billed per second
     steps = {w.label: w for w in plan.why}
     assert steps["GPUs"].value == "64" and steps["GPUs"].detail.startswith("the count you set")
-    assert "TP 2 x PP 1 x 32 data-parallel" in steps["GPUs"].detail
+    assert "TP 2 x PP 2 x 16 data-parallel" in steps["GPUs"].detail
     assert steps["Machines"].value == "8" and "coupled over EFA at 3,200 Gbit/s" in steps["Machines"].detail
     assert steps["Wall time"].value == "496 h"
 
@@ -92,8 +92,9 @@ def test_the_cli_uses_the_count_set():
     assert p.returncode == 0, p.stderr
     top = json.loads(p.stdout)["picks"][0]
     assert top["gpus"] == 64 and top["nodes"] == 8 and top["tp"] * top["pp"] * top["replicas"] == 64
-    # the CLI's defaults are the app's (full activation checkpointing, micro-batch 8): the app's layout, TP 2
-    assert (top["offer_id"], top["tp"], top["pp"]) == ("aws-p5-48xl-use1-spot", 2, 1)
+    # the CLI's defaults are the app's (full activation checkpointing, micro-batch 8): the app's layout, TP 2 x PP 2
+    # (the FP32 loss of 8 x 4,096 tokens no longer fits beside the states at TP 2 alone)
+    assert (top["offer_id"], top["tp"], top["pp"]) == ("aws-p5-48xl-use1-spot", 2, 2)
 
 
 def test_the_answer_names_machines_as_machines():
@@ -102,8 +103,8 @@ def test_the_answer_names_machines_as_machines():
     cost = api.plan_report(sc).picks[0].run_cost_usd  # the count test's 8 nodes x price x wall x 1.10 x 1.30
     assert sentence.startswith(f"Rent 8 machines of 8 x H100 SXM from aws for ${cost:,.0f} for the run"), sentence
     assert "on 8 machines" not in sentence
-    one = _app()  # no count: 2 GPUs of a per-GPU rental, one machine (today: "2 x H100 SXM on 2 machines")
-    assert plan_answer(api.answer_report(one), one).sentence.startswith("Rent 2 x H100 SXM from verda for $36,393")
+    one = _app()  # no count: 4 GPUs of a per-GPU rental, one machine (it once read "4 x H100 SXM on 4 machines")
+    assert plan_answer(api.answer_report(one), one).sentence.startswith("Rent 4 x H100 SXM from verda for $36,393")
 
 
 @pytest.mark.parametrize(
@@ -191,8 +192,8 @@ def test_without_a_count_todays_pick_is_unchanged():
 
     h100 = {"params": 7_000_000_000, "training_tokens": 1e12, "gpu": "H100-SXM"}
     app = api.plan_report(_app()).picks[0]
-    assert (app.offer_id, app.gpus, app.nodes, app.tp, app.pp, app.replicas) == ("verda-1h100-spot", 2, 1, 2, 1, 1)
-    assert (round(app.wall_hours, 3), round(app.run_cost_usd, 2)) == (15876.455, 36393.44)
+    assert (app.offer_id, app.gpus, app.nodes, app.tp, app.pp, app.replicas) == ("verda-1h100-spot", 4, 1, 2, 2, 1)
+    assert (round(app.wall_hours, 3), round(app.run_cost_usd, 2)) == (7938.228, 36393.44)  # the same GPU-hours on 4 GPUs
     assert top(**h100) == ("verda-1h100-spot", 2, 2, 1, 0, 15876.455, 36393.44)
     assert top(params=7_000_000_000, zero_stage=3) == ("verda-1b200-spot", 1, 1, 1, 3, 1954.004, 4783.71)
     assert top(params=70_000_000_000, zero_stage=0, gpu="H100-SXM") == (
