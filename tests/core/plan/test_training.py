@@ -193,7 +193,10 @@ def test_without_a_count_todays_pick_is_unchanged():
     h100 = {"params": 7_000_000_000, "training_tokens": 1e12, "gpu": "H100-SXM"}
     app = api.plan_report(_app()).picks[0]
     assert (app.offer_id, app.gpus, app.nodes, app.tp, app.pp, app.replicas) == ("verda-1h100-spot", 4, 1, 2, 2, 1)
-    assert (round(app.wall_hours, 3), round(app.run_cost_usd, 2)) == (7938.228, 36393.44)  # the same GPU-hours on 4 GPUs
+    assert (round(app.wall_hours, 3), round(app.run_cost_usd, 2)) == (
+        7938.228,
+        36393.44,
+    )  # the same GPU-hours on 4 GPUs
     assert top(**h100) == ("verda-1h100-spot", 2, 2, 1, 0, 15876.455, 36393.44)
     assert top(params=7_000_000_000, zero_stage=3) == ("verda-1b200-spot", 1, 1, 1, 3, 1954.004, 4783.71)
     assert top(params=70_000_000_000, zero_stage=0, gpu="H100-SXM") == (
