@@ -95,13 +95,13 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   layer's tensors live again during its backward. Tensor parallelism (with sequence parallel) and context
   parallelism divide them. **LoRA adapters** keep their input after dropout (2 B + a 1-byte mask, when dropout > 0)
   and their rank-r output; adapting the LM head adds a logits-sized output. **Logits**: the full loss in eager
-  PyTorch holds, per token, the BF16 logits, their FP32 copy and the FP32 log-softmax it saves (`10·V` bytes; torchtune's flags table: chunking
-  saves 8.9 bytes per logit on Llama 3.2 3B); a chunked loss keeps BF16 logits and upcasts 8 chunks in turn
-  (`(2 + 4/8)·V`). **QLoRA**: every library dequantises one linear layer to BF16 at a time; bitsandbytes (litgpt,
-  PEFT) holds {Assumptions().qlora_bnb_overhead_bytes_per_param:g} B per base parameter above the NF4 storage (fitted on two thirds of the measured litgpt runs);
-  PEFT's `prepare_model_for_kbit_training` also upcasts the weights it keeps unquantised (embeddings, LM head, norms)
-  to FP32. **Loading** (the checkpoint's share plus its largest tensor in 16 bit) is its own budget, said when it
-  is the larger.
+  PyTorch holds, per token, the BF16 logits, their FP32 copy and the FP32 log-softmax it saves (`10·V` bytes;
+  torchtune's flags table: chunking saves 8.9 bytes per logit on Llama 3.2 3B); a chunked loss keeps BF16 logits and
+  upcasts 8 chunks in turn (`(2 + 4/8)·V`). **QLoRA**: every library dequantises one linear layer to BF16 at a time;
+  bitsandbytes (litgpt, PEFT) holds {Assumptions().qlora_bnb_overhead_bytes_per_param:g} B per base parameter above
+  the NF4 storage (fitted on two thirds of the measured litgpt runs); PEFT's `prepare_model_for_kbit_training` also
+  upcasts the weights it keeps unquantised (embeddings, LM head, norms) to FP32. **Loading** (the checkpoint's share
+  plus its largest tensor in 16 bit) is its own budget, said when it is the larger.
 - **Checked against measured peaks** ({t.memory_points} published runs of torchtune, litgpt, torchtitan and torchao; no
   term fitted on them but bitsandbytes' QLoRA buffers, on two thirds of their runs): {t.memory_line}. Paged
   optimizers ({t.memory_paged_points} runs) move their states off the GPU under pressure, so their measured peak may
