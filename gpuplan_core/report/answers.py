@@ -63,6 +63,22 @@ def _job(sc: Scenario) -> str:
     return f"{'pre-training' if sc.job.mode == 'training' else what}, {sc.request.sequence_tokens:,}-token sequences"
 
 
+def _training_limits(mem: MemoryReport, sc: Scenario, g) -> str:
+    """Training on a chosen GPU: the largest micro-batch at this sequence length and the longest sequence at this
+    micro-batch that the layout holds ('' for inference, or where neither changes anything)."""
+    if mem.mode == "inference":
+        return ""
+    seq, batch = sc.request.sequence_tokens, mem.batch
+    if g.fits:
+        return (
+            f"; it holds up to micro-batch {g.max_batch:,} of {seq:,}-token sequences, or {g.max_context:,}-token "
+            f"sequences at micro-batch {batch:,}"
+        )
+    if g.max_context >= 128:
+        return f"; at micro-batch {batch:,} sequences of up to {g.max_context:,} tokens fit"
+    return ""
+
+
 def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
     """How much memory one GPU needs, and which GPUs hold it (the selected one, or every type)."""
     need, n = mem.per_gpu_bytes, mem.layout.gpus
@@ -73,7 +89,9 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
         g = next(x for x in mem.gpus if x.selected)
         if g.fits:
             sentence = (
-                f"{head}: {n} x {g.label} hold{'s' if n == 1 else ''} it with {gb(g.budget_bytes - need)} to spare."
+                f"{head}: {n} x {g.label} hold{'s' if n == 1 else ''} it with {gb(g.budget_bytes - need)} to spare"
+                + _training_limits(mem, sc, g)
+                + "."
             )
             tone = "good"
         else:
@@ -83,7 +101,7 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
                 if g.min_gpus
                 else f"; no layout of up to {MAX_LAYOUT_GPUS:,} holds it"
             )
-            sentence, tone = f"{head}: {n} x {g.label} is {short}{more}.", "warn"
+            sentence, tone = f"{head}: {n} x {g.label} is {short}{more}{_training_limits(mem, sc, g)}.", "warn"
         fit_line = Headline(label=f"Fits {n} x {g.label}?", value="yes" if g.fits else "no")
     elif fitting:
         smallest = min(fitting, key=lambda g: g.budget_bytes)
