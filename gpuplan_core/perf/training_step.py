@@ -195,85 +195,115 @@ def _collective_bw(gpu: GPU, spans_nodes: bool, lay: StepLayout, eff: TrainingEf
     return link * 1e9 * eff.network_efficiency
 
 
+def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> float:
+    """One micro-batch's matmuls: forward, backward (input gradients only with a frozen base) and recompute, the
+    dense part at a GEMM efficiency that grows with the width per GPU, the routed experts as wide as one expert."""
+    peak = gpu.dense_peak_flops("bf16")[0]
+    shard = lay.tp * lay.pp
+    # recompute's extra forward share: full = one more forward, selective = half the matmuls, every k-th layer: 1/k
+    extra = {"none": 0.0, "selective": 0.5}.get(lay.recompute, 1.0 / max(1, lay.recompute_every))
+    passes = (2.0 if lay.frozen_base else 4.0) + 2.0 * (1.0 + extra)  # backward + forward (+ recompute), x N tokens
+    gemm_max = eff.gemm_max_by_architecture.get(gpu.architecture, eff.gemm_max)
+    speed = eff.fp8_speedup if lay.precision in ("fp8", "mxfp8", "nvfp4") else 1.0
+
+    def at_width(w: float) -> float:
+        return peak * gemm_max * w / (w + eff.gemm_half_width) * speed
+
+    expert = routed_expert_params(m)
+    dense = params_active(m) - input_embedding_params(m) - expert
+    t = passes * dense / shard * tokens / at_width(m.hidden_size / lay.tp)
+    if expert:
+        t += passes * expert / shard * tokens / (at_width(m.expert_intermediate_size) * eff.moe_expert_efficiency)
+    return t
+
+
+def _attention_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> float:
+    """FlashAttention: causal 2 x layers x s x (heads x head_dim) FLOPs per token forward, 2.5 x that backward."""
+    width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
+    forward = 2 * m.num_layers / lay.pp * lay.seq_len * width / lay.tp * tokens
+    passes = 1.0 + 2.5 + (1.0 if lay.recompute in ("full", "selective") else 0.0) / max(1, lay.recompute_every)
+    return forward * passes / (gpu.dense_peak_flops("bf16")[0] * eff.attention_efficiency)
+
+
+def _exchange_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> float:
+    """One micro-batch's tensor-parallel all-reduces, ring attention's key/value passes and the experts'
+    all-to-alls, none of them hidden."""
+    layers = m.num_layers / lay.pp
+    t = 0.0
+    if lay.tp > 1:
+        ring = 2 * (lay.tp - 1) / lay.tp * tokens * m.hidden_size * 2.0
+        calls = 4 + (2 if lay.recompute != "none" else 0)
+        t += calls * layers * ring / _collective_bw(gpu, lay.tp > lay.gpus_per_node, lay, eff)
+    if lay.cp > 1:
+        kv_width = 2 * (m.num_kv_heads * m.d if not m.is_mla else m.kv_lora_rank + m.qk_rope_head_dim)
+        passes = 3 * (lay.cp - 1) * tokens * kv_width * 2.0 * layers
+        t += passes / _collective_bw(gpu, lay.tp * lay.cp > lay.gpus_per_node, lay, eff)
+    if m.is_moe and lay.ep > 1:
+        moe_layers = (m.num_layers - m.first_dense_layers) / lay.pp
+        a2a = 4 * moe_layers * tokens * m.experts_per_token * m.hidden_size * 2.0 * (lay.ep - 1) / lay.ep / lay.tp
+        t += a2a / _collective_bw(gpu, lay.ep * lay.tp > lay.gpus_per_node, lay, eff)
+    return t
+
+
+def _data_parallel_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, compute_s: float) -> float:
+    """The data-parallel traffic of a step (over the data- and context-parallel ranks FSDP shards over) that the
+    step's compute does not hide."""
+    group = lay.dp * lay.cp
+    if group <= 1:
+        return 0.0
+    local = params_total(m) / (lay.tp * lay.pp)
+    grads = 0.0 if lay.frozen_base else local  # adapters' gradients are negligible
+    grad_bytes = 2.0 if lay.precision == "bf16" else 4.0 if lay.zero_stage >= 3 else 2.0
+    if lay.zero_stage >= 3:  # weights gathered for forward and backward, per micro-batch; grads reduce-scattered
+        volume = (2 * 2.0 * local * lay.micro_batches + grad_bytes * grads) * (group - 1) / group
+    else:  # one all-reduce of the gradients per step
+        volume = 2 * grad_bytes * grads * (group - 1) / group
+    spans = lay.tp * lay.pp * group > lay.gpus_per_node
+    return max(0.0, volume / _collective_bw(gpu, spans, lay, eff) - eff.overlap * compute_s)
+
+
+def _optimizer_s(m: ModelArch, gpu: GPU, lay: StepLayout) -> float:
+    """The optimizer reads and writes its states (16 B/param mixed, 8 pure BF16) once a step over HBM."""
+    if lay.frozen_base:
+        return 0.0
+    state_bytes = {"bf16": 8.0, "fp32": 16.0}.get(lay.precision, 16.0)
+    sharded_over = lay.dp * lay.cp if lay.zero_stage >= 1 else 1
+    return 2 * state_bytes * params_total(m) / (lay.tp * lay.pp) / sharded_over / (gpu.bandwidth_gb_s * 1e9)
+
+
 def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency | None = None) -> TrainingStep:
     """The step of one GPU of ``lay`` training ``m`` on ``gpu`` (module docstring)."""
     eff = eff or fitted_efficiency()
-    peak = gpu.dense_peak_flops("bf16")[0]
-    tokens_mb = lay.micro_batch * lay.seq_len  # one micro-batch of one rank
-    shard = lay.tp * lay.pp
-    matmul_params = params_active(m) - input_embedding_params(m)
-    # recompute's extra forward share: full = one more forward, selective = half the matmuls, every k-th layer: 1/k
-    extra = {"none": 0.0, "selective": 0.5}.get(lay.recompute, 1.0 / max(1, lay.recompute_every))
-    passes = (2.0 if lay.frozen_base else 4.0) + 2.0 * (1.0 + extra)  # backward + forward (+ recompute) units of 1 N
-    width = m.hidden_size / lay.tp
-    gemm_max = eff.gemm_max_by_architecture.get(gpu.architecture, eff.gemm_max)
-    gemm_eff = gemm_max * width / (width + eff.gemm_half_width)
-    speed = eff.fp8_speedup if lay.precision in ("fp8", "mxfp8", "nvfp4") else 1.0
-    cp_tokens = tokens_mb / lay.cp
-    expert = routed_expert_params(m)
-    matmul = passes * (matmul_params - expert) / shard * cp_tokens / (peak * gemm_eff * speed)
-    if expert:  # the routed experts: grouped GEMMs as wide as one expert, at the MoE efficiency
-        e_width = m.expert_intermediate_size
-        e_eff = gemm_max * e_width / (e_width + eff.gemm_half_width) * eff.moe_expert_efficiency
-        matmul += passes * expert / shard * cp_tokens / (peak * e_eff * speed)
-    attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
-    attn_fwd = 2 * m.num_layers / lay.pp * lay.seq_len * attn_width / lay.tp * cp_tokens  # causal: half of 4
-    attn_passes = 1.0 + 2.5 + (1.0 if lay.recompute in ("full", "selective") else 0.0) / max(1, lay.recompute_every)
-    attention = attn_fwd * attn_passes / (peak * eff.attention_efficiency)
-    elem_bytes = eff.elementwise_bytes_per_token_layer * 2 * m.hidden_size / lay.tp
-    elementwise = elem_bytes * m.num_layers / lay.pp * cp_tokens / (gpu.bandwidth_gb_s * 1e9)
-    layers_here = m.num_layers / lay.pp
-    tp_s = 0.0
-    if lay.tp > 1:
-        msg = cp_tokens * m.hidden_size * 2.0
-        ring = 2 * (lay.tp - 1) / lay.tp * msg
-        calls = 4 + (2 if lay.recompute != "none" else 0)
-        tp_s = calls * layers_here * ring / _collective_bw(gpu, lay.tp > lay.gpus_per_node, lay, eff)
-    if lay.cp > 1:  # ring attention's key/value exchange
-        kv_width = 2 * (m.num_kv_heads * m.d if not m.is_mla else m.kv_lora_rank + m.qk_rope_head_dim)
-        chunk = cp_tokens * kv_width * 2.0
-        ring = 3 * (lay.cp - 1) * chunk * layers_here
-        tp_s += ring / _collective_bw(gpu, lay.tp * lay.cp > lay.gpus_per_node, lay, eff)
-    if expert and lay.ep > 1:  # dispatch and combine, forward and backward: tokens x k x h BF16 values all-to-all
-        moe_layers = (m.num_layers - m.first_dense_layers) / lay.pp
-        a2a = 4 * moe_layers * cp_tokens * m.experts_per_token * m.hidden_size * 2.0 * (lay.ep - 1) / lay.ep / lay.tp
-        tp_s += a2a / _collective_bw(gpu, lay.ep * lay.tp > lay.gpus_per_node, lay, eff)
-    per_mb = matmul + attention + elementwise + tp_s + eff.layer_overhead_s * layers_here
+    tokens = lay.micro_batch * lay.seq_len / lay.cp  # one micro-batch of one rank, its share of the sequence
+    layers = m.num_layers / lay.pp
+    matmul = _matmul_s(m, gpu, lay, eff, tokens)
+    attention = _attention_s(m, gpu, lay, eff, tokens)
+    elementwise = (
+        eff.elementwise_bytes_per_token_layer
+        * 2
+        * m.hidden_size
+        / lay.tp
+        * layers
+        * tokens
+        / (gpu.bandwidth_gb_s * 1e9)
+    )
+    exchange = _exchange_s(m, gpu, lay, eff, tokens)
+    fixed = eff.layer_overhead_s * layers
     mbs = lay.micro_batches
-    compute = per_mb * mbs
-    bubble = compute * (lay.pp - 1) / (mbs * lay.virtual_stages) if lay.pp > 1 else 0.0
-    # data parallel (and context parallel, which FSDP shards over too)
-    group = lay.dp * lay.cp
-    dp_exposed = 0.0
-    if group > 1:
-        local = params_total(m) / shard
-        grads = 0.0 if lay.frozen_base else local  # adapters' gradients are negligible
-        grad_bytes = 2.0 if lay.precision == "bf16" else 4.0 if lay.zero_stage >= 3 else 2.0
-        if lay.zero_stage >= 3:  # weights gathered for forward and backward, per micro-batch; grads reduce-scattered
-            volume = (2 * 2.0 * local * mbs + grad_bytes * grads) * (group - 1) / group
-        else:  # one all-reduce of the gradients per step
-            volume = 2 * grad_bytes * grads * (group - 1) / group
-        spans = shard * group > lay.gpus_per_node
-        comm = volume / _collective_bw(gpu, spans, lay, eff)
-        dp_exposed = max(0.0, comm - eff.overlap * compute)
-    state_bytes = {"bf16": 8.0, "fp32": 16.0}.get(lay.precision, 16.0)
-    sharded_over = group if lay.zero_stage >= 1 else 1
-    opt_params = params_total(m) / shard / sharded_over
-    optimizer = 0.0 if lay.frozen_base else 2 * state_bytes * opt_params / (gpu.bandwidth_gb_s * 1e9)
+    compute = (matmul + attention + elementwise + exchange + fixed) * mbs
     tokens_step = lay.micro_batch * lay.seq_len * mbs * lay.dp
-    flops = model_flops_per_token(m, lay.seq_len, lay.frozen_base) * tokens_step
     return TrainingStep(
         matmul_s=matmul * mbs,
         attention_s=attention * mbs,
         elementwise_s=elementwise * mbs,
-        tensor_parallel_s=tp_s * mbs,
-        layer_overhead_s=eff.layer_overhead_s * layers_here * mbs,
-        bubble_s=bubble,
-        data_parallel_exposed_s=dp_exposed,
-        optimizer_s=optimizer,
+        tensor_parallel_s=exchange * mbs,
+        layer_overhead_s=fixed * mbs,
+        bubble_s=compute * (lay.pp - 1) / (mbs * lay.virtual_stages) if lay.pp > 1 else 0.0,
+        data_parallel_exposed_s=_data_parallel_s(m, gpu, lay, eff, compute),
+        optimizer_s=_optimizer_s(m, gpu, lay),
         tokens_per_step=tokens_step,
-        model_flops_per_step=flops,
+        model_flops_per_step=model_flops_per_token(m, lay.seq_len, lay.frozen_base) * tokens_step,
         gpus=lay.gpus,
-        peak_flops_per_s=peak,
+        peak_flops_per_s=gpu.dense_peak_flops("bf16")[0],
         moe=m.is_moe,
     )
