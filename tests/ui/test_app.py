@@ -99,6 +99,24 @@ def test_deep_link_training_on_cost():
     assert "FLOPs" in texts(at)
 
 
+@pytest.mark.parametrize("page", [MEMORY, COST])
+def test_training_pages_show_the_predicted_mfu_with_its_band_and_an_override(page):
+    """No MFU given: the page states the answer's predicted MFU, its band and the wall time's band; an MFU given
+    (a link's ``mfu``) is used as given and said so."""
+    link = {"workload": "Pre-training", "model": "Llama-3.1-8B", "gpu": "H100 SXM", "gpus": "8", "tokens_b": "100"}
+    at = run_page(page, link)
+    assert_clean(at)
+    sc, _ = to_scenario({"workload": "pretrain", "model": "Llama-3.1-8B", "gpu": "H100-SXM", "gpus": 8,
+                         "tokens_b": 100.0})  # fmt: skip
+    pick = api.answer_report(sc).pick
+    line = next(t for t in texts(at).splitlines() if t.startswith("Predicted MFU"))
+    assert f"**{pick.mfu:.2f}** (band {pick.mfu_low:.2f}-{pick.mfu_high:.2f}" in line
+    assert f"**{pick.wall_hours:,.1f} h** wall time" in line
+    given = run_page(page, {**link, "mfu": "0.33"})
+    assert_clean(given)
+    assert "Run time at your MFU of 0.33" in texts(given)
+
+
 def test_invalid_link_values_show_a_note_not_a_crash():
     at = run_page(PERF, {"in": "abc", "gpu": "H900", "batch": "-4", "workload": "<script>"})
     assert not at.exception
