@@ -122,8 +122,8 @@ def test_changes_persist_through_clicks_back_forward_and_reload(browser, app_url
         choose(pg, "Fine-tuning method", "Full fine-tuning", sidebar)
         # a select
         choose(pg, "Published model", "Qwen2.5-7B", sidebar)
-        # a slider (MFU 0.40 -> 0.41)
-        thumb = sidebar.get_by_role("slider", name="MFU (model FLOPs utilization)")
+        # a slider (failed runs and sweeps 0.30 -> 0.35; the MFU is a number now, 0 = predicted)
+        thumb = sidebar.get_by_role("slider", name="Failed runs and sweeps")
         thumb.focus()
         thumb.press("ArrowRight")
         wait_for_app(pg)
@@ -141,7 +141,7 @@ def test_changes_persist_through_clicks_back_forward_and_reload(browser, app_url
             "batch": "2",
             "method": "Full fine-tuning",
             "model": "Qwen2.5-7B",
-            "mfu": "0.41",
+            "overhead": "0.35",
             "gpus": "8",
         }
         assert query(pg.url) == want
@@ -151,7 +151,7 @@ def test_changes_persist_through_clicks_back_forward_and_reload(browser, app_url
             expect(sidebar.get_by_role("combobox", name="Fine-tuning method")).to_have_value("Full fine-tuning")
             expect(sidebar.get_by_role("combobox", name="Published model")).to_have_value("Qwen2.5-7B")
             expect(sidebar.get_by_role("spinbutton", name="Micro-batch per GPU")).to_have_value("2")
-            expect(sidebar.get_by_role("slider", name="MFU (model FLOPs utilization)")).to_have_value("0.41")
+            expect(sidebar.get_by_role("slider", name="Failed runs and sweeps")).to_have_value("0.35")
             expect(
                 pg.get_by_text(re.compile(r"Changed in closed groups: GPU count and parallelism: GPUs 8"))
             ).to_be_visible()
