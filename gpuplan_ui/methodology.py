@@ -254,6 +254,12 @@ SOURCES = """
   Speculative Decoding* (2023); Dettmers et al., *QLoRA* (2023).
 - vLLM KV-cache sizing and the llm-d-planner accuracy report (vLLM 0.19, H100); Microsoft Vidur and NVIDIA
   aiconfigurator per-op profiles; jax-ml *Scaling Book*; TensorRT-LLM and FasterTransformer published benchmarks.
+- Training measurements (each row's source, framework version and setup in `data/training_*_measurements.csv`):
+  peak memory from pytorch/torchtune's README tables, Lightning-AI/litgpt and lit-gpt resource tables,
+  pytorch/torchtitan benchmarks and pytorch/ao training benchmarks; throughput from mosaicml/llm-foundry's
+  benchmarking tables, NVIDIA/Megatron-LM's README and Narayanan et al. (2021), NVIDIA NeMo and Megatron-Bridge
+  performance summaries, torchtitan's benchmarks and the Llama 3 paper (Table 4); the recipes' defaults from their
+  config files (torchtune YAML, torchtitan TOML, litgpt config hub).
 - GPU specs: NVIDIA and AMD datasheets via aiconfigurator system files, llm-analysis configs, the seed table
   (per-row sources on the Data page). Prices: SkyPilot catalog snapshots, provider pages and docs (per-row source
   and date on the Data page).
