@@ -180,6 +180,16 @@ def model_flops_per_token(m: ModelArch, seq_len: int, frozen_base: bool = False)
     return c * (params_active(m) - input_embedding_params(m)) + c * m.num_layers * seq_len * attn_width
 
 
+def low_precision_runs(gpu: GPU, precision: str) -> bool:
+    """Whether the GPU has tensor cores for the recipe's linear-layer format: FP8 from Ada / Hopper / CDNA3 on,
+    MXFP8 and NVFP4 on Blackwell only. Elsewhere the recipe runs its matmuls at BF16 speed."""
+    if precision == "fp8":
+        return gpu.fp8_dense_tflops is not None
+    if precision in ("mxfp8", "nvfp4"):
+        return gpu.architecture == "Blackwell"
+    return False
+
+
 def routed_expert_params(m: ModelArch) -> float:
     """Active parameters of the routed experts (top-k per token per MoE layer); 0 for a dense model."""
     if not m.is_moe:
@@ -204,7 +214,7 @@ def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, 
     extra = {"none": 0.0, "selective": 0.5}.get(lay.recompute, 1.0 / max(1, lay.recompute_every))
     passes = (2.0 if lay.frozen_base else 4.0) + 2.0 * (1.0 + extra)  # backward + forward (+ recompute), x N tokens
     gemm_max = eff.gemm_max_by_architecture.get(gpu.architecture, eff.gemm_max)
-    speed = eff.fp8_speedup if lay.precision in ("fp8", "mxfp8", "nvfp4") else 1.0
+    speed = eff.fp8_speedup if low_precision_runs(gpu, lay.precision) else 1.0
 
     def at_width(w: float) -> float:
         return peak * gemm_max * w / (w + eff.gemm_half_width) * speed

@@ -37,7 +37,7 @@ from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU, get_gpu
 from ..model.arch import ModelArch, params_active, params_total
 from ..perf.efficiency import PerfAssumptions
-from ..perf.training_step import StepLayout, TrainingStep, training_step
+from ..perf.training_step import StepLayout, TrainingStep, low_precision_runs, training_step
 from ..pricing.billing import gpu_hours, nodes_needed, run_cost, training_flops
 from ..pricing.offers import Offer
 from ..scenario.fields import MAX_LAYOUT_GPUS
@@ -176,6 +176,9 @@ def _priced(m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: Trainin
         *rc.notes,
         *lay.notes,
     ]
+    prec = sc.training.precision
+    if step is not None and prec in ("fp8", "mxfp8", "nvfp4") and not low_precision_runs(gpu, prec):
+        why.append(f"the {gpu.label} has no {prec.upper()} tensor cores: the recipe's matmuls run at BF16 speed")
     return TrainingCandidate(
         gpu.gpu, sc.formats.weights_format, o, count, machines_of(o, count), lay.tp, lay.pp, lay.zero_stage,
         rc.run_cost_usd * (1 + sc.training.overhead_factor), wall, gh, replicas=count // (lay.tp * lay.pp),

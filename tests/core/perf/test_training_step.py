@@ -89,3 +89,15 @@ def test_held_out_error_is_what_the_calibration_file_and_readme_state():
     assert fresh["pre-training, FP8"]["median_abs_error"] <= 0.12
     fixed = stored["held_out_at_mfu_0_40"]["all dense"]  # the earlier fixed MFU 0.40 on the same runs
     assert fixed["median_abs_error"] > 2 * dense["median_abs_error"]
+
+
+def test_a_low_precision_recipe_speeds_up_only_gpus_that_have_the_format():
+    lay = dict(gpus=8, zero_stage=3, micro_batch=1, seq_len=4096, global_batch_tokens=64 * 4096)
+    for gid, fp8, mx in (("H100-SXM", True, False), ("A100-80GB-SXM", False, False), ("B200", True, True)):
+        g = get_gpu(gid)
+        bf16 = training_step(M, g, StepLayout(**lay, precision="mixed")).matmul_s
+        assert (training_step(M, g, StepLayout(**lay, precision="fp8")).matmul_s < bf16) is fp8, gid
+        assert (training_step(M, g, StepLayout(**lay, precision="mxfp8")).matmul_s < bf16) is mx, gid
+    q = {"mode": "training", "preset": "Llama-3.1-8B", "gpu": "A100-80GB-SXM", "gpus": 8, "precision": "fp8"}
+    why = api.plan_report(q).picks[0].why
+    assert any("has no FP8 tensor cores" in w for w in why)
