@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gpuplan_core import MarketProjection, cost_answer, training_speed_line
-from gpuplan_ui import cached, figures_cost, fmt, page, prices, widgets
+from gpuplan_ui import cached, figures_cost, fmt, page, prices, site_views, widgets
 
 sc, values = page.setup("Cost")
 pkey = prices.pricing_key()
@@ -90,6 +90,10 @@ with page.guard("Costs per offer"):
         st.subheader("Over three years: this training run, then serving the model")
         title = f"{fmt.usd(run_usd)} training run, then serving as recommended at {fmt.usd(monthly)} a month"
         st.plotly_chart(cached.lifetime_figure(run_usd, monthly, 36, title), key="life", config=chart)
+    with page.guard("Energy, carbon and owning"):
+        site_views.energy_section(ans)
+        site_views.tiers_section(ans)
+        site_views.own_section(ans)
     if views["rejected"] is not None and not page.meeting():
         with st.expander(f"{len(cost.rejected)} GPU/offer combinations that cannot run"):
             page.show(views["rejected"], "rejected")

@@ -267,6 +267,20 @@ def cost_report(
             wall_hours=None,
             cheapest_monthly_usd=None if not rows else min(r.monthly_always_on_usd for r in rows),
         )
+    if first is not None:
+        from ..plan.site import pick_energy, pick_own, price_tiers
+
+        e = pick_energy(sc, first)
+        keys = (
+            ("energy_kwh", "energy_cost_usd", "co2_kg")
+            if e.phase == "training"
+            else ("monthly_energy_kwh", "monthly_energy_cost_usd", "monthly_co2_kg",
+                  "energy_kwh_per_million_output_tokens")
+        )  # fmt: skip
+        out.update({k: getattr(e, k) for k in keys})
+        site = ("power_watts_per_gpu", "pue", "electricity_usd_per_kwh", "grid_gco2_per_kwh")
+        out.update({k: getattr(e, k) for k in site})
+        out.update(own=pick_own(sc, first), price_tiers=price_tiers(sc, first, offers))
     if report is not None:
         out["pricing_errors"] = [str(e) for e in report.errors]
         out["pricing_warnings"] = [str(w) for w in report.warnings]

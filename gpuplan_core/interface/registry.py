@@ -25,6 +25,7 @@ GROUPS = {
         Group("Training", lazy=False, expanded=True),
         Group("Traffic and latency targets"),
         Group("Pricing"),
+        Group("Site and owning"),
         Group("Assumptions"),
     )
 }
@@ -144,6 +145,20 @@ def _presets() -> list[str]:
 
 
 @lru_cache(maxsize=1)
+def _regions() -> tuple[str, ...]:
+    from ..pricing.energy import region_ids
+
+    return tuple(region_ids())
+
+
+def _region_label(r: str) -> str:
+    from ..pricing.energy import regions_table
+
+    t = regions_table()
+    rows = t[t.region == r]
+    return str(rows.iloc[0].label) if len(rows) else r
+
+
 def _providers() -> tuple[str, ...]:
     from ..pricing.csv_file import load_pricing
 
@@ -170,8 +185,9 @@ def _batch_fields(v: Any, values: Mapping[str, Any]) -> dict[str, Any]:
 # ---- the registry -------------------------------------------------------------------------------
 
 _TARGETS = frozenset({"interactive"})
-_PAR, _TRAIN, _TRAFFIC, _PRICE, _ASSUME = (
-    "GPU count and parallelism", "Training", "Traffic and latency targets", "Pricing", "Assumptions"
+_PAR, _TRAIN, _TRAFFIC, _PRICE, _SITE, _ASSUME = (
+    "GPU count and parallelism", "Training", "Traffic and latency targets", "Pricing", "Site and owning",
+    "Assumptions",
 )  # fmt: skip
 
 # One record per input, compact on purpose: a catalog to read down (ruff format would give each argument a line).
@@ -283,6 +299,23 @@ RECORDS: tuple[Input, ...] = (
           step=0.05, short="serving utilization"),
     Input("spot_restart", "Spot restart overhead", "slider", group=_PRICE, field="spot_restart_overhead",
           step=0.05, short="spot restarts"),
+    # the site and owning
+    Input("region", "Region (grid, electricity, PUE)", "select", group=_SITE, field="region", options=_regions,
+          labels=_region_label, short="region"),
+    Input("pue", "PUE (0 = the region's)", "number", group=_SITE, field="pue", step=0.05, fmt="%.2f", none_when=0,
+          short="PUE"),
+    Input("kwh_usd", "Electricity, USD per kWh (0 = the region's)", "number", group=_SITE,
+          field="electricity_usd_per_kwh", step=0.01, fmt="%.3f", none_when=0, short="USD/kWh"),
+    Input("gco2", "Grid, g CO2 per kWh (0 = the region's)", "number", group=_SITE, field="grid_gco2_per_kwh",
+          step=10, fmt="%.0f", none_when=0, short="g CO2/kWh"),
+    Input("server_usd", "Owning: server price per GPU, USD (0 = sourced default)", "number", group=_SITE,
+          field="server_usd_per_gpu", step=1000, fmt="%.0f", none_when=0, short="server USD/GPU"),
+    Input("amort_y", "Owning: amortisation (years)", "number", group=_SITE, field="amortisation_years", step=0.5,
+          fmt="%.1f", short="amortisation years"),
+    Input("host_kw", "Owning: hosting, USD per kW-month", "number", group=_SITE, field="hosting_usd_per_kw_month",
+          step=10, fmt="%.0f", short="hosting USD/kW-month"),
+    Input("own_util", "Owning: share of hours busy", "slider", group=_SITE, field="own_utilization", step=0.05,
+          short="busy share"),
     # assumptions
     Input("util", "Memory utilization", "slider", group=_ASSUME, field="memory_utilization", step=0.01,
           short="memory utilization"),

@@ -20,10 +20,12 @@ from pydantic import BaseModel, Field
 from ..memory.budget import memory_budget
 from ..memory.request import memory_request
 from ..model.formats import get_format
+from ..pricing.energy import EnergyReport, OwnReport, PriceTier
 from ..pricing.offers import Offer
 from ..scenario.scenario import Scenario
 from .recommend import cost_table, recommend
 from .result import Pick, Plan, WhyStep
+from .site import energy_why, pick_energy, pick_own, price_tiers
 
 
 class TargetCheck(BaseModel):
@@ -128,6 +130,9 @@ class ScenarioAnswer(BaseModel):
     runners_up: list[Pick] = Field(default_factory=list)
     near_misses: list[Pick] = Field(default_factory=list)
     message: str | None = Field(None, description="why nothing qualifies, when nothing does")
+    energy: EnergyReport | None = Field(None, description="the pick's energy, its cost and CO2 (plan/site.py)")
+    own: OwnReport | None = Field(None, description="owning the pick's GPUs beside renting them")
+    price_tiers: list[PriceTier] = Field(default_factory=list, description="the pick's GPU type per billing model")
     plan: Plan
 
     @property
@@ -243,4 +248,8 @@ def answer(
         out.cost_per = "month" if top.monthly_usd is not None else "run"
         out.memory_per_gpu_bytes, out.memory_layout = _pick_memory(sc, top)
         out.checks = target_checks(sc, top)
+        out.energy = pick_energy(sc, top)
+        out.own = pick_own(sc, top)
+        out.price_tiers = price_tiers(sc, top, offers)
+        out.why = [*out.why, *energy_why(out.energy)]
     return out

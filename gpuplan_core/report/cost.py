@@ -12,6 +12,7 @@ from pydantic import Field
 
 from ..plan.result import InferenceCostRow, Pick, Rejected, TrainingCostRow
 from ..pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
+from ..pricing.energy import OwnReport, PriceTier
 from .results import ModelSummary, _Report, _Sparse
 
 
@@ -29,6 +30,14 @@ class CostReport(ModelSummary, _Sparse):
         "cheapest_monthly_usd",
         "pricing_errors",
         "pricing_warnings",
+        "energy_kwh",
+        "energy_cost_usd",
+        "co2_kg",
+        "monthly_energy_kwh",
+        "monthly_energy_cost_usd",
+        "monthly_co2_kg",
+        "energy_kwh_per_million_output_tokens",
+        "own",
     )
 
     mode: str
@@ -43,6 +52,19 @@ class CostReport(ModelSummary, _Sparse):
     gpu_hours: float | None = Field(description="training: GPU-hours of the cheapest run; None for serving")
     wall_hours: float | None = Field(description="training: wall-clock hours of the cheapest run; None for serving")
     cheapest_monthly_usd: float | None = Field(None, description="serving: the least monthly always-on of any row")
+    energy_kwh: float | None = Field(None, description="training: the cheapest run's kWh (GPU-hours x W x PUE)")
+    energy_cost_usd: float | None = Field(None, description="training: its kWh x electricity price")
+    co2_kg: float | None = Field(None, description="training: its kWh x grid intensity")
+    monthly_energy_kwh: float | None = Field(None, description="serving: the first row's always-on kWh a month")
+    monthly_energy_cost_usd: float | None = None
+    monthly_co2_kg: float | None = None
+    energy_kwh_per_million_output_tokens: float | None = Field(None, description="serving: kWh per 1M output tokens")
+    power_watts_per_gpu: float | None = Field(None, description="the average power per GPU those figures use")
+    pue: float | None = None
+    electricity_usd_per_kwh: float | None = None
+    grid_gco2_per_kwh: float | None = None
+    own: OwnReport | None = Field(None, description="owning the first row's GPUs beside renting them")
+    price_tiers: list[PriceTier] = Field(default_factory=list, description="the first row's GPU type per billing")
     pricing_errors: list[str] = Field(default_factory=list, description="rows of the pricing file left out, and why")
     pricing_warnings: list[str] = Field(default_factory=list)
 

@@ -4,11 +4,12 @@ widgets / argv / query params -> Scenario (pydantic, validated) -> pure engine f
 
 A Scenario is composed of small parts (parts.py: what is run; deployment.py: how it is served and billed):
 ``sc.job``, ``sc.model_source``, ``sc.formats``, ``sc.request``, ``sc.parallelism``, ``sc.training``,
-``sc.traffic``, ``sc.pricing``, ``sc.assumptions``. Field names are unique
-across the parts, so a flat name says where it goes: ``Scenario(requests_per_day=5e4, gpu="H100")`` and
-``sc.with_(gpu=None)`` route each name to its part and validate the whole again, and ``sc.flat()`` is the
-scenario as one flat dict. A few defaults depend on the job (``JOB_DEFAULTS``); they fill a field that is not
-given, so the app with no link and the CLI with no flags ask the same question.
+``sc.traffic``, ``sc.pricing``, ``sc.assumptions``, ``sc.site`` (site.py: where it runs, what owning costs).
+Field names are unique across the parts, so a flat name says where it goes:
+``Scenario(requests_per_day=5e4, gpu="H100")`` and ``sc.with_(gpu=None)`` route each name to its part and
+validate the whole again, and ``sc.flat()`` is the scenario as one flat dict. A few defaults depend on the job
+(``JOB_DEFAULTS``); they fill a field that is not given, so the app with no link and the CLI with no flags ask
+the same question.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..model.hf_config import model_from_hf_config
 from ..model.presets import get_preset
 from .deployment import Pricing, RuntimeAssumptions, Traffic
 from .parts import DEFAULT_PRESET, Formats, Job, ModelSource, Parallelism, Part, Request, Training
+from .site import Site
 
 # Defaults that depend on the job (its key: interactive, batch, pretrain, finetune), used where the field is not
 # given. A pre-training run is 100 billion tokens, a fine-tuning run 100 million; fine-tuning trains LoRA adapters;
@@ -52,6 +54,7 @@ class Scenario(BaseModel):
     traffic: Traffic = Field(default_factory=Traffic)
     pricing: Pricing = Field(default_factory=Pricing)
     assumptions: RuntimeAssumptions = Field(default_factory=RuntimeAssumptions)
+    site: Site = Field(default_factory=Site)
 
     @model_validator(mode="wrap")
     @classmethod

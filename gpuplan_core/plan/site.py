@@ -1,0 +1,153 @@
+"""The answer's energy, carbon, owning and price tiers: the pricing/energy.py arithmetic applied to the pick of a
+scenario, at the scenario's site (its region, PUE, electricity price, grid intensity and an owner's costs)."""
+
+from __future__ import annotations
+
+from ..hardware.catalog import get_gpu
+from ..pricing.energy import (
+    EnergyReport,
+    OwnReport,
+    PriceTier,
+    co2_kg,
+    energy_kwh,
+    kwh_per_million_tokens,
+    own_vs_rent,
+    power_draw,
+    server_price_per_gpu,
+    site_figures,
+)
+from ..pricing.offers import Offer
+from ..scenario.scenario import Scenario
+from .result import Pick, WhyStep
+
+
+def _site(sc: Scenario):
+    s = sc.site
+    return site_figures(s.region, s.pue, s.electricity_usd_per_kwh, s.grid_gco2_per_kwh)
+
+
+def _busy_gpus(p: Pick) -> int:
+    """The GPUs that run (a whole node rented for fewer idles the rest)."""
+    return p.tp * p.pp * p.replicas
+
+
+def pick_energy(sc: Scenario, p: Pick) -> EnergyReport:
+    gpu = get_gpu(p.gpu)
+    phase = "serving" if sc.job.mode == "inference" else "training"
+    draw, site = power_draw(gpu, phase), _site(sc)
+    common = dict(
+        phase=phase, gpu=gpu.gpu, gpus=_busy_gpus(p), power_watts_per_gpu=draw.watts, power_fraction=draw.fraction,
+        host_watts_per_gpu=draw.host_watts, power_source=draw.source, pue=site.pue, region=site.region,
+        region_label=site.label, electricity_usd_per_kwh=site.usd_per_kwh, grid_gco2_per_kwh=site.gco2_per_kwh,
+        site_source=site.source,
+    )  # fmt: skip
+    if phase == "training":
+        kwh = energy_kwh(_busy_gpus(p) * (p.wall_hours or 0.0), draw.watts, site.pue)
+        return EnergyReport(**common, energy_kwh=kwh, energy_cost_usd=kwh * site.usd_per_kwh,
+                            co2_kg=co2_kg(kwh, site.gco2_per_kwh))  # fmt: skip
+    monthly = energy_kwh(_busy_gpus(p) * sc.pricing.hours_per_month, draw.watts, site.pue)
+    per_m = None
+    if p.requests_per_s_per_replica:
+        tokens_per_s = p.requests_per_s_per_replica * sc.request.output_tokens
+        per_m = kwh_per_million_tokens(p.tp * p.pp, draw.watts, site.pue, tokens_per_s, sc.pricing.utilization)
+    return EnergyReport(
+        **common, monthly_energy_kwh=monthly, monthly_energy_cost_usd=monthly * site.usd_per_kwh,
+        monthly_co2_kg=co2_kg(monthly, site.gco2_per_kwh), energy_kwh_per_million_output_tokens=per_m,
+        co2_g_per_million_output_tokens=None if per_m is None else per_m * site.gco2_per_kwh,
+        tokens_per_kwh=None if not per_m else 1e6 / per_m,
+    )  # fmt: skip
+
+
+def pick_own(sc: Scenario, p: Pick) -> OwnReport | None:
+    """Owning the pick's GPUs (None where no server price is known and the user gave none)."""
+    gpu = get_gpu(p.gpu)
+    if sc.site.server_usd_per_gpu is not None:
+        price, source = sc.site.server_usd_per_gpu, "your price"
+    elif (known := server_price_per_gpu(gpu)) is not None:
+        price, source = known
+    else:
+        return None
+    phase = "serving" if sc.job.mode == "inference" else "training"
+    draw, site = power_draw(gpu, phase), _site(sc)
+    o = own_vs_rent(p.gpus, price, sc.site.amortisation_years, draw.watts, gpu.tdp_w + draw.host_watts, site.pue,
+                    site.usd_per_kwh, sc.site.hosting_usd_per_kw_month, p.price_per_gpu_hour_usd,
+                    sc.pricing.hours_per_month, sc.site.own_utilization)  # fmt: skip
+    return OwnReport(
+        gpu=gpu.gpu, gpus=p.gpus, server_usd_per_gpu=price, server_price_source=source,
+        amortisation_years=sc.site.amortisation_years, utilization=sc.site.own_utilization, capex_usd=o.capex_usd,
+        monthly_own_usd=o.monthly_own_usd, monthly_capex_usd=o.monthly_capex_usd, monthly_power_usd=o.monthly_power_usd,
+        monthly_hosting_usd=o.monthly_hosting_usd, monthly_rent_usd=o.monthly_rent_usd,
+        rent_usd_per_gpu_hour=p.price_per_gpu_hour_usd, break_even_months=o.break_even_months,
+        break_even_utilization=o.break_even_utilization,
+    )  # fmt: skip
+
+
+COMMITMENT = {
+    "on_demand": "none: by the hour",
+    "spot": "none, but the machines can be reclaimed (restarts from checkpoints)",
+    "reserved": "a term commitment (see the offer's source)",
+}
+
+
+def price_tiers(sc: Scenario, p: Pick, offers: list[Offer]) -> list[PriceTier]:
+    """For the pick's GPU type: the cheapest offer of each billing model (serverless aside), at the pick's GPUs."""
+    best: dict[str, Offer] = {}
+    for o in offers:
+        if o.gpu != p.gpu or o.is_serverless or o.layout_problem(p.tp, 1):
+            continue
+        if p.gpus > o.machine_gpus and not o.fast_network:  # a coupled job across machines needs RDMA
+            continue
+        cur = best.get(o.billing_model)
+        if cur is None or o.price_per_gpu_hour_usd < cur.price_per_gpu_hour_usd:
+            best[o.billing_model] = o
+    out = []
+    for bm in ("on_demand", "spot", "reserved"):
+        if bm not in best:
+            continue
+        o = best[bm]
+        eff = o.price_per_gpu_hour_usd * (1 + sc.pricing.spot_restart_overhead if bm == "spot" else 1)
+        out.append(PriceTier(billing_model=bm, offer_id=o.offer_id, provider=o.provider,
+                             price_per_gpu_hour_usd=o.price_per_gpu_hour_usd, effective_usd_per_gpu_hour=eff,
+                             monthly_usd=eff * p.gpus * sc.pricing.hours_per_month,
+                             commitment=COMMITMENT.get(bm, bm)))  # fmt: skip
+    return out
+
+
+def energy_why(e: EnergyReport | None) -> list[WhyStep]:
+    """The why-chain's energy steps: kWh from GPU-hours, watts and PUE; then its cost and CO2 at the site."""
+    if e is None:
+        return []
+    watts = (
+        f"{e.power_watts_per_gpu:,.0f} W per GPU ({e.power_fraction:.0%} of TDP + {e.host_watts_per_gpu:,.0f} W host)"
+    )
+    if e.phase == "training":
+        return [
+            WhyStep(
+                label="Energy",
+                value=f"{e.energy_kwh:,.0f} kWh",
+                detail=f"{e.gpus:,} GPUs x the wall time x {watts} x PUE {e.pue:.2f}",
+            ),  # fmt: skip
+            WhyStep(
+                label="Energy cost and CO2",
+                value=f"{e.energy_cost_usd:,.0f} USD, {e.co2_kg / 1000:,.1f} t CO2",
+                detail=f"{e.region_label}: {e.electricity_usd_per_kwh:.3f} USD/kWh, "
+                f"{e.grid_gco2_per_kwh:,.0f} g CO2/kWh",
+            ),  # fmt: skip
+        ]
+    per = (
+        f"; {e.energy_kwh_per_million_output_tokens:.2f} kWh per 1M output tokens"
+        if e.energy_kwh_per_million_output_tokens
+        else ""
+    )
+    return [
+        WhyStep(
+            label="Energy a month",
+            value=f"{e.monthly_energy_kwh:,.0f} kWh",
+            detail=f"{e.gpus:,} GPUs always on x {watts} x PUE {e.pue:.2f}{per}",
+        ),  # fmt: skip
+        WhyStep(
+            label="Energy cost and CO2 a month",
+            value=f"{e.monthly_energy_cost_usd:,.0f} USD, {e.monthly_co2_kg / 1000:,.2f} t CO2",
+            detail=f"{e.region_label}: {e.electricity_usd_per_kwh:.3f} USD/kWh, {e.grid_gco2_per_kwh:,.0f} g CO2/kWh",
+        ),  # fmt: skip
+    ]

@@ -1,0 +1,249 @@
+"""Energy, carbon and owning: what a run or a month of serving draws from the grid, what that costs and emits, and
+what owning the hardware would cost beside renting it.
+
+    average watts per GPU = TDP x measured power fraction (per GPU and phase, data/power.csv) + the host's share
+    energy (kWh)          = GPU-hours x average watts / 1,000 x PUE
+    energy cost (USD)     = kWh x electricity price            CO2 (kg) = kWh x grid intensity (g/kWh) / 1,000
+    serving, a month      = GPUs x hours a month x average watts / 1,000 x PUE
+    per 1M output tokens  = one replica's kWh an hour / (its output tokens an hour x utilization) x 10^6
+
+    owning, a month       = server price per GPU x GPUs / (years x 12)
+                            + GPUs x average watts x PUE x hours a month x utilization / 1,000 x electricity price
+                            + GPUs x (TDP + host watts) / 1,000 x hosting USD per kW-month
+    renting, a month      = the rental's price per GPU-hour x GPUs x hours a month x utilization
+    break-even (months)   = capex / (renting a month - owning's running costs a month), when renting costs more
+    owning wins above the utilization u where rent x u = capex a month + hosting + power x u
+
+Average power is not TDP: the fractions are measured (MLPerf Power, vendor and benchmark measurements; sources per
+row). The region (data/regions.csv) gives the grid intensity, the electricity price and the PUE unless the user
+gives them; server prices per GPU type come from data/ownership.csv (each with its source and date).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import pandas as pd
+
+from ..common.data import DATA_DIR
+from ..hardware.catalog import GPU
+
+POWER_FILE, REGIONS_FILE, OWNERSHIP_FILE = "power.csv", "regions.csv", "ownership.csv"
+
+
+@lru_cache(maxsize=1)
+def power_table() -> pd.DataFrame:
+    return pd.read_csv(DATA_DIR / POWER_FILE)
+
+
+@lru_cache(maxsize=1)
+def regions_table() -> pd.DataFrame:
+    return pd.read_csv(DATA_DIR / REGIONS_FILE)
+
+
+@lru_cache(maxsize=1)
+def ownership_table() -> pd.DataFrame:
+    return pd.read_csv(DATA_DIR / OWNERSHIP_FILE)
+
+
+@dataclass(frozen=True)
+class PowerDraw:
+    """One GPU's average draw in a phase, with where the figure comes from."""
+
+    gpu_watts: float
+    host_watts: float
+    fraction: float
+    source: str
+
+    @property
+    def watts(self) -> float:
+        return self.gpu_watts + self.host_watts
+
+
+def power_draw(gpu: GPU, phase: str) -> PowerDraw:
+    """The GPU's measured average power fraction in ``phase`` (training | serving), else the default row's."""
+    t = power_table()
+    rows = t[(t.gpu == gpu.gpu) & (t.phase == phase)]
+    if rows.empty:
+        rows = t[(t.gpu == "*") & (t.phase == phase)]
+    r = rows.iloc[0]
+    host = 0.0 if pd.isna(r.host_watts_per_gpu) else float(r.host_watts_per_gpu)
+    frac = float(r.power_fraction)
+    return PowerDraw(gpu.tdp_w * frac, host, frac, str(r.source))
+
+
+@dataclass(frozen=True)
+class SiteFigures:
+    """The site's grid, electricity price and PUE, each the user's or the region's."""
+
+    region: str
+    label: str
+    pue: float
+    usd_per_kwh: float
+    gco2_per_kwh: float
+    source: str
+
+
+def region_ids() -> list[str]:
+    return [str(r) for r in regions_table().region]
+
+
+def site_figures(region: str, pue: float | None, usd_per_kwh: float | None, gco2: float | None) -> SiteFigures:
+    t = regions_table()
+    rows = t[t.region == region]
+    if rows.empty:
+        raise ValueError(f"region: {region!r} is not one of {', '.join(region_ids())}")
+    r = rows.iloc[0]
+    price_source = str(r.source_price)
+    if usd_per_kwh is None:
+        if pd.isna(r.electricity_usd_per_kwh):  # the region publishes no tariff we read: the others' median
+            usd_per_kwh = float(t.electricity_usd_per_kwh.dropna().median())
+            price_source = "no published tariff read for this region: the median of the regions that have one"
+        else:
+            usd_per_kwh = float(r.electricity_usd_per_kwh)
+    else:
+        price_source = "your price"
+    return SiteFigures(
+        region=region,
+        label=str(r.label),
+        pue=float(pue if pue is not None else r.pue),
+        usd_per_kwh=float(usd_per_kwh),
+        gco2_per_kwh=float(gco2 if gco2 is not None else r.grid_gco2_per_kwh),
+        source=f"grid: {r.source_grid}; price: {price_source}; PUE: {r.source_pue}",
+    )
+
+
+def energy_kwh(gpu_hours: float, watts_per_gpu: float, pue: float) -> float:
+    """GPU-hours x average watts / 1,000 x PUE."""
+    return gpu_hours * watts_per_gpu / 1000 * pue
+
+
+def co2_kg(kwh: float, gco2_per_kwh: float) -> float:
+    return kwh * gco2_per_kwh / 1000
+
+
+def kwh_per_million_tokens(replica_gpus: int, watts_per_gpu: float, pue: float, tokens_per_s: float,
+                           utilization: float) -> float:  # fmt: skip
+    """One replica's kWh an hour / (its output tokens an hour at the utilization) x 10^6."""
+    if tokens_per_s <= 0:
+        return math.inf
+    return energy_kwh(replica_gpus, watts_per_gpu, pue) / (tokens_per_s * 3600 * utilization) * 1e6
+
+
+def server_price_per_gpu(gpu: GPU) -> tuple[float, str] | None:
+    """(USD per GPU, source) of buying a server of this GPU type, where a public figure exists."""
+    t = ownership_table()
+    rows = t[t.gpu == gpu.gpu]
+    if rows.empty:
+        return None
+    r = rows.iloc[0]
+    return float(r.server_usd_per_gpu), f"{r.source} ({r.basis}, {r.as_of})"
+
+
+@dataclass(frozen=True)
+class OwnVsRent:
+    """Owning the GPUs against renting them, a month at a time (USD)."""
+
+    capex_usd: float
+    monthly_capex_usd: float
+    monthly_power_usd: float
+    monthly_hosting_usd: float
+    monthly_rent_usd: float
+    break_even_months: float | None  # None: owning never pays back at this utilization
+    break_even_utilization: float | None  # owning wins above this share of busy hours; None: never up to 100%
+
+    @property
+    def monthly_own_usd(self) -> float:
+        return self.monthly_capex_usd + self.monthly_power_usd + self.monthly_hosting_usd
+
+
+def own_vs_rent(gpus: int, server_usd_per_gpu: float, years: float, watts_per_gpu: float, peak_watts_per_gpu: float,
+                pue: float, usd_per_kwh: float, hosting_usd_per_kw_month: float, rent_usd_per_gpu_hour: float,
+                hours_per_month: float, utilization: float) -> OwnVsRent:  # fmt: skip
+    """The module docstring's owning and renting months, for ``gpus`` GPUs busy ``utilization`` of the hours."""
+    capex = server_usd_per_gpu * gpus
+    capex_m = capex / (years * 12)
+    power_full = gpus * watts_per_gpu / 1000 * pue * hours_per_month * usd_per_kwh  # busy every hour
+    hosting = gpus * peak_watts_per_gpu / 1000 * hosting_usd_per_kw_month
+    rent_full = rent_usd_per_gpu_hour * gpus * hours_per_month
+    rent, power = rent_full * utilization, power_full * utilization
+    saving = rent - power - hosting
+    months = capex / saving if saving > 0 else None
+    margin = rent_full - power_full
+    u_star = (capex_m + hosting) / margin if margin > 0 else None
+    return OwnVsRent(
+        capex, capex_m, power, hosting, rent, months, u_star if u_star is not None and u_star <= 1 else None
+    )
+
+
+# ---- typed results (the answer carries them; cost --json flattens the energy keys) ----------------------------
+
+from pydantic import BaseModel, Field  # noqa: E402
+
+
+class EnergyReport(BaseModel):
+    """What the answer draws and emits: a training run's total, or a month of serving and per 1M output tokens."""
+
+    phase: str = Field(description="training | serving")
+    gpu: str
+    gpus: int = Field(description="GPUs drawing power (the layout's, busy the whole run or month)")
+    power_watts_per_gpu: float = Field(description="average: TDP x the measured fraction + the host's share")
+    power_fraction: float = Field(description="average board power / TDP in this phase (measured, data/power.csv)")
+    host_watts_per_gpu: float
+    power_source: str
+    pue: float
+    region: str
+    region_label: str
+    electricity_usd_per_kwh: float
+    grid_gco2_per_kwh: float
+    site_source: str
+    energy_kwh: float | None = Field(None, description="training: the run's kWh (GPU-hours x watts x PUE)")
+    energy_cost_usd: float | None = Field(None, description="training: kWh x electricity price")
+    co2_kg: float | None = Field(None, description="training: kWh x grid intensity")
+    monthly_energy_kwh: float | None = Field(None, description="serving: the always-on GPUs' kWh a month")
+    monthly_energy_cost_usd: float | None = None
+    monthly_co2_kg: float | None = None
+    energy_kwh_per_million_output_tokens: float | None = Field(
+        None, description="serving: one replica's kWh per 1M output tokens at the utilization"
+    )
+    co2_g_per_million_output_tokens: float | None = None
+    tokens_per_kwh: float | None = Field(None, description="serving: output tokens per kWh")
+
+
+class OwnReport(BaseModel):
+    """Owning the answer's GPUs beside renting them (USD)."""
+
+    gpu: str
+    gpus: int
+    server_usd_per_gpu: float
+    server_price_source: str
+    amortisation_years: float
+    utilization: float = Field(description="share of hours the hardware is busy")
+    capex_usd: float
+    monthly_own_usd: float = Field(description="amortisation + power + hosting a month")
+    monthly_capex_usd: float
+    monthly_power_usd: float
+    monthly_hosting_usd: float
+    monthly_rent_usd: float = Field(description="the rental's price x GPUs x hours a month x utilization")
+    rent_usd_per_gpu_hour: float
+    break_even_months: float | None = Field(None, description="capex / monthly saving; None: never at this use")
+    break_even_utilization: float | None = Field(None, description="owning wins above this share of busy hours")
+
+    def cumulative(self, months: int) -> list[tuple[int, float, float]]:
+        """(month, owning so far, renting so far): the purchase up front, then each month's running costs."""
+        run = self.monthly_power_usd + self.monthly_hosting_usd
+        return [(m, self.capex_usd + run * m, self.monthly_rent_usd * m) for m in range(months + 1)]
+
+
+class PriceTier(BaseModel):
+    """The cheapest offer of one billing model for the answer's GPU type."""
+
+    billing_model: str
+    offer_id: str
+    provider: str
+    price_per_gpu_hour_usd: float
+    effective_usd_per_gpu_hour: float = Field(description="spot: x (1 + restart overhead); others as priced")
+    monthly_usd: float = Field(description="the answer's GPUs x effective price x hours a month")
+    commitment: str = Field(description="what the price binds you to, in words")

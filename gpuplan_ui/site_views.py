@@ -1,0 +1,81 @@
+"""The Cost page's energy, carbon, owning and price-tier sections, from the one answer (layout only)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from gpuplan_core import ScenarioAnswer
+
+from . import fmt, page
+from .figures_site import own_vs_rent_figure
+
+
+def energy_section(ans: ScenarioAnswer) -> None:
+    e = ans.energy
+    if e is None:
+        return
+    st.subheader("Energy and carbon")
+    cols = st.columns(4)
+    if e.phase == "training":
+        cols[0].metric("Energy of the run", f"{e.energy_kwh:,.0f} kWh", help="GPU-hours x average W x PUE")
+        cols[1].metric("Its electricity", fmt.usd(e.energy_cost_usd))
+        cols[2].metric("CO2", f"{e.co2_kg / 1000:,.1f} t")
+        cols[3].metric("Average power per GPU", f"{e.power_watts_per_gpu:,.0f} W")
+    else:
+        cols[0].metric("Energy a month", f"{e.monthly_energy_kwh:,.0f} kWh", help="always-on GPUs x W x PUE")
+        cols[1].metric("CO2 a month", f"{e.monthly_co2_kg / 1000:,.2f} t")
+        per = e.energy_kwh_per_million_output_tokens
+        cols[2].metric("kWh per 1M output tokens", "n/a" if per is None else f"{per:,.2f}")
+        cols[3].metric("Output tokens per kWh", "n/a" if not e.tokens_per_kwh else f"{e.tokens_per_kwh:,.0f}")
+    st.caption(
+        f"{e.gpus:,} x {e.gpu} at {e.power_watts_per_gpu:,.0f} W each on average ({e.power_fraction:.0%} of TDP, "
+        f"measured: {fmt.md_escape(e.power_source)}; + {e.host_watts_per_gpu:,.0f} W of host per GPU), PUE "
+        f"{e.pue:.2f}, {e.region_label}: {e.electricity_usd_per_kwh:.3f} USD/kWh, {e.grid_gco2_per_kwh:,.0f} g "
+        "CO2/kWh (set the region and each figure under Site and owning in the sidebar)."
+    )
+
+
+def own_section(ans: ScenarioAnswer) -> None:
+    o = ans.own
+    if o is None:
+        if ans.pick is not None:
+            st.caption(f"Owning: no public server price for the {ans.pick.gpu}; give one under Site and owning.")
+        return
+    st.subheader("Own or rent")
+    cols = st.columns(4)
+    cols[0].metric("Buying the GPUs", fmt.usd(o.capex_usd), help=f"{fmt.usd(o.server_usd_per_gpu)} per GPU")
+    cols[1].metric("Owning a month", fmt.usd(o.monthly_own_usd), help="amortisation + power + hosting")
+    cols[2].metric("Renting a month", fmt.usd(o.monthly_rent_usd))
+    cols[3].metric("Break-even", "never" if o.break_even_months is None else f"{o.break_even_months:,.0f} months")
+    st.plotly_chart(own_vs_rent_figure(o), key="own_rent", config={"displaylogo": False})
+    wins = (
+        f"owning wins above {o.break_even_utilization:.0%} of hours busy"
+        if o.break_even_utilization is not None
+        else "renting wins at any utilization"
+    )
+    st.caption(
+        f"{o.gpus:,} GPUs at {fmt.usd(o.server_usd_per_gpu)} each ({fmt.md_escape(o.server_price_source)}), "
+        f"amortised over {o.amortisation_years:g} years, busy {o.utilization:.0%} of hours; against the rental at "
+        f"{o.rent_usd_per_gpu_hour:,.2f} USD/GPU-hour: {wins}."
+    )
+
+
+def tiers_section(ans: ScenarioAnswer) -> None:
+    if not ans.price_tiers or page.meeting():
+        return
+    st.markdown(f"**Price tiers for {ans.pick.gpu}** (the cheapest offer of each billing, at {ans.pick.gpus:,} GPUs)")
+    df = pd.DataFrame(
+        [
+            {
+                "billing": t.billing_model.replace("_", "-"),
+                "offer": t.offer_id,
+                "USD/GPU-h": t.price_per_gpu_hour_usd,
+                "effective USD/GPU-h": t.effective_usd_per_gpu_hour,
+                "monthly (USD)": t.monthly_usd,
+                "commitment": t.commitment,
+            }
+            for t in ans.price_tiers
+        ]
+    )
+    page.table(df, "tiers", "gpuplan-price-tiers.csv")
