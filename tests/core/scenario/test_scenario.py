@@ -23,7 +23,7 @@ def test_every_field_of_every_part_has_a_description_and_a_name_no_other_part_us
         for name, info in cls.model_fields.items():
             assert FIELDS[name] == part and info.description, name
     assert set(PARTS) == {"job", "model_source", "formats", "request", "parallelism", "training", "traffic",
-                          "pricing", "assumptions"}  # fmt: skip
+                          "pricing", "assumptions", "site"}  # fmt: skip
 
 
 def test_flat_names_go_to_their_part():
