@@ -51,7 +51,7 @@ from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
 from .pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
 from .pricing.csv_file import load_pricing, load_pricing_text, offers_to_csv
-from .pricing.energy import EnergyReport, OwnReport, PriceTier, region_ids
+from .pricing.energy import EnergyReport, OwnReport, PriceTier, power_draw, region_ids, site_figures
 from .pricing.fetch import FetchError, fetch_hf_config, fetch_pricing, fetch_skypilot_catalogs
 from .pricing.offers import FAST_NETWORK_GBIT_S, STALE_AFTER_DAYS, Offer, merge_offers, price_age_days, staleness
 from .pricing.overrides import apply_price_overrides, parse_price_overrides
@@ -64,6 +64,7 @@ from .report.answers import (
     memory_answer,
     perf_answer,
     plan_answer,
+    site_answer,
     training_speed_line,
 )
 from .report.calibration import CalibrationReport
@@ -82,5 +83,6 @@ from .report.results import GpuPerf, MemoryReport, PerfReport
 from .report.serving import ServeReport, ServingCurve
 from .report.training import TrainingAccuracy, training_accuracy
 from .scenario.scenario import Scenario
+from .scenario.site import Site
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -10,6 +10,10 @@ from gpuplan_core import (
     USE_CASE_SOURCES,
     Assumptions,
     MarketEstimate,
+    Site,
+    get_gpu,
+    power_draw,
+    site_figures,
     training_accuracy,
 )
 
@@ -55,6 +59,43 @@ def _serving() -> str:
   simulated requests; a rate is "beyond capacity" at or above the rate with every slot busy, or when the queue
   still grows at the end of the run.
 - **KV cache at start-up**: {KV_STARTUP_TEXT}
+"""
+
+
+def _pw(gpu: str, phase: str) -> str:
+    d = power_draw(get_gpu(gpu), phase)
+    host = f" + {d.host_watts:,.0f} W host" if d.host_watts else ""
+    return f"{d.fraction:.0%} of TDP on {gpu}{host}"
+
+
+def _region_line() -> str:
+    s = Site()
+    f = site_figures(s.region, None, None, None)
+    return f"{f.label}: {f.gco2_per_kwh:,.0f} g CO2/kWh, {f.usd_per_kwh:.4f} USD/kWh, PUE {f.pue:.2f}"
+
+
+def _energy_text() -> str:
+    """Energy, carbon, owning and price tiers: each formula and default with its source (read from the core)."""
+    return f"""
+### Energy, carbon and owning (`gpuplan_core/pricing/energy.py`, `plan/site.py`)
+- **Average power** per GPU = TDP x a measured power fraction for the phase + the host's share per GPU
+  (`data/power.csv`): training at {_pw("H100-SXM", "training")}; serving at {_pw("A100-80GB-SXM", "serving")}
+  (vLLM at full load); GPUs without a measurement of their own take the default row of their phase. Board TDP is
+  never used as the average.
+- **Energy** = GPU-hours x average watts / 1,000 x PUE; its cost = kWh x the electricity price; **CO2** = kWh x the
+  grid's intensity. Serving: the always-on GPUs' kWh a month, and one replica's kWh an hour / (its output tokens an
+  hour x the serving utilization) x 10^6 per 1M output tokens. The region (`data/regions.csv`: codecarbon's grid
+  intensities, EIA / Eurostat tariffs, Google's and Uptime's PUE) sets the three unless you give them; default
+  {_region_line()}.
+- **Owning** a month = server price per GPU x GPUs / (years x 12) + power at the busy share of hours + hosting per kW
+  of peak IT load (TDP + host); renting = the rental's price x GPUs x hours x the busy share; **break-even** =
+  purchase / (renting - power - hosting) a month; owning wins above the busy share where the two meet. Server
+  prices: `data/ownership.csv` (Epoch AI's archived price list: complete servers / their GPUs), amortisation
+  {Site.model_fields["amortisation_years"].default:g} years (Epoch AI), hosting
+  {Site.model_fields["hosting_usd_per_kw_month"].default:,.2f} USD per kW-month (CBRE, H2 2024); each is an input.
+- **Price tiers**: the cheapest offer of each billing (on-demand, spot with its restart overhead, reserved) for the
+  answer's GPU type that can run its layout.
+
 """
 
 
@@ -190,7 +231,7 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   (input + output), `--gpu-memory-utilization`, `--kv-cache-dtype`, `--quantization fp8` for FP8 weights from a
   16-bit checkpoint (AWQ/GPTQ and NVFP4 need a quantised checkpoint); a SkyPilot task with `accelerators:
   GPU:count`, `num_nodes` and that command.
-"""
+""" + _energy_text()
 
 
 ENGINES = (

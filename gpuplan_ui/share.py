@@ -84,9 +84,9 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
 
 
 def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool) -> str:
-    from gpuplan_core import RECORDS, cost_answer, memory_answer, perf_answer, plan_answer
+    from gpuplan_core import RECORDS, cost_answer, memory_answer, perf_answer, plan_answer, site_answer
 
-    from . import cached, figures_cost, report
+    from . import cached, figures_cost, figures_site, report
 
     key = sc.model_dump_json()
     inference = sc.job.mode == "inference"
@@ -109,13 +109,17 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     answers.append(("Cost", cost_answer(ans, sc, len(cost.offers))))
     if cost.offers:
         figs.append(figures_cost.cheapest_figure(cost.offers, inference))
+    if (site := site_answer(ans)) is not None:
+        answers.append(("Energy, carbon and owning", site))
+    if ans.own is not None:
+        figs.append(figures_site.own_vs_rent_figure(ans.own))
     used = {p.offer_id for p in plan.picks}
     sources = [o for o in prices.offers_for(pkey) if o.offer_id in used]
     lines = [f"Model: {sc.model().name}", f"Job: {values.get('workload', 'interactive')}"]
     for inp in RECORDS:
         if inp.key in values and inp.key not in ("workload",) and not inp.is_default(values[inp.key]):
             lines.append(f"{inp.label}: {inp.shown(values[inp.key])}")
-    why = [f"{w.label}: {w.value}" + (f" ({w.detail})" if w.detail else "") for w in plan.why]
+    why = [f"{w.label}: {w.value}" + (f" ({w.detail})" if w.detail else "") for w in ans.why]
     return report.build(
         model=sc.model().name,
         link=page_url(values),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from gpuplan_core import ScenarioAnswer
+from gpuplan_core import ScenarioAnswer, site_answer
 
 from . import fmt, page
 from .figures_site import own_vs_rent_figure
@@ -16,6 +16,8 @@ def energy_section(ans: ScenarioAnswer) -> None:
     if e is None:
         return
     st.subheader("Energy and carbon")
+    if (a := site_answer(ans)) is not None:
+        st.markdown(fmt.md_escape(a.sentence))
     cols = st.columns(4)
     if e.phase == "training":
         cols[0].metric("Energy of the run", f"{e.energy_kwh:,.0f} kWh", help="GPU-hours x average W x PUE")

@@ -42,12 +42,23 @@ def compare_side(sc: Scenario, offers) -> Side:
         p = perf_report(sc, gpus=[gpu.gpu]).gpus[0]
         if p.fits:
             out.ttft_s, out.tpot_s = p.ttft_s, p.tpot_s
+    from ..plan.site import pick_energy
+
     rows = [r for r in cost_report(sc, offers=offers, fixed_layout=True).offers if r.gpu == gpu.gpu]
     if rows and sc.job.mode == "inference":
         best = min(rows, key=lambda r: r.monthly_always_on_usd)
         out.monthly_usd, out.per_million_usd = best.monthly_always_on_usd, best.output_cost_per_million_usd
+        e = pick_energy(sc, best)
+        out.energy_kwh, out.co2_kg, out.kwh_per_million = (
+            e.monthly_energy_kwh,
+            e.monthly_co2_kg,
+            (e.energy_kwh_per_million_output_tokens),
+        )
     elif rows:
-        out.run_usd = min(r.run_cost_usd for r in rows)
+        best = min(rows, key=lambda r: r.run_cost_usd)
+        out.run_usd = best.run_cost_usd
+        e = pick_energy(sc, best)
+        out.energy_kwh, out.co2_kg = e.energy_kwh, e.co2_kg
     return out
 
 

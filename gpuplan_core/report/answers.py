@@ -343,3 +343,38 @@ def training_speed_line(ans: ScenarioAnswer) -> str | None:
         f"fall inside it) on {where}: {p.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, **{p.wall_hours:,.1f} h** "
         f"wall time ({lo:,.1f}-{hi:,.1f} h). Set an MFU in the sidebar to override the prediction."
     )
+
+
+def site_answer(ans: ScenarioAnswer) -> Answer | None:
+    """The answer's energy, carbon and owning in one sentence and four numbers (None without a pick)."""
+    e, o = ans.energy, ans.own
+    if e is None:
+        return None
+    where = f"in {e.region_label} (PUE {e.pue:.2f}, {e.grid_gco2_per_kwh:,.0f} g CO2/kWh)"
+    if e.phase == "training":
+        sentence = (
+            f"The run draws {e.energy_kwh:,.0f} kWh {where}: {usd(e.energy_cost_usd)} of electricity and "
+            f"{e.co2_kg / 1000:,.1f} t of CO2"
+        )
+        heads = [Headline(label="Energy of the run", value=f"{e.energy_kwh:,.0f} kWh"),
+                 Headline(label="CO2", value=f"{e.co2_kg / 1000:,.1f} t")]  # fmt: skip
+    else:
+        per = e.energy_kwh_per_million_output_tokens
+        sentence = (
+            f"Serving draws {e.monthly_energy_kwh:,.0f} kWh a month {where}: {usd(e.monthly_energy_cost_usd)} of "
+            f"electricity and {e.monthly_co2_kg / 1000:,.2f} t of CO2"
+            + (f", {per:,.2f} kWh per 1M output tokens" if per else "")
+        )
+        heads = [Headline(label="Energy a month", value=f"{e.monthly_energy_kwh:,.0f} kWh"),
+                 Headline(label="CO2 a month", value=f"{e.monthly_co2_kg / 1000:,.2f} t")]  # fmt: skip
+    if o is not None:
+        pays = (
+            f"pays back after {o.break_even_months:,.0f} months"
+            if o.break_even_months is not None
+            else "does not pay back at this use"
+        )
+        sentence += f"; owning the {o.gpus:,} GPUs ({usd(o.capex_usd)}) {pays}"
+        heads += [Headline(label="Owning a month", value=usd(o.monthly_own_usd)),
+                  Headline(label="Break-even", value="never" if o.break_even_months is None
+                           else f"{o.break_even_months:,.0f} months")]  # fmt: skip
+    return Answer(sentence=sentence + ".", headlines=heads, tone="info")

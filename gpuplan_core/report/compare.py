@@ -27,6 +27,9 @@ class Side(BaseModel):
     monthly_usd: float | None = None
     per_million_usd: float | None = None
     run_usd: float | None = None
+    energy_kwh: float | None = Field(None, description="the run's kWh (training) or a month's (serving)")
+    co2_kg: float | None = Field(None, description="the same period's CO2 at the site's grid")
+    kwh_per_million: float | None = Field(None, description="serving: kWh per 1M output tokens")
     needs: str | None = Field(None, description="when it does not fit: what it would take")
 
 
@@ -80,6 +83,9 @@ def compare(a: Side, b: Side) -> Comparison:
         _diff("Cost per month", a.monthly_usd, b.monthly_usd, usd),
         _diff("Cost per 1M output tokens", a.per_million_usd, b.per_million_usd, usd),
         _diff("Cost of the training run", a.run_usd, b.run_usd, usd),
+        _diff("Energy (run, or a month serving)", a.energy_kwh, b.energy_kwh, lambda x: f"{x:,.0f} kWh"),
+        _diff("CO2 (run, or a month serving)", a.co2_kg, b.co2_kg, lambda x: f"{x / 1000:,.2f} t"),
+        _diff("Energy per 1M output tokens", a.kwh_per_million, b.kwh_per_million, lambda x: f"{x:,.2f} kWh"),
     ]
     rows = [r for r in rows if not (r.a == "n/a" and r.b == "n/a")]
     settings = [
