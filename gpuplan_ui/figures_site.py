@@ -29,7 +29,8 @@ def own_vs_rent_figure(own: OwnReport, months: int = 60) -> go.Figure:
     title = (
         f"Owning {own.gpus:,} x {own.gpu} pays back after {be:,.0f} months"
         if be is not None
-        else f"Owning {own.gpus:,} x {own.gpu} does not pay back at {own.utilization:.0%} use"
+        else f"Owning {own.gpus:,} x {own.gpu} does not pay back within {own.amortisation_years:g} years at "
+        f"{own.utilization:.0%} use"
     )
     return go.Figure(
         data=data,

@@ -11,7 +11,8 @@ what owning the hardware would cost beside renting it.
                             + GPUs x average watts x PUE x hours a month x utilization / 1,000 x electricity price
                             + GPUs x (TDP + host watts) / 1,000 x hosting USD per kW-month
     renting, a month      = the rental's price per GPU-hour x GPUs x hours a month x utilization
-    break-even (months)   = capex / (renting a month - owning's running costs a month), when renting costs more
+    break-even (months)   = capex / (renting a month - owning's running costs a month), when renting costs more and
+                            that is within the amortisation years (else owning never pays back)
     owning wins above the utilization u where rent x u = capex a month + hosting + power x u
 
 Average power is not TDP: the fractions are measured (MLPerf Power, vendor and benchmark measurements; sources per
@@ -171,6 +172,8 @@ def own_vs_rent(gpus: int, server_usd_per_gpu: float, years: float, watts_per_gp
     rent, power = rent_full * utilization, power_full * utilization
     saving = rent - power - hosting
     months = capex / saving if saving > 0 else None
+    if months is not None and months > years * 12:  # not within the hardware's life
+        months = None
     margin = rent_full - power_full
     u_star = (capex_m + hosting) / margin if margin > 0 else None
     return OwnVsRent(
@@ -228,7 +231,9 @@ class OwnReport(BaseModel):
     monthly_hosting_usd: float
     monthly_rent_usd: float = Field(description="the rental's price x GPUs x hours a month x utilization")
     rent_usd_per_gpu_hour: float
-    break_even_months: float | None = Field(None, description="capex / monthly saving; None: never at this use")
+    break_even_months: float | None = Field(
+        None, description="capex / monthly saving; None: not within the amortisation years at this use"
+    )
     break_even_utilization: float | None = Field(None, description="owning wins above this share of busy hours")
 
     def cumulative(self, months: int) -> list[tuple[int, float, float]]:

@@ -371,7 +371,7 @@ def site_answer(ans: ScenarioAnswer) -> Answer | None:
         pays = (
             f"pays back after {o.break_even_months:,.0f} months"
             if o.break_even_months is not None
-            else "does not pay back at this use"
+            else f"does not pay back within {o.amortisation_years:g} years at this use"
         )
         sentence += f"; owning the {o.gpus:,} GPUs ({usd(o.capex_usd)}) {pays}"
         heads += [Headline(label="Owning a month", value=usd(o.monthly_own_usd)),

@@ -96,3 +96,10 @@ def test_price_tiers_are_the_cheapest_offer_of_each_billing_for_the_gpu_type():
         assert t.effective_usd_per_gpu_hour == pytest.approx(t.price_per_gpu_hour_usd * 1.10)  # restart overhead
     for t in tiers.values():
         assert t.monthly_usd == pytest.approx(t.effective_usd_per_gpu_hour * a.pick.gpus * 730)
+
+
+def test_owning_never_pays_back_beyond_the_hardwares_life():
+    """8 x H100 at 0.80 USD/GPU-hour (a spot rental): 4,680.76 a month renting against 555 power + 1,674 hosting:
+    296,648 / 2,451 = 121 months, beyond the 60 months it is amortised over: owning does not pay back."""
+    o = own_vs_rent(8, 37_081, 5, 969, 1137, 1.10, 0.0892, 184.06, 0.8015, 730, 1.0)
+    assert o.break_even_months is None and o.monthly_own_usd > o.monthly_rent_usd
