@@ -32,8 +32,9 @@ def energy_section(ans: ScenarioAnswer) -> None:
         cols[3].metric("Output tokens per kWh", "n/a" if not e.tokens_per_kwh else f"{e.tokens_per_kwh:,.0f}")
     st.caption(
         f"{e.gpus:,} x {e.gpu} at {e.power_watts_per_gpu:,.0f} W each on average ({e.power_fraction:.0%} of TDP, "
-        f"measured: {fmt.md_escape(e.power_source.split(' (')[0].split(';')[0])}; + {e.host_watts_per_gpu:,.0f} W of "
-        "host per GPU), PUE "
+        f"measured: {fmt.md_escape(e.power_source.split(' (')[0].split(';')[0])}; "
+        + (f"+ {e.host_watts_per_gpu:,.0f} W of host per GPU" if e.host_watts_per_gpu else "host share not stated")
+        + "), PUE "
         f"{e.pue:.2f}, {e.region_label}: {e.electricity_usd_per_kwh:.3f} USD/kWh, {e.grid_gco2_per_kwh:,.0f} g "
         "CO2/kWh (set the region and each figure under Site and owning in the sidebar)."
     )
@@ -67,7 +68,10 @@ def own_section(ans: ScenarioAnswer) -> None:
 def tiers_section(ans: ScenarioAnswer) -> None:
     if not ans.price_tiers or page.meeting():
         return
-    st.markdown(f"**Price tiers for {ans.pick.gpu}** (the cheapest offer of each billing, at {ans.pick.gpus:,} GPUs)")
+    n = ans.pick.gpus
+    st.markdown(
+        f"**Price tiers for {ans.pick.gpu}** (the cheapest offer of each billing, at {n:,} GPU{'s' if n > 1 else ''})"
+    )
     df = pd.DataFrame(
         [
             {
