@@ -103,3 +103,17 @@ def test_owning_never_pays_back_beyond_the_hardwares_life():
     296,648 / 2,451 = 121 months, beyond the 60 months it is amortised over: owning does not pay back."""
     o = own_vs_rent(8, 37_081, 5, 969, 1137, 1.10, 0.0892, 184.06, 0.8015, 730, 1.0)
     assert o.break_even_months is None and o.monthly_own_usd > o.monthly_rent_usd
+
+
+def test_compare_shows_each_sides_energy_and_carbon():
+    from gpuplan_core.pricing.csv_file import load_pricing
+    from gpuplan_core.scenario.scenario import Scenario
+
+    a, b = Scenario(preset="Llama-3.1-8B", gpu="H100-SXM"), Scenario(preset="Llama-3.1-8B", gpu="A100-80GB-SXM")
+    r = api.compare_report(a, b, load_pricing().offers)
+    rows = {d.metric: d for d in r.comparison.rows}
+    assert "Energy (run, or a month serving)" in rows and "CO2 (run, or a month serving)" in rows
+    # a month of one always-on GPU at the site's PUE 1.10: H100 574 W (82% of 700), A100 328 W (82% of 400)
+    assert r.a.energy_kwh == pytest.approx(730 * 0.82 * 700 / 1000 * 1.10)
+    assert r.b.energy_kwh == pytest.approx(730 * 0.82 * 400 / 1000 * 1.10)
+    assert r.a.co2_kg == pytest.approx(r.a.energy_kwh * 322 / 1000)
