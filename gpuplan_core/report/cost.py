@@ -12,6 +12,7 @@ from pydantic import Field
 
 from ..plan.result import InferenceCostRow, Pick, Rejected, TrainingCostRow
 from ..pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
+from .growth import Growth
 from .results import ModelSummary, _Report, _Sparse
 
 
@@ -29,6 +30,7 @@ class CostReport(ModelSummary, _Sparse):
         "cheapest_monthly_usd",
         "pricing_errors",
         "pricing_warnings",
+        "growth",
     )
 
     mode: str
@@ -45,6 +47,11 @@ class CostReport(ModelSummary, _Sparse):
     cheapest_monthly_usd: float | None = Field(None, description="serving: the least monthly always-on of any row")
     pricing_errors: list[str] = Field(default_factory=list, description="rows of the pricing file left out, and why")
     pricing_warnings: list[str] = Field(default_factory=list)
+    growth: Growth | None = Field(
+        None,
+        description="serving with a growth rate or a spike: the answer's pick re-planned month by month (None: no "
+        "pick or no traffic to grow)",
+    )
 
     @property
     def training(self) -> bool:
