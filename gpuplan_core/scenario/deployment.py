@@ -65,8 +65,8 @@ class Traffic(Part):
         0.0,
         ge=0,
         le=1,
-        description="Traffic growth per month, as a fraction (0.1: 10% more requests each month, compounded): the "
-        "lifetime view re-plans the replicas month by month. 0: traffic stays as it is.",
+        description="Traffic growth per month, compounded (as a fraction in the CLI and scenario files: 0.1 is 10% "
+        "more requests each month): the Cost page's lifetime re-plans the replicas month by month. 0: no growth.",
     )
     spike_month: int | None = Field(
         None,
