@@ -48,3 +48,23 @@ class Growth(_Report):
     def of(cls, sc: Scenario, pick: Pick, offer: Offer, training_usd: float = 0.0, months: int = 36) -> Growth:
         """Raises ValueError naming the field when the pick cannot be re-planned (no traffic, no capacity)."""
         return cls.model_validate(grow(sc.traffic, pick, offer, training_usd, months, sc.pricing.hours_per_month))
+
+    def text(self) -> str:
+        """The lifetime in words: today's replicas, the first step up and what it costs, the last month's fleet."""
+        trend = [f"{self.monthly_growth:.0%} more traffic a month"] if self.monthly_growth else []
+        if self.spike_month is not None:
+            trend.append(f"a {self.spike_factor:g}x spike in month {self.spike_month}")
+        last = self.months[-1]
+        out = (
+            f"Re-planned month by month with {' and '.join(trend) or 'steady traffic'}: {self.pick_replicas} "
+            f"replica(s) of {self.layout} ({self.requests_per_s_per_replica:,.2f} req/s each within the targets) "
+            "carry today's traffic"
+        )
+        if self.more_replicas_month is None:
+            return out + f" through month {last.month}."
+        extra = (self.next_step_monthly_usd or 0.0) - (self.pick_monthly_usd or 0.0)
+        out += (
+            f"; month {self.more_replicas_month} needs {self.next_step_replicas}, {self.next_step_monthly_usd:,.0f} "
+            f"USD a month ({extra:+,.0f})"
+        )
+        return out + f"; month {last.month}: {last.replicas} replica(s), {last.monthly_usd:,.0f} USD a month."
