@@ -1,8 +1,10 @@
 """Cost: the cheapest way to run it, then monthly always-on vs per-run cost per offer, serverless, lifetime."""
 
+from datetime import date
+
 import streamlit as st
 
-from gpuplan_core import MarketProjection, cost_answer, training_speed_line
+from gpuplan_core import MarketProjection, cost_answer, growth_problem, training_speed_line
 from gpuplan_ui import cached, figures_cost, fmt, page, prices, site_views, widgets
 
 sc, values = page.setup("Cost")
@@ -65,7 +67,17 @@ with page.guard("Costs per offer"):
         title = f"Serving as recommended, {fmt.usd(best_monthly)} a month" + (
             f", after a {fmt.usd(bill)} training bill" if bill else ""
         )
-        st.plotly_chart(cached.lifetime_figure(bill, best_monthly, 36, title), key="life", config=chart)
+        grown = None
+        if sc.traffic.grows and not (why := growth_problem(sc.traffic, ans.pick)):
+            explore = bool(widgets.page_value("alt_formats"))
+            grown = cached.growth_view(sc.model_dump_json(), pkey, explore, bill, 36, date.today().isoformat())
+        elif sc.traffic.grows:
+            st.caption(f"Growth is not drawn: {why.split(': ', 1)[-1]}.")
+        if grown is None:
+            st.plotly_chart(cached.lifetime_figure(bill, best_monthly, 36, title), key="life", config=chart)
+        else:
+            st.plotly_chart(grown[1], key="life", config=chart)
+            st.caption(fmt.md_escape(grown[0].text()))
     else:
         how = "your MFU" if sc.training.mfu else "the MFU predicted for each offer's layout and network"
         st.markdown(

@@ -206,6 +206,22 @@ def lifetime_figure(training_usd: float, monthly_usd: float, months: int, title:
     return figures_cost.lifetime_figure(Lifetime.of(training_usd, monthly_usd, months), title)
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def growth_view(sc_json: str, pricing_key: str, explore: bool, training_usd: float, months: int, today: str):
+    """The Cost page's lifetime with growing traffic: the answer's pick re-planned month by month (None when it
+    cannot be: no pick, no traffic), its figure, dated from ``today`` (ISO)."""
+    from datetime import date
+
+    ans = answer_at(sc_json, pricing_key, explore)
+    g = api.growth_report(_sc(sc_json), ans, prices.offers_for(pricing_key), training_usd, months)
+    if g is None:
+        return None
+    title = f"The answer as traffic grows: {g.pick_monthly_usd or 0:,.0f} USD a month today" + (
+        f", after a {training_usd:,.0f} USD training bill" if training_usd else ""
+    )
+    return g, figures_cost.growth_figure(g, title, date.fromisoformat(today))
+
+
 @st.cache_resource(max_entries=128, show_spinner=False)
 def compare_report(a_json: str, b_json: str, pricing_key: str, b_count_from_a: bool) -> CompareReport:
     return api.compare_report(_sc(a_json), _sc(b_json), prices.offers_for(pricing_key), b_count_from_a)

@@ -1,11 +1,14 @@
-"""The money charts: the Cost page's cheapest offers, lifetime and market projection, the Overview's cost-latency
-Pareto front, and Compare's A-and-B panels (pure plotly, styled as figures.py says)."""
+"""The money charts: the Cost page's cheapest offers, lifetime (flat, or with growing traffic) and market
+projection, the Overview's cost-latency Pareto front, and Compare's A-and-B panels (pure plotly, styled as
+figures.py says)."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import plotly.graph_objects as go
 
-from gpuplan_core import GB, InferenceCostRow, Lifetime, MarketProjection, TrainingCostRow
+from gpuplan_core import GB, Growth, InferenceCostRow, Lifetime, MarketProjection, TrainingCostRow
 
 from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks
 
@@ -116,6 +119,65 @@ def lifetime_figure(life: Lifetime, title: str) -> go.Figure:
             annotations=notes,
             xaxis={"title": {"text": "month"}},
             yaxis={"title": {"text": "USD"}, "tickformat": "$,.0f"},
+        ),
+    )
+
+
+def month_date(start: date, months: int) -> str:
+    """The calendar month ``months`` after ``start``: 'Mar 2027'."""
+    y, m = divmod(start.month - 1 + months, 12)
+    return date(start.year + y, m + 1, 1).strftime("%b %Y")
+
+
+def growth_figure(g: Growth, title: str, start: date | None = None) -> go.Figure:
+    """The lifetime with growing traffic: training once, serving's cumulative spend, and each month's bill as steps
+    (right axis, its replicas in the hover); marked: the month inference passes training (with its calendar month
+    from ``start``) and the first month the pick needs more replicas, with what that month costs."""
+    rows = g.months
+    months = [m.month for m in rows]
+    trained = any(m.training_usd for m in rows)
+    data = [
+        go.Scatter(x=months, y=[m.training_usd for m in rows], name="training (once)", visible=trained,
+                   line={"color": "#7c3aed", "dash": "dash"}),
+        go.Scatter(x=months, y=[m.inference_cumulative_usd for m in rows], name="inference, cumulative",
+                   line={"color": "#0891b2"}),
+        go.Scatter(x=months, y=[m.monthly_usd for m in rows], name="monthly bill (right axis)", yaxis="y2",
+                   line={"color": "#f97316", "shape": "hv"}, customdata=[m.replicas for m in rows],
+                   hovertemplate="month %{x}: %{y:$,.0f} for %{customdata} replica(s)<extra></extra>"),
+    ]  # fmt: skip
+    shapes, notes = [], []
+
+    def mark(x: int, text: str, color: str, y: float) -> None:
+        shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
+                       "line": {"color": color, "dash": "dot"}})  # fmt: skip
+        notes.append({"x": x, "xref": "x", "yref": "paper", "y": y, "showarrow": False, "xanchor": "left",
+                      "text": text, "font": {"color": color}})  # fmt: skip
+
+    be = g.inference_passes_training_month
+    if be is not None and trained:
+        when = f" (about {month_date(start, be)})" if start else ""
+        mark(be, f"inference passes training in month {be}{when}", NEUTRAL, 1)
+    if (more := g.more_replicas_month) is not None:
+        extra = (g.next_step_monthly_usd or 0.0) - (g.pick_monthly_usd or 0.0)
+        text = f"month {more}: {g.next_step_replicas} replicas needed ({extra:+,.0f} USD a month on today)"
+        mark(more, text, "#f97316", 0.9)
+    return go.Figure(
+        data=data,
+        layout=chart_layout(
+            title,
+            380,
+            shapes=shapes,
+            annotations=notes,
+            xaxis={"title": {"text": "month"}},
+            yaxis={"title": {"text": "USD, cumulative"}, "tickformat": "$,.0f", "rangemode": "tozero"},
+            yaxis2={
+                "title": {"text": "USD per month"},
+                "tickformat": "$,.0f",
+                "overlaying": "y",
+                "side": "right",
+                "rangemode": "tozero",
+                "showgrid": False,
+            },
         ),
     )
 

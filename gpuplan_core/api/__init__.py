@@ -284,7 +284,24 @@ def cost_report(
     if report is not None:
         out["pricing_errors"] = [str(e) for e in report.errors]
         out["pricing_warnings"] = [str(w) for w in report.warnings]
-    return CostReport(**out)
+    cost = CostReport(**out)
+    if sc.job.mode != "inference" or not sc.traffic.grows:
+        return cost
+    ans = answer_report(sc, offers=offers, cost=cost)
+    return CostReport(**out, growth=growth_report(sc, ans, offers))
+
+
+def growth_report(s: Scenario | dict[str, Any], answer, offers, training_usd: float = 0.0, months: int = 36):
+    """The answer's pick re-planned month by month for the scenario's growth and spike (plan/growth.py), or None
+    when there is no pick or no traffic to grow (``plan.growth.growth_problem`` says why)."""
+    from ..plan.growth import growth_problem
+    from ..report.growth import Growth
+
+    sc = scenario_of(s)
+    if growth_problem(sc.traffic, answer.pick):
+        return None
+    offer = next(o for o in offers if o.offer_id == answer.pick.offer_id)
+    return Growth.of(sc, answer.pick, offer, training_usd, months)
 
 
 def plan_report(

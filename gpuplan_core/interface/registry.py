@@ -285,6 +285,12 @@ RECORDS: tuple[Input, ...] = (
           labels=LENGTHS, jobs=INFERENCE, short="lengths"),
     Input("spread", "Length spread (uniform lengths)", "slider", group=_TRAFFIC, field="length_spread", step=0.05,
           jobs=INFERENCE, short="length spread"),
+    Input("growth", "Traffic growth per month (%)", "number", group=_TRAFFIC, field="monthly_growth", step=5,
+          fmt="%.1f", scale=0.01, jobs=INFERENCE, short="growth %/month"),
+    Input("spike_m", "Traffic spike in month (0 = none)", "number", group=_TRAFFIC, field="spike_month", step=1,
+          fmt="%.0f", none_when=0, jobs=INFERENCE, short="spike month"),
+    Input("spike_x", "Spike: times the usual traffic", "number", group=_TRAFFIC, field="spike_factor", step=0.5,
+          jobs=INFERENCE, short="spike x"),
     # pricing
     Input("billing", "Billing", "select", group=_PRICE, field="billing", options=tuple(BILLING), labels=BILLING,
           none_when="any"),

@@ -13,6 +13,7 @@ from pydantic import Field
 from ..plan.result import InferenceCostRow, Pick, Rejected, TrainingCostRow
 from ..pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
 from ..pricing.energy import OwnReport, PriceTier
+from .growth import Growth
 from .results import ModelSummary, _Report, _Sparse
 
 
@@ -38,6 +39,7 @@ class CostReport(ModelSummary, _Sparse):
         "monthly_co2_kg",
         "energy_kwh_per_million_output_tokens",
         "own",
+        "growth",
     )
 
     mode: str
@@ -67,6 +69,11 @@ class CostReport(ModelSummary, _Sparse):
     price_tiers: list[PriceTier] = Field(default_factory=list, description="the first row's GPU type per billing")
     pricing_errors: list[str] = Field(default_factory=list, description="rows of the pricing file left out, and why")
     pricing_warnings: list[str] = Field(default_factory=list)
+    growth: Growth | None = Field(
+        None,
+        description="serving with a growth rate or a spike: the answer's pick re-planned month by month (None: no "
+        "pick or no traffic to grow)",
+    )
 
     @property
     def training(self) -> bool:

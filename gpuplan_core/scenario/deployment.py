@@ -61,6 +61,37 @@ class Traffic(Part):
         "times the set one (0.2: between 80% and 100%).",
     )
 
+    monthly_growth: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Traffic growth per month, compounded (as a fraction in the CLI and scenario files: 0.1 is 10% "
+        "more requests each month): the Cost page's lifetime re-plans the replicas month by month. 0: no growth.",
+    )
+    spike_month: int | None = Field(
+        None,
+        ge=1,
+        le=120,
+        description="A month of unusual traffic (a launch, a viral week), counted from now (1: next month); the "
+        "lifetime view sizes that month for the spike. None: no spike.",
+    )
+    spike_factor: float = Field(
+        3.0, ge=1, le=100, description="The spike month's traffic over the trend's (3: three times as many requests)."
+    )
+
+    def requests_per_day_in(self, month: int) -> float | None:
+        """Month ``month``'s requests per day (0: now): requests per day x (1 + growth)^month, x the spike factor in
+        the spike month (None without traffic)."""
+        if not self.requests_per_day:
+            return None
+        spike = self.spike_factor if self.spike_month is not None and month == self.spike_month else 1.0
+        return self.requests_per_day * (1 + self.monthly_growth) ** month * spike
+
+    @property
+    def grows(self) -> bool:
+        """Does the traffic change over the months (a growth rate or a spike)?"""
+        return self.monthly_growth > 0 or self.spike_month is not None
+
     @property
     def peak_requests_per_s(self) -> float | None:
         """The busiest hour's arrival rate: requests per day / 86,400 s x peak-to-average (None without traffic)."""

@@ -23,6 +23,8 @@ TRAIN_BEFORE = ["--batch", "1", "--recompute", "none"]
 COMMANDS = {
     "cost_inference_traffic": ["cost", "--preset", "Llama-3.1-8B", "--requests-per-day", "20000",
                                "--ttft-target-s", "2", "--tpot-target-s", "none"],
+    "cost_inference_growth": ["cost", "--preset", "Llama-3.1-8B", "--requests-per-day", "20000",
+                              "--monthly-growth", "0.1", "--spike-month", "6"],
     "cost_inference": ["cost", "--preset", "Llama-3.1-8B", *NO_TRAFFIC],
     "cost_training": ["cost", "--params", "7e9", "--mode", "training", "--training-tokens", "1e12", "--mfu", "0.5",
                       "--gpu", "H100", *TRAIN_BEFORE],

@@ -1,0 +1,46 @@
+"""The Cost page with growing traffic: the lifetime chart shows the pick re-planned month by month (its monthly
+bill as steps, the month it needs more replicas, the month inference passes training), the same numbers as the
+core's Growth; without growth the flat chart stays; with no traffic to grow it says why."""
+
+from __future__ import annotations
+
+import json
+
+from gpuplan_core import api, load_pricing, read_link, to_scenario
+
+from .apptest import open_page, texts
+
+LINK = {"model": "Llama-3.1-8B", "rpd": "200000", "growth": "10", "train_bill": "20000"}
+
+
+def _life(at) -> dict:
+    """The lifetime chart: the one whose x axis is months (the market projection is off by default)."""
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (spec,) = [s for s in specs if s["layout"].get("xaxis", {}).get("title", {}).get("text") == "month"]
+    return spec
+
+
+def test_the_cost_page_draws_the_pick_as_traffic_grows():
+    at = open_page("app_pages/Cost.py", LINK)
+    assert not at.exception, at.exception
+    sc, _ = to_scenario(read_link(LINK)[0])
+    assert sc.traffic.monthly_growth == 0.1
+    offers = load_pricing().offers
+    g = api.growth_report(sc, api.answer_report(sc, offers=offers), offers, 20_000, 36)
+    assert g.more_replicas_month is not None and g.inference_passes_training_month is not None
+    spec = _life(at)
+    bill = [t for t in spec["data"] if t["name"].startswith("monthly bill")][0]
+    assert bill["line"]["shape"] == "hv" and bill["y"] == [m.monthly_usd for m in g.months]
+    notes = [a["text"] for a in spec["layout"]["annotations"]]
+    assert any(n.startswith(f"month {g.more_replicas_month}: {g.next_step_replicas} replicas needed") for n in notes)
+    assert any(n.startswith(f"inference passes training in month {g.inference_passes_training_month} (about ")
+               for n in notes)  # fmt: skip
+    assert "Re-planned month by month with 10% more traffic a month" in texts(at)
+
+
+def test_without_growth_the_flat_lifetime_stays_and_without_traffic_it_says_why():
+    flat = _life(open_page("app_pages/Cost.py", {k: v for k, v in LINK.items() if k != "growth"}))
+    assert [t["name"] for t in flat["data"]] == ["training (once)", "inference, cumulative"]
+    at = open_page("app_pages/Cost.py", {**LINK, "rpd": "0"})
+    assert not at.exception
+    assert "Growth is not drawn: growth needs a traffic estimate" in texts(at)
