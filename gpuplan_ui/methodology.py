@@ -93,6 +93,11 @@ def _energy_text() -> str:
   prices: `data/ownership.csv` (Epoch AI's archived price list: complete servers / their GPUs), amortisation
   {Site.model_fields["amortisation_years"].default:g} years (Epoch AI), hosting
   {Site.model_fields["hosting_usd_per_kw_month"].default:,.2f} USD per kW-month (CBRE, H2 2024); each is an input.
+- **Demand that grows** (`gpuplan_core/plan/growth.py`): with a monthly growth rate and an optional spike (a month at
+  a multiple of the traffic), the answer's pick is re-planned month by month with the same serving model: requests a
+  day (m) = today's x (1 + growth)^m (x the spike factor in its month); replicas (m) = ceil(peak rate (m) / one
+  replica's capacity within the targets); each month billed as the pick is (whole nodes). The Cost page marks the
+  first month the pick needs more replicas, what that month costs, and the month serving passes a training bill.
 - **Price tiers**: the cheapest offer of each billing (on-demand, spot with its restart overhead, reserved) for the
   answer's GPU type that can run its layout.
 
