@@ -91,8 +91,8 @@ def _energy_text() -> str:
   of peak IT load (TDP + host); renting = the rental's price x GPUs x hours x the busy share; **break-even** =
   purchase / (renting - power - hosting) a month; owning wins above the busy share where the two meet. Server
   prices: `data/ownership.csv` (Epoch AI's archived price list: complete servers / their GPUs), amortisation
-  {Site.model_fields["amortisation_years"].default:g} years (Epoch AI), hosting
-  {Site.model_fields["hosting_usd_per_kw_month"].default:,.2f} USD per kW-month (CBRE, H2 2024); each is an input.
+  {Site().amortisation_years:g} years (Epoch AI), hosting
+  {Site().hosting_usd_per_kw_month:,.2f} USD per kW-month (CBRE, H2 2024); each is an input.
 - **Demand that grows** (`gpuplan_core/plan/growth.py`): with a monthly growth rate and an optional spike (a month at
   a multiple of the traffic), the answer's pick is re-planned month by month with the same serving model: requests a
   day (m) = today's x (1 + growth)^m (x the spike factor in its month); replicas (m) = ceil(peak rate (m) / one

@@ -37,7 +37,7 @@ class Site(Part):
     )
     amortisation_years: float = Field(
         5.0,
-        gt=0,
+        ge=0.5,
         le=15,
         description="Owning: years the purchase is spread over, straight line (Epoch AI assumes 5 for servers "
         "bought from 2023).",
@@ -51,7 +51,7 @@ class Site(Part):
     )
     own_utilization: float = Field(
         1.0,
-        gt=0,
+        ge=0.05,
         le=1,
         description="Owning vs renting: the share of hours the hardware is busy (renting by the hour pays only "
         "for those; owning pays for every hour).",
