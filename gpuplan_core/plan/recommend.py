@@ -35,12 +35,16 @@ from .training import TrainingCandidate, _why_training, training_candidates, tra
 
 def filter_offers(offers: list[Offer], pricing: Pricing, gpu: str | None, interactive: bool) -> list[Offer]:
     """The scenario's filters: its GPU type (when one is chosen), billing and provider. Interactive serving leaves out
-    interruptible (spot) offers unless the user asks for spot: a reclaimed server drops live users."""
+    interruptible (spot) offers unless the user asks for spot: a reclaimed server drops live users. Accelerators
+    that are not GPUs (TPU, Trainium, Inferentia, Gaudi) take part only when the pricing allows them or the
+    scenario names one as its GPU; otherwise the offers, and so the answers, are those of a GPU-only catalog."""
     gid = get_gpu(gpu).gpu if gpu else None
     want = (pricing.billing or "").lower()
     out = []
     for o in offers:
         if gid and o.gpu != gid:
+            continue
+        if not gid and not pricing.allow_accelerators and not get_gpu(o.gpu).is_gpu:
             continue
         if o.interruptible and interactive and want != "spot":
             continue
