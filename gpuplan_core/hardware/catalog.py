@@ -119,8 +119,8 @@ class GPU(BaseModel):
         """("nvlink" or "pcie", bytes/s per direction each GPU can move to the others) for ``gpus`` GPUs
         reducing together. NVSwitch: the whole link to any peer. Infinity Fabric (and Gaudi's RoCE ports) is a
         mesh: a link of 1/7 of the total to each of the 7 others (8-GPU platform), so fewer GPUs use fewer links.
-        ICI and NeuronLink (a torus) are read as a scale-up link at their per-direction bandwidth. PCIe's bandwidth is None
-        where the row states none (the caller's default applies)."""
+        ICI and NeuronLink (a torus) are read as a scale-up link at their per-direction bandwidth. PCIe's bandwidth
+        is None where the row states none (the caller's default applies)."""
         kind = self.link_type or ("NVLink" if self.link_gb_s_per_direction else "PCIe")
         link = self.link_bandwidth_bytes_per_s
         if kind in MESH_LINKS and link:
