@@ -18,6 +18,7 @@ import math
 from ..common.text import usd
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import get_gpu
+from ..hardware.engines import accelerator_note
 from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..perf.bands import perf_bands, serving_bands
@@ -274,6 +275,8 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
         fmt = c.ev.weights_format if isinstance(c, Candidate) else c.weights_format
         if fmt != chosen:
             c.why.append(f"uses {get_format(fmt).label} weights: check quality before switching")
+        if note := accelerator_note(get_gpu(c.offer.gpu).kind, training=sc.job.mode != "inference"):
+            c.why.append(note)
         if i == 0 and len(ok) > 1:
             c.why.append(
                 f"cheapest that fits and meets the target; next best {ok[1].offer.offer_id} "

@@ -167,6 +167,12 @@ def test_the_pricing_field_link_key_and_cli_flag():
     assert scenario_from_args(args).pricing.allow_accelerators is True
 
 
+def test_compare_b_side_can_pick_an_accelerator():
+    b = INPUTS["b_gpu"]
+    assert set(VENDOR) <= set(b.option_list())
+    assert b.label_of("TPU-v6e") == "TPU v6e (Trillium)" and b.parse("TPU v6e (Trillium)") == ("TPU-v6e", None)
+
+
 def test_the_filter_leaves_accelerators_out_unless_allowed_or_named():
     off = filter_offers(OFFERS, Pricing(), None, interactive=False)
     on = filter_offers(OFFERS, Pricing(allow_accelerators=True), None, interactive=False)
@@ -193,6 +199,9 @@ def test_allowing_accelerators_can_change_the_pick(question, gpu_pick, accelerat
     on = recommend(Scenario(**question, allow_accelerators=True), OFFERS).picks[0]
     assert (off.gpu, on.gpu) == (gpu_pick, accelerator_pick)
     assert on.monthly_usd < off.monthly_usd
+    said = [w for w in on.why if w.startswith("not a GPU")]
+    assert len(said) == 1 and "no comparable published measurement" in said[0]
+    assert not any(w.startswith("not a GPU") for w in off.why)
 
 
 QUESTIONS = [
