@@ -220,7 +220,7 @@ def _with_band(sc: Scenario, m: ModelArch, p: Pick) -> Pick:
     if p.ttft_s is None:
         return p
     if sc.traffic.requests_per_day:
-        b = serving_bands(m.is_moe)
+        b = serving_bands(m.is_moe, p.gpu)
         ttft, tpot = b["ttft_p95_s"], b["tpot_mean_s"]
     else:
         b = perf_bands(

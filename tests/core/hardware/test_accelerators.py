@@ -13,7 +13,7 @@ from gpuplan_core.interface.registry import INPUTS
 from gpuplan_core.memory.components import MemoryRequest
 from gpuplan_core.memory.fit import fit_on_gpu
 from gpuplan_core.model.presets import get_preset
-from gpuplan_core.perf.bands import error_band
+from gpuplan_core.perf.bands import error_band, serving_bands
 from gpuplan_core.plan.recommend import filter_offers, recommend
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.scenario.deployment import Pricing
@@ -123,6 +123,12 @@ def test_estimates_on_accelerators_carry_no_comparable_measurement(gid, phase):
     assert band.regime.startswith(get_gpu(gid).architecture + " · ")
 
 
+def test_serving_under_load_on_an_accelerator_has_no_comparable_sweep():
+    band = serving_bands(moe=False, gpu="Trainium2")["ttft_p95_s"]
+    assert (band.points, band.regime) == (0, "serving under load · NeuronCore-v3")
+    assert band.text.startswith("No comparable measurement") and serving_bands(False, "H100")["ttft_p95_s"].points
+
+
 # ---- prices per chip-hour -----------------------------------------------------------------------------------------
 
 
@@ -199,6 +205,8 @@ def test_allowing_accelerators_can_change_the_pick(question, gpu_pick, accelerat
     on = recommend(Scenario(**question, allow_accelerators=True), OFFERS).picks[0]
     assert (off.gpu, on.gpu) == (gpu_pick, accelerator_pick)
     assert on.monthly_usd < off.monthly_usd
+    assert on.error_band == "TTFT no comparable measurement, TPOT no comparable measurement"
+    assert "measurements)" in off.error_band  # a GPU under traffic: the band of the published load sweeps
     said = [w for w in on.why if w.startswith("not a GPU")]
     assert len(said) == 1 and "no comparable published measurement" in said[0]
     assert not any(w.startswith("not a GPU") for w in off.why)
