@@ -337,10 +337,10 @@ def answer_report(
 # ---- serving under traffic ------------------------------------------------------------------------
 
 
-def _serving_bands(moe: bool) -> dict[str, Any]:
+def _serving_bands(moe: bool, gpu: str | None = None) -> dict[str, Any]:
     from ..perf.bands import serving_bands
 
-    bands = serving_bands(moe)
+    bands = serving_bands(moe, gpu)
     return {"error_band": bands, "provenance": {k: b.provenance for k, b in bands.items()}}
 
 
@@ -372,7 +372,7 @@ def serve_report(
         "max_num_seqs": r.limits.max_num_seqs,
         "at_load": res,
         "max_requests_per_s": sim.max_rate(),
-        **_serving_bands(r.m.is_moe),
+        **_serving_bands(r.m.is_moe, r.gpu.gpu),
     }
     if sc.traffic.ttft_target_s or sc.traffic.tpot_target_s:
         cap = capacity(r, sc.traffic.ttft_target_s, sc.traffic.tpot_target_s, steps=sim)
@@ -417,7 +417,7 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
         else None,
         points=load_curve(r, steps=sim),
         notes=[note] if note else [],
-        **_serving_bands(r.m.is_moe),
+        **_serving_bands(r.m.is_moe, r.gpu.gpu),
     )
 
 

@@ -3,6 +3,13 @@
 GPU names are matched case-insensitively with the usual aliases ("H100", "H100-SXM",
 "H100 SXM5 80GB", "A100-40GB", "RTX PRO 6000 Blackwell") by ``resolve_gpu``; the UI, the CLI and
 the pricing loader all go through it.
+
+The table holds the other accelerators people rent as well (``kind``): Google TPU v5e / v5p / v6e, AWS Trainium2
+and Inferentia2, Intel Gaudi 3, each row with its vendor's figures and sources. The memory and roofline models
+read them as they read a GPU (HBM, bandwidth, dense peaks, the scale-up link); their efficiency constants are the
+defaults, and as no published measurement on them is in the calibration set, every estimate on them carries the
+"no comparable measurement" band (perf/bands.py: each has its own ``architecture``, hence its own regimes).
+The recommender leaves them out unless the scenario allows them (``Pricing.allow_accelerators``) or names one.
 """
 
 from __future__ import annotations
@@ -11,12 +18,22 @@ from functools import lru_cache
 from typing import Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator
 
 from ..common.data import DATA_DIR, norm_name
 from ..common.units import GB, TFLOP, GiB
 
 MESH_PEERS = 7  # an 8-GPU Infinity Fabric platform (MI300X OAM): one link to each of the other 7
+Kind = Literal["gpu", "tpu", "trainium", "inferentia", "gaudi"]
+KIND_LABELS: dict[str, str] = {
+    "gpu": "GPU",
+    "tpu": "Google TPU",
+    "trainium": "AWS Trainium",
+    "inferentia": "AWS Inferentia",
+    "gaudi": "Intel Gaudi",
+}
+MESH_LINKS = ("Infinity Fabric", "RoCE")  # all-to-all: one share of the link to each of the 7 peers
+SCALE_UP_LINKS = ("NVLink", "ICI", "NeuronLink", *MESH_LINKS)  # links that join every chip of a host (torus, mesh)
 
 
 class GPU(BaseModel):
@@ -42,16 +59,41 @@ class GPU(BaseModel):
         None, description="set for GPUs without TF32 tensor cores (Volta, Turing): FP32 runs on CUDA cores"
     )
     link_gb_s_per_direction: PositiveFloat | None = None
-    link_type: Literal["NVLink", "NVLink bridge", "Infinity Fabric", "PCIe", ""] = Field(
+    link_type: Literal["NVLink", "NVLink bridge", "Infinity Fabric", "ICI", "NeuronLink", "RoCE", "PCIe", ""] = Field(
         "",
         description="how the GPUs of one server reach each other: NVLink through NVSwitch (every pair at the "
         "link's bandwidth), an NVLink bridge (pairs only: beyond 2 GPUs traffic crosses PCIe), AMD Infinity Fabric "
-        "(all-to-all), or PCIe (the link column, where given, is the PCIe bandwidth); empty: NVLink if a link "
-        "bandwidth is given, else PCIe",
+        "(all-to-all), Google's ICI and AWS NeuronLink (a torus joining every chip of the host), Gaudi's on-chip "
+        "RoCE ports (all-to-all between the 8 chips), or PCIe (the link column, where given, is the PCIe "
+        "bandwidth); empty: NVLink if a link bandwidth is given, else PCIe",
     )
-    tdp_w: PositiveFloat
+    tdp_w: PositiveFloat | None = Field(None, description="board power; None where the vendor publishes none")
     sources: str
     notes: str = ""
+    kind: Kind = Field("gpu", description="GPU, or another accelerator (TPU, Trainium, Inferentia, Gaudi)")
+    chips_per_host: PositiveInt | None = Field(
+        None, description="chips one host (VM) of the vendor's platform carries; None for GPUs (it varies)"
+    )
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _gpu_when_empty(cls, v):
+        return "gpu" if v is None or (isinstance(v, str) and not v.strip()) else v
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind == "gpu"
+
+    @property
+    def kind_label(self) -> str:
+        return KIND_LABELS[self.kind]
+
+    @property
+    def ridge_flops_per_byte(self) -> float:
+        """The roofline's ridge point at dense BF16: FLOPs per byte of HBM traffic above which a kernel is
+        compute-bound. For a matmul of a batch of B tokens against 16-bit weights (2 B FLOPs per 2-byte weight
+        read), B = this figure: the Scaling Book's critical batch size (TPU v5e: 197e12 / 819e9 = 240.5)."""
+        return self.bf16_dense_tflops * TFLOP / self.bandwidth_bytes_per_s
 
     # --- units in bytes / seconds -------------------------------------------------------------
     @property
@@ -75,14 +117,15 @@ class GPU(BaseModel):
 
     def peer_link(self, gpus: int) -> tuple[str, float | None]:
         """("nvlink" or "pcie", bytes/s per direction each GPU can move to the others) for ``gpus`` GPUs
-        reducing together. NVSwitch: the whole link to any peer. Infinity Fabric is a mesh: a link of 1/7 of the
-        total to each of the 7 others (8-GPU platform), so fewer GPUs use fewer links. PCIe's bandwidth is None
-        where the row states none (the caller's default applies)."""
+        reducing together. NVSwitch: the whole link to any peer. Infinity Fabric (and Gaudi's RoCE ports) is a
+        mesh: a link of 1/7 of the total to each of the 7 others (8-GPU platform), so fewer GPUs use fewer links.
+        ICI and NeuronLink (a torus) are read as a scale-up link at their per-direction bandwidth. PCIe's bandwidth
+        is None where the row states none (the caller's default applies)."""
         kind = self.link_type or ("NVLink" if self.link_gb_s_per_direction else "PCIe")
         link = self.link_bandwidth_bytes_per_s
-        if kind == "Infinity Fabric" and link:
+        if kind in MESH_LINKS and link:
             return "nvlink", min(link, (gpus - 1) * link / MESH_PEERS)
-        if kind == "NVLink" or (kind == "NVLink bridge" and gpus <= 2):
+        if kind in SCALE_UP_LINKS or (kind == "NVLink bridge" and gpus <= 2):
             return "nvlink", link
         return "pcie", link if kind == "PCIe" else None
 
@@ -158,6 +201,11 @@ def _alias_map(path: str | None = None) -> dict[str, str]:
         for key in (g.gpu, *g.aliases):
             out[norm_name(key)] = g.gpu
     return out
+
+
+def catalog_gpus(allow_accelerators: bool = False, path: str | None = None) -> tuple[GPU, ...]:
+    """The catalog rows a search may consider: GPUs, and the other accelerators only when allowed."""
+    return tuple(g for g in load_gpus(path) if allow_accelerators or g.is_gpu)
 
 
 def resolve_gpu_name(name: str, path: str | None = None) -> str | None:

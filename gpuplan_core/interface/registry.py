@@ -295,6 +295,8 @@ RECORDS: tuple[Input, ...] = (
     Input("billing", "Billing", "select", group=_PRICE, field="billing", options=tuple(BILLING), labels=BILLING,
           none_when="any"),
     Input("provider", "Provider", "select", group=_PRICE, field="provider", options=_providers, none_when="any"),
+    Input("accel", "Also consider TPUs, Trainium, Inferentia and Gaudi", "toggle", group=_PRICE,
+          field="allow_accelerators", short="other accelerators"),
     Input("prices", "Your pricing file", "select", group=_PRICE, field="price_source", options=tuple(PRICE_SOURCES),
           labels=PRICE_SOURCES, short="your prices"),
     Input("myprice", "Your prices (USD per GPU-hour)", "text", group=_PRICE, field="your_prices", max_chars=1000,

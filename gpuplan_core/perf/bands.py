@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from ..hardware.catalog import get_gpu
 from .calibration import lean, phase_of, regime, regime_residuals
 from .serving_calibration import HEADLINE_REGIME, serving_table
 
@@ -119,11 +120,14 @@ def _serving_residuals() -> dict[tuple[str, str], list[float]]:
     return out
 
 
-def serving_bands(moe: bool) -> dict[str, ErrorBand]:
+def serving_bands(moe: bool, gpu: str | None = None) -> dict[str, ErrorBand]:
     """The band of each predicted number of a replica under traffic (serving.serve's outputs), from the published
-    load sweeps of its kind: dense models on continuously batching engines, or the MoE runs."""
+    load sweeps of its kind: dense models on continuously batching engines, or the MoE runs. Every sweep ran on
+    GPUs: on another accelerator (``gpu`` a TPU, Trainium, Inferentia or Gaudi) no sweep is comparable."""
     kind = "MoE" if moe else HEADLINE_REGIME
     res = _serving_residuals()
+    if gpu is not None and not (g := get_gpu(gpu)).is_gpu:
+        kind, res = g.architecture, {}
 
     def band(metric: str) -> ErrorBand:
         errs = res.get((kind, metric), [])

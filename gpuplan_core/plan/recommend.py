@@ -18,6 +18,7 @@ import math
 from ..common.text import usd
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import get_gpu
+from ..hardware.engines import accelerator_note
 from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..perf.bands import perf_bands, serving_bands
@@ -35,12 +36,16 @@ from .training import TrainingCandidate, _why_training, training_candidates, tra
 
 def filter_offers(offers: list[Offer], pricing: Pricing, gpu: str | None, interactive: bool) -> list[Offer]:
     """The scenario's filters: its GPU type (when one is chosen), billing and provider. Interactive serving leaves out
-    interruptible (spot) offers unless the user asks for spot: a reclaimed server drops live users."""
+    interruptible (spot) offers unless the user asks for spot: a reclaimed server drops live users. Accelerators
+    that are not GPUs (TPU, Trainium, Inferentia, Gaudi) take part only when the pricing allows them or the
+    scenario names one as its GPU; otherwise the offers, and so the answers, are those of a GPU-only catalog."""
     gid = get_gpu(gpu).gpu if gpu else None
     want = (pricing.billing or "").lower()
     out = []
     for o in offers:
         if gid and o.gpu != gid:
+            continue
+        if not gid and not pricing.allow_accelerators and not get_gpu(o.gpu).is_gpu:
             continue
         if o.interruptible and interactive and want != "spot":
             continue
@@ -215,7 +220,7 @@ def _with_band(sc: Scenario, m: ModelArch, p: Pick) -> Pick:
     if p.ttft_s is None:
         return p
     if sc.traffic.requests_per_day:
-        b = serving_bands(m.is_moe)
+        b = serving_bands(m.is_moe, p.gpu)
         ttft, tpot = b["ttft_p95_s"], b["tpot_mean_s"]
     else:
         b = perf_bands(
@@ -270,6 +275,8 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
         fmt = c.ev.weights_format if isinstance(c, Candidate) else c.weights_format
         if fmt != chosen:
             c.why.append(f"uses {get_format(fmt).label} weights: check quality before switching")
+        if note := accelerator_note(get_gpu(c.offer.gpu).kind, training=sc.job.mode != "inference"):
+            c.why.append(note)
         if i == 0 and len(ok) > 1:
             c.why.append(
                 f"cheapest that fits and meets the target; next best {ok[1].offer.offer_id} "

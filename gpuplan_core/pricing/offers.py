@@ -16,7 +16,10 @@ BillingModel = Literal[
 ]
 BILLING_MODELS = list(BillingModel.__args__)
 Rounding = Literal["up", "down", "unknown"]
-IntraNodeLink = Literal["NVLink", "PCIe", "unknown"]
+IntraNodeLink = Literal["NVLink", "ICI", "NeuronLink", "RoCE", "PCIe", "unknown"]
+# Links that join every accelerator of a machine (NVSwitch, a TPU / Trainium torus, Gaudi's all-to-all RoCE ports):
+# tensor parallel above 2 needs one.
+SCALE_UP_LINKS = ("NVLink", "ICI", "NeuronLink", "RoCE")
 InterNodeNetwork = Literal["InfiniBand", "RoCE", "EFA", "Ethernet", "none", "unknown"]
 RDMA_NETWORKS = ("InfiniBand", "RoCE", "EFA")
 # A tightly coupled multi-node job (pipeline stages, training across nodes) needs a stated RDMA network of at least
@@ -107,10 +110,11 @@ class Offer(BaseModel):
 
     def layout_problem(self, tp: int, pp: int) -> str | None:
         """Why one replica of tp x pp GPUs cannot run on this offer (None: it can). Tensor parallel stays within one
-        machine, and above 2 needs NVLink; pipeline stages across machines need a fast network."""
+        machine, and above 2 needs NVLink (or another scale-up link: ICI, NeuronLink, Gaudi's RoCE mesh); pipeline
+        stages across machines need a fast network."""
         if tp > self.machine_gpus:
             return f"tensor parallel {tp} needs {tp} GPUs in one machine; this offer rents at most {self.machine_gpus}"
-        if tp > 2 and self.intra_node_link != "NVLink":
+        if tp > 2 and self.intra_node_link not in SCALE_UP_LINKS:
             link = "PCIe" if self.intra_node_link == "PCIe" else "an unstated link"
             return f"tensor parallel {tp} needs NVLink; this offer's GPUs talk over {link}"
         if pp > 1 and (self.is_serverless or not self.fast_network):

@@ -129,6 +129,13 @@ class Pricing(Part):
         "above 0, separated by commas (offer ids are in the Cost page's tables), or a mapping. They replace the "
         "catalog price everywhere, marked 'your price', and travel in the link.",
     )
+    allow_accelerators: bool = Field(
+        False,
+        description="Also consider accelerators that are not GPUs (Google TPU, AWS Trainium and Inferentia, Intel "
+        "Gaudi): their speed is a roofline estimate with no comparable published measurement, and they need their "
+        "own software stack (JAX / vLLM TPU, AWS Neuron, Intel Gaudi). Off: GPUs only, unless you pick one as the "
+        "GPU.",
+    )
     price_source: PriceSource = Field(
         "add",
         description="How your pricing file is used: added to the bundled offers (an offer with the same id is "

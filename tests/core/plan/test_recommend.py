@@ -196,8 +196,9 @@ def test_the_offer_filter_takes_only_the_pricing_part():
     assert spot  # the bundled catalog has spot offers
     interactive = filter_offers(offers, Pricing(), None, interactive=True)
     assert not {o.offer_id for o in spot} & {o.offer_id for o in interactive}  # a reclaimed server drops live users
-    assert {o.offer_id for o in spot} <= {o.offer_id for o in filter_offers(offers, Pricing(), None, False)}
-    asked = filter_offers(offers, Pricing(billing="spot"), None, interactive=True)
+    every = Pricing(allow_accelerators=True)  # TPU / Trainium / Inferentia spot offers too
+    assert {o.offer_id for o in spot} <= {o.offer_id for o in filter_offers(offers, every, None, False)}
+    asked = filter_offers(offers, every.model_copy(update={"billing": "spot"}), None, interactive=True)
     assert {o.offer_id for o in asked} == {o.offer_id for o in offers if o.billing_model == "spot"}
     h100 = filter_offers(offers, Pricing(provider="aws"), "H100", interactive=False)
     assert h100 and all(o.provider == "aws" and o.gpu == "H100-SXM" for o in h100)
