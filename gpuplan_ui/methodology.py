@@ -93,6 +93,12 @@ def _energy_text() -> str:
   prices: `data/ownership.csv` (Epoch AI's archived price list: complete servers / their GPUs), amortisation
   {Site().amortisation_years:g} years (Epoch AI), hosting
   {Site().hosting_usd_per_kw_month:,.2f} USD per kW-month (CBRE, H2 2024); each is an input.
+- **Other accelerators** (TPU v5e / v5p / v6e, Trainium2, Inferentia2, Gaudi 3; `data/gpus.csv` rows of kind
+  tpu / trainium / inferentia / gaudi, each figure from the vendor's pages): the memory and roofline models apply as
+  they are; no published measurement calibrates them, so every estimate on them says "no comparable measurement".
+  The recommender considers them only with "Also consider TPUs, Trainium, Inferentia and Gaudi" on (off by default, so no answer changes
+  otherwise); Compare's B side can name one. Their vendors publish no board power (Gaudi 3 aside), so their energy
+  is not estimated.
 - **Demand that grows** (`gpuplan_core/plan/growth.py`): with a monthly growth rate and an optional spike (a month at
   a multiple of the traffic), the answer's pick is re-planned month by month with the same serving model: requests a
   day (m) = today's x (1 + growth)^m (x the spike factor in its month); replicas (m) = ceil(peak rate (m) / one

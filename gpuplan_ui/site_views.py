@@ -14,6 +14,8 @@ from .figures_site import own_vs_rent_figure
 def energy_section(ans: ScenarioAnswer) -> None:
     e = ans.energy
     if e is None:
+        if ans.pick is not None:
+            st.caption(f"Energy: the {ans.pick.gpu}'s vendor publishes no board power, so its energy is not estimated.")
         return
     st.subheader("Energy and carbon")
     if (a := site_answer(ans)) is not None:

@@ -267,10 +267,9 @@ def cost_report(
             wall_hours=None,
             cheapest_monthly_usd=None if not rows else min(r.monthly_always_on_usd for r in rows),
         )
-    if first is not None:
-        from ..plan.site import pick_energy, pick_own, price_tiers
+    from ..plan.site import pick_energy, pick_own, price_tiers
 
-        e = pick_energy(sc, first)
+    if first is not None and (e := pick_energy(sc, first)) is not None:
         keys = (
             ("energy_kwh", "energy_cost_usd", "co2_kg")
             if e.phase == "training"
@@ -280,6 +279,7 @@ def cost_report(
         out.update({k: getattr(e, k) for k in keys})
         site = ("power_watts_per_gpu", "pue", "electricity_usd_per_kwh", "grid_gco2_per_kwh")
         out.update({k: getattr(e, k) for k in site})
+    if first is not None:
         out.update(own=pick_own(sc, first), price_tiers=price_tiers(sc, first, offers))
     if report is not None:
         out["pricing_errors"] = [str(e) for e in report.errors]

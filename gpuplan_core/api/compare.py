@@ -48,17 +48,14 @@ def compare_side(sc: Scenario, offers) -> Side:
     if rows and sc.job.mode == "inference":
         best = min(rows, key=lambda r: r.monthly_always_on_usd)
         out.monthly_usd, out.per_million_usd = best.monthly_always_on_usd, best.output_cost_per_million_usd
-        e = pick_energy(sc, best)
-        out.energy_kwh, out.co2_kg, out.kwh_per_million = (
-            e.monthly_energy_kwh,
-            e.monthly_co2_kg,
-            (e.energy_kwh_per_million_output_tokens),
-        )
+        if (e := pick_energy(sc, best)) is not None:
+            out.energy_kwh, out.co2_kg = e.monthly_energy_kwh, e.monthly_co2_kg
+            out.kwh_per_million = e.energy_kwh_per_million_output_tokens
     elif rows:
         best = min(rows, key=lambda r: r.run_cost_usd)
         out.run_usd = best.run_cost_usd
-        e = pick_energy(sc, best)
-        out.energy_kwh, out.co2_kg = e.energy_kwh, e.co2_kg
+        if (e := pick_energy(sc, best)) is not None:
+            out.energy_kwh, out.co2_kg = e.energy_kwh, e.co2_kg
     return out
 
 

@@ -31,10 +31,13 @@ def _busy_gpus(p: Pick) -> int:
     return p.tp * p.pp * p.replicas
 
 
-def pick_energy(sc: Scenario, p: Pick) -> EnergyReport:
+def pick_energy(sc: Scenario, p: Pick) -> EnergyReport | None:
+    """The pick's energy, cost and CO2 at the site (None for a chip with no published power figure)."""
     gpu = get_gpu(p.gpu)
     phase = "serving" if sc.job.mode == "inference" else "training"
     draw, site = power_draw(gpu, phase), _site(sc)
+    if draw is None:
+        return None
     common = dict(
         phase=phase, gpu=gpu.gpu, gpus=_busy_gpus(p), power_watts_per_gpu=draw.watts, power_fraction=draw.fraction,
         host_watts_per_gpu=draw.host_watts, power_source=draw.source, pue=site.pue, region=site.region,
@@ -69,6 +72,8 @@ def pick_own(sc: Scenario, p: Pick) -> OwnReport | None:
         return None
     phase = "serving" if sc.job.mode == "inference" else "training"
     draw, site = power_draw(gpu, phase), _site(sc)
+    if draw is None:
+        return None
     o = own_vs_rent(p.gpus, price, sc.site.amortisation_years, draw.watts, gpu.tdp_w + draw.host_watts, site.pue,
                     site.usd_per_kwh, sc.site.hosting_usd_per_kw_month, p.price_per_gpu_hour_usd,
                     sc.pricing.hours_per_month, sc.site.own_utilization)  # fmt: skip

@@ -63,8 +63,11 @@ class PowerDraw:
         return self.gpu_watts + self.host_watts
 
 
-def power_draw(gpu: GPU, phase: str) -> PowerDraw:
-    """The GPU's measured average power fraction in ``phase`` (training | serving), else the default row's."""
+def power_draw(gpu: GPU, phase: str) -> PowerDraw | None:
+    """The GPU's measured average power fraction in ``phase`` (training | serving), else the default row's; None
+    for a chip whose vendor publishes no board power (TPUs, Trainium, Inferentia)."""
+    if gpu.tdp_w is None:
+        return None
     t = power_table()
     rows = t[(t.gpu == gpu.gpu) & (t.phase == phase)]
     if rows.empty:
