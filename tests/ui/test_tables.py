@@ -87,7 +87,7 @@ def test_pricing_offers_keep_source_and_date_and_count_the_age():
 
     offers = load_pricing().offers
     df = tables_reference.pricing_offers(offers)
-    assert len(df) == len(offers) == 109
+    assert len(df) == len(offers) == 113
     first = offers[0]
     assert df.loc[0, "offer"] == first.offer_id and df.loc[0, "source"] == first.source
     assert df.loc[0, "USD/node-hour"] == round(first.price_per_node_hour_usd, 4)

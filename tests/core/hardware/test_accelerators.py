@@ -184,7 +184,8 @@ def test_the_filter_leaves_accelerators_out_unless_allowed_or_named():
     on = filter_offers(OFFERS, Pricing(allow_accelerators=True), None, interactive=False)
     assert off == GPU_ONLY and on == OFFERS
     named = filter_offers(OFFERS, Pricing(), "TPU v6e", interactive=False)  # Compare's B side on a TPU
-    assert {o.offer_id for o in named} == {"gcp-tpu-v6e-8-usc1-od", "gcp-tpu-v6e-8-usc1-spot"}
+    assert {o.offer_id for o in named} == {"gcp-tpu-v6e-8-usc1-od", "gcp-tpu-v6e-8-usc1-spot", "gcp-tpu-v6e-1-usc1-od",
+                                           "gcp-tpu-v6e-1-usc1-spot"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -225,3 +226,13 @@ def test_leaving_it_off_gives_the_plan_of_a_gpu_only_catalog(question):
     """With the flag off, the plan is the one the bundled offers gave before the accelerators' rows were added."""
     sc = Scenario(**question)
     assert recommend(sc, OFFERS).model_dump() == recommend(sc, GPU_ONLY).model_dump()
+
+
+def test_a_one_chip_tpu_layout_rents_one_chip():
+    """Cloud TPU is billed per chip-hour: a layout of one v6e chip rents the v6e-1 slice at 2.70 USD an hour, not a
+    whole 8-chip host."""
+    from gpuplan_core import api
+
+    a = api.answer_report({"preset": "Llama-3.1-8B", "gpu": "TPU-v6e", "billing": "on_demand"})
+    assert a.pick.offer_id == "gcp-tpu-v6e-1-usc1-od" and a.pick.gpus == a.pick.tp * a.pick.pp * a.pick.replicas
+    assert a.pick.monthly_usd == pytest.approx(2.7 * a.pick.gpus * 730)

@@ -9,7 +9,7 @@ from gpuplan_core.pricing.csv_file import ALL_COLUMNS, RowIssue, load_pricing_te
 
 
 def test_seed_pricing_loads_clean_with_sources(seed):
-    assert len(seed.offers) == 109 and seed.errors == []  # 98 GPU offers + 11 of the other accelerators
+    assert len(seed.offers) == 113 and seed.errors == []  # 98 GPU offers + 15 of the other accelerators
     assert all(o.source for o in seed.offers)
     assert {o.gpu for o in seed.offers} >= {"H100-SXM", "H200", "B200", "L40S", "L4", "RTX-PRO-6000", "A100-80GB-SXM"}
     assert all(o.price_per_gpu_hour_usd > 0 and o.price_per_node_hour_usd > 0 for o in seed.offers)
@@ -115,5 +115,5 @@ def test_round_trip_csv(seed):
     text = offers_to_csv(seed.offers)
     assert text.splitlines()[0] == ",".join(ALL_COLUMNS)
     again = load_pricing_text(text)
-    assert len(again.offers) == 109 and not again.errors
+    assert len(again.offers) == 113 and not again.errors
     assert [o.price_per_gpu_hour_usd for o in again.offers] == [o.price_per_gpu_hour_usd for o in seed.offers]
