@@ -96,9 +96,9 @@ def _energy_text() -> str:
 - **Other accelerators** (TPU v5e / v5p / v6e, Trainium2, Inferentia2, Gaudi 3; `data/gpus.csv` rows of kind
   tpu / trainium / inferentia / gaudi, each figure from the vendor's pages): the memory and roofline models apply as
   they are; no published measurement calibrates them, so every estimate on them says "no comparable measurement".
-  The recommender considers them only with "Also consider TPUs, Trainium, Inferentia and Gaudi" on (off by default, so no answer changes
-  otherwise); Compare's B side can name one. Their vendors publish no board power (Gaudi 3 aside), so their energy
-  is not estimated.
+  The recommender considers them only with "Also consider TPUs, Trainium, Inferentia and Gaudi" on (off by
+  default, so no answer changes otherwise); Compare's B side can name one. Their vendors publish no board power
+  (Gaudi 3 aside), so their energy is not estimated.
 - **Demand that grows** (`gpuplan_core/plan/growth.py`): with a monthly growth rate and an optional spike (a month at
   a multiple of the traffic), the answer's pick is re-planned month by month with the same serving model: requests a
   day (m) = today's x (1 + growth)^m (x the spike factor in its month); replicas (m) = ceil(peak rate (m) / one
