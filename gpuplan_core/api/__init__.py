@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..hardware.catalog import load_gpus
+from ..hardware.catalog import get_gpu
 from ..memory.budget import memory_budget
 from ..memory.components import component_provenance, model_weight_bytes
 from ..memory.fit import evaluate_catalog
@@ -52,13 +52,22 @@ def model_summary(sc: Scenario) -> dict[str, Any]:
     }
 
 
+def _catalog_of(sc: Scenario) -> tuple:
+    """The catalog rows a scenario's views list: GPUs, the other accelerators when allowed, and the one it names."""
+    from ..hardware.catalog import catalog_gpus
+
+    rows = catalog_gpus(sc.pricing.allow_accelerators)
+    named = sc.parallelism.gpu and get_gpu(sc.parallelism.gpu)
+    return rows if not named or named in rows else (*rows, named)
+
+
 def memory_report(s: Scenario | dict[str, Any]) -> MemoryReport:
     """Memory budget of the scenario's layout, and fit / min GPUs / max batch / max context per GPU."""
     sc = scenario_of(s)
     m = sc.model()
     req = memory_request(sc)
     budget = memory_budget(m, req)
-    fits = evaluate_catalog(m, req, load_gpus())
+    fits = evaluate_catalog(m, req, _catalog_of(sc))
     selected = {g.gpu for g in sc.selected_gpus()} if sc.parallelism.gpu else set()
     return MemoryReport(
         **model_summary(sc),
@@ -172,7 +181,7 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
     from ..hardware.catalog import get_gpu
 
     main_gpu = get_gpu(sc.parallelism.gpu).gpu if sc.parallelism.gpu else DEFAULT_GPU
-    names = gpus if gpus is not None else ([main_gpu] if sc.parallelism.gpu else [g.gpu for g in load_gpus()])
+    names = gpus if gpus is not None else ([main_gpu] if sc.parallelism.gpu else [g.gpu for g in _catalog_of(sc)])
     per = [perf_for_gpu(sc, n) for n in names]
     main = next((p for p in per if p.gpu == main_gpu), None) or perf_for_gpu(sc, main_gpu)
     return PerfReport(**model_summary(sc), main=main, gpus=per)

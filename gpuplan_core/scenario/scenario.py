@@ -21,7 +21,7 @@ import annotated_types as at
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 
-from ..hardware.catalog import GPU, get_gpu, load_gpus
+from ..hardware.catalog import GPU, catalog_gpus, get_gpu
 from ..model.arch import ModelArch, model_from_param_count
 from ..model.hf_config import model_from_hf_config
 from ..model.presets import get_preset
@@ -119,8 +119,9 @@ class Scenario(BaseModel):
         return _resolve_model(src.preset, src.config_text, src.params)
 
     def selected_gpus(self) -> tuple[GPU, ...]:
+        """The GPU chosen, else the catalog: GPUs, and the other accelerators when the scenario allows them."""
         gpu = self.parallelism.gpu
-        return (get_gpu(gpu),) if gpu else load_gpus()
+        return (get_gpu(gpu),) if gpu else catalog_gpus(self.pricing.allow_accelerators)
 
     @property
     def context_tokens(self) -> int:
