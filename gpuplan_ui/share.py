@@ -3,7 +3,9 @@ scenario file (every input) to download and import."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -20,12 +22,21 @@ def all_values(values: dict[str, Any]) -> dict[str, Any]:
     return {**values, **st.session_state.get(PAGE_INPUTS, {})}
 
 
+BASE_URL_ENV = "GPUPLAN_BASE_URL"  # a hosted deployment's public address, where the request's own is not it
+
+
 def page_url(values: dict[str, Any]) -> str:
-    """This page's address with the query string of every input not at its default (st.context.url has none)."""
+    """This page's address with the query string of every input not at its default (st.context.url has none):
+    absolute, from the request (or GPUPLAN_BASE_URL and the page's path, for a deployment behind a proxy)."""
     try:
         base = (st.context.url or "").split("?")[0]
     except Exception:  # noqa: BLE001 - no request context (AppTest)
         base = ""
+    if base and not urlsplit(base).path:  # the root page: "http://host:port" -> "http://host:port/"
+        base += "/"
+    if host := os.environ.get(BASE_URL_ENV, "").rstrip("/"):
+        path = urlsplit(base).path if base else "/"
+        base = host + (path if path.startswith("/") else "/" + path)
     query = link_query(values)
     return f"{base or '/'}{'?' + query if query else ''}"
 
@@ -70,9 +81,10 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
     everything = all_values(values)
     pkey = prices.pricing_key()
     explore = bool(everything.get("alt_formats")) and sc.job.mode == "inference"
+    link = page_url(everything)  # now, while the request is known: the file is built on click, outside this run
     st.download_button(
         "Download report (HTML)",
-        lambda: report_html(sc, everything, page, pkey, explore),
+        lambda: report_html(sc, everything, page, pkey, explore, link),
         f"gpuplan-report-{sc.model().name.replace('/', '-')}.html",
         "text/html",
         on_click="ignore",
@@ -83,7 +95,8 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
     )
 
 
-def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool) -> str:
+def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool, link: str | None = None
+                ) -> str:  # fmt: skip
     from gpuplan_core import RECORDS, cost_answer, memory_answer, perf_answer, plan_answer, site_answer
 
     from . import cached, figures_cost, figures_site, report
@@ -122,7 +135,7 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     why = [f"{w.label}: {w.value}" + (f" ({w.detail})" if w.detail else "") for w in ans.why]
     return report.build(
         model=sc.model().name,
-        link=page_url(values),
+        link=link or page_url(values),
         scenario_lines=lines,
         answers=answers,
         why=why,

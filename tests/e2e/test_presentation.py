@@ -113,6 +113,9 @@ def test_the_report_opens_offline_with_the_pages_answer(browser, app_url, tmp_pa
     shown = [v.inner_text() for v in rp.locator(".numbers").first.locator(".value").all()]
     assert shown == numbers
     expect(rp.locator(".plotly-graph-div .main-svg").first).to_be_visible()
+    # "Reopen it live" is the app's absolute address (a relative one would become file:///?... from disk)
+    live = rp.get_by_role("link").first.get_attribute("href")
+    assert live.startswith(app_url + "/") and "rpd=50000" in live, live
     rp.screenshot(path=str(Path(OUT) / "report-offline.png"), full_page=False)
     offline.close()
 
