@@ -4,8 +4,9 @@ data/ownership.csv (None: the region's or GPU type's sourced default)."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
+from ..pricing.energy import region_ids
 from .parts import Part
 
 
@@ -56,3 +57,10 @@ class Site(Part):
         description="Owning vs renting: the share of hours the hardware is busy (renting by the hour pays only "
         "for those; owning pays for every hour).",
     )
+
+    @field_validator("region")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in region_ids():
+            raise ValueError(f"region: {v!r} is not one of {', '.join(region_ids())}")
+        return v

@@ -117,3 +117,10 @@ def test_compare_shows_each_sides_energy_and_carbon():
     assert r.a.energy_kwh == pytest.approx(730 * 0.82 * 700 / 1000 * 1.10)
     assert r.b.energy_kwh == pytest.approx(730 * 0.82 * 400 / 1000 * 1.10)
     assert r.a.co2_kg == pytest.approx(r.a.energy_kwh * 322 / 1000)
+
+
+def test_an_unknown_region_is_refused_naming_the_field_and_the_choices():
+    from gpuplan_core.scenario.scenario import Scenario
+
+    with pytest.raises(ValueError, match=r"region: 'mars' is not one of us-average, us-virginia"):
+        Scenario(region="mars")
