@@ -45,7 +45,8 @@ def run() -> None:
     notes = _open_link() if STARTED not in st.session_state else st.session_state.pop(OPEN_NOTES, [])
     link, _ = read_link(st.query_params.to_dict())
     page_values = sync_page_inputs(page, link)
-    values, config_text, fetch_notes = render_sidebar(pages, link, carried(page_values))
+    carry = carried(page_values)
+    values, config_text, fetch_notes = render_sidebar(pages, link, carry)
     sc, sc_notes = to_scenario(values, config_text)
     with st.sidebar:
         share.panel(values, sc, page)
@@ -56,7 +57,7 @@ def run() -> None:
         fetch_notes = [n for n in fetch_notes if n != model_error]
         sc_notes = [n for n in sc_notes if n != model_error]
     notes += fetch_notes + sc_notes + st.session_state.pop(share.IMPORT_NOTES, [])
-    st.session_state[RUN] = Run(sc, values, config_text, page, notes, model_error)
+    st.session_state[RUN] = Run(sc, values, config_text, page, notes, model_error, pages=pages, carry=carry)
     nav.run()
 
 

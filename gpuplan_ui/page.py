@@ -60,6 +60,7 @@ def meeting() -> bool:
 def _meeting_frame() -> None:
     if meeting():
         st.html(MEETING_CSS)
+        _meeting_nav()
         st.button(
             "Leave meeting view",
             on_click=widgets.set_inputs,
@@ -67,6 +68,27 @@ def _meeting_frame() -> None:
             icon=":material/close_fullscreen:",
             key="leave_meeting",
         )
+
+
+def _meeting_nav() -> None:
+    """The meeting view's own navigation (its sidebar is hidden): the previous page, every page, the next page, each
+    link carrying the scenario and the meeting view as the sidebar's links do."""
+    run = state.current()
+    pages = run.pages
+    if not pages:
+        return
+    here = next((i for i, p in enumerate(pages) if (p.url_path or "") == run.page), 0)
+    carry = run.carry or None
+    back, every, ahead = st.columns([2, 1, 2], vertical_alignment="center")
+    if here > 0:
+        prev = pages[here - 1]
+        back.page_link(prev, label=f"Previous: {prev.title}", icon=":material/arrow_back:", query_params=carry)
+    with every.popover("All pages", icon=":material/menu:"):
+        for p in pages:
+            st.page_link(p, query_params=carry, disabled=p is pages[here])
+    if here < len(pages) - 1:
+        nxt = pages[here + 1]
+        ahead.page_link(nxt, label=f"Next: {nxt.title}", icon=":material/arrow_forward:", query_params=carry)
 
 
 def notes() -> None:

@@ -27,6 +27,8 @@ class Run:
     notes: list[str] = field(default_factory=list)  # link problems, scenario warnings, fetch failures
     model_error: str | None = None  # the model asked for could not be loaded: pages show this, not results
     notes_shown: bool = False
+    pages: list = field(default_factory=list)  # the st.Page objects, in the sidebar's order (meeting view's nav)
+    carry: dict[str, str] = field(default_factory=dict)  # what a page link carries besides the bound inputs
 
 
 def current() -> Run:

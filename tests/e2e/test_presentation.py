@@ -1,6 +1,7 @@
 """In a real browser: screenshots of every page at two sizes in both themes, no chart label cut at 1280 px, the
 deciding column in view, the meeting view from a link, the report opened offline, your price in a cold link."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,38 @@ def test_meeting_view_from_a_link_hides_the_sidebar(browser, app_url):
     pg.get_by_role("button", name="Leave meeting view").click()
     expect(pg.get_by_test_id("stSidebar")).to_be_visible()
     expect(pg).not_to_have_url("meeting=true")
+    ctx.close()
+
+
+def test_meeting_view_moves_through_every_page_and_back_keeping_the_scenario(browser, app_url):
+    """Presenting: Next through every page and Previous back to the first, from the meeting view's own links; the
+    address keeps the scenario and the meeting view at every step, the sidebar stays hidden."""
+    from .conftest import wait_for_app
+
+    titles = ["Which GPU should we rent", "Memory", "Performance", "Cost", "Compare A vs B", "Data", "Methodology"]
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    pg = ctx.new_page()
+    open_app(pg, f"{app_url}/?meeting=true&rpd=50000")
+
+    def at(i: int) -> None:
+        expect(pg.get_by_role("heading", level=1)).to_contain_text(titles[i])
+        assert "meeting=true" in pg.url and "rpd=50000" in pg.url, pg.url
+        expect(pg.get_by_test_id("stSidebar")).to_be_hidden()
+
+    at(0)
+    for i in range(1, len(titles)):
+        pg.get_by_role("link", name=re.compile(r"^Next: ")).click()
+        wait_for_app(pg)
+        at(i)
+    expect(pg.get_by_role("link", name=re.compile(r"^Next: "))).to_have_count(0)  # the last page
+    for i in range(len(titles) - 2, -1, -1):
+        pg.get_by_role("link", name=re.compile(r"^Previous: ")).click()
+        wait_for_app(pg)
+        at(i)
+    pg.get_by_role("button", name="All pages").click()
+    pg.get_by_role("link", name="Cost").click()
+    wait_for_app(pg)
+    at(3)
     ctx.close()
 
 
