@@ -207,9 +207,6 @@ def memory_figure(report: MemoryReport) -> go.Figure:
             "x": [g.vram_nominal_bytes / GB for g in gpus],
             "marker": {"color": NEUTRAL, "opacity": 0.25},
             "showlegend": False,
-            "text": [say(g) for g in gpus],
-            "textposition": "outside",
-            "cliponaxis": False,
             "hovertemplate": "%{y}: %{x:,.0f} GB on the label<extra></extra>",
         },
         {
@@ -221,6 +218,17 @@ def memory_figure(report: MemoryReport) -> go.Figure:
             "marker": {"color": [GREEN if g.fits else RED for g in gpus], "opacity": 0.8},
             "showlegend": False,
             "hovertemplate": "%{y}: %{x:,.1f} GB usable x utilization<extra></extra>",
+        },
+        {  # each bar's words, starting at its end or, for a bar short of the need, right of the need's line
+            "type": "scatter",
+            "mode": "text",
+            "y": names,
+            "x": [max(g.vram_nominal_bytes / GB, need) for g in gpus],
+            "text": [say(g) for g in gpus],
+            "textposition": "middle right",
+            "cliponaxis": False,
+            "showlegend": False,
+            "hoverinfo": "skip",
         },
     ]
     shapes = [

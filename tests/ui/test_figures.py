@@ -20,7 +20,7 @@ def test_figures_build_from_reports():
     sc, _ = to_scenario({})
     mem = api.memory_report(sc)
     fig = memory_figure(mem)
-    assert len(fig.data) == 2 and len(fig.data[0].y) == len(mem.gpus)  # usable-budget bars, label-VRAM ticks
+    assert len(fig.data) == 3 and len(fig.data[0].y) == len(mem.gpus)  # label VRAM, usable budget, their words
     parts = components_figure(mem)
     assert [t.name for t in parts.data] == list(mem.components)
     assert parts.data[0].marker.color == "#2563eb"  # weights are the same blue on every page
@@ -31,6 +31,20 @@ def test_figures_build_from_reports():
     assert any("BF16 roof" in n for n in names) and any(n.startswith("prefill") for n in names)
     assert sweep_figure(p).data[0].x[-1] == p.max_batch
     assert len(latency_figure(perf.gpus).data) == 2
+
+
+def test_memory_labels_never_sit_on_the_needs_line():
+    """A GPU short of the need says so right of the need's line, not across it ("9|1 GB short"); a GPU that holds
+    it says so at its bar's end, which is right of the line already."""
+    mem = api.memory_report({"preset": "Llama-3.1-70B", "weights_format": "fp8"})
+    fig = memory_figure(mem)
+    need = mem.per_gpu_bytes / 1e9
+    words = fig.data[2]
+    assert words.mode == "text" and words.textposition == "middle right"
+    short = [x for x, t in zip(words.x, words.text, strict=True) if "short" in t]
+    assert short and all(x >= need for x in words.x)
+    assert min(short) == need  # the short ones start at the line
+    assert fig.layout.shapes[0].x0 == need
 
 
 def test_log_axes_have_clean_ticks():
