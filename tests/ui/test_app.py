@@ -179,14 +179,14 @@ def test_memory_chart_spec():
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     fit, parts = charts[0], charts[1]
     mem = api.memory_report(to_scenario({})[0])
-    label, bars = fit["data"][0], fit["data"][1]
+    bars, words = fit["data"][1], fit["data"][2]
     assert len(bars["y"]) == len(mem.gpus) and bars["orientation"] == "h"
     need = mem.per_gpu_bytes / 1e9
     assert fit["layout"]["shapes"][0]["x0"] == need
     assert title(fit).startswith(f"Needs {need:,.1f} GB per GPU: ")
     fitting = sum(g.fits for g in mem.gpus)
     assert f"{fitting} of {len(mem.gpus)} GPU types hold it" in title(fit)
-    assert sum("fits" in t for t in label["text"]) == fitting
+    assert sum("fits" in t for t in words["text"]) == fitting
     assert parts["data"][0]["name"] == "weights"
 
 
