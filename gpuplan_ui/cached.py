@@ -48,7 +48,8 @@ def perf_report(sc_json: str, gpus: tuple[str, ...] | None = None) -> PerfReport
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> CostReport:
-    return api.cost_report(_sc(sc_json), offers=prices.offers_for(pricing_key), fixed_layout=fixed_layout)
+    # the growth block needs the answer: the page builds it from the cached answer (growth_view), not twice here
+    return api.cost_report(_sc(sc_json), offers=prices.offers_for(pricing_key), fixed_layout=fixed_layout, growth=False)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
