@@ -18,6 +18,7 @@ from functools import cache, lru_cache
 import pandas as pd
 
 from ..common.data import DATA_DIR
+from ..common.stats import error_stats
 from ..common.units import GiB
 from ..model.arch import ModelArch
 from ..model.hf_config import model_from_hf_config
@@ -162,13 +163,4 @@ def peak_summary(errors: list[PeakError] | None = None) -> dict[str, dict]:
         groups.setdefault(key, []).append(abs(e.error))
         if not e.paged:
             groups.setdefault("all (not paged)", []).append(abs(e.error))
-    out = {}
-    for k, v in sorted(groups.items()):
-        s = pd.Series(v)
-        out[k] = {
-            "points": len(v),
-            "median_abs_error": round(float(s.median()), 4),
-            "within_10pct": round(float((s <= 0.10).mean()), 4),
-            "within_20pct": round(float((s <= 0.2).mean()), 4),
-        }
-    return out
+    return {k: error_stats(v, within=(0.10, 0.20)) for k, v in sorted(groups.items())}

@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 import pandas as pd
 
 from ..common.data import DATA_DIR
+from ..common.stats import error_stats
 from ..hardware.catalog import get_gpu
 from ..model.arch import ModelArch
 from ..model.hf_config import model_from_hf_config
@@ -126,20 +127,16 @@ def error_summary(errors: list[RunError], held: bool = True) -> dict[str, dict]:
         groups.setdefault(e.regime, []).append(abs(e.error))
         if e.regime != "mixture of experts":
             groups.setdefault("all dense", []).append(abs(e.error))
-    out = {}
-    for k, v in sorted(groups.items()):
-        s = pd.Series(v)
-        out[k] = {
-            "points": len(v),
-            "median_abs_error": round(float(s.median()), 4),
-            "within_15pct": round(float((s <= 0.15).mean()), 4),
-            "p80_abs_error": round(float(s.quantile(0.8)), 4),
-        }
-    return out
+    return {k: error_stats(v, within=(0.15,), p80=True) for k, v in sorted(groups.items())}
 
 
 def stored_calibration() -> dict:
-    """data/training_calibration.json: the fitted constants and the held-out error per regime."""
+    """data/training_calibration.json: the fitted constants and the held-out error per regime (read once)."""
+    return _stored()
+
+
+@lru_cache(maxsize=1)
+def _stored() -> dict:
     from .training_step import CALIBRATION_FILE
 
     return json.loads((DATA_DIR / CALIBRATION_FILE).read_text())

@@ -81,6 +81,7 @@ def fitted_efficiency() -> TrainingEfficiency:
 DEFAULT_BAND = 0.25  # before a calibration: the prediction's relative band
 
 
+@lru_cache(maxsize=2)
 def training_band(moe: bool = False) -> float:
     """The relative band of a predicted MFU: the 80th percentile of the held-out runs' |error| (the calibration
     file's), so four in five held-out runs fall inside it; mixture-of-experts models have their own."""
