@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from gpuplan_core import GB, Growth, InferenceCostRow, Lifetime, MarketProjection, TrainingCostRow
 
-from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks
+from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks, x_marker
 
 
 def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], inference: bool) -> go.Figure:
@@ -87,29 +87,9 @@ def lifetime_figure(life: Lifetime, title: str) -> go.Figure:
     shapes, notes = [], []
     be = life.inference_passes_training_month
     if be is not None and trained:
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "x",
-                "yref": "paper",
-                "x0": be,
-                "x1": be,
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": NEUTRAL, "dash": "dot"},
-            }
-        )
-        notes.append(
-            {
-                "x": be,
-                "xref": "x",
-                "yref": "paper",
-                "y": 1,
-                "showarrow": False,
-                "xanchor": "left",
-                "text": f"inference passes training in month {be}",
-            }
-        )
+        line, note = x_marker(be, f"inference passes training in month {be}")
+        shapes.append(line)
+        notes.append(note)
     return go.Figure(
         data=data,
         layout=chart_layout(
@@ -148,10 +128,9 @@ def growth_figure(g: Growth, title: str, start: date | None = None) -> go.Figure
     shapes, notes = [], []
 
     def mark(x: int, text: str, color: str, y: float) -> None:
-        shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
-                       "line": {"color": color, "dash": "dot"}})  # fmt: skip
-        notes.append({"x": x, "xref": "x", "yref": "paper", "y": y, "showarrow": False, "xanchor": "left",
-                      "text": text, "font": {"color": color}})  # fmt: skip
+        line, note = x_marker(x, text, color, y, font={"color": color})
+        shapes.append(line)
+        notes.append(note)
 
     be = g.inference_passes_training_month
     if be is not None and trained:

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 
 from gpuplan_core import OwnReport
 
-from .figures import BLUE, NEUTRAL, chart_layout
+from .figures import BLUE, chart_layout, x_marker
 
 OWN = "#7c3aed"
 
@@ -22,10 +22,9 @@ def own_vs_rent_figure(own: OwnReport, months: int = 60) -> go.Figure:
     be = own.break_even_months
     shapes, notes = [], []
     if be is not None and be <= months:
-        shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": be, "x1": be, "y0": 0, "y1": 1,
-                       "line": {"color": NEUTRAL, "dash": "dot"}})  # fmt: skip
-        notes.append({"x": be, "xref": "x", "yref": "paper", "y": 1.0, "showarrow": False, "xanchor": "left",
-                      "yanchor": "bottom", "text": f" owning pays back in month {be:,.0f}"})  # fmt: skip
+        line, note = x_marker(be, f" owning pays back in month {be:,.0f}", yanchor="bottom")
+        shapes.append(line)
+        notes.append(note)
     title = (
         f"Owning {own.gpus:,} x {own.gpu} pays back after {be:,.0f} months"
         if be is not None
