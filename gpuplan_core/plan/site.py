@@ -125,34 +125,18 @@ def energy_why(e: EnergyReport | None) -> list[WhyStep]:
     watts = (
         f"{e.power_watts_per_gpu:,.0f} W per GPU ({e.power_fraction:.0%} of TDP + {e.host_watts_per_gpu:,.0f} W host)"
     )
+    site = f"{e.region_label}: {e.electricity_usd_per_kwh:.3f} USD/kWh, {e.grid_gco2_per_kwh:,.0f} g CO2/kWh"
     if e.phase == "training":
-        return [
-            WhyStep(
-                label="Energy",
-                value=f"{e.energy_kwh:,.0f} kWh",
-                detail=f"{e.gpus:,} GPUs x the wall time x {watts} x PUE {e.pue:.2f}",
-            ),  # fmt: skip
-            WhyStep(
-                label="Energy cost and CO2",
-                value=f"{e.energy_cost_usd:,.0f} USD, {e.co2_kg / 1000:,.1f} t CO2",
-                detail=f"{e.region_label}: {e.electricity_usd_per_kwh:.3f} USD/kWh, "
-                f"{e.grid_gco2_per_kwh:,.0f} g CO2/kWh",
-            ),  # fmt: skip
-        ]
-    per = (
-        f"; {e.energy_kwh_per_million_output_tokens:.2f} kWh per 1M output tokens"
-        if e.energy_kwh_per_million_output_tokens
-        else ""
-    )
+        kwh, usd, tonnes, when, digits = e.energy_kwh, e.energy_cost_usd, e.co2_kg / 1000, "", 1
+        how = f"{e.gpus:,} GPUs x the wall time x {watts} x PUE {e.pue:.2f}"
+    else:
+        kwh, usd, tonnes, when, digits = e.monthly_energy_kwh, e.monthly_energy_cost_usd, e.monthly_co2_kg / 1000, (
+            " a month"), 2  # fmt: skip
+        per = e.energy_kwh_per_million_output_tokens
+        how = f"{e.gpus:,} GPUs always on x {watts} x PUE {e.pue:.2f}" + (
+            f"; {per:.2f} kWh per 1M output tokens" if per else ""
+        )
     return [
-        WhyStep(
-            label="Energy a month",
-            value=f"{e.monthly_energy_kwh:,.0f} kWh",
-            detail=f"{e.gpus:,} GPUs always on x {watts} x PUE {e.pue:.2f}{per}",
-        ),  # fmt: skip
-        WhyStep(
-            label="Energy cost and CO2 a month",
-            value=f"{e.monthly_energy_cost_usd:,.0f} USD, {e.monthly_co2_kg / 1000:,.2f} t CO2",
-            detail=f"{e.region_label}: {e.electricity_usd_per_kwh:.3f} USD/kWh, {e.grid_gco2_per_kwh:,.0f} g CO2/kWh",
-        ),  # fmt: skip
+        WhyStep(label=f"Energy{when}", value=f"{kwh:,.0f} kWh", detail=how),
+        WhyStep(label=f"Energy cost and CO2{when}", value=f"{usd:,.0f} USD, {tonnes:,.{digits}f} t CO2", detail=site),
     ]
