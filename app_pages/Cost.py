@@ -11,6 +11,27 @@ sc, values = page.setup("Cost")
 pkey = prices.pricing_key()
 chart = {"displaylogo": False}
 
+
+def _serving_lifetime(ans, rows) -> None:
+    """Three years of serving as recommended (grown month by month when traffic grows), after any training bill."""
+    best_monthly = ans.cost_usd if ans.pick is not None else min(r.monthly_always_on_usd for r in rows)
+    bill = widgets.page_input("train_bill")
+    title = f"Serving as recommended, {fmt.usd(best_monthly)} a month" + (
+        f", after a {fmt.usd(bill)} training bill" if bill else ""
+    )
+    grown = None
+    if sc.traffic.grows and not (why := growth_problem(sc.traffic, ans.pick)):
+        explore = bool(widgets.page_value("alt_formats"))
+        grown = cached.growth_view(sc.model_dump_json(), pkey, explore, bill, 36, date.today().isoformat())
+    elif sc.traffic.grows:
+        st.caption(f"Growth is not drawn: {why.split(': ', 1)[-1]}.")
+    if grown is None:
+        st.plotly_chart(cached.lifetime_figure(bill, best_monthly, 36, title), key="life", config=chart)
+    else:
+        st.plotly_chart(grown[1], key="life", config=chart)
+        st.caption(fmt.md_escape(grown[0].text()))
+
+
 rows = []
 with page.guard("Costs per offer"):
     views = cached.cost_views(
@@ -54,30 +75,20 @@ with page.guard("Costs per offer"):
         with right:
             st.markdown(f"**Per run** ({rows[0].run_description})")
             page.table(views["per_run"], "per_run", "gpuplan-per-run.csv", height=420)
-        with st.expander("Every offer in detail (replicas, $ per 1M input tokens, latency, billing notes, sources)"):
-            page.table(views["detail"], "cost_detail", "gpuplan-cost-detail.csv")
+        detail = "Every offer in detail (replicas, $ per 1M input tokens, latency, billing notes, sources)"
+        if box := page.section(detail, "cost_detail", ":material/table:"):
+            with box:
+                page.table(views["detail"], "cost_detail", "gpuplan-cost-detail.csv")
         if views["serverless"] is not None:
-            st.markdown(serverless_line)
-            page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
+            if box := page.section("Serverless", "cost_serverless", ":material/cloud:"):
+                with box:
+                    st.markdown(serverless_line)
+                    page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
         elif not sc.traffic.requests_per_day:
             st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")
-        best_monthly = ans.cost_usd if ans.pick is not None else min(r.monthly_always_on_usd for r in rows)
-        st.subheader("Over three years: serving every month")
-        bill = widgets.page_input("train_bill")
-        title = f"Serving as recommended, {fmt.usd(best_monthly)} a month" + (
-            f", after a {fmt.usd(bill)} training bill" if bill else ""
-        )
-        grown = None
-        if sc.traffic.grows and not (why := growth_problem(sc.traffic, ans.pick)):
-            explore = bool(widgets.page_value("alt_formats"))
-            grown = cached.growth_view(sc.model_dump_json(), pkey, explore, bill, 36, date.today().isoformat())
-        elif sc.traffic.grows:
-            st.caption(f"Growth is not drawn: {why.split(': ', 1)[-1]}.")
-        if grown is None:
-            st.plotly_chart(cached.lifetime_figure(bill, best_monthly, 36, title), key="life", config=chart)
-        else:
-            st.plotly_chart(grown[1], key="life", config=chart)
-            st.caption(fmt.md_escape(grown[0].text()))
+        if box := page.section("Over three years: serving every month", "cost_life", ":material/timeline:"):
+            with box:
+                _serving_lifetime(ans, rows)
     else:
         how = "your MFU" if sc.training.mfu else "the MFU predicted for each offer's layout and network"
         st.markdown(
@@ -96,28 +107,35 @@ with page.guard("Costs per offer"):
         with right:
             st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.pricing.hours_per_month:g} h a month)")
             page.table(views["monthly"], "train_monthly", "gpuplan-training-monthly.csv", height=420)
-        run_usd = ans.cost_usd if ans.pick is not None else min(r.run_cost_usd for r in rows)
-        serving = cached.answer_at(sc.with_(mode="inference", batch=1).model_dump_json(), pkey, False)
-        monthly = serving.cost_usd or 0.0
-        st.subheader("Over three years: this training run, then serving the model")
-        title = f"{fmt.usd(run_usd)} training run, then serving as recommended at {fmt.usd(monthly)} a month"
-        st.plotly_chart(cached.lifetime_figure(run_usd, monthly, 36, title), key="life", config=chart)
-    with page.guard("Energy, carbon and owning"):
-        site_views.energy_section(ans)
-        site_views.tiers_section(ans)
-        site_views.own_section(ans)
-    if views["rejected"] is not None and not page.meeting():
-        with st.expander(f"{len(cost.rejected)} GPU/offer combinations that cannot run"):
+        title = "Over three years: this training run, then serving the model"
+        if box := page.section(title, "cost_life", ":material/timeline:"):
+            with box:
+                run_usd = ans.cost_usd if ans.pick is not None else min(r.run_cost_usd for r in rows)
+                serving = cached.answer_at(sc.with_(mode="inference", batch=1).model_dump_json(), pkey, False)
+                monthly = serving.cost_usd or 0.0
+                title = f"{fmt.usd(run_usd)} training run, then serving as recommended at {fmt.usd(monthly)} a month"
+                st.plotly_chart(cached.lifetime_figure(run_usd, monthly, 36, title), key="life", config=chart)
+    if not page.meeting():
+        with page.guard("Energy, carbon and owning"):
+            if box := page.section("Energy, carbon, price tiers and owning", "cost_site", ":material/bolt:"):
+                with box:
+                    site_views.energy_section(ans)
+                    site_views.tiers_section(ans)
+                    site_views.own_section(ans)
+    cannot = f"{len(cost.rejected)} GPU/offer combinations that cannot run"
+    if views["rejected"] is not None and not page.meeting() and (box := page.section(cannot, "cost_rejected")):
+        with box:
             page.show(views["rejected"], "rejected")
 
 if rows and not page.meeting():
     with page.guard("Market context"):
-        st.subheader("Market context (analyst estimates)")
-        est = widgets.page_input("market")
-        if est != "none":
-            proj = MarketProjection.of(min(r.monthly_always_on_usd for r in rows), est, 24)
-            st.caption(
-                proj.estimate.label
-                + ". An API-price trend, not a GPU rental forecast: use today's rental prices for budgets."
-            )
-            st.plotly_chart(figures_cost.projection_figure(proj), key="projection", config=chart)
+        if box := page.section("Market context (analyst estimates)", "cost_market", ":material/trending_down:"):
+            with box:
+                est = widgets.page_input("market")
+                if est != "none":
+                    proj = MarketProjection.of(min(r.monthly_always_on_usd for r in rows), est, 24)
+                    st.caption(
+                        proj.estimate.label
+                        + ". An API-price trend, not a GPU rental forecast: use today's rental prices for budgets."
+                    )
+                    st.plotly_chart(figures_cost.projection_figure(proj), key="projection", config=chart)

@@ -27,42 +27,47 @@ with page.guard("Memory budget"):
         f"Each bar: what a job may fill on one GPU of that type (the usable VRAM x {mem.memory_utilization:.0%} "
         "utilization), green where the need fits, red where it does not; grey behind it: the VRAM on the label."
     )
-    if not page.meeting():
-        st.plotly_chart(views["components_figure"], key="mem_parts", config={"displaylogo": False})
-        left, right = st.columns([3, 2])
-        with left:
-            st.markdown("**Budget by component (per GPU)**")
-            page.table(views["components"], "components", "gpuplan-memory-components.csv")
-        with right:
-            st.markdown("**Budgets by scope (per GPU)**")
-            st.markdown(
-                "\n".join(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})" for scope, v in mem.budgets.items())
-                + f"\n- *all {mem.layout.gpus} GPU(s), whole runtime*: {fmt.gb(mem.total_bytes, 2)}"
-            )
-            if mem.notes:
-                st.caption("\n\n".join(fmt.md_escape(n) for n in mem.notes))
-        with st.expander("Every GPU type: fit, largest batch, longest context"):
+    if page.meeting():
+        st.stop()  # the meeting view: the answer and one chart
+    if box := page.section("Budget by component, and by scope", "mem_parts", ":material/stacked_bar_chart:"):
+        with box:
+            st.plotly_chart(views["components_figure"], key="mem_parts", config={"displaylogo": False})
+            left, right = st.columns([3, 2])
+            with left:
+                st.markdown("**Budget by component (per GPU)**")
+                page.table(views["components"], "components", "gpuplan-memory-components.csv")
+            with right:
+                st.markdown("**Budgets by scope (per GPU)**")
+                st.markdown(
+                    "\n".join(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})" for scope, v in mem.budgets.items())
+                    + f"\n- *all {mem.layout.gpus} GPU(s), whole runtime*: {fmt.gb(mem.total_bytes, 2)}"
+                )
+                if mem.notes:
+                    st.caption("\n\n".join(fmt.md_escape(n) for n in mem.notes))
+    if box := page.section("Every GPU type: fit, largest batch, longest context", "mem_gpus", ":material/table:"):
+        with box:
             page.table(views["gpus"], "gpus", "gpuplan-memory-per-gpu.csv")
 
-if sc.job.mode != "inference" and sc.training.precision == "mixed" and not page.meeting():
+if sc.job.mode != "inference" and sc.training.precision == "mixed":
     with page.guard("Both training accountings"):
-        st.subheader("Both accountings")
-        st.caption(
-            "Two published rules for mixed-precision Adam. Neither is universal; the budget above uses "
-            f"**{'ZeRO (16 B/param)' if sc.training.accounting == 'zero' else 'Hugging Face (18 B/param)'}**."
-        )
-        cols = st.columns(2)
-        for col, acc, label in (
-            (cols[0], "zero", "ZeRO paper: 16 bytes/param"),
-            (cols[1], "hf", "Hugging Face: 18 bytes/param"),
-        ):
-            r = cached.memory_report(sc.with_(accounting=acc).model_dump_json())
-            col.metric(label, fmt.gb(r.model_states_bytes), help="model states per GPU, before activations")
-            col.caption(
-                ", ".join(
-                    f"{k} {fmt.gb(v)}"
-                    for k, v in r.components.items()
-                    if k in ("weights", "gradients", "master weights", "optimizer states")
-                    or k.startswith(("adapter", "frozen"))
+        if box := page.section("Both accountings: ZeRO's 16 and Hugging Face's 18 bytes per parameter", "mem_acc"):
+            with box:
+                st.caption(
+                    "Two published rules for mixed-precision Adam. Neither is universal; the budget above uses "
+                    f"**{'ZeRO (16 B/param)' if sc.training.accounting == 'zero' else 'Hugging Face (18 B/param)'}**."
                 )
-            )
+                cols = st.columns(2)
+                for col, acc, label in (
+                    (cols[0], "zero", "ZeRO paper: 16 bytes/param"),
+                    (cols[1], "hf", "Hugging Face: 18 bytes/param"),
+                ):
+                    r = cached.memory_report(sc.with_(accounting=acc).model_dump_json())
+                    col.metric(label, fmt.gb(r.model_states_bytes), help="model states per GPU, before activations")
+                    col.caption(
+                        ", ".join(
+                            f"{k} {fmt.gb(v)}"
+                            for k, v in r.components.items()
+                            if k in ("weights", "gradients", "master weights", "optimizer states")
+                            or k.startswith(("adapter", "frozen"))
+                        )
+                    )

@@ -8,6 +8,36 @@ from gpuplan_ui import cached, fmt, page
 sc, values = page.setup("Performance")
 chart = {"displaylogo": False}
 
+
+def _roofline(p, views) -> None:
+    """The roofline and the batch sweep: what limits each phase, and the phases' FLOPs and bytes."""
+    st.caption(
+        f"{fmt.md_escape(sc.model().name)} on {p.gpu} x{p.gpu_count} (tp {p.tp}, pp {p.pp}), math "
+        f"{p.math_format.upper()}, batch {p.batch}, prompt {p.prompt_tokens:,}, output "
+        f"{p.output_tokens:,} tokens. Reading the prompt (prefill) does many operations per byte of "
+        "weights and is limited by compute; writing the answer (decode) rereads every weight for each "
+        "token and is limited by memory bandwidth until many requests share the reads."
+    )
+    left, right = st.columns(2)
+    left.plotly_chart(views["roofline"], key="roofline", config=chart)
+    if views["sweep"] is not None:
+        right.plotly_chart(views["sweep"], key="sweep", config=chart)
+    else:
+        right.info(
+            f"Only a batch of {p.max_batch} fits beside the KV cache at this context on {p.gpu} "
+            f"x{p.gpu_count}: no batch sweep to draw. More GPUs or a shorter context leave room.",
+            icon=":material/info:",
+        )
+    if p.notes:
+        st.caption("\n\n".join(fmt.md_escape(n) for n in p.notes))
+    st.markdown("**Phase by phase (FLOPs, bytes, what bounds each)**")
+    st.caption(
+        f"Ridge point {p.ridge_flops_per_byte:,.0f} FLOP per byte: below it memory bandwidth "
+        "limits, above it compute. MFU / MBU: the share of peak compute / bandwidth achieved."
+    )
+    page.table(views["phases"], "phases", "gpuplan-phases.csv")
+
+
 if sc.job.mode != "inference":
     page.answer(
         Answer(
@@ -59,60 +89,41 @@ else:
 
         if not page.meeting():
             with page.guard("Why: the roofline"):
-                st.subheader("Why: what limits each phase on the roofline")
-                st.caption(
-                    f"{fmt.md_escape(sc.model().name)} on {p.gpu} x{p.gpu_count} (tp {p.tp}, pp {p.pp}), math "
-                    f"{p.math_format.upper()}, batch {p.batch}, prompt {p.prompt_tokens:,}, output "
-                    f"{p.output_tokens:,} tokens. Reading the prompt (prefill) does many operations per byte of "
-                    "weights and is limited by compute; writing the answer (decode) rereads every weight for each "
-                    "token and is limited by memory bandwidth until many requests share the reads."
-                )
-                left, right = st.columns(2)
-                left.plotly_chart(views["roofline"], key="roofline", config=chart)
-                if views["sweep"] is not None:
-                    right.plotly_chart(views["sweep"], key="sweep", config=chart)
-                else:
-                    right.info(
-                        f"Only a batch of {p.max_batch} fits beside the KV cache at this context on {p.gpu} "
-                        f"x{p.gpu_count}: no batch sweep to draw. More GPUs or a shorter context leave room.",
-                        icon=":material/info:",
-                    )
-                if p.notes:
-                    st.caption("\n\n".join(fmt.md_escape(n) for n in p.notes))
-                with st.expander("Phase by phase (FLOPs, bytes, what bounds each)"):
-                    st.caption(
-                        f"Ridge point {p.ridge_flops_per_byte:,.0f} FLOP per byte: below it memory bandwidth "
-                        "limits, above it compute. MFU / MBU: the share of peak compute / bandwidth achieved."
-                    )
-                    page.table(views["phases"], "phases", "gpuplan-phases.csv")
-
+                why = "Why: what limits each phase on the roofline"
+                if box := page.section(why, "perf_roofline", ":material/show_chart:"):
+                    with box:
+                        _roofline(p, views)
             with page.guard("Every catalog GPU"):
-                st.subheader("Every GPU type: first-token wait and time per token")
-                cat = cached.perf_catalog_views(sc.model_dump_json())  # every GPU type at the scenario's own layout
-                st.plotly_chart(cat["figure"], key="latency", config=chart)
-                with st.expander("The numbers per GPU type"):
-                    page.table(cat["table"], "perf_all", "gpuplan-performance.csv")
-                if cat["missing"]:
-                    st.caption(f"Does not fit on any layout: {', '.join(cat['missing'])}.")
+                every = "Every GPU type: first-token wait and time per token"
+                if box := page.section(every, "perf_catalog", ":material/bar_chart:"):
+                    with box:
+                        cat = cached.perf_catalog_views(sc.model_dump_json())  # every GPU type at this layout
+                        st.plotly_chart(cat["figure"], key="latency", config=chart)
+                        st.markdown("**The numbers per GPU type**")
+                        page.table(cat["table"], "perf_all", "gpuplan-performance.csv")
+                        if cat["missing"]:
+                            st.caption(f"Does not fit on any layout: {', '.join(cat['missing'])}.")
 
 if not page.meeting():
     with page.guard("Calibration"):
-        st.subheader("How far to trust these numbers")
-        cal = cached.calibration_report()
-        st.markdown(
-            f"The model with its default assumptions against **{len(cal.points)} published measurements** "
-            "(FasterTransformer, TensorRT-LLM, vLLM, gpt-fast, torchao, transformers; A100 to B200 and MI300X): "
-            f"median absolute error **{cal.median_abs_error:.1%}** overall, no point corrected individually. The "
-            "error differs by kind of run, so each estimate above carries the error of its own kind (regime)."
-        )
-        with st.expander("Error per regime, and every measurement"):
-            page.table(cached.calibration_regimes_table(), "calibration_regimes", "gpuplan-calibration-regimes.csv")
-            page.table(cached.calibration_table(), "calibration", "gpuplan-calibration.csv")
-        st.markdown(
-            f"**Under load**: {len(cal.serving_points):,} published serving measurements (TensorRT-LLM, NVIDIA NIM, "
-            "LMDeploy, vLLM and SGLang), each run simulated as its benchmark sent it. On the third of the runs held "
-            "out from every fit, the median absolute error is "
-            f"**{cal.serving_median_abs_error:.0%}** on online serving of dense models."
-        )
-        with st.expander("Error per serving regime"):
-            page.table(cached.serving_calibration_table(), "serving_calibration", "gpuplan-serving-calibration.csv")
+        if box := page.section("How far to trust these numbers", "perf_trust", ":material/verified:"):
+            with box:
+                cal = cached.calibration_report()
+                st.markdown(
+                    f"The model with its default assumptions against **{len(cal.points)} published measurements** "
+                    "(FasterTransformer, TensorRT-LLM, vLLM, gpt-fast, torchao, transformers; A100 to B200 and "
+                    f"MI300X): median absolute error **{cal.median_abs_error:.1%}** overall, no point corrected "
+                    "individually. The error differs by kind of run, so each estimate above carries the error of its "
+                    "own kind (regime)."
+                )
+                st.markdown("**Error per regime, and every measurement**")
+                page.table(cached.calibration_regimes_table(), "calibration_regimes", "gpuplan-calibration-regimes.csv")
+                page.table(cached.calibration_table(), "calibration", "gpuplan-calibration.csv")
+                st.markdown(
+                    f"**Under load**: {len(cal.serving_points):,} published serving measurements (TensorRT-LLM, "
+                    "NVIDIA NIM, LMDeploy, vLLM and SGLang), each run simulated as its benchmark sent it. On the third "
+                    "of the runs held out from every fit, the median absolute error is "
+                    f"**{cal.serving_median_abs_error:.0%}** on online serving of dense models."
+                )
+                st.markdown("**Error per serving regime**")
+                page.table(cached.serving_calibration_table(), "serving_calibration", "gpuplan-serving-calibration.csv")

@@ -68,8 +68,9 @@ if plan is not None:
                         for p in ans.near_misses
                     )
                 )
-            if inference:
-                with st.expander("Deploy it: the vLLM command and a SkyPilot task", icon=":material/rocket_launch:"):
+            deploy = "Deploy it: the vLLM command and a SkyPilot task"
+            if inference and (box := page.section(deploy, "deploy", ":material/rocket_launch:")):
+                with box:
                     dep = cached.deployment(key, top.model_dump_json(), values.get("hf") or None)
                     st.caption("One replica of the pick; start as many as the plan says (or use `sky serve`).")
                     st.code(dep["vllm"], language="bash")
@@ -77,6 +78,7 @@ if plan is not None:
     if not page.meeting():
         if plan.tokens_note:
             st.caption(plan.tokens_note)
-        if views["rejected"] is not None:
-            with st.expander(f"{len(plan.rejected)} options that cannot run"):
+        cannot = f"{len(plan.rejected)} options that cannot run"
+        if views["rejected"] is not None and (box := page.section(cannot, "rejected")):
+            with box:
                 page.show(views["rejected"], "rejected")

@@ -137,10 +137,15 @@ def main(n: int = 40) -> None:
     run_script("one slider, the app's memory chart", MEMORY_CHART_ONLY, n)
     proc, url = start([])
     try:
-        # training: the first sidebar slider is the sequence length (inference takes input/output token counts)
-        for page in ("Memory", "Cost"):
-            name = f"the app's {page or 'Overview'} page (whole sidebar)"
-            report(name, measure(f"{url}/{page}?workload=Pre-training", n))
+        # Memory and Cost: pre-training (the first sidebar slider is the sequence length); Performance: serving
+        # with the model given by its size (the first slider is the size in billions of parameters)
+        for page, query in (
+            ("Memory", "workload=Pre-training"),
+            ("Performance", "src=Model+size+only"),
+            ("Cost", "workload=Pre-training"),
+        ):
+            name = f"the app's {page} page (whole sidebar)"
+            report(name, measure(f"{url}/{page}?{query}", n))
     finally:
         proc.terminate()
         proc.wait(10)

@@ -1,22 +1,32 @@
 """The frame: navigation, the sidebar and the one scenario of this run, then the page being shown.
 
 ``app.py`` calls ``run()``. Every page is an ``st.Page`` under ``app_pages/`` and reads the scenario built here
-(``page.setup``); no page creates scenario inputs of its own. Why ``app_pages/`` and not ``pages/``: a folder
-named ``pages/`` beside app.py puts Streamlit 1.67 in its legacy multipage mode, where the first click after
-opening a shared link drops the link's values (README, "Why app_pages/").
+(``page.setup``); no page creates scenario inputs of its own.
+
+The page runs in a fragment (``PAGE_FRAGMENT``). When a sidebar change leaves the sidebar as it was (only a value
+moved: same inputs, labels and groups; ``sidebar.shape``), only the page reruns: the scenario is rebuilt from the
+session's values (``partial_run``) and the sidebar's ~40 elements are not sent and drawn again
+(bench/bench_browser.py). Any other change reruns the whole app. ``GPUPLAN_PAGE_RERUNS=0`` turns this off (every
+change reruns the app), as AppTest needs: its element tree holds only what the last run sent.
+
+Why ``app_pages/`` and not ``pages/``: a folder named ``pages/`` beside app.py puts Streamlit 1.67 in its legacy
+multipage mode, where the first click after opening a shared link drops the link's values (README, "Why
+app_pages/").
 """
 
 from __future__ import annotations
 
+import runpy
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from gpuplan_core import INPUTS, RECORDS, Scenario, apply_use_case, read_link, same_value, to_scenario, upgrade_link
 
-from . import share
-from .sidebar import render_sidebar
-from .state import LAST_GOOD, RUN, Run
+from . import share, state
+from .sidebar import render_sidebar, shape, values_now
+from .state import FULL_RUN, LAST_GOOD, NEEDS_FULL_RUN, PAGE_FRAGMENT, RUN, SHAPE, Run, page_reruns
 from .widgets import PAGE_INPUTS
 
 # (file under app_pages/, title, icon). A page's url path is its file name (public: links use it); the
@@ -30,6 +40,7 @@ PAGES = (
     ("Data.py", "Data & pricing upload", ":material/table:"),
     ("Methodology.py", "Methodology", ":material/menu_book:"),
 )
+ROOT = Path(__file__).resolve().parents[1]
 STARTED = "gpuplan_started"
 OPEN_NOTES = "gpuplan_open_notes"  # what reading the link said, kept across the rerun that reads the clean link
 MODEL_KEYS = ("src", "model", "size_b", "hf")
@@ -43,9 +54,7 @@ def run() -> None:
     nav = st.navigation(pages, position="hidden")
     page = "" if nav.url_path in ("", "overview") else nav.url_path
     notes = _open_link() if STARTED not in st.session_state else st.session_state.pop(OPEN_NOTES, [])
-    link, _ = read_link(st.query_params.to_dict())
-    page_values = sync_page_inputs(page, link)
-    carry = carried(page_values)
+    link, carry = _link(page)
     values, config_text, fetch_notes = render_sidebar(pages, link, carry)
     sc, sc_notes = to_scenario(values, config_text)
     with st.sidebar:
@@ -58,7 +67,57 @@ def run() -> None:
         sc_notes = [n for n in sc_notes if n != model_error]
     notes += fetch_notes + sc_notes + st.session_state.pop(share.IMPORT_NOTES, [])
     st.session_state[RUN] = Run(sc, values, config_text, page, notes, model_error, pages=pages, carry=carry)
-    nav.run()
+    st.session_state[SHAPE] = shape(values)
+    st.session_state.pop(NEEDS_FULL_RUN, None)  # this run builds the sidebar from what was set
+    if page_reruns():
+        st.session_state[FULL_RUN] = True
+        _page(nav)
+    else:
+        nav.run()
+
+
+@st.fragment(key=PAGE_FRAGMENT)
+def _page(nav) -> None:
+    """The page being shown. In the app's run, the page st.navigation returned; in a rerun of this fragment alone
+    (a sidebar value or one of the page's own inputs changed), the same page script on a scenario rebuilt from the
+    session's values."""
+    if st.session_state.pop(FULL_RUN, False):
+        nav.run()
+        return
+    partial_run()
+    runpy.run_path(_page_file(state.current().page), run_name="__main__")  # one of PAGES' files, by url path
+
+
+def partial_run() -> None:
+    """Rebuild this run's scenario from the session, as the app's run would (the sidebar's widgets keep their
+    values; ``sidebar.values_now`` reads them; a Hugging Face config is the one the app's run loaded). Anything the
+    sidebar shows that would change (a page link's carried inputs, a value set from code, another config to load)
+    reruns the whole app instead."""
+    before = state.current()
+    link, carry = _link(before.page)
+    values = values_now(link)
+    new_config = values.get("src") == "config" and values.get("hf") != state.value_before("hf")
+    if carry != before.carry or new_config or st.session_state.pop(NEEDS_FULL_RUN, False):
+        st.rerun()
+    sc, notes = to_scenario(values, before.config_text)
+    if before.model_error is None:
+        st.session_state[LAST_GOOD] = {"values": {k: values[k] for k in MODEL_KEYS}, "name": sc.model().name}
+    notes += st.session_state.pop(share.IMPORT_NOTES, [])
+    st.session_state[RUN] = Run(
+        sc, values, before.config_text, before.page, notes, before.model_error, pages=before.pages, carry=carry
+    )
+
+
+def _page_file(page: str) -> str:
+    """The script of the page at this url path ("" for the overview)."""
+    name = next((f for f, *_ in PAGES if Path(f).stem == page), PAGES[0][0])
+    return str(ROOT / "app_pages" / name)
+
+
+def _link(page: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The link's validated values, and what the page links carry (the pages' own inputs, synced to the link)."""
+    link, _ = read_link(st.query_params.to_dict())
+    return link, carried(sync_page_inputs(page, link))
 
 
 def _model_error(values: dict[str, Any], config_text: str | None, sc: Scenario, notes: list[str]) -> str | None:

@@ -114,6 +114,14 @@ def answer(ans: Answer) -> None:
     notes()
 
 
+def section(title: str, key: str, icon: str | None = None):
+    """A section below the fold: an expander built only while open (opening or closing it reruns the page), so a
+    closed one costs one element on every change. Returns the expander to write into, or None while closed.
+    Open sections stay open as the scenario changes (``open_<key>`` in the session)."""
+    box = st.expander(title, key=f"open_{key}", on_change="rerun", icon=icon)
+    return box if box.open else None
+
+
 @contextlib.contextmanager
 def guard(what: str):
     """Any failure in a section becomes a calm message; the rest of the page still renders."""

@@ -12,6 +12,7 @@ import streamlit as st
 from gpuplan_core import Scenario, link_query, read_scenario_file, scenario_file
 
 from . import prices
+from .state import SHARE_OPEN
 from .widgets import PAGE_INPUTS, set_inputs
 
 IMPORT_NOTES = "import_notes"
@@ -43,7 +44,7 @@ def page_url(values: dict[str, Any]) -> str:
 
 def panel(values: dict[str, Any], sc: Scenario, page: str) -> None:
     # Rendered only while open (a lazy expander): its elements are not rebuilt on every rerun.
-    box = st.expander("Share and save", key="share_open", on_change="rerun", icon=":material/share:")
+    box = st.expander("Share and save", key=SHARE_OPEN, on_change="rerun", icon=":material/share:")
     if not box.open:
         return
     everything = all_values(values)  # read now: the download below runs outside this script run

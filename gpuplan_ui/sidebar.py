@@ -9,6 +9,8 @@ scenario and every value stays in the link on every page.
 - A lazy group (GPU count, traffic, pricing, assumptions) builds its inputs only while open or while one of them
   holds a value other than its default: a group left alone costs nothing on a rerun, and a changed value is
   always built, so always in the link. Changed values in closed groups are named under the groups.
+- A change that leaves the sidebar as it was (``shape``: the same groups, inputs and labels; only a value moved)
+  reruns only the page (``state.PAGE_FRAGMENT``); the frame rebuilds the scenario from ``values_now``.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from typing import Any
 
 import streamlit as st
 
-from gpuplan_core import GROUPS, MAIN, SIDEBAR, Input, group_inputs
+from gpuplan_core import GROUPS, MAIN, SIDEBAR, Input, group_inputs, read_link
 
 from . import fetches
 from .fmt import md_escape
+from .state import PAGE_FRAGMENT, SHAPE, SHARE_OPEN, page_reruns
 from .widgets import BUILT, current, render
 
 
@@ -53,7 +56,7 @@ def render_sidebar(
                 continue
             with box:
                 for inp in applying:
-                    values[inp.key] = render(inp, values)
+                    values[inp.key] = render(inp, values, on_change=_changed)
                     built.add(inp.key)
                     if inp.key == "hf":
                         config_text = _hf_config(values["hf"], notes)
@@ -61,12 +64,46 @@ def render_sidebar(
             with st.expander(f"Kept in the link, not used by this job ({len(kept)})"):
                 st.caption("Values the link or you set for other jobs or model sources. Reset one to drop it.")
                 for inp in kept:
-                    values[inp.key] = render(inp, values)
+                    values[inp.key] = render(inp, values, on_change=_changed)
                     built.add(inp.key)
         if line := closed_changes(values):
             st.caption(md_escape("Changed in closed groups: " + line))
     st.session_state[BUILT] = built
     return values, config_text, notes
+
+
+def values_now(link: dict[str, Any]) -> dict[str, Any]:
+    """Every sidebar input's value as ``render_sidebar`` would return it, without building a widget: what the
+    session holds for a built widget (its value after this change), else what the link says, else the default."""
+    return {inp.key: current(inp, link) for title in GROUPS for inp in group_inputs(title)}
+
+
+def shape(values: dict[str, Any]) -> tuple:
+    """What the sidebar shows besides its widgets' values: the job and model source (which inputs apply, their
+    labels), the lazy groups built, the inputs kept in the link, the line naming closed groups' changes, and
+    whether the share panel (which shows the link) is open. Equal before and after a change: only the page reruns."""
+    lazy = tuple(
+        bool(st.session_state.get(_open_key(t)))
+        or any(i.applies(values) and not i.is_default(values[i.key]) for i in group_inputs(t))
+        for t, g in GROUPS.items()
+        if g.lazy
+    )
+    kept = tuple(i.key for i in SIDEBAR if not i.applies(values) and not i.is_default(values[i.key]))
+    return (
+        values.get("workload"),
+        values.get("src"),
+        lazy,
+        kept,
+        closed_changes(values),
+        bool(st.session_state.get(SHARE_OPEN)),
+    )
+
+
+def _changed() -> None:
+    """on_change of every sidebar input (but the use case, which sets others): a change that leaves the sidebar as
+    it was reruns only the page; any other reruns the whole app (Streamlit's default)."""
+    if page_reruns() and st.session_state.get(SHAPE) == shape(values_now(read_link(st.query_params.to_dict())[0])):
+        st.rerun(PAGE_FRAGMENT)
 
 
 def _container(title: str, lazy: bool, records: list[Input], values: dict[str, Any]):

@@ -5,6 +5,7 @@ Its own module so that every part of gpuplan_ui can read it without importing th
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,12 @@ from gpuplan_core import Scenario
 
 RUN = "gpuplan_run"  # session key of this run's Run
 LAST_GOOD = "gpuplan_last_good_model"  # the model inputs of the last run whose model loaded, and its name
+PAGE_RERUNS_ENV = "GPUPLAN_PAGE_RERUNS"
+PAGE_FRAGMENT = "page"  # the fragment the page runs in (frame._page): a sidebar value change reruns only it
+SHAPE = "gpuplan_sidebar_shape"  # what the sidebar showed in the app's last run (sidebar.shape)
+FULL_RUN = "gpuplan_full_run"  # set by the app's run just before the page fragment: absent in the fragment's reruns
+SHARE_OPEN = "share_open"  # the share panel's expander: open, it shows the link, so it follows every change
+NEEDS_FULL_RUN = "gpuplan_needs_full_run"  # a value was set from code (widgets.set_inputs): the sidebar must follow
 
 
 @dataclass
@@ -33,3 +40,15 @@ class Run:
 
 def current() -> Run:
     return st.session_state[RUN]
+
+
+def page_reruns() -> bool:
+    """Does the page run in its own fragment (a sidebar value change reruns only the page)? On unless the
+    environment says ``GPUPLAN_PAGE_RERUNS=0``."""
+    return os.environ.get(PAGE_RERUNS_ENV, "1") != "0"
+
+
+def value_before(key: str):
+    """An input's value in the run before this one (its Run's values, by link key)."""
+    values = current().values
+    return values.get(key)

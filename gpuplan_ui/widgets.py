@@ -11,25 +11,31 @@ which makes Streamlit log a warning with a stack trace on every rerun) and round
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
 
 from gpuplan_core import DEFAULTS, INPUTS, USE_CASES, Input
 
+from .state import NEEDS_FULL_RUN
+
 BIND: dict[str, Any] = {"bind": "query-params"}
 PAGE_INPUTS = "page_inputs"  # session key: the pages' own inputs, as last written to the link
 BUILT = "sidebar_built"  # session key: the sidebar inputs built in the last run (bound to the link)
 
 
-def render(inp: Input, values: Mapping[str, Any], where: Any = st, bind: bool = True) -> Any:
+def render(
+    inp: Input, values: Mapping[str, Any], where: Any = st, bind: bool = True, on_change: Callable | None = None
+) -> Any:
     """Build the widget for ``inp`` in ``where`` (st, st.sidebar, a column, an expander) and return its value.
     Bound to the link unless ``bind`` is False (the pages' own inputs: the frame keeps those in the link)."""
     label = inp.label_for(values.get("workload", DEFAULTS["workload"]))
     kw: dict[str, Any] = {"key": inp.key, "help": inp.help, **(BIND if bind else {})}
     if inp.key == "usecase":
         kw["on_change"] = _apply_use_case
+    elif on_change is not None:
+        kw["on_change"] = on_change
     if inp.widget in ("select", "radio"):
         opts = inp.option_list()
         index = opts.index(inp.default) if inp.default in opts else 0
@@ -97,6 +103,7 @@ def set_inputs(values: Mapping[str, Any]) -> None:
     """Set inputs from code (a callback: a scenario import, a use-case preset), before the widgets render on the
     rerun. A widget built in the last run is bound to the link and takes its value from st.session_state; every
     other input (a closed group's, a page's own) is written to the link too, in one change of the address."""
+    st.session_state[NEEDS_FULL_RUN] = True  # the sidebar's widgets show what was set: not a page-only rerun
     bound = st.session_state.get(BUILT, set())
     link: dict[str, str] = {}
     for k, v in values.items():

@@ -8,11 +8,40 @@ ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 
 
-def open_page(page: str, params: dict | None = None, timeout: float = 90) -> AppTest:
-    """A page opened cold from a link: the query parameters, then the page's file under app_pages/."""
+# The pages' sections below the fold (gpuplan_ui.page.section), built only while open. The UI tests open them all
+# (their tables and charts are what many tests read); tests/ui/test_sections.py checks them closed.
+SECTIONS = (
+    "mem_parts",
+    "mem_gpus",
+    "mem_acc",
+    "cost_detail",
+    "cost_serverless",
+    "cost_life",
+    "cost_site",
+    "cost_rejected",
+    "cost_market",
+    "perf_roofline",
+    "perf_catalog",
+    "perf_trust",
+    "deploy",
+    "rejected",
+)
+
+
+def open_sections(at: AppTest) -> AppTest:
+    for key in SECTIONS:
+        at.session_state[f"open_{key}"] = True
+    return at
+
+
+def open_page(page: str, params: dict | None = None, timeout: float = 90, sections: bool = True) -> AppTest:
+    """A page opened cold from a link: the query parameters, then the page's file under app_pages/; every section
+    below the fold open unless ``sections`` is False."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in (params or {}).items():
         at.query_params[k] = v
+    if sections:
+        open_sections(at)
     return at.switch_page(page).run()
 
 
