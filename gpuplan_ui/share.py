@@ -129,9 +129,10 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
         figs.append(("Energy, carbon and owning", figures_site.own_vs_rent_figure(ans.own)))
     used = {p.offer_id for p in plan.picks}
     sources = [o for o in prices.offers_for(pkey) if o.offer_id in used]
-    lines = [f"Model: {sc.model().name}", f"Job: {values.get('workload', 'interactive')}"]
-    for inp in RECORDS:
-        if inp.key in values and inp.key not in ("workload",) and not inp.is_default(values[inp.key]):
+    job = next(inp for inp in RECORDS if inp.key == "workload")
+    lines = [f"Model: {sc.model().name}", f"Job: {job.shown(values.get('workload', job.default))}"]
+    for inp in RECORDS:  # the model's source ("Model: Published model") and preset are in its name above
+        if inp.key in values and inp.key not in ("workload", "src", "model") and not inp.is_default(values[inp.key]):
             lines.append(f"{inp.label}: {inp.shown(values[inp.key])}")
     why = [f"{w.label}: {w.value}" + (f" ({w.detail})" if w.detail else "") for w in ans.why]
     return report.build(
