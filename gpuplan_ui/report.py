@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import string
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -27,10 +28,9 @@ TITLE_LINE_PX = 22  # one line of a chart title here; the app's chart_layout add
 AXES_PX = 40  # the room for tick labels and axis titles that the app's figures leave to Streamlit's theme
 LEGEND_PX = 30  # one row of a horizontal legend under the plot
 
-STYLE = (
-    ("body { font-family: " + FONT + "; max-width: " + str(WIDTH_PX) + "px; margin: 2rem auto;")
-    + """
-       padding: 0 1rem; color: #1f2937; line-height: 1.45; }
+STYLE = string.Template("""
+body { font-family: $font; max-width: ${width}px; margin: 2rem auto; padding: 0 1rem; color: #1f2937;
+       line-height: 1.45; }
 h1 { font-size: 1.7rem; margin-bottom: .2rem; } h2 { font-size: 1.25rem; margin-top: 2rem; }
 .answer { font-size: 1.15rem; background: #ecfdf5; border-radius: .5rem; padding: .8rem 1rem; }
 .answer.warn { background: #fffbeb; } .answer.info { background: #eff6ff; }
@@ -42,8 +42,8 @@ th { text-align: left; vertical-align: bottom; } td { vertical-align: top; }
 td.id, td.day { white-space: nowrap; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .small { color: #6b7280; font-size: .85rem; }
 .plotly-graph-div { margin: 1rem 0; break-inside: avoid; }
-"""
-)
+@media print { .modebar-container { display: none; } }
+""").substitute(font=FONT, width=WIDTH_PX)
 
 
 CONFIG = {"displaylogo": False, "responsive": False}  # the chart keeps the report's width
