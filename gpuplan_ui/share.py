@@ -109,7 +109,8 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     views = cached.plan_views(key, pkey, explore and inference, not inference)
     plan = ans.plan
     answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
-    figs = [f for f in (views["pareto"], cached.memory_views(key)["figure"]) if f is not None]
+    figs = [(t, f) for t, f in (("Recommendation", views["pareto"]), ("Memory", cached.memory_views(key)["figure"]))
+            if f is not None]  # fmt: skip
     if inference:  # as the Performance page: the recommended layout unless the user picked another
         shown = ans.detail_scenario(sc)
         skey, gpu = shown.model_dump_json(), shown.parallelism.gpu or "H100-SXM"
@@ -118,20 +119,21 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
         curve = None if sv is None else sv["curve"]
         answers.append(("Performance", perf_answer(pv["perf"], curve, shown, ans if ans.shows_pick(sc) else None)))
         if sv is not None:
-            figs.append(sv["ttft"])
+            figs.append(("Performance", sv["ttft"]))
     cost = cached.cost_views(key, pkey)["cost"]
     answers.append(("Cost", cost_answer(ans, sc, len(cost.offers))))
     if cost.offers:
-        figs.append(figures_cost.cheapest_figure(cost.offers, inference))
+        figs.append(("Cost", figures_cost.cheapest_figure(cost.offers, inference)))
     if (site := site_answer(ans)) is not None:
         answers.append(("Energy, carbon and owning", site))
     if ans.own is not None:
-        figs.append(figures_site.own_vs_rent_figure(ans.own))
+        figs.append(("Energy, carbon and owning", figures_site.own_vs_rent_figure(ans.own)))
     used = {p.offer_id for p in plan.picks}
     sources = [o for o in prices.offers_for(pkey) if o.offer_id in used]
-    lines = [f"Model: {sc.model().name}", f"Job: {values.get('workload', 'interactive')}"]
-    for inp in RECORDS:
-        if inp.key in values and inp.key not in ("workload",) and not inp.is_default(values[inp.key]):
+    job = next(inp for inp in RECORDS if inp.key == "workload")
+    lines = [f"Model: {sc.model().name}", f"Job: {job.shown(values.get('workload', job.default))}"]
+    for inp in RECORDS:  # the model's source ("Model: Published model") and preset are in its name above
+        if inp.key in values and inp.key not in ("workload", "src", "model") and not inp.is_default(values[inp.key]):
             lines.append(f"{inp.label}: {inp.shown(values[inp.key])}")
     why = [f"{w.label}: {w.value}" + (f" ({w.detail})" if w.detail else "") for w in ans.why]
     return report.build(
