@@ -16,6 +16,7 @@ app_pages/").
 
 from __future__ import annotations
 
+import functools
 import runpy
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,7 @@ def run() -> None:
     st.set_page_config(
         page_title="gpuplan", page_icon=":material/calculate:", layout="wide", initial_sidebar_state="expanded"
     )
-    pages = [st.Page(f"app_pages/{f}", title=t, icon=i, default=n == 0) for n, (f, t, i) in enumerate(PAGES)]
+    pages = _pages(page_reruns())
     nav = st.navigation(pages, position="hidden")
     page = "" if nav.url_path in ("", "overview") else nav.url_path
     notes = _open_link() if STARTED not in st.session_state else st.session_state.pop(OPEN_NOTES, [])
@@ -69,23 +70,30 @@ def run() -> None:
     st.session_state[RUN] = Run(sc, values, config_text, page, notes, model_error, pages=pages, carry=carry)
     st.session_state[SHAPE] = shape(values)
     st.session_state.pop(NEEDS_FULL_RUN, None)  # this run builds the sidebar from what was set
-    if page_reruns():
-        st.session_state[FULL_RUN] = True
-        _page(nav)
-    else:
-        nav.run()
+    st.session_state[FULL_RUN] = True
+    nav.run()
+
+
+def _pages(in_fragment: bool) -> list:
+    """The st.Page of each of PAGES. In a fragment, each page is a function that runs its script in the page
+    fragment (``_page``), so the fragment is registered under the page's own script hash (a rerun of it keeps the
+    page's widgets, such as its sections' open state); else the script file itself (what AppTest switches to)."""
+    out = []
+    for n, (f, title, icon) in enumerate(PAGES):
+        script = ROOT / "app_pages" / f
+        source = functools.partial(_page, str(script)) if in_fragment else script
+        out.append(st.Page(source, title=title, icon=icon, default=n == 0, url_path=script.stem))
+    return out
 
 
 @st.fragment(key=PAGE_FRAGMENT)
-def _page(nav) -> None:
-    """The page being shown. In the app's run, the page st.navigation returned; in a rerun of this fragment alone
-    (a sidebar value or one of the page's own inputs changed), the same page script on a scenario rebuilt from the
-    session's values."""
-    if st.session_state.pop(FULL_RUN, False):
-        nav.run()
-        return
-    partial_run()
-    runpy.run_path(_page_file(state.current().page), run_name="__main__")  # one of PAGES' files, by url path
+def _page(script: str) -> None:
+    """The page being shown, as a fragment: in the app's run, its script; in a rerun of this fragment alone (a
+    sidebar value or one of the page's own inputs changed), the same script on a scenario rebuilt from the
+    session's values (``partial_run``)."""
+    if not st.session_state.pop(FULL_RUN, False):
+        partial_run()
+    runpy.run_path(script, run_name="__main__")  # one of PAGES' files
 
 
 def partial_run() -> None:
@@ -106,12 +114,6 @@ def partial_run() -> None:
     st.session_state[RUN] = Run(
         sc, values, before.config_text, before.page, notes, before.model_error, pages=before.pages, carry=carry
     )
-
-
-def _page_file(page: str) -> str:
-    """The script of the page at this url path ("" for the overview)."""
-    name = next((f for f, *_ in PAGES if Path(f).stem == page), PAGES[0][0])
-    return str(ROOT / "app_pages" / name)
 
 
 def _link(page: str) -> tuple[dict[str, Any], dict[str, str]]:

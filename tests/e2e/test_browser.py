@@ -50,6 +50,7 @@ def test_cold_deep_link_reproduces_scenario(browser, tmp_path, path, title):
 
 def test_memory_numbers_follow_the_link(page, app_url):
     open_app(page, f"{app_url}/Memory?{DEEP}")
+    page.get_by_text("Budget by component, and by scope").click()  # built when opened
     # FP8 on the decoder's linear layers; embeddings + lm_head (2 x 128,256 x 8,192) and the norms in BF16:
     # (70,553,706,496 - kept) x 1 + kept x 2 bytes = 72.66 GB: the "weights only" line says so
     kept = 2 * 128_256 * 8192 + 8192 + 80 * 2 * 8192
