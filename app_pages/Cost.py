@@ -68,7 +68,7 @@ with page.guard("Costs per offer"):
             f"**{sc.pricing.utilization:.0%} utilization**. Interactive serving leaves out spot offers unless Billing "
             "= Spot."
         )
-        left, right = st.columns(2)
+        left, right = st.container(), st.container()  # one above the other: side by side, 1280 px cut them
         with left:
             st.markdown(f"**Monthly, always on** ({sc.pricing.hours_per_month:g} h)")
             page.table(views["always_on"], "always_on", "gpuplan-monthly-always-on.csv", height=420)
@@ -100,7 +100,7 @@ with page.guard("Costs per offer"):
             st.markdown(line)
         if cost.tokens_note:
             st.caption(cost.tokens_note)
-        left, right = st.columns([3, 2])
+        left, right = st.container(), st.container()  # one above the other: side by side, 1280 px cut them
         with left:
             st.markdown("**Per-run cluster cost**")
             page.table(views["runs"], "train_run", "gpuplan-training-runs.csv", height=420)

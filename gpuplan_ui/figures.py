@@ -81,8 +81,8 @@ def x_marker(x: float, text: str, color: str = NEUTRAL, y: float = 1.0, **note) 
     """A dotted vertical line at ``x`` across the plot and its label at its top right: (shape, annotation)."""
     shape = {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
              "line": {"color": color, "dash": "dot"}}  # fmt: skip
-    return shape, {"x": x, "xref": "x", "yref": "paper", "y": y, "showarrow": False, "xanchor": "left", "text": text,
-                   **note}  # fmt: skip
+    return shape, {"x": x, "xref": "x", "yref": "paper", "y": y, "showarrow": False, "xanchor": "left", "xshift": 4,
+                   "text": text, **note}  # fmt: skip
 
 
 def component_color(name: str, i: int = 0) -> str:
@@ -125,14 +125,18 @@ def chart_layout(title: str, height: int = 420, **extra) -> dict:
         "title": {"text": text, "x": 0, "font": {"size": 15}},
         "height": height + 20 * extra_lines,
         "margin": {"l": 10, "r": 10, "t": 50 + 20 * extra_lines, "b": 10},
-        "legend": {"orientation": "h", "y": -0.22},
+        # the legend under everything, in the figure's own pixels: plotly reserves its rows below the axis title,
+        # so it never runs into the x-axis title or ticks at any width (a paper-relative y did, at 1440 px)
+        "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
         "hovermode": "closest",
         "template": "none",
         **extra,
     }
 
 
-def vline(x: float, text: str, color: str, dash: str, yanchor: str = "top") -> tuple[dict, dict]:
+def vline(x: float, text: str, color: str, dash: str, yanchor: str = "top", side: str = "left") -> tuple[dict, dict]:
+    """A vertical line on a log x axis and its label beside it (``side`` of the line, at the plot's top or bottom),
+    its box 4 px clear of the line."""
     shape = {
         "type": "line",
         "xref": "x",
@@ -150,7 +154,8 @@ def vline(x: float, text: str, color: str, dash: str, yanchor: str = "top") -> t
         "y": 1 if yanchor == "top" else 0,
         "text": text,
         "showarrow": False,
-        "xanchor": "right",  # text to the left of its line: the line sits near the right edge
+        "xanchor": "right" if side == "left" else "left",
+        "xshift": -4 if side == "left" else 4,
         "yanchor": yanchor,
         "font": {"color": color},
         "bgcolor": "rgba(127,127,127,0.15)",
@@ -178,6 +183,7 @@ def hline(y: float, text: str, color: str) -> tuple[dict, dict]:
         "showarrow": False,
         "xanchor": "left",
         "yanchor": "bottom",
+        "yshift": 2,  # above its line, not on it
         "font": {"color": color},
         "bgcolor": "rgba(127,127,127,0.15)",
     }
@@ -308,6 +314,5 @@ def components_figure(report: MemoryReport) -> go.Figure:
         barmode="stack",
         xaxis={"title": {"text": "GB (10^9 bytes)"}},
         yaxis={"showticklabels": False},
-        legend={"orientation": "h", "y": -0.6},
     )
     return go.Figure(data=data, layout=layout)

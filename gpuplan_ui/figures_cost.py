@@ -13,26 +13,42 @@ from gpuplan_core import GB, Growth, InferenceCostRow, Lifetime, MarketProjectio
 from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks, x_marker
 
 
+def offer_label(r: InferenceCostRow | TrainingCostRow) -> str:
+    """An offer as a bar's label: provider, the GPUs paid for and how the model is split, the billing when it is
+    not on-demand ("vast · 2 x RTX-3090 (TP 1)", "aws · 64 x H100-SXM (TP 2, PP 2) · spot"); the answer counts
+    the same GPUs."""
+    split = f"TP {r.tp}" + (f", PP {r.pp}" if r.pp > 1 else "")
+    billing = "" if r.billing_model == "on_demand" else " · " + r.billing_model.replace("_", " ")
+    return f"{r.provider} · {r.gpus:,} x {r.gpu} ({split}){billing}" + (" · your price" if r.user_price else "")
+
+
 def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], inference: bool) -> go.Figure:
     """The ten cheapest offers (monthly always-on for serving, the run for training), cheapest on top, one bar per
     offer (a label shared by two offers names each offer); an offer that misses a target is grey and says so, and the
-    title names the cheapest that meets every target, never one that misses; your own prices are marked."""
+    title names the cheapest that meets every target, never one that misses: its bar is outlined and its label and
+    value bold. Your own prices are marked."""
 
     def usd(r) -> float:
         return r.monthly_always_on_usd if inference else r.run_cost_usd
 
-    top = sorted(rows, key=lambda r: (usd(r), r.offer_id))[:10][::-1]
-    names = [f"{r.provider} · {r.layout}" + (" · your price" if r.user_price else "") for r in top]
+    ranked = sorted(rows, key=lambda r: (usd(r), r.offer_id))
+    top = ranked[:10][::-1]
+    names = [offer_label(r) for r in top]
     names = [f"{n} ({r.offer_id})" if names.count(n) > 1 else n for n, r in zip(names, top, strict=True)]
     names = [n if r.meets_target else f"{n} · misses target" for n, r in zip(names, top, strict=True)]
+    best = next((r for r in ranked if r.meets_target), None)
+    bold = [r is best for r in top]
     data = [
         {
             "type": "bar",
             "orientation": "h",
             "y": names,
             "x": [usd(r) for r in top],
-            "marker": {"color": [GPU_COLORS.get(r.gpu, "#334155") if r.meets_target else "#9ca3af" for r in top]},
-            "text": [f"  ${usd(r):,.0f}" for r in top],
+            "marker": {
+                "color": [GPU_COLORS.get(r.gpu, "#334155") if r.meets_target else "#9ca3af" for r in top],
+                "line": {"color": [BLUE if b else NEUTRAL for b in bold], "width": [3 if b else 0 for b in bold]},
+            },
+            "text": [f"  <b>${usd(r):,.0f}</b>" if b else f"  ${usd(r):,.0f}" for r, b in zip(top, bold, strict=True)],
             "textposition": "outside",
             "cliponaxis": False,
             "customdata": [r.offer_id for r in top],
@@ -41,10 +57,8 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
         }
     ]
     what = "a month, always on" if inference else "for the run"
-    ok = [r for r in sorted(rows, key=lambda r: (usd(r), r.offer_id)) if r.meets_target]
-    if ok:
-        best = ok[0]
-        title = f"Cheapest that meets your targets: {best.provider} · {best.layout} at ${usd(best):,.0f} {what}"
+    if best is not None:
+        title = f"Cheapest that meets your targets: {offer_label(best)} at ${usd(best):,.0f} {what}"
         if any(not r.meets_target for r in top):
             title += "; grey bars miss a target"
     else:
@@ -59,7 +73,12 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
                 "range": [0, usd(top[0]) * 1.25],
                 "tickformat": "$,.0f",
             },
-            yaxis={"automargin": True},
+            # the category labels as given (the highlighted one bold), in the bars' order
+            yaxis={
+                "automargin": True,
+                "tickvals": names,
+                "ticktext": [f"<b>{n}</b>" if b else n for n, b in zip(names, bold, strict=True)],
+            },  # fmt: skip
         ),
     )
 

@@ -3,6 +3,8 @@ plotly, styled as figures.py says)."""
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from gpuplan_core import GpuPerf, ServingCurve
@@ -105,21 +107,28 @@ def sweep_figure(p: GpuPerf) -> go.Figure:
         }
     ]
     xmax = max([*xs, p.compute_bound_batch or 1, p.max_batch])
-    shapes, notes = [], []
+    # each line's label on its own side: the right-hand line's to its right (in room kept for it past the data), the
+    # other's to its left, so neither label runs across the other line however close the two are
+    marks = [(p.max_batch, f"largest that<br>fits: {p.max_batch:,}", RED, "dash", "bottom")]
     if p.compute_bound_batch and p.compute_bound_batch <= xmax:
-        s, n = vline(p.compute_bound_batch, f"compute-bound from {p.compute_bound_batch:,}", BLUE, "dot")
+        marks.append((p.compute_bound_batch, f"compute-bound<br>from {p.compute_bound_batch:,}", BLUE, "dot", "top"))
+    right = max(m[0] for m in marks)
+    shapes, notes = [], []
+    for x, text, color, dash, where in marks:
+        s, n = vline(x, text, color, dash, where, side="right" if x == right else "left")
         shapes.append(s)
         notes.append(n)
-    s, n = vline(p.max_batch, f"largest that fits: {p.max_batch:,}", RED, "dash", "bottom")
-    shapes.append(s)
-    notes.append(n)
     title = f"Writing tokens: {ys[0]:,.0f} tokens/s for one user, {ys[-1]:,.0f} for {xs[-1]:,} users together"
     layout = chart_layout(
         title,
         380,
         shapes=shapes,
         annotations=notes,
-        xaxis={**log_ticks(1, xmax * 1.5), "title": {"text": "users decoded together (batch)"}},
+        xaxis={
+            **log_ticks(1, xmax * 1.5),
+            "range": [-0.1, math.log10(xmax * 4)],
+            "title": {"text": "users decoded together (batch)"},
+        },  # fmt: skip
         yaxis={"title": {"text": "tokens/s, decode steps only"}, "range": [0, max(ys) * 1.15], "tickformat": ",.0f"},
     )
     return go.Figure(data=data, layout=layout)

@@ -14,7 +14,7 @@ from gpuplan_core import Answer, Scenario, describe
 from . import state, widgets
 from .export import frame_to_csv
 from .fmt import md_escape
-from .tables import for_people
+from .tables import SHORT_HEADERS, column_px, for_people
 
 log = logging.getLogger("gpuplan")
 
@@ -141,13 +141,20 @@ def guard(what: str):
 
 
 def column_config(shown) -> dict:
-    """Thousands separators on every number column, dollars where the header says USD or $."""
+    """Every column as wide as its widest text (header or cell: the grid alone sizes from the first rows and cut
+    longer ones), a short header where tables.SHORT_HEADERS has one (the full name as its help), thousands
+    separators on every number column, dollars where the header says USD or $."""
     out = {}
     for col in shown.columns:
-        if not pd.api.types.is_numeric_dtype(shown[col]) or pd.api.types.is_bool_dtype(shown[col]):
-            continue
-        money = "USD" in str(col) or "$" in str(col)
-        out[col] = st.column_config.NumberColumn(format="dollar" if money else "localized")
+        s = shown[col]
+        number = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        money = number and ("USD" in str(col) or "$" in str(col))
+        label = SHORT_HEADERS.get(col, col)
+        how = {"label": label, "help": col if label != col else None, "width": column_px(label, s.tolist(), money)}
+        if number:
+            out[col] = st.column_config.NumberColumn(format="dollar" if money else "localized", **how)
+        else:
+            out[col] = st.column_config.Column(**how)
     return out
 
 
@@ -168,6 +175,8 @@ def table(df, key: str, file_name: str, **kw) -> None:
         df, arrow, shown = df
     else:
         shown = arrow = for_people(df)
+    if isinstance(kw.get("height"), int):  # no empty rows under a short table (35 px a row and the header)
+        kw["height"] = min(kw["height"], 35 * (len(shown) + 1) + 3)
     st.dataframe(arrow, hide_index=True, width="stretch", key=f"df_{key}", column_config=column_config(shown), **kw)
     st.download_button(
         "Download CSV",

@@ -55,6 +55,49 @@ def for_people(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# --- how wide a column must be -------------------------------------------------------------------------
+
+# Each character's advance in the data grid's font (Source Sans, 14 px), measured in Chromium, rounded up to 0.5 px;
+# any other character counts as the widest. The grid sizes a column from its first rows only, so a longer value
+# further down was cut ("hyperstac"): page.column_config gives every column the width of its widest text instead.
+_ADVANCE_PX = {
+    **dict.fromkeys(" ", 3.0), **dict.fromkeys("',.:;ij|·", 3.5), **dict.fromkeys("Il", 4.0),
+    **dict.fromkeys("!()-[]f{}", 4.5), **dict.fromkeys("/\\rt", 5.0), **dict.fromkeys('"*?sz', 6.0),
+    **dict.fromkeys("cx", 6.5), **dict.fromkeys("0123456789#$+<=>FJLY^_ekvy~±–≤×", 7.0),
+    **dict.fromkeys("ESVXag", 7.5), **dict.fromkeys("ACPRTZ`bdhnopquµ", 8.0), **dict.fromkeys("BK", 8.5),
+    **dict.fromkeys("&DG", 9.0), **dict.fromkeys("HNOQU", 9.5), **dict.fromkeys("Mw", 10.5),
+}  # fmt: skip
+_WIDEST_PX = 12.0
+CELL_PADDING_PX = 16 + 6  # the grid's 8 px each side, and room for rounding and the sort arrow
+MIN_COLUMN_PX, MAX_COLUMN_PX = 50, 420
+
+
+# Headers the grid shows shorter than the frame's (and the CSV's) column names; the full name is the header's help.
+SHORT_HEADERS = {"GB (10^9 B)": "GB", "GiB (2^30 B)": "GiB"}
+
+
+def text_px(text: str) -> float:
+    """How wide ``text`` draws in the data grid, in CSS pixels."""
+    return sum(_ADVANCE_PX.get(ch, _WIDEST_PX) for ch in text)
+
+
+def as_shown(x, money: bool) -> str:
+    """A cell as the grid draws it: text as is, a number with thousands separators (money: "$" and cents; others at
+    most 3 decimals, Intl's default)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if money:
+        return ("-$" if x < 0 else "$") + f"{abs(x):,.2f}"
+    return f"{x:,.3f}".rstrip("0").rstrip(".") if isinstance(x, float) else f"{x:,}"
+
+
+def column_px(name: str, values, money: bool = False) -> int:
+    """The width (px) that shows a column's header and every cell whole, between the grid's minimum and a cap
+    for prose (a longer text is cut at the cap: such columns go last)."""
+    widest = max([text_px(str(name)), *(text_px(as_shown(v, money)) for v in values)])
+    return int(min(MAX_COLUMN_PX, max(MIN_COLUMN_PX, math.ceil(widest + CELL_PADDING_PX))))
+
+
 # --- Memory page ------------------------------------------------------------------------------------
 
 
@@ -66,7 +109,9 @@ def memory_components(mem: MemoryReport) -> pd.DataFrame:
                 "GB (10^9 B)": round(v / 1e9, 3),
                 "GiB (2^30 B)": round(v / 2**30, 3),
                 "bytes": v,
-                "basis": mem.provenance[k],
+                # "exact" or "estimated" first, how last: the prose would push the numbers out of a narrow view
+                "basis": mem.provenance[k].split(": ", 1)[0],
+                "how": mem.provenance[k].split(": ", 1)[-1],
             }
             for k, v in mem.components.items()
         ]

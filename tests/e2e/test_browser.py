@@ -129,7 +129,7 @@ def test_csv_download_equals_the_table_shown(page, app_url):
 
     assert (full["bytes"] == shown["bytes"]).all() and (full["GB (10^9 B)"].map(tidy) == shown["GB (10^9 B)"]).all()
     assert frame_to_csv(full) == text
-    assert text.splitlines()[0] == "component,GB (10^9 B),GiB (2^30 B),bytes,basis"
+    assert text.splitlines()[0] == "component,GB (10^9 B),GiB (2^30 B),bytes,basis,how"
     assert "KV cache" in text
 
 

@@ -16,6 +16,9 @@ def test_csv_export_neutralises_formulas():
     assert text.splitlines() == ["a,b", "'=1+2,3"]
 
 
+LLAMA_8B_H100 = {"preset": "Llama-3.1-8B", "gpu": "H100-SXM", "batch": 8}
+
+
 def test_figures_build_from_reports():
     sc, _ = to_scenario({})
     mem = api.memory_report(sc)
@@ -56,7 +59,7 @@ def test_log_axes_have_clean_ticks():
 
 def test_cost_figures_build_from_typed_reports():
     from gpuplan_core import Lifetime, MarketProjection
-    from gpuplan_ui.figures_cost import cheapest_figure, lifetime_figure, projection_figure
+    from gpuplan_ui.figures_cost import cheapest_figure, lifetime_figure, offer_label, projection_figure
 
     cost = api.cost_report({"preset": "Llama-3.1-8B"})
     fig = cheapest_figure(cost.offers, inference=True)
@@ -64,7 +67,7 @@ def test_cost_figures_build_from_typed_reports():
     assert fig.data[0].x[-1] == cheapest.monthly_always_on_usd  # cheapest on top
     best_ok = min((r for r in cost.offers if r.meets_target), key=lambda r: (r.monthly_always_on_usd, r.offer_id))
     title = fig.layout.title.text.replace("<br>", " ")
-    assert title.startswith(f"Cheapest that meets your targets: {best_ok.provider} · {best_ok.layout}")
+    assert title.startswith(f"Cheapest that meets your targets: {offer_label(best_ok)}")
     assert len(set(fig.data[0].y)) == len(fig.data[0].y)  # one bar per offer: no label shared (they would stack)
     life = lifetime_figure(Lifetime.of(100_000, 30_000, 12), "t")
     assert life.layout.annotations[0].text == "inference passes training in month 4"
@@ -106,3 +109,46 @@ def test_load_figure_marks_the_target_and_the_capacity():
     assert fig.layout.shapes[1].x0 == cap
     cap_band = curve.error_band.capacity_requests_per_s.band
     assert (fig.layout.shapes[2].x0, fig.layout.shapes[2].x1) == (cap * (1 - cap_band), cap * (1 + cap_band))
+
+
+def test_the_cheapest_chart_names_each_offer_by_the_gpus_paid_and_highlights_the_pick():
+    """The issue's link: 64 H100s pre-training. Each bar is one offer (billing tells aws's spot and on-demand p5
+    apart), sorted by the run's cost, cheapest on top; its label counts the 64 GPUs paid (the answer's), not one
+    replica's 4; the cheapest that meets the targets is outlined, its label and value bold."""
+    from gpuplan_core import read_link, to_scenario
+    from gpuplan_ui.figures_cost import cheapest_figure
+
+    link = {"gpu": "H100 SXM", "gpus": "64", "src": "Model size only", "tokens_b": "1000", "workload": "Pre-training",
+            "mfu": "0.5"}  # fmt: skip
+    sc, _ = to_scenario(read_link(link)[0])
+    cost = api.cost_report(sc)
+    fig = cheapest_figure(cost.offers, inference=False)
+    bars = fig.data[0]
+    runs = sorted(r.run_cost_usd for r in cost.offers)[:10]
+    assert list(bars.x) == runs[::-1]  # plotly draws the first bar at the bottom: the cheapest is the last
+    assert len(set(bars.y)) == len(bars.y) == min(10, len(cost.offers))
+    cheapest = min(cost.offers, key=lambda r: (r.run_cost_usd, r.offer_id))
+    assert cheapest.gpus == 64 and bars.y[-1].startswith(f"{cheapest.provider} · 64 x H100-SXM (TP ")
+    assert bars.y[-1].endswith("· spot") == (cheapest.billing_model == "spot")
+    assert bars.marker.line.width[-1] == 3 and set(bars.marker.line.width[:-1]) <= {0}
+    assert fig.layout.yaxis.ticktext[-1] == f"<b>{bars.y[-1]}</b>" and bars.text[-1] == f"  <b>${runs[0]:,.0f}</b>"
+    assert f"at ${runs[0]:,.0f} for the run" in fig.layout.title.text.replace("<br>", " ")
+
+
+def test_reference_line_labels_sit_beside_their_lines():
+    """The sweep's two lines: the right-hand one's label to its right, the other's to its left, each shifted 4 px
+    off its line, so no label runs across either line; the x range leaves room right of the last line."""
+    import math
+
+    from gpuplan_ui.figures import hline, vline, x_marker
+
+    p = api.perf_report(LLAMA_8B_H100, gpus=["H100-SXM"]).gpus[0]
+    fig = sweep_figure(p)
+    notes = {n.text.split("<br>")[0]: n for n in fig.layout.annotations}
+    fits, bound = notes["largest that"], notes["compute-bound"]
+    assert p.compute_bound_batch == 231 > p.max_batch == 189  # here the compute-bound line is the right-hand one
+    assert (bound.xanchor, bound.xshift, bound.x) == ("left", 4, math.log10(p.compute_bound_batch))
+    assert (fits.xanchor, fits.xshift, fits.x) == ("right", -4, math.log10(p.max_batch))
+    assert fig.layout.xaxis.range[1] == math.log10(max(p.max_batch, p.compute_bound_batch, p.sweep[-1].batch) * 4)
+    assert vline(10, "t", "red", "dash")[1]["xshift"] == -4 and hline(5, "t", "red")[1]["yshift"] == 2
+    assert x_marker(3, "t")[1]["xshift"] == 4

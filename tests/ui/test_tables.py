@@ -96,3 +96,24 @@ def test_pricing_offers_keep_source_and_date_and_count_the_age():
     assert df.loc[dated, "age (days)"] == expected  # counted from the price's own date, not its retrieval
     undated = next(i for i, o in enumerate(offers) if o.price_as_of in (None, "", "undated"))
     assert df.loc[undated, "stale"] == "undated"
+
+
+def test_a_column_is_as_wide_as_its_widest_text_not_its_first_rows():
+    """The grid sized "provider" from its first rows and cut "hyperstack" further down: the width comes from every
+    cell, in the grid's font (Source Sans 14 px: h 8 + y 7 + p 8 + e 7 + r 5 + s 6 + t 5 + a 7.5 + c 6.5 + k 7 =
+    67 px) plus 22 px of padding; money as the grid draws it ("$" and cents); prose capped, the minimum kept."""
+    assert tables.text_px("hyperstack") == 67.0
+    assert tables.column_px("provider", ["vast", "runpod", "hyperstack"]) == 89
+    assert tables.as_shown(1234.5, money=True) == "$1,234.50" and tables.as_shown(0.6318, money=False) == "0.632"
+    assert tables.column_px("monthly (USD)", [1234.5], money=True) == math.ceil(tables.text_px("monthly (USD)") + 22)
+    assert tables.column_px("tp", [1, 2]) == tables.MIN_COLUMN_PX
+    assert tables.column_px("notes", ["x" * 500]) == tables.MAX_COLUMN_PX
+
+
+def test_memory_components_basis_is_a_word_and_how_comes_last(mem):
+    """ "exact" or "estimated" in the fifth column, the sentence after it in the last: the numbers stay in view."""
+    df = tables.memory_components(mem)
+    assert list(df.columns)[-2:] == ["basis", "how"]
+    weights = df.set_index("component").loc["weights"]
+    assert f"{weights['basis']}: {weights['how']}" == mem.provenance["weights"]
+    assert set(df["basis"]) <= {"exact", "estimated"}
