@@ -68,13 +68,11 @@ with page.guard("Costs per offer"):
             f"**{sc.pricing.utilization:.0%} utilization**. Interactive serving leaves out spot offers unless Billing "
             "= Spot."
         )
-        left, right = st.container(), st.container()  # one above the other: side by side, 1280 px cut them
-        with left:
-            st.markdown(f"**Monthly, always on** ({sc.pricing.hours_per_month:g} h)")
-            page.table(views["always_on"], "always_on", "gpuplan-monthly-always-on.csv", height=420)
-        with right:
-            st.markdown(f"**Per run** ({rows[0].run_description})")
-            page.table(views["per_run"], "per_run", "gpuplan-per-run.csv", height=420)
+        st.markdown(f"**Monthly, always on** ({sc.pricing.hours_per_month:g} h)")
+        page.table(views["always_on"], "always_on", "gpuplan-monthly-always-on.csv", height=420)
+        if box := page.section(f"Per run ({rows[0].run_description})", "cost_per_run", ":material/table:"):
+            with box:
+                page.table(views["per_run"], "per_run", "gpuplan-per-run.csv", height=420)
         detail = "Every offer in detail (replicas, $ per 1M input tokens, latency, billing notes, sources)"
         if box := page.section(detail, "cost_detail", ":material/table:"):
             with box:
@@ -100,13 +98,12 @@ with page.guard("Costs per offer"):
             st.markdown(line)
         if cost.tokens_note:
             st.caption(cost.tokens_note)
-        left, right = st.container(), st.container()  # one above the other: side by side, 1280 px cut them
-        with left:
-            st.markdown("**Per-run cluster cost**")
-            page.table(views["runs"], "train_run", "gpuplan-training-runs.csv", height=420)
-        with right:
-            st.markdown(f"**Monthly always-on** (the same GPUs kept {sc.pricing.hours_per_month:g} h a month)")
-            page.table(views["monthly"], "train_monthly", "gpuplan-training-monthly.csv", height=420)
+        st.markdown("**Per-run cluster cost**")
+        page.table(views["runs"], "train_run", "gpuplan-training-runs.csv", height=420)
+        monthly = f"Monthly always-on (the same GPUs kept {sc.pricing.hours_per_month:g} h a month)"
+        if box := page.section(monthly, "cost_monthly", ":material/table:"):
+            with box:
+                page.table(views["monthly"], "train_monthly", "gpuplan-training-monthly.csv", height=420)
         title = "Over three years: this training run, then serving the model"
         if box := page.section(title, "cost_life", ":material/timeline:"):
             with box:

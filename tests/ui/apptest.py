@@ -15,6 +15,8 @@ SECTIONS = (
     "mem_gpus",
     "mem_acc",
     "cost_detail",
+    "cost_per_run",
+    "cost_monthly",
     "cost_serverless",
     "cost_life",
     "cost_site",
