@@ -211,6 +211,9 @@ def test_a_small_fine_tuning_run_states_its_cents():
     by_hand = o.price_per_node_hour_usd * billed * 1.3
     assert steps["Cost of the run"].value == usd(ans.cost_usd) == f"${by_hand:,.2f}"
     assert ans.cost_usd < 100  # printed to the cent, as the headline prints it
+    heads = {h.label: h.value for h in plan_answer(ans, sc).headlines}
+    assert heads["Cost of the run"] == steps["Cost of the run"].value
+    assert heads["Wall-clock time"] == f"{figure(p.wall_hours)} h"  # 1.22 h, not "1 h" beside a 1.222 h chain
     check_chain(sc, ans)
 
 
