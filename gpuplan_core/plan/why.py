@@ -88,8 +88,15 @@ def why_inference(sc: Scenario, c: Candidate) -> list[WhyStep]:
         price, _ = _price_per_hour(o, ev.replica_gpus * ev.replicas)
         calc = Calc(terms=[*price, num(sc.pricing.hours_per_month, "h")], result=money(c.monthly_usd))
         steps.append(WhyStep.of("Monthly cost", calc, f"{o.provider}, {o.billing_model.replace('_', ' ')}"))
-    elif c.monthly_usd is not None:
-        steps.append(WhyStep(label="Monthly cost", value=money(c.monthly_usd).text, detail=c.why[-1]))
+    elif c.monthly_usd is not None:  # serverless: workers x their price x the hours they are billed
+        worker = o.price_per_node_hour_usd * nodes_needed(ev.replica_gpus, o.gpus_per_node)
+        if o.billing_model == "serverless_active":  # always running
+            terms = [num(c.replicas, _n(c.replicas, "worker")), num(worker, "USD/worker-hour"),
+                     num(sc.pricing.hours_per_month, "h")]  # fmt: skip
+        else:  # billed while busy, idle up to the timeout, and starting (serverless_monthly)
+            terms = [hours_into(c.monthly_usd / worker, worker, c.monthly_usd, "worker-hours billed a month"),
+                     num(worker, "USD/worker-hour")]  # fmt: skip
+        steps.append(WhyStep.of("Monthly cost", Calc(terms=terms, result=money(c.monthly_usd)), c.why[-1]))
     return steps
 
 
@@ -153,7 +160,7 @@ def why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyS
     overhead = num(1 + sc.training.overhead_factor, "for failed runs and sweeps")
     committed = o.commitment_months and rc.run_cost_usd > per_hour * billed_h * (1 + 1e-9)
     if committed:  # a reservation longer than the run is paid in full
-        terms = [num(per_hour, "USD/hour"), num(o.commitment_months, "months"),
+        terms = [num(per_hour, "USD/hour"), num(o.commitment_months, _n(o.commitment_months, "month")),
                  num(sc.pricing.hours_per_month, "h a month"), overhead]  # fmt: skip
         note = "the reservation is paid whether used or not"
     else:

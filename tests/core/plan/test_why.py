@@ -92,7 +92,7 @@ def check_chain(sc, ans) -> None:
     heads = {h.label: h.value for h in plan_answer(ans, sc).headlines}
     assert cost[0].value == heads["Cost of the run" if ans.cost_per == "run" else "Cost per month"]
     assert cost[0].value == usd(ans.cost_usd)
-    assert cost[0].calc is not None or ans.pick.billing_model.startswith("serverless")
+    assert cost[0].calc is not None
     before: list[Term] = []  # the results printed so far
     for w in ans.why:
         if w.calc is None:
@@ -117,7 +117,8 @@ def _serving(rng: random.Random) -> dict:
         "peak": str(rng.choice([1, 2.5, 3, 4])), "ttft_ms": str(rng.choice([1000, 2000, 5000])),
         "tpot_ms": str(rng.choice([50, 100, 200])), "weights": rng.choice(["bf16", "fp8"]),
         "gpu": rng.choice(["any", "any", "H100 SXM", "L40S", "A100 SXM 80GB"]),
-        "hours": str(rng.choice([730, 500])),
+        "hours": str(rng.choice([730, 500])), "billing": rng.choice(["any", "any", "on_demand", "serverless", "spot"]),
+        "provider": rng.choice(["any", "any", "any", "aws"]),
     }  # fmt: skip
 
 
@@ -271,3 +272,44 @@ def test_numbers_print_exactly_or_to_three_figures():
     assert [exact(x) for x in (3, 0.4, 17.6289, 86_400, 2e11, 1.3000000000000003)] == [
         "3", "0.4", "17.6289", "86,400", "2e+11", "1.3"]  # fmt: skip
     assert exact(1 / 3) is None
+
+
+def _on(offer_id: str, **changes):
+    """One catalog offer with its billing rules changed, as the only offer."""
+    o = next(o for o in OFFERS if o.offer_id == offer_id)
+    return [o.model_copy(update={"offer_id": "test-offer", **changes})]
+
+
+@pytest.mark.parametrize("minimum_h, billed_h", [(None, 4), (5, 5)])
+def test_hourly_billing_and_a_minimum_round_the_hours_in_the_chain(minimum_h, billed_h):
+    """An offer billed in whole hours (and at least ``minimum_h``): the 3.4-hour fine-tune on one H100 bills 4 h, or
+    the 5-hour minimum; the chain says so (rounded up to whole hours, at least 5 h), so that price x hours billed x
+    1.3 is the printed cost."""
+    values, _ = read_link({"workload": "finetune", "model": "Llama-3.1-8B", "gpu": "H100 SXM"})
+    sc, _ = to_scenario(values)
+    offers = _on("verda-1h100-spot", interruptible=False, billing_model="on_demand", billing_increment_s=3600,
+                 min_billed_s=None if minimum_h is None else minimum_h * 3600)  # fmt: skip
+    ans = api.answer_report(sc, offers=offers)
+    steps = {w.label: w for w in ans.why}
+    wall = ans.pick.wall_hours
+    assert 3 < wall < 4
+    assert steps["Hours billed"].value == f"{billed_h}.000 h"
+    least = "" if minimum_h is None else f", at least {minimum_h}.000 h"
+    assert steps["Hours billed"].detail == f"{figure(wall, 4)} h, rounded up to whole hours{least}"
+    price = offers[0].price_per_node_hour_usd
+    assert ans.cost_usd == pytest.approx(price * billed_h * 1.3)
+    assert steps["Cost of the run"].detail.startswith(f"{exact(price)} USD/hour x {billed_h}.000 h x 1.3")
+    check_chain(sc, ans)
+
+
+def test_a_reservation_longer_than_the_run_is_paid_in_full():
+    """A 1-month reservation for a 1-hour run: the cost is the month (price x 1 month x 730 h x 1.3), not the hour."""
+    values, _ = read_link({"workload": "finetune", "model": "Llama-3.1-8B", "gpu": "H100 SXM"})
+    sc, _ = to_scenario(values)
+    offers = _on("verda-1h100-spot", interruptible=False, billing_model="reserved", commitment_months=1)
+    ans = api.answer_report(sc, offers=offers)
+    cost = next(w for w in ans.why if w.label == "Cost of the run")
+    price = offers[0].price_per_node_hour_usd
+    assert ans.cost_usd == pytest.approx(price * 1 * 730 * 1.3)
+    assert cost.detail.startswith(f"{exact(price)} USD/hour x 1 month x 730 h a month x 1.3")
+    check_chain(sc, ans)
