@@ -3,7 +3,11 @@ use these, so a number reads the same everywhere."""
 
 from __future__ import annotations
 
+import math
+
 from .units import GB, GiB
+
+E_NOTATION_FROM = 1e9  # numbers this large print as 3.43e+17 (FLOPs, tokens), not as 18 digits
 
 
 def gb(n: float | None, digits: int = 1) -> str:
@@ -49,3 +53,34 @@ def count(n: float | None) -> str:
     if n >= 1e6:
         return f"{n / 1e6:,.1f}M"
     return f"{n:,.0f}"
+
+
+# ---- numbers in a chain of arithmetic (the why-chain): printed so that each step multiplies out --------------
+
+
+def figure(x: float, sig: int = 3) -> str:
+    """A rounded number to at least ``sig`` significant figures, whole digits never dropped: 0.0123, 0.123, 1.23,
+    12.3, 123, 1,234 (sig 3); 1.234e+17 from E_NOTATION_FROM up. Half a unit of the last digit printed is at most
+    0.5 / 10^(sig-1) of the number, so a product of such numbers is off by at most that much per rounded operand."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    if abs(x) >= E_NOTATION_FROM:
+        return f"{x:.{sig - 1}e}"
+    decimals = max(0, sig - 1 - math.floor(math.log10(abs(x))))
+    return f"{x:,.{decimals}f}"
+
+
+def exact(x: float, max_decimals: int = 6) -> str | None:
+    """The number itself, without trailing zeros (a count, a price, a constant, a user's input): 3, 0.4, 17.6289,
+    2e+10; None when it has more than ``max_decimals`` decimals (print it with ``figure`` then)."""
+    if not math.isfinite(x):
+        return None
+    if abs(x) >= E_NOTATION_FROM:
+        for d in range(12):
+            if float(f"{x:.{d}e}") == x:
+                return f"{x:.{d}e}"
+        return None
+    for d in range(max_decimals + 1):
+        if abs(round(x, d) - x) <= 1e-9 * max(1.0, abs(x)):
+            return f"{round(x, d):,.{d}f}"
+    return None

@@ -25,7 +25,8 @@ from ..pricing.offers import Offer
 from ..scenario.scenario import Scenario
 from .recommend import cost_table, recommend
 from .result import Pick, Plan, WhyStep
-from .site import energy_why, pick_energy, pick_own, price_tiers
+from .site import pick_energy, pick_own, price_tiers
+from .why import why_energy
 
 
 class TargetCheck(BaseModel):
@@ -251,5 +252,9 @@ def answer(
         out.energy = pick_energy(sc, top)
         out.own = pick_own(sc, top)
         out.price_tiers = price_tiers(sc, top, offers)
-        out.why = [*out.why, *energy_why(out.energy)]
+        wall = [w.calc.result for w in out.why if w.label == "Wall time" and w.calc is not None]
+        hours = (
+            (wall[0] if wall else top.wall_hours or 0.0) if sc.job.mode != "inference" else sc.pricing.hours_per_month
+        )
+        out.why = [*out.why, *why_energy(out.energy, hours)]
     return out

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 
-from ..common.text import usd
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import get_gpu
 from ..hardware.engines import accelerator_note
@@ -29,9 +28,10 @@ from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
 from ..scenario.deployment import Pricing
 from ..scenario.scenario import Scenario
-from .result import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow, WhyStep
+from .result import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow
 from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
-from .training import TrainingCandidate, _why_training, training_candidates, training_message
+from .training import TrainingCandidate, training_candidates, training_message
+from .why import why_inference, why_training
 
 
 def filter_offers(offers: list[Offer], pricing: Pricing, gpu: str | None, interactive: bool) -> list[Offer]:
@@ -119,58 +119,7 @@ def _pick(c: Candidate | TrainingCandidate) -> Pick:
     )
 
 
-# ---- the why-chain and the Pareto front ------------------------------------------------------------
-
-
-def _why_inference(sc: Scenario, c: Candidate) -> list[WhyStep]:
-    ev, o = c.ev, c.offer
-    steps = []
-    if sc.traffic.requests_per_day:
-        peak = sc.traffic.peak_requests_per_s
-        steps += [
-            WhyStep(label="Requests per day", value=f"{sc.traffic.requests_per_day:,.0f}"),
-            WhyStep(
-                label="Peak requests per second",
-                value=f"{peak:,.2f}",
-                detail=f"{sc.traffic.requests_per_day:,.0f} / 86,400 s x {sc.traffic.peak_to_average:g} "
-                "peak-to-average",
-            ),
-            WhyStep(
-                label="One replica's capacity",
-                value=f"{ev.capacity:,.2f} req/s",
-                detail=f"{ev.label}, {get_format(ev.weights_format).label}; continuous batching, within p95 TTFT and "
-                "mean TPOT targets",
-            ),
-            WhyStep(
-                label="Replicas",
-                value=f"{c.replicas:,}",
-                detail=f"ceil({peak:,.2f} / {ev.capacity:,.2f})",
-            ),
-        ]
-    else:
-        steps.append(
-            WhyStep(label="One replica", value=ev.label, detail="no traffic estimate: one replica, the static batch")
-        )
-    unit = f"whole {o.gpus_per_node:g}-GPU nodes" if o.gpus_per_node > 1 else "per GPU"
-    steps.append(
-        WhyStep(
-            label="GPUs and machines",
-            value=f"{c.gpus:,} GPUs on {c.nodes:,} machine(s)",
-            detail=f"{c.replicas} x {ev.replica_gpus} GPUs, rented {unit}",
-        )
-    )
-    if c.monthly_usd is not None and not o.is_serverless:
-        steps.append(
-            WhyStep(
-                label="Monthly cost",
-                value=usd(c.monthly_usd),
-                detail=f"{c.gpus:,} GPUs x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour x "
-                f"{sc.pricing.hours_per_month:g} h ({o.provider}, {o.billing_model.replace('_', ' ')})",
-            )
-        )
-    elif c.monthly_usd is not None:
-        steps.append(WhyStep(label="Monthly cost", value=usd(c.monthly_usd), detail=c.why[-1]))
-    return steps
+# ---- the Pareto front ------------------------------------------------------------
 
 
 def pareto_front(cands: list[Candidate]) -> list[ParetoPoint]:
@@ -288,7 +237,7 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
     plan.candidates = len(cands)
     if picks:
         top_c = picks[0]
-        plan.why = _why_inference(sc, top_c) if isinstance(top_c, Candidate) else _why_training(sc, top_c, summary)
+        plan.why = why_inference(sc, top_c) if isinstance(top_c, Candidate) else why_training(sc, top_c, summary)
         if not isinstance(top_c, Candidate):
             plan.mfu = top_c.mfu
     elif sc.job.mode == "inference":

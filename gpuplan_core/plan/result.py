@@ -6,17 +6,111 @@ CLI's JSON is its ``model_dump()``.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
+from ..common.text import exact, figure, usd
+
+HOURS_SIG = 4  # hours (GPU-hours, wall, billed) multiply into a cost printed to the cent or the dollar
+
+
+class Term(BaseModel):
+    """One number of the why-chain as the reader sees it: ``text`` starts with the number ("1.074 GPU-hours",
+    "$2.59"), ``value`` is the engine's number it stands for (x ``scale``: 2,250 TFLOP/s has scale 1e12), and
+    ``exact`` says the text is that number itself (a count, a price, a constant, an input), not a rounding."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    value: float
+    exact: bool = False
+    scale: float = 1.0
+    op: Literal["x", "/"] = Field("x", description="how it joins the terms before it in a calculation")
+
+
+def num(x: float, unit: str = "", sig: int = 3, scale: float = 1.0, op: Literal["x", "/"] = "x") -> Term:
+    """A term printed exactly where it can be (up to 6 decimals), else rounded to ``sig`` significant figures."""
+    shown = exact(x / scale)
+    return Term(text=_with(shown or figure(x / scale, sig), unit), value=x, exact=shown is not None, scale=scale,
+                op=op)  # fmt: skip
+
+
+def rounded(x: float, unit: str = "", sig: int = 3, op: Literal["x", "/"] = "x") -> Term:
+    """A computed number, rounded to ``sig`` significant figures (whole digits kept)."""
+    return Term(text=_with(figure(x, sig), unit), value=x, op=op)
+
+
+def hours(x: float, unit: str = "h", op: Literal["x", "/"] = "x") -> Term:
+    return rounded(x, unit, HOURS_SIG, op)
+
+
+def hours_into(x: float, usd_per_hour: float, cost_usd: float, unit: str = "h") -> Term:
+    """Hours that multiply into a cost: to 4 significant figures, or more decimals where the cost prints finer, so
+    that the hours' rounding moves the cost by at most half a unit of its printed last digit (``usd``: cents under
+    100 USD, else dollars)."""
+    half_cost = 0.005 if abs(cost_usd) < 100 else 0.5
+    text = figure(x, HOURS_SIG)
+    decimals = len(text.partition(".")[2]) if "e" not in text else 0
+    while 0.5 * 10**-decimals * abs(usd_per_hour) > half_cost and decimals < 9:
+        decimals += 1
+    if "e" not in text:
+        text = f"{x:,.{decimals}f}"
+    return Term(text=_with(text, unit), value=x)
+
+
+def money(x: float) -> Term:
+    """A cost as every headline prints it (common.text.usd)."""
+    return Term(text=usd(x), value=x)
+
+
+def _with(number: str, unit: str) -> str:
+    return f"{number} {unit}" if unit else number
+
+
+class Calc(BaseModel):
+    """How a step's value follows from numbers printed before it: the terms joined left to right by their ``op``
+    (x, /), then rounded to a multiple of ``step`` (up, or down where the contract says so; ceil: a step of 1),
+    then at least ``at_least``. ``text()`` is the formula as the step's detail prints it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    terms: list[Term]
+    result: Term
+    step: float | None = Field(None, description="rounded to a multiple of this, in the result's unit")
+    step_text: str = Field("", description="'whole minutes', 'whole 8-GPU nodes'; empty with a step of 1: ceil()")
+    rounding: Literal["up", "down"] = "up"
+    at_least: Term | None = None
+
+    def text(self) -> str:
+        body = self.terms[0].text + "".join(f" {t.op} {t.text}" for t in self.terms[1:])
+        if self.step is not None:
+            if self.step_text:
+                body += f", rounded {self.rounding} to {self.step_text}"
+            else:
+                body = f"{'ceil' if self.rounding == 'up' else 'floor'}({body})"
+        if self.at_least is not None:
+            body += f", at least {self.at_least.text}"
+        return body
 
 
 class WhyStep(BaseModel):
-    """One link of the why-chain: a label, its value, and how it follows from the ones before."""
+    """One link of the why-chain: a label, its value, and how it follows from the ones before. Where the value is
+    arithmetic on numbers the chain prints, ``calc`` holds them and the detail prints the formula from it."""
 
     model_config = ConfigDict(frozen=True)
 
     label: str
     value: str
     detail: str = ""
+    calc: Calc | None = None
+
+    @classmethod
+    def of(cls, label: str, calc: Calc, note: str = "", value: str | None = None) -> WhyStep:
+        """A step whose value is ``calc``'s result (or ``value``, which starts with it) and whose detail is the
+        formula; then the note."""
+        return cls(label=label, value=value or calc.result.text, detail=calc.text() + (f"; {note}" if note else ""),
+                   calc=calc)  # fmt: skip
 
 
 class Pick(BaseModel):

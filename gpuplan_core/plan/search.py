@@ -19,6 +19,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from ..common.text import exact, figure, usd
 from ..common.units import GB
 from ..hardware.catalog import GPU, get_gpu
 from ..memory.components import model_weight_bytes
@@ -291,9 +292,13 @@ def price(sc: Scenario, m: ModelArch, ev: LayoutEval, o: Offer) -> Candidate | R
     paid = int(nodes * o.gpus_per_node)
     machines = nodes if o.gpus_per_node > 1 else ev.replicas * ev.pp  # per-GPU rentals: a machine per replica stage
     monthly = monthly_always_on(o, need, sc.pricing.hours_per_month)
+    price = exact(o.price_per_node_hour_usd) or figure(o.price_per_node_hour_usd, 6)
+    if o.gpus_per_node > 1:
+        rented = f"{nodes} node{'s' if nodes > 1 else ''} of {o.gpus_per_node:g} GPUs x {price} USD/node-hour"
+    else:
+        rented = f"{paid} GPU{'s' if paid > 1 else ''} x {price} USD/GPU-hour"
     why.append(
-        f"{paid} GPUs paid x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour x {sc.pricing.hours_per_month:g} h = "
-        f"{monthly:,.0f} USD/month"
+        f"{rented} x {sc.pricing.hours_per_month:g} h = {usd(monthly)} a month"
         + (f" ({paid - need} idle: whole {o.gpus_per_node:g}-GPU nodes)" if paid > need else "")
     )
     return Candidate(ev=ev, offer=o, gpus=paid, nodes=machines, replicas=ev.replicas, monthly_usd=monthly,

@@ -18,7 +18,7 @@ from ..pricing.energy import (
 )
 from ..pricing.offers import Offer
 from ..scenario.scenario import Scenario
-from .result import Pick, WhyStep
+from .result import Pick
 
 
 def _site(sc: Scenario):
@@ -116,27 +116,3 @@ def price_tiers(sc: Scenario, p: Pick, offers: list[Offer]) -> list[PriceTier]:
                              monthly_usd=eff * p.gpus * sc.pricing.hours_per_month,
                              commitment=COMMITMENT.get(bm, bm)))  # fmt: skip
     return out
-
-
-def energy_why(e: EnergyReport | None) -> list[WhyStep]:
-    """The why-chain's energy steps: kWh from GPU-hours, watts and PUE; then its cost and CO2 at the site."""
-    if e is None:
-        return []
-    watts = (
-        f"{e.power_watts_per_gpu:,.0f} W per GPU ({e.power_fraction:.0%} of TDP + {e.host_watts_per_gpu:,.0f} W host)"
-    )
-    site = f"{e.region_label}: {e.electricity_usd_per_kwh:.3f} USD/kWh, {e.grid_gco2_per_kwh:,.0f} g CO2/kWh"
-    if e.phase == "training":
-        kwh, usd, tonnes, when, digits = e.energy_kwh, e.energy_cost_usd, e.co2_kg / 1000, "", 1
-        how = f"{e.gpus:,} GPUs x the wall time x {watts} x PUE {e.pue:.2f}"
-    else:
-        kwh, usd, tonnes, when, digits = e.monthly_energy_kwh, e.monthly_energy_cost_usd, e.monthly_co2_kg / 1000, (
-            " a month"), 2  # fmt: skip
-        per = e.energy_kwh_per_million_output_tokens
-        how = f"{e.gpus:,} GPUs always on x {watts} x PUE {e.pue:.2f}" + (
-            f"; {per:.2f} kWh per 1M output tokens" if per else ""
-        )
-    return [
-        WhyStep(label=f"Energy{when}", value=f"{kwh:,.0f} kWh", detail=how),
-        WhyStep(label=f"Energy cost and CO2{when}", value=f"{usd:,.0f} USD, {tonnes:,.{digits}f} t CO2", detail=site),
-    ]

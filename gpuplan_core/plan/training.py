@@ -1,5 +1,6 @@
 """Training plans: on each offer, the job's GPU-hours, wall time and cost at a layout that holds it (tensor x
-pipeline x data parallel and a ZeRO stage, from training_layout.py); the rule for the GPU count; the pick's why-chain.
+pipeline x data parallel and a ZeRO stage, from training_layout.py); the rule for the GPU count. The pick's why-chain
+is in why.py.
 
     compute    = c x (active parameters + layers x sequence x attention width) x tokens   (c = 6, LoRA/QLoRA 4)
     MFU        = predicted for the layout on the offer's GPUs and network (perf/training_step.py: the step's
@@ -32,17 +33,16 @@ import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from ..common.text import usd
+from ..common.text import figure
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU, get_gpu
 from ..model.arch import ModelArch, params_active, params_total
 from ..perf.efficiency import PerfAssumptions
 from ..perf.training_step import StepLayout, TrainingStep, low_precision_runs, training_step
-from ..pricing.billing import gpu_hours, nodes_needed, run_cost, training_flops
+from ..pricing.billing import gpu_hours, run_cost, training_flops
 from ..pricing.offers import Offer
 from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
-from .result import WhyStep
 from .search import Rejection, layout_label
 from .training_layout import (
     TrainingLayout,
@@ -170,7 +170,7 @@ def _priced(m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: Trainin
     rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
     how = "predicted for this layout" if step is not None else "as you set it"
     why = [
-        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}), {gh:,.0f} GPU-hours at MFU "
+        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}), {figure(gh, 4)} GPU-hours at MFU "
         f"{mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
         f"+{sc.training.overhead_factor:.0%} for failed runs and sweeps",
         *rc.notes,
@@ -307,54 +307,3 @@ def training_message(sc: Scenario, missed: list[TrainingCandidate], rejected: li
         + ("; ".join(late) or "no offer can run it")
         + ". Allow a later deadline, a higher ZeRO stage, or offers with a fast network between machines."
     )
-
-
-# ---- the why-chain --------------------------------------------------------------------------------------------
-
-
-def _figure(x: float) -> str:
-    """Three significant figures, so that a step multiplies out as printed: 1.07, 10.7, 107, 1,070."""
-    if x >= 100:
-        return f"{x:,.0f}"
-    return f"{x:,.1f}" if x >= 10 else f"{x:,.2f}"
-
-
-def _why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
-    """Compute -> GPUs (and how the count was chosen) -> GPU-hours -> wall time -> machines -> price -> cost."""
-    o = c.offer
-    billed = nodes_needed(c.gpus, o.gpus_per_node) * o.gpus_per_node
-    rented = f"whole {o.gpus_per_node:g}-GPU nodes" if o.gpus_per_node > 1 else "per GPU"
-    over = f", coupled over {network_text(o)}" if c.nodes > 1 else ""
-    return [
-        WhyStep(
-            label="Training compute",
-            value=f"{summary['training_flops']:.3g} FLOPs",
-            detail=f"{summary['training_tokens']:.3g} tokens x (6 x active parameters + attention)",
-        ),
-        WhyStep(
-            label="GPUs",
-            value=f"{c.gpus:,}",
-            detail=f"{c.count_reason}; TP {c.tp} x PP {c.pp} x {c.replicas:,} data-parallel, ZeRO-{c.zero_stage}",
-        ),
-        WhyStep(label="GPU-hours", value=_figure(c.gpu_hours), detail=c.why[0]),
-        WhyStep(
-            label="Wall time",
-            value=f"{_figure(c.wall_hours)} h",
-            detail=f"{_figure(c.gpu_hours)} GPU-hours / {c.gpus:,} GPUs",
-        ),
-        WhyStep(
-            label="Machines",
-            value=f"{c.nodes:,}",
-            detail=f"{c.gpus:,} GPUs, up to {o.machine_gpus} in one machine of this offer{over}",
-        ),
-        WhyStep(
-            label="GPUs x price",
-            value=f"{billed:,g} x {o.price_per_gpu_hour_usd:,.2f} USD/GPU-hour",
-            detail=f"{o.provider} {o.product}, rented {rented}, billed in its increments",
-        ),
-        WhyStep(
-            label="Cost of the run",
-            value=usd(c.run_cost_usd),
-            detail=f"incl. +{sc.training.overhead_factor:.0%} for failed runs and sweeps",
-        ),
-    ]

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..common.text import gb, ms, pct, rate, usd
+from ..common.text import figure, gb, ms, pct, rate, usd
 from ..plan.answer import ScenarioAnswer, checks_of
 from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
@@ -244,11 +244,11 @@ def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answ
         return Answer(sentence=sentence + ".", headlines=heads[:4], tone="good")
     sentence = (
         f"The cheapest training run{meets} rents {what} from {top.provider}{mine}: {usd(ans.cost_usd)} over "
-        f"{top.wall_hours:,.0f} hours."
+        f"{figure(top.wall_hours)} hours."
     )
     heads = [
         Headline(label="Cheapest run", value=usd(ans.cost_usd), help=f"{top.offer_id}: the answer"),
-        Headline(label="Wall-clock time", value=f"{top.wall_hours:,.0f} h"),
+        Headline(label="Wall-clock time", value=f"{figure(top.wall_hours)} h"),
         Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine(s)"),
         Headline(label="Offers compared", value=f"{offers_compared:,}"),
     ]
@@ -265,7 +265,7 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
     what = gpus_text(top.gpu, top.tp * top.pp * top.replicas, top.nodes, top.replicas)
     mine = " at your price" if top.user_price else ""
     if sc.job.mode != "inference":
-        why = f", done in {top.wall_hours:,.0f} hours" if top.wall_hours else ""
+        why = f", done in {figure(top.wall_hours)} hours" if top.wall_hours else ""
     elif sc.traffic.requests_per_day and ans.checks:
         why = f": it serves {sc.traffic.requests_per_day:,.0f} requests a day within your latency targets"
     elif sc.traffic.requests_per_day:
@@ -288,7 +288,7 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
             )
         )
     elif top.wall_hours is not None:
-        heads.append(Headline(label="Wall-clock time", value=f"{top.wall_hours:,.0f} h"))
+        heads.append(Headline(label="Wall-clock time", value=f"{figure(top.wall_hours)} h"))
     heads.append(
         Headline(
             label="Memory per GPU",
