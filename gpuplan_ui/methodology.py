@@ -234,9 +234,11 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
   count that runs. With the count left at 1, the smallest count that holds the job, grown in steps of the layout
   to meet a deadline.
 - **The why-chain** on the home page: requests/day -> peak requests/s -> one replica's capacity -> replicas ->
-  GPUs and machines -> GPUs x price per GPU-hour x hours = monthly cost (whole nodes where rented whole); for
-  training: FLOPs -> GPUs (and how the count was chosen) -> GPU-hours at MFU -> wall time -> machines -> GPUs x
-  price -> cost with failed runs.
+  GPUs and machines -> machines (or GPUs) x price x hours = monthly cost (whole nodes where rented whole); for
+  training: FLOPs -> GPUs (and how the count was chosen) -> GPU-hours at MFU -> wall time -> machines -> price
+  per hour -> hours billed (the billing increment and minimum, spot restarts) -> cost with failed runs. Each step
+  prints the numbers it multiplies, to the precision that multiplies out to what it prints, and the chain's cost
+  is the headline's figure.
 - **The Pareto front**: the configurations no other beats on both monthly cost and p95 TTFT.
 - **Deployment export**: `vllm serve` with `--tensor-parallel-size`, `--pipeline-parallel-size`, `--max-model-len`
   (input + output), `--gpu-memory-utilization`, `--kv-cache-dtype`, `--quantization fp8` for FP8 weights from a

@@ -86,6 +86,36 @@ def test_input_tokens_update_the_numbers_and_url(page, app_url):
     expect(page.get_by_text(f"needs {gb(need.per_gpu_bytes)} per GPU").first).to_be_visible()
 
 
+def _main_text(pg) -> str:
+    return pg.get_by_test_id("stMain").inner_text()
+
+
+def test_a_page_only_rerun_shows_what_a_cold_link_shows(page, app_url):
+    """A sidebar value change reruns only the page (the sidebar is not sent again): the page, an open section and
+    the sidebar read as a cold link to the same values does, and a page switch keeps the value."""
+    open_app(page, f"{app_url}/Memory?workload=Pre-training")
+    page.get_by_text("Budget by component, and by scope").click()  # open: it follows every change from now on
+    wait_for_app(page)
+    box = page.get_by_test_id("stSidebar").get_by_role("spinbutton", name="Micro-batch per GPU")
+    box.fill("3")
+    box.press("Enter")
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"batch=3"))
+    changed = _main_text(page)
+    assert "Budget by component (per GPU)" in changed
+    cold = page.context.new_page()
+    open_app(cold, f"{app_url}/Memory?workload=Pre-training&batch=3")
+    cold.get_by_text("Budget by component, and by scope").click()
+    wait_for_app(cold)
+    assert _main_text(cold) == changed
+    cold.close()
+    expect(box).to_have_value("3")  # the sidebar kept the value it was not sent again with
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Cost").click()
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"/Cost\?.*batch=3"))
+    expect(page.get_by_test_id("stSidebar").get_by_role("spinbutton", name="Micro-batch per GPU")).to_have_value("3")
+
+
 def test_page_switch_keeps_values(page, app_url):
     open_app(page, f"{app_url}/")
     page.get_by_role("combobox", name="Published model").click()
@@ -109,12 +139,15 @@ def test_csv_download_equals_the_table_shown(page, app_url):
     from gpuplan_ui.export import frame_to_csv
 
     open_app(page, f"{app_url}/Memory?{DEEP}")
+    page.get_by_text("Budget by component, and by scope").click()  # the table is built when its section opens
+    wait_for_app(page)
     with page.expect_download() as dl:
         page.get_by_test_id("stDownloadButton").filter(has_text="Download CSV").first.locator("button").click()
     text = Path(dl.value.path()).read_text()
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
     for k, v in (("model", "Llama-3.1-70B"), ("in", "7936"), ("out", "256"), ("batch", "4"), ("weights", "FP8 (E4M3)")):
         at.query_params[k] = v
+    at.session_state["open_mem_parts"] = True
     at.switch_page("app_pages/Memory.py").run()
     shown = at.dataframe[0].value
     import io
