@@ -274,7 +274,7 @@ def memory_figure(report: MemoryReport) -> go.Figure:
     if fits:
         title = f"Needs {need:,.1f} GB{per}: {len(fits)} of {len(gpus)} GPU types hold it"
     else:
-        fewest = min((g for g in gpus if g.min_gpus), key=lambda g: g.min_gpus or 0, default=None)
+        fewest = report.fewest  # the one the page's answer names
         more = f"; the fewest: {fewest.min_gpus:,} x {fewest.label}" if fewest else ""
         title = f"Needs {need:,.1f} GB{per}: no GPU type holds it at {n} GPU(s){more}"
     top = max([need, *(g.vram_nominal_bytes / GB for g in gpus)])

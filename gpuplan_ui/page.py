@@ -106,10 +106,16 @@ def answer(ans: Answer) -> None:
     """The page's answer: one plain sentence, at most four headline numbers, then the run's notes."""
     box = {"good": st.success, "warn": st.warning}.get(ans.tone, st.info)
     box(md_escape(ans.sentence))
-    if ans.headlines:
-        for col, h in zip(st.columns(len(ans.headlines)), ans.headlines, strict=True):
-            col.metric(
-                h.label, h.value, delta=h.delta, delta_color="inverse" if h.lower_is_better else "normal", help=h.help
+    if ans.headlines:  # one row: a horizontal container is one element, columns are one per number and the row
+        row = st.container(horizontal=True, gap="medium")
+        for h in ans.headlines:
+            row.metric(
+                h.label,
+                h.value,
+                delta=h.delta,
+                delta_color="inverse" if h.lower_is_better else "normal",
+                help=h.help,
+                width="stretch",
             )
     notes()
 

@@ -112,7 +112,7 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
         tone = "good"
         fit_line = Headline(label="GPU types that hold it", value=f"{len(fitting)} of {len(mem.gpus)}")
     else:
-        fewest = min((g for g in mem.gpus if g.min_gpus), key=lambda g: g.min_gpus or 0, default=None)
+        fewest = mem.fewest
         more = (
             f"the fewest are {fewest.min_gpus:,} x {fewest.label}"
             if fewest

@@ -107,6 +107,13 @@ class MemoryReport(ModelSummary):
     notes: list[str]
     gpus: list[GpuFit]
 
+    @property
+    def fewest(self) -> GpuFit | None:
+        """The GPU type that holds the job on the fewest GPUs (of equals, the one with the most room per GPU); None
+        when no layout holds it. The answer and the chart name this one."""
+        held = [g for g in self.gpus if g.min_gpus]
+        return min(held, key=lambda g: (g.min_gpus, -g.budget_bytes)) if held else None
+
     def gpu_fit(self, gpu: str) -> GpuFit:
         return next(g for g in self.gpus if g.gpu == gpu)
 

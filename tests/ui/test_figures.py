@@ -152,3 +152,17 @@ def test_reference_line_labels_sit_beside_their_lines():
     assert fig.layout.xaxis.range[1] == math.log10(max(p.max_batch, p.compute_bound_batch, p.sweep[-1].batch) * 4)
     assert vline(10, "t", "red", "dash")[1]["xshift"] == -4 and hline(5, "t", "red")[1]["yshift"] == 2
     assert x_marker(3, "t")[1]["xshift"] == 4
+
+
+def test_the_memory_chart_names_the_fewest_gpus_the_answer_names():
+    """Llama-3.1-8B pre-training at 8k x 8 needs 241 GB per GPU: B200, H200 and MI300X each hold it on 2. The answer
+    and the chart's title name one and the same (of equals, the most room per GPU)."""
+    from gpuplan_core import memory_answer
+
+    sc, _ = to_scenario({"workload": "pretrain", "ctx": 8192})
+    mem = api.memory_report(sc)
+    two = sorted(g.label for g in mem.gpus if g.min_gpus == 2)
+    assert mem.fewest.min_gpus == 2 and len(two) >= 2  # a tie to break
+    assert mem.fewest.budget_bytes == max(g.budget_bytes for g in mem.gpus if g.min_gpus == 2)
+    named = f"2 x {mem.fewest.label}"
+    assert named in memory_figure(mem).layout.title.text and named in memory_answer(mem, sc).sentence
