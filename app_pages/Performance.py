@@ -78,14 +78,13 @@ else:
                 f"shared with everyone else. One replica of {curve.gpu} x{curve.tp * curve.pp} holds at "
                 f"most {curve.max_running_sequences:,} requests at once (its KV cache or the engine's limit)."
             )
-            if page.meeting():
-                st.plotly_chart(sv["ttft"], key="load_ttft", config=chart)
-            else:
-                left, right = st.columns(2)
-                left.plotly_chart(sv["ttft"], key="load_ttft", config=chart)
-                right.plotly_chart(sv["tpot"], key="load_tpot", config=chart)
+            st.plotly_chart(sv["ttft"], key="load_ttft", config=chart)
             if curve.notes:
                 st.caption(" ".join(curve.notes))
+            per_token = "Time per token as requests per second grow"
+            if not page.meeting() and (box := page.section(per_token, "perf_tpot", ":material/timer:")):
+                with box:
+                    st.plotly_chart(sv["tpot"], key="load_tpot", config=chart)
 
         if not page.meeting():
             with page.guard("Why: the roofline"):

@@ -22,6 +22,7 @@ SECTIONS = (
     "cost_site",
     "cost_rejected",
     "cost_market",
+    "perf_tpot",
     "perf_roofline",
     "perf_catalog",
     "perf_trust",
