@@ -294,8 +294,8 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
             m, sc, offers, [get_format(sc.formats.weights_format).name], PerfAssumptions(), fixed=fixed_layout
         )
         best: dict[str, Candidate] = {}
-        for c in sorted(cands, key=lambda c: (bool(c.misses), c.rank_cost)):
-            best.setdefault(c.offer.offer_id, c)
+        for c in sorted(cands, key=lambda c: (bool(c.misses), c.rank_cost, c.ev.ttft_s)):  # the plan's order: of
+            best.setdefault(c.offer.offer_id, c)  # equal prices (TP 1 or 2 on a whole 2-GPU node) the faster first
         rows = []
         for c in best.values():
             if c.offer.is_serverless:

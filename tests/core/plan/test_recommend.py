@@ -202,3 +202,18 @@ def test_the_offer_filter_takes_only_the_pricing_part():
     assert {o.offer_id for o in asked} == {o.offer_id for o in offers if o.billing_model == "spot"}
     h100 = filter_offers(offers, Pricing(provider="aws"), "H100", interactive=False)
     assert h100 and all(o.provider == "aws" and o.gpu == "H100-SXM" for o in h100)
+
+
+def test_the_cost_tables_row_for_the_pick_is_the_pick():
+    """One answer: the default chat scenario's pick rents a whole 2-GPU RTX 3090 node, where TP 1 x 2 replicas and
+    TP 2 cost the same $240.90 a month. The Cost table's row for that offer is the plan's pick (the faster, TP 2),
+    with the pick's layout and $ per 1M output tokens, not the other layout at the same price."""
+    from gpuplan_core import api
+    from gpuplan_core.interface.inputs import to_scenario
+
+    sc, _ = to_scenario({"in": 2000, "out": 300})
+    pick = api.answer_report(sc).pick
+    row = next(r for r in api.cost_report(sc).offers if r.offer_id == pick.offer_id)
+    assert (row.layout, row.tp, row.replicas) == (pick.layout, pick.tp, pick.replicas)
+    assert row.output_cost_per_million_usd == pick.output_cost_per_million_usd
+    assert row.monthly_always_on_usd == pick.monthly_usd
