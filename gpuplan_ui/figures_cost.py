@@ -57,8 +57,10 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
         }
     ]
     what = "a month, always on" if inference else "for the run"
+    targets = inference or any(not r.meets_target for r in ranked)  # training's only target: a deadline, if set
     if best is not None:
-        title = f"Cheapest that meets your targets: {offer_label(best)} at ${usd(best):,.0f} {what}"
+        lead = "Cheapest that meets your targets" if targets else "Cheapest"
+        title = f"{lead}: {offer_label(best)} at ${usd(best):,.0f} {what}"
         if any(not r.meets_target for r in top):
             title += "; grey bars miss a target"
     else:

@@ -69,6 +69,11 @@ def test_cost_figures_build_from_typed_reports():
     title = fig.layout.title.text.replace("<br>", " ")
     assert title.startswith(f"Cheapest that meets your targets: {offer_label(best_ok)}")
     assert len(set(fig.data[0].y)) == len(fig.data[0].y)  # one bar per offer: no label shared (they would stack)
+    run = api.cost_report(
+        {"preset": "Llama-3.1-8B", "mode": "training", "training_tokens": 1e9, "gpus": 8}
+    )  # no deadline
+    assert all(r.meets_target for r in run.offers)
+    assert cheapest_figure(run.offers, inference=False).layout.title.text.startswith("Cheapest: ")
     life = lifetime_figure(Lifetime.of(100_000, 30_000, 12), "t")
     assert life.layout.annotations[0].text == "inference passes training in month 4"
     proj = projection_figure(MarketProjection.of(1_000, "a16z", 24))
