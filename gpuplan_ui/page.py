@@ -164,26 +164,29 @@ def column_config(shown) -> dict:
     return out
 
 
+def _as_shown(df) -> tuple:
+    """(frame, what st.dataframe gets, what people read, its column config): a cached.Table brings all four,
+    built once per scenario (the Arrow form and the column widths); a bare DataFrame is converted here."""
+    if isinstance(df, tuple):
+        return tuple(df)
+    shown = for_people(df)
+    return df, shown, shown, column_config(shown)
+
+
 def show(df, key: str) -> None:
     """A small table without a download (Methodology's, the rejected options): as people read it."""
-    if isinstance(df, tuple):
-        _, arrow, shown = df
-    else:
-        shown = arrow = for_people(df)
-    st.dataframe(arrow, hide_index=True, width="stretch", key=f"show_{key}", column_config=column_config(shown))
+    _, arrow, shown, config = _as_shown(df)
+    st.dataframe(arrow, hide_index=True, width="stretch", key=f"show_{key}", column_config=config)
 
 
 def table(df, key: str, file_name: str, **kw) -> None:
     """A dataframe (or a cached.Table) as people read it (rounded, "n/a" for missing values, thousands
     separators), with its CSV download at full precision (the same rows and columns). The CSV is written only
     when someone clicks (Streamlit calls the function then), not on every rerun."""
-    if isinstance(df, tuple):  # cached.Table: show the Arrow form converted once, download the frame
-        df, arrow, shown = df
-    else:
-        shown = arrow = for_people(df)
+    df, arrow, shown, config = _as_shown(df)
     if isinstance(kw.get("height"), int):  # no empty rows under a short table (35 px a row and the header)
         kw["height"] = min(kw["height"], 35 * (len(shown) + 1) + 3)
-    st.dataframe(arrow, hide_index=True, width="stretch", key=f"df_{key}", column_config=column_config(shown), **kw)
+    st.dataframe(arrow, hide_index=True, width="stretch", key=f"df_{key}", column_config=config, **kw)
     st.download_button(
         "Download CSV",
         lambda: frame_to_csv(df),
