@@ -22,9 +22,9 @@ from ..memory.request import memory_request
 from ..model.formats import get_format
 from ..pricing.energy import EnergyReport, OwnReport, PriceTier
 from ..pricing.offers import Offer
+from ..results.plan import Pick, Plan, WhyStep
 from ..scenario.scenario import Scenario
 from .recommend import cost_table, recommend
-from .result import Pick, Plan, WhyStep
 from .site import pick_energy, pick_own, price_tiers
 from .why import why_energy
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import shlex
 
 from ..model.formats import get_format
+from ..results.plan import Pick
 from ..scenario.scenario import Scenario
-from .result import Pick
 
 # Hugging Face repositories of the bundled presets (their instruct or base checkpoints as published).
 HF_IDS = {

@@ -21,8 +21,8 @@ from __future__ import annotations
 from ..common.units import SECONDS_PER_DAY
 from ..pricing.billing import monthly_always_on, nodes_needed, replicas_for_traffic
 from ..pricing.offers import Offer
+from ..results.plan import Pick
 from ..scenario.deployment import Traffic
-from .result import Pick
 
 
 def growth_problem(traffic: Traffic, pick: Pick | None) -> str | None:

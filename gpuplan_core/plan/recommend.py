@@ -26,9 +26,9 @@ from ..perf.training_step import training_band
 from ..perf.workload import workload_for
 from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
+from ..results.plan import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow
 from ..scenario.deployment import Pricing
 from ..scenario.scenario import Scenario
-from .result import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow
 from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
 from .training import TrainingCandidate, training_candidates, training_message
 from .why import why_inference, why_training

@@ -17,8 +17,8 @@ from ..pricing.energy import (
     site_figures,
 )
 from ..pricing.offers import Offer
+from ..results.plan import Pick
 from ..scenario.scenario import Scenario
-from .result import Pick
 
 
 def _site(sc: Scenario):

@@ -23,8 +23,8 @@ from ..model.formats import get_format
 from ..pricing.billing import nodes_needed, run_cost
 from ..pricing.energy import EnergyReport
 from ..pricing.offers import Offer
+from ..results.plan import Calc, Term, WhyStep, hours, hours_into, money, num, rounded
 from ..scenario.scenario import Scenario
-from .result import Calc, Term, WhyStep, hours, hours_into, money, num, rounded
 from .search import Candidate
 from .training import TrainingCandidate
 from .training_layout import network_text

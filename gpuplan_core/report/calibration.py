@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .results import _Report
+from ..results.base import _Report
 
 
 class CalibrationPoint(_Report):

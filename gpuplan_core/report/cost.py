@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..plan.result import InferenceCostRow, Pick, Rejected, TrainingCostRow
 from ..pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
 from ..pricing.energy import OwnReport, PriceTier
+from ..results.base import _Report, _Sparse
+from ..results.plan import InferenceCostRow, Pick, Rejected, TrainingCostRow
 from .growth import Growth
-from .results import ModelSummary, _Report, _Sparse
+from .results import ModelSummary
 
 
 class CostReport(ModelSummary, _Sparse):

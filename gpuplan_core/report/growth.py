@@ -6,10 +6,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..plan.growth import grow
-from ..plan.result import Pick
 from ..pricing.offers import Offer
+from ..results.base import _Report
+from ..results.plan import Pick
 from ..scenario.scenario import Scenario
-from .results import _Report
 
 
 class GrowthMonth(_Report):

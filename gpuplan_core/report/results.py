@@ -6,35 +6,13 @@ Units live in the names: ``_bytes`` are bytes, ``_s`` seconds, ``_per_s`` per se
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import Field, model_serializer
 
-from ..perf.bands import ErrorBand
+from ..results.bands import ErrorBand
+from ..results.base import _Report
 from ..scenario.fields import MAX_LAYOUT_GPUS
-
-
-class _Report(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class _Sparse(_Report):
-    """A report some of whose keys exist only where they apply (``SOMETIMES``): a field of those that the report
-    was built without is left out of its JSON, as the CLI has always written it (None where built with None)."""
-
-    SOMETIMES: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _sparse(self, handler):
-        d = handler(self)
-        for k in self.SOMETIMES:
-            if k not in self.model_fields_set:
-                d.pop(k, None)
-        return self._shape(d)
-
-    def _shape(self, d: dict) -> dict:
-        """The JSON's final form (a report that flattens a part into its top level overrides this)."""
-        return d
 
 
 class ModelSummary(_Report):

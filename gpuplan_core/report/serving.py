@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..perf.bands import ErrorBand
 from ..perf.serving import ServingResult
-from .results import ModelSummary, _Report, _Sparse
+from ..results.bands import ErrorBand
+from ..results.base import _Report, _Sparse
+from .results import ModelSummary
 
 
 class ServingBands(_Report):

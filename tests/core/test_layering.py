@@ -11,7 +11,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "gpuplan_core"
 # Lowest first: a sub-package may import only those before it (and itself).
-ORDER = ["common", "model", "hardware", "pricing", "scenario", "memory", "perf", "plan", "report", "api", "interface"]
+ORDER = [
+    "common",
+    "model",
+    "hardware",
+    "pricing",
+    "scenario",
+    "results",
+    "memory",
+    "perf",
+    "plan",
+    "report",
+    "api",
+    "interface",
+]
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

@@ -9,9 +9,9 @@ import pytest
 
 from gpuplan_core import api, get_gpu
 from gpuplan_core.plan.recommend import cost_table
-from gpuplan_core.plan.result import InferenceCostRow, TrainingCostRow
 from gpuplan_core.plan.search import NO_FIT
 from gpuplan_core.pricing.csv_file import load_pricing
+from gpuplan_core.results.plan import InferenceCostRow, TrainingCostRow
 from gpuplan_core.scenario.scenario import Scenario
 
 OFFERS = load_pricing().offers

@@ -9,11 +9,11 @@ import pytest
 
 from gpuplan_core import api
 from gpuplan_core.plan.growth import grow, growth_problem
-from gpuplan_core.plan.result import Pick
 from gpuplan_core.pricing.billing import lifetime, replicas_for_traffic
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.pricing.offers import Offer
 from gpuplan_core.report.growth import Growth
+from gpuplan_core.results.plan import Pick
 from gpuplan_core.scenario.deployment import Traffic
 from gpuplan_core.scenario.scenario import Scenario
 

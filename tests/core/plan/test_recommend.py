@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from gpuplan_core import api
 from gpuplan_core.plan.deploy import skypilot_yaml, vllm_args, vllm_command
 from gpuplan_core.plan.recommend import recommend
-from gpuplan_core.plan.result import Plan
 from gpuplan_core.pricing.csv_file import load_pricing
+from gpuplan_core.results.plan import Plan
 from gpuplan_core.scenario.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[3]

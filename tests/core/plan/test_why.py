@@ -19,7 +19,7 @@ import pytest
 
 from gpuplan_core import api, load_pricing, plan_answer, read_link, to_scenario, usd
 from gpuplan_core.common.text import exact, figure
-from gpuplan_core.plan.result import Calc, Term, WhyStep, hours_into
+from gpuplan_core.results.plan import Calc, Term, WhyStep, hours_into
 
 OFFERS = load_pricing().offers
 NUMBER = re.compile(r"^\$?(-?[\d,]*\.?\d+(?:e[+-]?\d+)?)")

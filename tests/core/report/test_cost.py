@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from gpuplan_core import api, offers_to_csv
-from gpuplan_core.plan.result import InferenceCostRow, Rejected, TrainingCostRow
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.report.cost import CostReport, Lifetime, MarketEstimate, MarketProjection
+from gpuplan_core.results.plan import InferenceCostRow, Rejected, TrainingCostRow
 
 SERVING = {"preset": "Llama-3.1-8B", "requests_per_day": 20_000, "ttft_target_s": 2.0}
 TRAINING = {"params": 7_000_000_000, "mode": "training", "training_tokens": 1e12, "mfu": 0.5, "gpu": "H100"}
