@@ -190,6 +190,7 @@ def load_gpus(path: str | None = None) -> tuple[GPU, ...]:
         clean = {k: (v if v != "" else None) for k, v in row.items()}
         clean["aliases"] = tuple(a for a in (row.get("aliases") or "").split(";") if a)
         clean["notes"] = row.get("notes") or ""
+        clean["link_type"] = row.get("link_type") or ""  # empty: NVLink with a link bandwidth, else PCIe
         gpus.append(GPU(**clean))
     return tuple(gpus)
 
