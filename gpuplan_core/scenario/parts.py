@@ -104,6 +104,12 @@ class Formats(Part):
     )
     kv_format: str = Field("bf16", description="The attention cache per token; FP8 halves it.")
 
+    @field_validator("weights_format", "kv_format", mode="before")
+    @classmethod
+    def _name(cls, v):
+        """'FP8' and ' fp8' are the format fp8: one question, one cache key."""
+        return v.strip().lower() if isinstance(v, str) else v
+
     @model_validator(mode="after")
     def _known(self) -> Formats:
         for fld in ("weights_format", "kv_format"):
@@ -149,7 +155,7 @@ class Request(Part):
             if t == "max":
                 return "max"
             try:
-                return int(t)
+                v = int(t)
             except ValueError:
                 raise ValueError(f"batch: {v!r} is not a whole number or 'max'") from None
         if isinstance(v, float):
