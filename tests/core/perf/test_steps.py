@@ -1,0 +1,87 @@
+"""perf/steps.py: engine-step times for the serving simulation: exact per-op roofline steps on a grid of sequence
+counts (every count to 16, then ~10% apart) and mean contexts (1% apart), interpolated between, memoised."""
+
+import math
+
+import pytest
+
+from gpuplan_core.hardware.catalog import get_gpu
+from gpuplan_core.model.presets import get_preset
+from gpuplan_core.perf.efficiency import PerfAssumptions
+from gpuplan_core.perf.replica import Replica, engine_limits
+from gpuplan_core.perf.roofline import Part, Workload, step_phase
+from gpuplan_core.perf.steps import CTX_RATIO, SEQ_GRID, StepTimes, nearest_ctx
+
+L8, H100, PA = get_preset("Llama-3.1-8B"), get_gpu("H100-SXM"), PerfAssumptions()
+
+
+@pytest.fixture
+def times() -> StepTimes:
+    """Llama-3.1-8B in BF16 on one H100, requests of 2,000 + 300 tokens, 100 of them in the KV cache."""
+    return StepTimes(Replica(L8, H100, Workload(), 2000, 300, 100, engine_limits(H100)))
+
+
+def _exact(parts: list[Part], overhead_s: float) -> float:
+    return step_phase("step", L8, H100, Workload(), PA, parts, overhead_s=overhead_s).time_s
+
+
+def test_the_sequence_grid():
+    assert SEQ_GRID[:16] == [float(n) for n in range(1, 17)]  # every count to 16
+    assert SEQ_GRID[16:19] == [18.0, 19.0, 21.0]  # round(16 x 1.1^i): 17.6, 19.4, 21.3
+    assert SEQ_GRID[-1] == round(16 * 1.1**89) == 77_280 and len(SEQ_GRID) == len(set(SEQ_GRID)) == 105
+    assert sorted(SEQ_GRID) == SEQ_GRID
+    steps = [b / a for a, b in zip(SEQ_GRID[15:], SEQ_GRID[16:], strict=False)]
+    assert max(steps) < 1.14 and min(steps) > 1.05  # ~10% apart, whole numbers
+
+
+@pytest.mark.parametrize("ctx", [2, 100, 2100, 8192, 131_072])
+def test_the_nearest_context_point_is_within_half_a_grid_step(ctx):
+    c = nearest_ctx(ctx)
+    assert abs(math.log(c / ctx)) <= math.log(CTX_RATIO) / 2 + 1 / ctx  # half of 1%, plus the point's rounding
+    assert c == max(1, round(CTX_RATIO ** round(math.log(ctx) / math.log(CTX_RATIO))))
+
+
+def test_the_nearest_context_of_nothing_is_one_token():
+    assert nearest_ctx(0) == nearest_ctx(1) == nearest_ctx(0.3) == 1
+    assert CTX_RATIO == 1.01
+
+
+def test_a_decode_step_at_grid_points_is_the_roofline_step(times):
+    c = nearest_ctx(2000)
+    assert times.decode(8, c) == pytest.approx(_exact([Part(8, c, 1, 8)], PA.decode_step_overhead_s), rel=1e-9)
+
+
+def test_between_grid_counts_the_step_is_interpolated(times):
+    c = nearest_ctx(2000)
+    t16, t18 = times.decode(16, c), times.decode(18, c)
+    assert times.decode(17, c) == pytest.approx(t16 + (t18 - t16) * (17 - 16) / (18 - 16), rel=1e-12)
+    # and the line is close to the exact step: the step time is smooth in the count
+    assert times.decode(17, c) == pytest.approx(_exact([Part(17, c, 1, 17)], PA.decode_step_overhead_s), rel=5e-3)
+
+
+def test_between_context_points_the_step_is_interpolated_and_close(times):
+    exact = _exact([Part(8, 2050, 1, 8)], PA.decode_step_overhead_s)  # 2,050 lies between two grid points
+    assert times.decode(8, 2050) == pytest.approx(exact, rel=1e-3)
+
+
+def test_beyond_the_grid_the_count_is_evaluated_as_it_is(times):
+    n = int(SEQ_GRID[-1]) + 1000
+    assert times.decode(n, 16) == pytest.approx(_exact([Part(n, 16, 1, n)], PA.decode_step_overhead_s), rel=1e-9)
+
+
+def test_a_step_with_prompt_chunks_is_exact_and_pays_the_prefill_overhead(times):
+    prompt_only = times.mixed(0, 0, ((0, 512, 1),))  # one 512-token prompt, ending in this step
+    assert prompt_only == pytest.approx(_exact([Part(1, 0, 512, 1)], PA.prefill_overhead_s), rel=1e-12)
+    c = nearest_ctx(2100)
+    both = times.mixed(8, 2100, ((1024, 512, 0),))  # 8 decodes + a chunk after 1,024 cached tokens, no logits
+    assert both == pytest.approx(_exact([Part(8, c, 1, 8), Part(1, 1024, 512, 0)], PA.prefill_overhead_s), rel=1e-12)
+    assert times.mixed(8, 2100, ()) == times.decode(8, 2100)  # no chunks: a decode step
+
+
+def test_steps_are_memoised(times):
+    times.decode(8, 2050)
+    size = len(times.memo)
+    assert size == 2  # the two context points around 2,050 at a grid count
+    times.decode(8, 2050)
+    times.decode(8, 2051)  # between the same two points
+    assert len(times.memo) == size
