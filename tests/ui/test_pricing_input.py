@@ -12,12 +12,21 @@ from streamlit.testing.v1 import AppTest
 
 import gpuplan_core
 from gpuplan_core import load_pricing
+from gpuplan_core.pricing.store import DATA_DIR_ENV, DATABASE_URL_ENV
 from gpuplan_ui import fetches
 from tests.ui.apptest import open_page, texts
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 BUNDLED = len(load_pricing().offers)  # 98 offers in data/pricing.csv
+
+
+@pytest.fixture(autouse=True)
+def _data_dir(tmp_path, monkeypatch):
+    """Each test keeps its pricing files in a folder of its own (GPUPLAN_DATA_DIR), not in ./gpuplan-data."""
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "data"))
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    return tmp_path / "data"
 
 
 def run(page: str, params: dict | None = None) -> AppTest:
