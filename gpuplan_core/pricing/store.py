@@ -1,7 +1,7 @@
 """Pricing files kept on the server by content hash, so that a link can name one (``pricefile=<key>``).
 
-A file is kept under the sha256 of its normalised bytes (a UTF-8 byte-order mark dropped, line ends written
-``\\n``, trailing blank lines dropped): the same content has the same hash whoever uploads it, on every host.
+A file is kept under the sha256 of its normalised bytes (a UTF-8 byte-order mark dropped, ``\\r\\n`` line ends
+written ``\\n``, trailing blank lines dropped): the same content has the same hash whoever uploads it, on any host.
 A link carries the hash's first ``LINK_DIGITS`` hex digits, or more when another file kept here already has a
 link of those digits (checked on every ``put``; the full hash is accepted too).
 
@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -74,7 +75,7 @@ def normalise(data: bytes | str) -> bytes:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return data
-    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").rstrip("\n")  # a lone CR is the CSV reader's to read
     return (text + "\n").encode("utf-8") if text else b""
 
 
@@ -117,6 +118,9 @@ class _Db:
     def exists(self) -> bool:
         return True
 
+    def release(self, con: Any, failed: bool) -> None:
+        con.close()
+
 
 class _Sqlite(_Db):
     def __init__(self, path: Path) -> None:
@@ -150,15 +154,26 @@ class _Postgres(_Db):
             "database": unquote(u.path.lstrip("/")) or None,
         }
         self.where = f"PostgreSQL at {u.hostname}:{u.port or 5432}/{self.kw['database'] or ''}"
+        self._local = threading.local()
 
     def connect(self) -> Any:
+        """This thread's connection, opened on first use and kept (a connection costs a round of authentication)."""
         import pg8000.dbapi  # only when a PostgreSQL server is configured
 
         self.errors = (pg8000.dbapi.Error,)
+        if (con := getattr(self._local, "con", None)) is not None:
+            return con
         try:
-            return pg8000.dbapi.connect(timeout=30, **self.kw)
+            self._local.con = pg8000.dbapi.connect(timeout=30, **self.kw)
         except (OSError, pg8000.dbapi.Error) as exc:
             raise StoreError(f"cannot reach the pricing database ({self.where}): {exc}") from None
+        return self._local.con
+
+    def release(self, con: Any, failed: bool) -> None:
+        if failed:  # a broken connection is not used again
+            self._local.con = None
+            with contextlib.suppress(Exception):
+                con.close()
 
 
 class PricingStore:
@@ -187,7 +202,7 @@ class PricingStore:
     @contextlib.contextmanager
     def _cursor(self) -> Iterator[Any]:
         """One transaction: committed when the block ends, rolled back on an error."""
-        con = self.db.connect()
+        con, failed = self.db.connect(), True
         try:
             cur = con.cursor()
             if not self._ready:
@@ -201,6 +216,7 @@ class PricingStore:
                 self._ready = True
             yield cur
             con.commit()
+            failed = False
         except BaseException as exc:
             with contextlib.suppress(Exception):
                 con.rollback()
@@ -208,7 +224,7 @@ class PricingStore:
                 raise StoreError(f"the pricing database ({self.where}) failed: {exc}") from exc
             raise
         finally:
-            con.close()
+            self.db.release(con, failed)
 
     def put(self, data: bytes | str, name: str = "", kind: str = "upload") -> StoredFile:
         """Keep a file (or mark a file kept already as used now); returns it with the key its link carries.
