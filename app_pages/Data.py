@@ -67,12 +67,15 @@ if (loaded := pricing_file.loaded()) is not None:
             st.warning(f"{len(warnings)} warning(s): the rows are kept, but check them.", icon=":material/warning:")
             page.show(pd.DataFrame({"warning": warnings}), "warnings")
         if offers:
-            st.success(
-                f"Using {len(offers)} offers from {md_escape(name)} on every page. Kept on this server as "
-                f"{loaded.key}, which the link names (pricefile): a reload or a shared link prices with it until "
-                f"it goes unused for {STORE_EXPIRY_DAYS} days.",
-                icon=":material/check_circle:",
-            )
+            using = f"Using {len(offers)} offers from {md_escape(name)}"
+            if only := pricing_file.session_only_line():  # the store could not keep it
+                st.warning(f"{using}. {md_escape(only)}", icon=":material/warning:")
+            else:
+                st.success(
+                    f"{using} on every page. Kept on this server as {loaded.key}, which the link names (pricefile): "
+                    f"a reload or a shared link prices with it until it goes unused for {STORE_EXPIRY_DAYS} days.",
+                    icon=":material/check_circle:",
+                )
             st.button("Stop using them", icon=":material/delete:", key="pricing_forget", on_click=pricing_file.stop)
         else:
             st.info("No usable rows: the bundled prices stay in use.", icon=":material/info:")

@@ -65,7 +65,7 @@ from .pricing.fetch import FetchError, fetch_hf_config, fetch_pricing, fetch_sky
 from .pricing.offers import FAST_NETWORK_GBIT_S, STALE_AFTER_DAYS, Offer, merge_offers, price_age_days, staleness
 from .pricing.overrides import apply_price_overrides, parse_price_overrides
 from .pricing.store import EXPIRY_DAYS as STORE_EXPIRY_DAYS
-from .pricing.store import StoredFile, StoreError, missing_note, open_store, server_store, valid_key
+from .pricing.store import StoredFile, StoreError, content_hash, missing_note, open_store, server_store, valid_key
 from .report.answers import (
     METHODOLOGY_ANSWER,
     Answer,

@@ -31,6 +31,7 @@ from . import state, widgets
 
 log = logging.getLogger("gpuplan")
 LINK_KEY = "pricefile"  # the link key naming the stored pricing file (gpuplan_core's registry)
+SESSION_ONLY = "pricing_session_only"  # (Loaded, why): a file the store could not keep, used in this session only
 HIT_TTL_S = 600.0  # a stored file found is remembered this long (its content never changes; expiry is 90 days)
 _HITS: dict[tuple[str, str], tuple[float, Loaded]] = {}  # (store, link key or sha256) -> (when found, the file)
 _LOCK = threading.Lock()
@@ -99,6 +100,13 @@ def link_file_key() -> str:
     return str(widgets.page_value(LINK_KEY) or "")
 
 
+def session_file() -> Loaded | None:
+    """A file loaded in this session that the store could not keep (too large for it, or its database down):
+    used by this session's pages until removed, and not in the link."""
+    held = st.session_state.get(SESSION_ONLY)
+    return held[0] if held else None
+
+
 def link_notes() -> list[str]:
     """The note every page shows when the link names a pricing file that cannot be used; else none."""
     note = lookup(link_file_key())[1]
@@ -122,7 +130,8 @@ def pricing_key() -> str:
     file" input says whether it is added to the bundled offers or used alone), then '|' and the "Your prices"
     overrides when there are some (they are in the link). A file this server does not hold is 'bundled'."""
     pricing = state.current().scenario.pricing  # your prices as the scenario holds them: each one above 0
-    mine_file = stored(link_file_key())
+    link = link_file_key()
+    mine_file = stored(link) if link else session_file()
     key = f"{mine_file.sha256}:{pricing.price_source}" if mine_file else "bundled"
     mine = ",".join(f"{oid}={usd!r}" for oid, usd in pricing.your_prices.items())
     return f"{key}|{mine}" if mine else key
@@ -150,7 +159,10 @@ def _priced(key: str) -> tuple[list[Offer], list[str]]:
 
 def _file_offers(key: str) -> list[dict]:
     """The usable offers of the stored file a pricing key names (by its sha256)."""
-    found = stored(key.partition(":")[0])
+    sha = key.partition(":")[0]
+    if (mine := session_file()) is not None and mine.sha256 == sha:
+        return mine.offers
+    found = stored(sha)
     return found.offers if found is not None else []
 
 

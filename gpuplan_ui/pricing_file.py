@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from gpuplan_core import Offer, StoreError, offers_to_csv, scenario_pricing_file
+from gpuplan_core import Offer, StoreError, content_hash, offers_to_csv, scenario_pricing_file
 
 from . import fetches, prices
-from .prices import LINK_KEY, Loaded
+from .prices import LINK_KEY, SESSION_ONLY, Loaded
 
 FAILED = "pricing_failed"  # the last load that could not be fetched or kept: (what, why)
 LAST = "pricing_loaded"  # the last file or link loaded in this session (Loaded): its own problems and warnings
@@ -27,9 +27,14 @@ def _use(loaded: Loaded, data: bytes | str) -> None:
     if loaded.offers:
         try:
             kept = prices.store().put(data, loaded.name, loaded.kind)
-        except StoreError as exc:
-            st.session_state[FAILED] = (loaded.name, str(exc))  # what is in use stays in use
+        except StoreError as exc:  # used in this session only, as before files were kept on the server
+            loaded = loaded._replace(sha256=content_hash(data))
+            st.session_state[SESSION_ONLY] = (loaded, str(exc))
+            st.session_state[LAST] = loaded
+            st.session_state.pop(FAILED, None)
+            st.session_state[LINK_KEY] = ""
             return
+        st.session_state.pop(SESSION_ONLY, None)
         loaded = loaded._replace(key=kept.key, sha256=kept.sha256)
         prices.remember(prices.parsed(kept.data, kept.name, kept.kind)._replace(key=kept.key, sha256=kept.sha256))
     st.session_state[LAST] = loaded
@@ -45,7 +50,7 @@ def settle() -> None:
 
 def stop() -> None:
     """The "Stop using them" button: the bundled prices are used again, and the link no longer names the file."""
-    for k in (LAST, FAILED):
+    for k in (LAST, FAILED, SESSION_ONLY):
         st.session_state.pop(k, None)
     st.session_state[LINK_KEY] = ""
 
@@ -94,7 +99,15 @@ def loaded() -> Loaded | None:
         if last is not None and last.key == key:
             return last
         return prices.stored(key)
-    return last if last is not None and not last.key else None
+    return prices.session_file() or (last if last is not None and not last.key else None)
+
+
+def session_only_line() -> str | None:
+    """Why the file in use is in this session only (the store could not keep it); None when it is not."""
+    held = st.session_state.get(SESSION_ONLY)
+    if not held or prices.link_file_key():
+        return None
+    return f"Used in this session only, not in the link: {held[1]}."
 
 
 def failure_line() -> str | None:
@@ -103,7 +116,7 @@ def failure_line() -> str | None:
         return None
     what, why = failed
     now = loaded()
-    if now is not None and now.key:
+    if now is not None and (now.key or prices.session_file() is now):
         n = len(now.offers)
         kept = (
             f"The uploaded file {now.name} is still used, with its {n} offers."

@@ -131,8 +131,11 @@ class _Sqlite(_Db):
         return self.path.exists()
 
     def connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.path, timeout=30)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(self.path, timeout=30)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open the pricing database ({self.where}): {exc}") from None
         con.execute("PRAGMA busy_timeout = 30000")
         return con
 

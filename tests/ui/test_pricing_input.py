@@ -229,3 +229,16 @@ def test_the_scenario_file_carries_the_pricing_file_to_a_server_that_does_not_ho
     assert other.query_params["pricefile"] == key  # the same content, the same hash, on this server too
     assert offers_shown(other) == BUNDLED + 1 and "team-b200-1x" in set(other.dataframe[-1].value["offer"])
     assert f"scenario file: prices with its pricing file team-prices.csv ({key})." in texts(other).replace("\\", "")
+
+
+def test_a_file_the_store_cannot_keep_is_used_in_this_session_only_and_says_so(tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "a-file" / "data"))  # no folder can be made there
+    at = upload(run("app_pages/Data.py"), "team-prices.csv", CHEAP)
+    assert not at.exception and "pricefile" not in at.query_params
+    (warning,) = [w.value for w in at.warning if "Using 1 offers" in w.value]
+    assert warning.startswith("Using 1 offers from team-prices.csv. Used in this session only, not in the link: ")
+    assert "cannot open the pricing database (SQLite at " in warning.replace("\\", "")
+    assert offers_shown(at) == BUNDLED + 1
+    at.switch_page("app_pages/overview.py").run()
+    assert "B200 from aws" in _headline(at)  # every page of this session still prices with it
