@@ -191,6 +191,9 @@ def test_an_uploaded_file_is_in_the_link_and_a_new_session_prices_with_it(backen
     assert at.query_params["pricefile"] == key  # kept in the link on every page
     answer = _headline(at)
     assert "B200 from aws" in answer and "73.00 a month" in answer  # the team's B200: 0.10 USD x 730 hours
+    at.session_state[SHARE_OPEN] = True  # the share box's link (the report's live link is the same address)
+    at.run()
+    assert any(f"pricefile={key}" in c.value for c in at.code)
     # a reload, a teammate's browser: a new session from the link alone
     again = run("app_pages/overview.py", {"pricefile": key})
     assert not again.exception and _headline(again) == answer
