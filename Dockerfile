@@ -25,6 +25,9 @@ COPY app.py .
 # Kubernetes' runAsNonRoot can check it.
 RUN useradd --create-home --uid 10001 app
 USER 10001
+# Pricing files named by links (gpuplan_core/pricing/store.py) go to SQLite in the user's home: mount a volume
+# there to keep them across containers, or set GPUPLAN_DATABASE_URL for one PostgreSQL shared by the replicas.
+ENV GPUPLAN_DATA_DIR=/home/app/gpuplan-data
 
 EXPOSE 8501
 # The slim image has no curl: ask the health endpoint with Python.

@@ -3,11 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from gpuplan_core import STALE_AFTER_DAYS, data_answer, offers_to_csv
+from gpuplan_core import STALE_AFTER_DAYS, STORE_EXPIRY_DAYS, data_answer, offers_to_csv
 from gpuplan_ui import cached, page, prices, pricing_file
 from gpuplan_ui.fmt import md_escape
 
 sc, values = page.setup("Data & pricing upload", needs_model=False)
+pricing_file.settle()  # a load's pricefile is in the link now
 page.answer(data_answer(len(cached.gpu_table()), prices.offers_in_use(), STALE_AFTER_DAYS))
 
 st.subheader("GPU catalog")
@@ -27,7 +28,8 @@ st.file_uploader(
     key="pricing_file",
     on_change=pricing_file.on_upload,
     help="Same columns as the bundled file (download it below as a template). Every bad row is "
-    "reported with its line and column; good rows are kept. Nothing leaves your session.",
+    "reported with its line and column; good rows are kept. A file with usable rows is kept on this server by "
+    "its content's hash, which the link names (pricefile), so a reload or a shared link prices with it.",
 )
 with st.form("pricing_link", border=False, enter_to_submit=True):
     link_col, button_col = st.columns([5, 1], vertical_alignment="bottom")
@@ -38,7 +40,7 @@ with st.form("pricing_link", border=False, enter_to_submit=True):
         placeholder="https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/lambda/vms.csv",
         help="A CSV with the same columns, or a SkyPilot catalog vms.csv (its cloud is read from the path). "
         "Links to raw.githubusercontent.com, gist.githubusercontent.com and huggingface.co only; fetched by "
-        "this server, at most 5 MB, kept for an hour. Stays in this session, like an upload.",
+        "this server, at most 5 MB. Its usable rows are kept on this server and named in the link, like an upload.",
     )
     button_col.form_submit_button("Load", icon=":material/download:", width="stretch", on_click=pricing_file.on_link)
 st.button(
@@ -53,7 +55,7 @@ st.button(
 if failed := pricing_file.failure_line():
     st.error(md_escape(failed), icon=":material/cloud_off:")
 if (loaded := pricing_file.loaded()) is not None:
-    name, offers, errors, warnings, n, _ = loaded
+    name, offers, errors, warnings, n = loaded.name, loaded.offers, loaded.errors, loaded.warnings, loaded.rows
     with page.guard("Your pricing file"):
         if errors:
             st.error(
@@ -65,10 +67,15 @@ if (loaded := pricing_file.loaded()) is not None:
             st.warning(f"{len(warnings)} warning(s): the rows are kept, but check them.", icon=":material/warning:")
             page.show(pd.DataFrame({"warning": warnings}), "warnings")
         if offers:
-            st.success(
-                f"Using {len(offers)} offers from {md_escape(name)} on every page of this session.",
-                icon=":material/check_circle:",
-            )
+            using = f"Using {len(offers)} offers from {md_escape(name)}"
+            if only := pricing_file.session_only_line():  # the store could not keep it
+                st.warning(f"{using}. {md_escape(only)}", icon=":material/warning:")
+            else:
+                st.success(
+                    f"{using} on every page. Kept on this server as {loaded.key}, which the link names (pricefile): "
+                    f"a reload or a shared link prices with it until it goes unused for {STORE_EXPIRY_DAYS} days.",
+                    icon=":material/check_circle:",
+                )
             st.button("Stop using them", icon=":material/delete:", key="pricing_forget", on_click=pricing_file.stop)
         else:
             st.info("No usable rows: the bundled prices stay in use.", icon=":material/info:")

@@ -40,7 +40,15 @@ from .interface.inputs import (
     to_scenario,
     variant,
 )
-from .interface.links import apply_use_case, link_query, read_link, read_scenario_file, scenario_file, upgrade_link
+from .interface.links import (
+    apply_use_case,
+    link_query,
+    read_link,
+    read_scenario_file,
+    scenario_file,
+    scenario_pricing_file,
+    upgrade_link,
+)
 from .memory.components import Assumptions
 from .memory.engine_kv import METHODOLOGY_TEXT as KV_STARTUP_TEXT
 from .model.formats import FORMATS
@@ -56,6 +64,8 @@ from .pricing.energy import EnergyReport, OwnReport, PriceTier, power_draw, regi
 from .pricing.fetch import FetchError, fetch_hf_config, fetch_pricing, fetch_skypilot_catalogs
 from .pricing.offers import FAST_NETWORK_GBIT_S, STALE_AFTER_DAYS, Offer, merge_offers, price_age_days, staleness
 from .pricing.overrides import apply_price_overrides, parse_price_overrides
+from .pricing.store import EXPIRY_DAYS as STORE_EXPIRY_DAYS
+from .pricing.store import StoredFile, StoreError, content_hash, missing_note, open_store, server_store, valid_key
 from .report.answers import (
     METHODOLOGY_ANSWER,
     Answer,

@@ -11,7 +11,7 @@ import streamlit as st
 
 from gpuplan_core import Answer, Scenario, describe
 
-from . import state, widgets
+from . import prices, state, widgets
 from .export import frame_to_csv
 from .fmt import md_escape
 from .tables import SHORT_HEADERS, column_px, for_people
@@ -98,7 +98,7 @@ def notes() -> None:
         return
     run.notes_shown = True
     _meeting_frame()
-    for n in run.notes:
+    for n in [*run.notes, *prices.link_notes()]:  # a link's pricing file this server does not hold: every page
         st.warning(md_escape(n), icon=":material/info:")
 
 

@@ -1,72 +1,69 @@
 """This session's own pricing: a file uploaded on the Data page, a link or SkyPilot's catalogs loaded there.
 
-What was loaded last is kept in session state (LOADED); its usable offers are what prices.pricing_key() and
-prices.offers_for() read ("pricing_upload_offers", keyed by "pricing_upload_key"). A link or the catalogs that
-cannot be fetched never drop what is in use: the failure is kept apart (FAILED) and the Data page says that the
-file in use is still used.
+A file with usable rows is kept on the server by content hash (prices.store) and the link names it
+(``pricefile``, a Data page input the frame keeps in the link on every page), so a reload, a shared link and the
+report's live link price with the same offers; prices.pricing_key() and prices.offers_for() read it from there.
+A link or the catalogs that cannot be fetched, or a file the store refuses, never drop what is in use: the
+failure is kept apart (FAILED) and the Data page says that the file in use is still used.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from typing import NamedTuple
-
 import streamlit as st
 
+from gpuplan_core import Offer, StoreError, content_hash, offers_to_csv, scenario_pricing_file
+
 from . import fetches, prices
+from .prices import LINK_KEY, SESSION_ONLY, Loaded
 
-LOADED = "pricing_loaded"  # the last file or link loaded in this session (Loaded)
-FAILED = "pricing_failed"  # the last link or catalog load that could not be fetched: (what, why)
-OFFERS, KEY = "pricing_upload_offers", "pricing_upload_key"
-
-
-class Loaded(NamedTuple):
-    name: str  # the file's name or the link
-    offers: list[dict]  # the usable rows, as Offer dumps
-    errors: list[str]
-    warnings: list[str]
-    rows: int  # rows read
-    kind: str  # "upload", "link" or "catalogs"
+FAILED = "pricing_failed"  # the last load that could not be fetched or kept: (what, why)
+LAST = "pricing_loaded"  # the last file or link loaded in this session (Loaded): its own problems and warnings
+__all__ = ["FAILED", "LAST", "Loaded", "loaded", "on_catalogs", "on_link", "on_upload", "settle", "stop"]
 
 
-def _digest(offers: list[dict]) -> str:
-    return hashlib.sha256(json.dumps(offers, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def _use(loaded: Loaded, key: str) -> None:
-    """Keep what a file or link gave for this session (every page uses its offers until it is removed)."""
-    st.session_state[LOADED] = loaded
-    st.session_state.pop(FAILED, None)
+def _use(loaded: Loaded, data: bytes | str) -> None:
+    """Keep what a file or link gave: with usable rows, on the server and in the link (every page uses its offers
+    until it is removed); without, shown on the Data page only, and the bundled prices are used."""
     if loaded.offers:
-        st.session_state[OFFERS], st.session_state[KEY] = loaded.offers, key
-    else:
-        forget()
+        try:
+            kept = prices.store().put(data, loaded.name, loaded.kind)
+        except StoreError as exc:  # used in this session only, as before files were kept on the server
+            loaded = loaded._replace(sha256=content_hash(data))
+            st.session_state[SESSION_ONLY] = (loaded, str(exc))
+            st.session_state[LAST] = loaded
+            st.session_state.pop(FAILED, None)
+            st.session_state[LINK_KEY] = ""
+            return
+        st.session_state.pop(SESSION_ONLY, None)
+        loaded = loaded._replace(key=kept.key, sha256=kept.sha256)
+        prices.remember(prices.parsed(kept.data, kept.name, kept.kind)._replace(key=kept.key, sha256=kept.sha256))
+    st.session_state[LAST] = loaded
+    st.session_state.pop(FAILED, None)
+    st.session_state[LINK_KEY] = loaded.key  # the frame writes it to the link (a Data page input)
 
 
-def forget() -> None:
-    """Stop using this session's file: the bundled prices are used again."""
-    st.session_state.pop(KEY, None)
-    st.session_state.pop(OFFERS, None)
+def settle() -> None:
+    """At the top of the Data page, once the frame has written a load's ``pricefile`` to the link: the link holds
+    it from now on (a value left in the session would later read as a new load and undo a link's change)."""
+    st.session_state.pop(LINK_KEY, None)
 
 
 def stop() -> None:
-    """The "Stop using them" button."""
-    for k in (LOADED, FAILED):
+    """The "Stop using them" button: the bundled prices are used again, and the link no longer names the file."""
+    for k in (LAST, FAILED, SESSION_ONLY):
         st.session_state.pop(k, None)
-    forget()
+    st.session_state[LINK_KEY] = ""
 
 
 def on_upload() -> None:
     """on_change of the uploader: a new file is read; removing the file stops using it (not a link loaded since)."""
     f = st.session_state.get("pricing_file")
     if f is None:
-        if (loaded := st.session_state.get(LOADED)) is None or loaded.kind == "upload":
+        if (now := loaded()) is None or now.kind == "upload":
             stop()
         return
     data = f.getvalue()
-    offers, errors, warnings, n = prices.parse_uploaded_pricing(data)
-    _use(Loaded(f.name, offers, errors, warnings, n, "upload"), hashlib.sha256(data).hexdigest()[:16])
+    _use(prices.parsed(data, f.name, "upload"), data)
 
 
 def on_link() -> None:
@@ -77,7 +74,7 @@ def on_link() -> None:
     if failure:
         st.session_state[FAILED] = (url[:120], failure)  # what is in use stays in use
         return
-    _use(Loaded(url[:120], offers, errors, warnings, n, "link"), "url-" + _digest(offers))  # keyed by content
+    _use(Loaded(url[:120], offers, errors, warnings, n, "link"), _as_csv(offers))  # kept: its usable rows
 
 
 def on_catalogs() -> None:
@@ -86,11 +83,31 @@ def on_catalogs() -> None:
     if not offers:
         st.session_state[FAILED] = ("the SkyPilot catalogs", "; ".join(notes) or "nothing loaded")
         return
-    _use(Loaded("the SkyPilot catalogs (today)", offers, notes, [], len(offers), "catalogs"), "sky-" + _digest(offers))
+    _use(Loaded("the SkyPilot catalogs (today)", offers, notes, [], len(offers), "catalogs"), _as_csv(offers))
+
+
+def _as_csv(offers: list[dict]) -> str:
+    return offers_to_csv([Offer(**o) for o in offers])
 
 
 def loaded() -> Loaded | None:
-    return st.session_state.get(LOADED)
+    """What the Data page shows: the file the link names (this session's own load of it, with that load's
+    problems, or the stored file as a link opened it), else a file of this session with no usable rows."""
+    key = prices.link_file_key()
+    last = st.session_state.get(LAST)
+    if key:
+        if last is not None and last.key == key:
+            return last
+        return prices.stored(key)
+    return prices.session_file() or (last if last is not None and not last.key else None)
+
+
+def session_only_line() -> str | None:
+    """Why the file in use is in this session only (the store could not keep it); None when it is not."""
+    held = st.session_state.get(SESSION_ONLY)
+    if not held or prices.link_file_key():
+        return None
+    return f"Used in this session only, not in the link: {held[1]}."
 
 
 def failure_line() -> str | None:
@@ -99,7 +116,7 @@ def failure_line() -> str | None:
         return None
     what, why = failed
     now = loaded()
-    if st.session_state.get(KEY) and now is not None:
+    if now is not None and (now.key or prices.session_file() is now):
         n = len(now.offers)
         kept = (
             f"The uploaded file {now.name} is still used, with its {n} offers."
@@ -109,3 +126,32 @@ def failure_line() -> str | None:
     else:
         kept = "The bundled prices stay in use; upload the file instead if this server is offline."
     return f"Could not load prices from {what}: {why}. {kept}"
+
+
+def for_scenario_file(values: dict) -> tuple[str, str] | None:
+    """(name, CSV text) of the pricing file these values' ``pricefile`` names, for the scenario file; None when
+    there is none this server holds."""
+    found = prices.stored(str(values.get(LINK_KEY) or ""))
+    if found is None:
+        return None
+    kept = prices.store().get(found.sha256)
+    return None if kept is None else (kept.name, kept.data.decode("utf-8", "replace"))
+
+
+def imported(text: bytes, values: dict, notes: list[str]) -> dict:
+    """A scenario file's values with the pricing file it carries kept on this server and named by ``pricefile``
+    (its hash here, the same as where it was saved); the values as they are when it carries none."""
+    carried, why = scenario_pricing_file(text)
+    notes += why
+    if carried is None:
+        return values
+    name, csv_text = carried
+    try:
+        kept = prices.store().put(csv_text, name, "upload")
+    except StoreError as exc:
+        notes.append(
+            f"scenario file: its pricing file {name} cannot be kept here ({exc}); the catalog's prices are used"
+        )
+        return {**values, LINK_KEY: ""}
+    notes.append(f"scenario file: prices with its pricing file {name} ({kept.key}).")
+    return {**values, LINK_KEY: kept.key}

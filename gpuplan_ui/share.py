@@ -11,11 +11,12 @@ import streamlit as st
 
 from gpuplan_core import Scenario, link_query, read_scenario_file, scenario_file
 
-from . import prices
+from . import prices, pricing_file
 from .state import SHARE_OPEN
 from .widgets import PAGE_INPUTS, set_inputs
 
 IMPORT_NOTES = "import_notes"
+MAX_SCENARIO_BYTES = 12_000_000  # the inputs, and the pricing file it may carry (at most 5 MB, JSON-escaped)
 
 
 def all_values(values: dict[str, Any]) -> dict[str, Any]:
@@ -51,12 +52,13 @@ def panel(values: dict[str, Any], sc: Scenario, page: str) -> None:
     with box:
         st.caption(
             "Copy this link (the copy button is at the box's right edge): it opens this page with this "
-            "scenario. An uploaded config or pricing file stays in this session and is not in the link."
+            "scenario. A pricing file loaded on Data & pricing is in it (kept on this server); an uploaded "
+            "config stays in this session. The scenario file carries the pricing file itself."
         )
         st.code(page_url(everything), language=None, wrap_lines=True)
         st.download_button(
             "Download scenario (JSON)",
-            lambda: scenario_file(everything, sc, page),  # written on click, not on every rerun
+            lambda: scenario_file(everything, sc, page, pricing_file.for_scenario_file(everything)),  # on click
             "gpuplan-scenario.json",
             "application/json",
             on_click="ignore",
@@ -71,7 +73,8 @@ def _apply_import() -> None:
     f = st.session_state.get("scenario_upload")
     if f is None:
         return
-    values, notes = read_scenario_file(f.getvalue()[:200_000])
+    values, notes = read_scenario_file(f.getvalue()[:MAX_SCENARIO_BYTES])
+    values = pricing_file.imported(f.getvalue()[:MAX_SCENARIO_BYTES], values, notes)
     set_inputs(values)
     st.session_state[IMPORT_NOTES] = notes or [f"Scenario imported ({len(values)} inputs)."]
 

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
 
+from ..pricing.store import content_hash
 from ..scenario.scenario import Scenario
 from .record import INFERENCE, plain, same_value
 from .registry import DEFAULTS, INPUTS, USE_CASES, tokens_label
@@ -93,19 +94,39 @@ def link_query(values: Mapping[str, Any], keys: Sequence[str] | None = None) -> 
 FILE_KIND = "gpuplan-scenario"
 
 
-def scenario_file(values: Mapping[str, Any], sc: Scenario, page: str = "") -> str:
-    """Every input (link form, defaults included), the page, and the resulting Scenario for reference."""
+def scenario_file(
+    values: Mapping[str, Any], sc: Scenario, page: str = "", pricing_file: tuple[str, str] | None = None
+) -> str:
+    """Every input (link form, defaults included), the page, and the resulting Scenario for reference. With
+    ``pricing_file`` (its name and CSV text: the file ``pricefile`` names), the file itself too, so that the
+    scenario file prices with the same offers on a server that does not hold it."""
     v = {**DEFAULTS, **values}
-    return json.dumps(
-        {
-            "kind": FILE_KIND,
-            "version": 2,
-            "page": page,
-            "inputs": {k: INPUTS[k].link_value(v[k]) for k in INPUTS},
-            "scenario": sc.flat(exclude={"config_text"}),  # flat: one key per Scenario field, as in version 2
-        },
-        indent=2,
-    )
+    doc = {
+        "kind": FILE_KIND,
+        "version": 2,
+        "page": page,
+        "inputs": {k: INPUTS[k].link_value(v[k]) for k in INPUTS},
+        "scenario": sc.flat(exclude={"config_text"}),  # flat: one key per Scenario field, as in version 2
+    }
+    if pricing_file is not None:
+        name, text = pricing_file
+        doc["pricing_file"] = {"name": name, "sha256": content_hash(text), "csv": text}
+    return json.dumps(doc, indent=2)
+
+
+def scenario_pricing_file(text: str | bytes) -> tuple[tuple[str, str] | None, list[str]]:
+    """The pricing file a scenario file carries, as (name, CSV text), or None; and a note when it is there but
+    cannot be read (then the scenario's ``pricefile`` is used as it is)."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None, []  # read_scenario_file says so
+    got = data.get("pricing_file") if isinstance(data, dict) else None
+    if got is None:
+        return None, []
+    if not isinstance(got, dict) or not isinstance(got.get("csv"), str):
+        return None, ["scenario file: 'pricing_file' must be an object with its 'csv' text; its prices are not used"]
+    return (str(got.get("name") or "pricing file")[:200], got["csv"]), []
 
 
 def read_scenario_file(text: str | bytes) -> tuple[dict[str, Any], list[str]]:

@@ -31,6 +31,7 @@ GROUPS = {
 }
 # Pages with inputs of their own (url path -> title). They are in the link like every other input.
 PAGE_OVERVIEW, PAGE_COST, PAGE_COMPARE = "", "Cost", "Compare"
+PAGE_DATA = "Data"
 
 # ---- option lists and their labels ---------------------------------------------------------------
 
@@ -365,6 +366,10 @@ RECORDS: tuple[Input, ...] = (
           page=PAGE_COMPARE, variant_of="gpus", none_when=0, default=0.0, help="B's GPU count."),
     Input("b_batch", "B: batch (0 = same as A)", "number", lo=0, hi=MAX_BATCH, step=1, whole=True,
           page=PAGE_COMPARE, variant_of="batch", none_when=0, default=0.0, help="B's batch."),
+    Input("pricefile", "Your pricing file on this server (its hash)", "text", page=PAGE_DATA, default="",
+          max_chars=64, help="Set by an upload or a link loaded on Data & pricing: the first 16 hex digits of the "
+          "file's sha256. The file is kept on this server (or the PostgreSQL database its hosts share), so a "
+          "reload, a shared link or a report's live link prices with the same offers."),
 )
 # fmt: on
 INPUTS: dict[str, Input] = {i.key: i for i in RECORDS}

@@ -11,13 +11,24 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import gpuplan_core
-from gpuplan_core import load_pricing
-from gpuplan_ui import fetches
+from gpuplan_core import load_pricing, missing_note, scenario_file
+from gpuplan_core.pricing.store import DATA_DIR_ENV, DATABASE_URL_ENV, content_hash
+from gpuplan_ui import fetches, share, state
+from gpuplan_ui.state import SHARE_OPEN
+from tests.postgres import emptied, postgres_url
 from tests.ui.apptest import open_page, texts
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 BUNDLED = len(load_pricing().offers)  # 98 offers in data/pricing.csv
+
+
+@pytest.fixture(autouse=True)
+def _data_dir(tmp_path, monkeypatch):
+    """Each test keeps its pricing files in a folder of its own (GPUPLAN_DATA_DIR), not in ./gpuplan-data."""
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "data"))
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    return tmp_path / "data"
 
 
 def run(page: str, params: dict | None = None) -> AppTest:
@@ -154,3 +165,83 @@ def test_the_other_prices_still_apply_beside_a_refused_one(bad):
     assert f"Your prices (1): {offer} $0.01/GPU-hour." in captions
     notes = " ".join(w.value for w in at.warning).replace("\\", "")
     assert f"verda-1b200-od={float(bad):g} is refused" in notes
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request, monkeypatch, _data_dir):
+    """The store in the data folder (SQLite), or in a real PostgreSQL server (tests/postgres.py) by its URL."""
+    if request.param == "postgresql":
+        monkeypatch.setenv(DATABASE_URL_ENV, emptied(postgres_url()))
+    return request.param
+
+
+# One B200 at 0.10 USD per hour: cheaper than any bundled offer that serves the default question
+CHEAP = pricing_file(
+    [{"offer_id": "team-b200-1x", "gpus_per_node": "1", "max_gpus_per_node": "1", "price_per_gpu_hour_usd": "0.1",
+      "price_per_node_hour_usd": "0.1"}]
+)  # fmt: skip
+
+
+def test_an_uploaded_file_is_in_the_link_and_a_new_session_prices_with_it(backend):
+    at = upload(run("app_pages/Data.py"), "team-prices.csv", CHEAP)
+    key = at.query_params["pricefile"]
+    assert key == content_hash(CHEAP)[:16]  # the sha256 of the file's bytes (already normalised), 16 digits
+    assert f"Kept on this server as {key}" in " ".join(s.value for s in at.success)
+    at.switch_page("app_pages/overview.py").run()
+    assert at.query_params["pricefile"] == key  # kept in the link on every page
+    answer = _headline(at)
+    assert "B200 from aws" in answer and "73.00 a month" in answer  # the team's B200: 0.10 USD x 730 hours
+    at.session_state[SHARE_OPEN] = True  # the share box's link (the report's live link is the same address)
+    at.run()
+    assert any(f"pricefile={key}" in c.value for c in at.code)
+    # a reload, a teammate's browser: a new session from the link alone
+    again = run("app_pages/overview.py", {"pricefile": key})
+    assert not again.exception and _headline(again) == answer
+    assert f"Prices: the {BUNDLED} bundled offers + your 1." in texts(again)
+    data = run("app_pages/Data.py", {"pricefile": key})
+    assert offers_shown(data) == BUNDLED + 1 and "team-b200-1x" in set(data.dataframe[-1].value["offer"])
+    assert any(s.value.startswith("Using 1 offers from team-prices.csv") for s in data.success)
+
+
+def test_a_link_to_a_file_this_server_does_not_hold_says_so_on_every_page_and_uses_the_catalog():
+    base = run("app_pages/overview.py")
+    for page in ("app_pages/overview.py", "app_pages/Memory.py", "app_pages/Data.py"):
+        at = run(page, {"pricefile": "0123456789abcdef"})
+        assert not at.exception
+        notes = [w.value.replace("\\", "") for w in at.warning]
+        assert [n for n in notes if "pricing file 0123456789abcdef" in n] == [missing_note("0123456789abcdef")]
+        if page.endswith("overview.py"):
+            assert _headline(at) == _headline(base)  # the catalog's answer
+        if page.endswith("Data.py"):
+            assert offers_shown(at) == BUNDLED and not at.success
+
+
+def test_the_scenario_file_carries_the_pricing_file_to_a_server_that_does_not_hold_it(_data_dir, tmp_path, monkeypatch):
+    at = upload(run("app_pages/Data.py"), "team-prices.csv", CHEAP)
+    key = at.query_params["pricefile"]
+    values = {**share.all_values(at.session_state[state.RUN].values), "pricefile": key}
+    text = scenario_file(values, at.session_state[state.RUN].scenario, "", ("team-prices.csv", CHEAP.decode()))
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "another-server"))  # holds no pricing file
+    other = run("app_pages/Data.py", {"pricefile": key})
+    assert offers_shown(other) == BUNDLED  # the link alone cannot bring the file here
+    other.session_state[SHARE_OPEN] = True
+    other.run()
+    other.file_uploader(key="scenario_upload").set_value(("s.json", text.encode(), "application/json"))
+    other.run()
+    assert not other.exception
+    assert other.query_params["pricefile"] == key  # the same content, the same hash, on this server too
+    assert offers_shown(other) == BUNDLED + 1 and "team-b200-1x" in set(other.dataframe[-1].value["offer"])
+    assert f"scenario file: prices with its pricing file team-prices.csv ({key})." in texts(other).replace("\\", "")
+
+
+def test_a_file_the_store_cannot_keep_is_used_in_this_session_only_and_says_so(tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "a-file" / "data"))  # no folder can be made there
+    at = upload(run("app_pages/Data.py"), "team-prices.csv", CHEAP)
+    assert not at.exception and "pricefile" not in at.query_params
+    (warning,) = [w.value for w in at.warning if "Using 1 offers" in w.value]
+    assert warning.startswith("Using 1 offers from team-prices.csv. Used in this session only, not in the link: ")
+    assert "cannot open the pricing database (SQLite at " in warning.replace("\\", "")
+    assert offers_shown(at) == BUNDLED + 1
+    at.switch_page("app_pages/overview.py").run()
+    assert "B200 from aws" in _headline(at)  # every page of this session still prices with it

@@ -15,8 +15,12 @@ from gpuplan_core.interface.links import (
     read_link,
     read_scenario_file,
     scenario_file,
+    scenario_pricing_file,
     upgrade_link,
 )
+from gpuplan_core.pricing.store import content_hash
+
+CSV = "offer_id,provider\r\nteam-1,acme\r\n"
 
 
 def test_link_values_are_labels_and_every_bad_value_is_named():
@@ -235,3 +239,27 @@ def test_a_scenario_file_s_crafted_entries_are_named():
 def test_link_query_writes_only_the_keys_asked_for():
     values = {**DEFAULTS, "in": 5000.0, "gpu": "L4"}
     assert link_query(values, keys=["gpu"]) == urlencode([("gpu", "L4")])
+
+
+def test_the_scenario_file_carries_the_pricing_file_and_its_hash():
+    values = {**DEFAULTS, "pricefile": content_hash(CSV)[:16]}
+    sc, _ = to_scenario(values)
+    text = scenario_file(values, sc, "Cost", ("team.csv", CSV))
+    doc = json.loads(text)
+    assert doc["pricing_file"] == {"name": "team.csv", "sha256": content_hash(CSV), "csv": CSV}
+    assert doc["inputs"]["pricefile"] == content_hash(CSV)[:16]
+    assert scenario_pricing_file(text) == (("team.csv", CSV), [])
+    back, notes = read_scenario_file(text)
+    assert back["pricefile"] == content_hash(CSV)[:16] and not notes  # the extra key is not an unknown input
+
+
+def test_a_scenario_file_without_a_pricing_file_or_with_a_broken_one():
+    sc, _ = to_scenario(DEFAULTS)
+    assert "pricing_file" not in json.loads(scenario_file(DEFAULTS, sc))
+    assert scenario_pricing_file(scenario_file(DEFAULTS, sc)) == (None, [])
+    broken = json.dumps({"kind": "gpuplan-scenario", "pricing_file": {"csv": 3}})
+    assert scenario_pricing_file(broken) == (
+        None,
+        ["scenario file: 'pricing_file' must be an object with its 'csv' text; its prices are not used"],
+    )
+    assert scenario_pricing_file("not json") == (None, [])
