@@ -1,6 +1,6 @@
 """CSV export and the figure builders, from real reports."""
 
-from gpuplan_core import api
+from gpuplan_core import api, load_pricing
 from gpuplan_core.interface.inputs import to_scenario
 from gpuplan_ui.export import rows_to_csv, safe_cell
 from gpuplan_ui.figures import components_figure, log_ticks, memory_figure
@@ -33,7 +33,12 @@ def test_figures_build_from_reports():
     names = [t.name for t in roof.data]
     assert any("BF16 roof" in n for n in names) and any(n.startswith("prefill") for n in names)
     assert sweep_figure(p).data[0].x[-1] == p.max_batch
-    assert len(latency_figure(perf.gpus).data) == 2
+    offers = load_pricing().offers
+    rows, _ = api.gpus_at_load(sc, offers, answer=api.answer_report(sc, offers=offers))
+    fig = latency_figure(rows, at_load=False)
+    assert len(fig.data) == 2 and len(fig.data[0].y) == len(rows) > 0
+    fastest = min(rows, key=lambda r: r.ttft_s)
+    assert fig.data[0].x[-1] == fastest.ttft_s * 1e3  # fastest last (at the top of a horizontal bar chart)
 
 
 def test_memory_labels_never_sit_on_the_needs_line():
