@@ -142,7 +142,12 @@ def latency_figure(rows: list[GpuAtLoad], at_load: bool = True) -> go.Figure:
     and replicas at the scenario's peak, p95 first token; without a traffic estimate, ``at_load`` False, the static
     batch's), fastest first; names on the vertical axis so none is cut."""
     ok = sorted((r for r in rows if r.ttft_s is not None), key=lambda r: r.ttft_s, reverse=True)
-    names = [f"{r.gpu} x{r.gpu_count}" + (f" (x{r.replicas} replicas)" if r.replicas > 1 else "") for r in ok]
+    names = [
+        f"{r.gpu} x{r.gpu_count}"
+        + (f" (x{r.replicas} replicas)" if r.replicas > 1 else "")
+        + (", the pick" if r.is_pick else "")
+        for r in ok
+    ]
     colors = [GPU_COLORS.get(r.gpu, "#334155") for r in ok]
     first = "p95 time to first token at peak (ms)" if at_load else "time to first token (ms)"
     data = [
@@ -167,10 +172,10 @@ def latency_figure(rows: list[GpuAtLoad], at_load: bool = True) -> go.Figure:
     ]
     if ok:
         best, worst = ok[-1], ok[0]
-        what = "p95 first token at your peak" if at_load else "First token"
+        what = "At your peak the p95 first token is" if at_load else "First token"
         title = (
-            f"{what[0].upper() + what[1:]} fastest on {best.gpu} ({best.ttft_s * 1e3:,.0f} ms), slowest on "
-            f"{worst.gpu} ({worst.ttft_s * 1e3:,.0f} ms)"
+            f"{what} fastest on {best.gpu} ({best.ttft_s * 1e3:,.0f} ms), slowest on {worst.gpu} "
+            f"({worst.ttft_s * 1e3:,.0f} ms)"
         )
     else:
         title = "No GPU type runs the scenario"

@@ -225,7 +225,8 @@ def gpus_at_load(
         plan = recommend(sc, own, explore_formats=explore_formats, top=1)
         best = (plan.picks or plan.near_misses or [None])[0]
         if best is None or best.ttft_s is None:
-            missing[g.gpu] = plan.message or "no layout of it runs the scenario"
+            why = dict(plan.rejected[0]) if plan.rejected else {}  # a dict, or a typed Rejected (its fields)
+            missing[g.gpu] = ": ".join(x for x in (why.get("layout"), why.get("reason")) if x) or "no layout runs it"
             continue
         rows.append(_at_load(best, False))
     rows.sort(key=lambda r: r.ttft_s)
