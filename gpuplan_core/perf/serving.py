@@ -45,6 +45,10 @@ class Sim:
             self._runs[key] = simulate(self.r, load, self.times)
         return self._runs[key]
 
+    def open_rates(self) -> list[float]:
+        """The request rates of the open-loop runs made so far."""
+        return [rate for (clients, rate) in self._runs if clients is None]
+
     def max_rate(self) -> float:
         """Requests per second with every slot busy: clients as many as the KV cache holds at full length."""
         if self._max_rate is None:
@@ -188,9 +192,6 @@ def capacity(
     return lo
 
 
-KNEE = (0.8, 0.9, 0.95, 1.0, 1.02, 1.05, 1.1, 1.2)  # rates around the capacity, as multiples of it
-
-
 def load_curve(
     r: Replica,
     points: int = 14,
@@ -201,13 +202,16 @@ def load_curve(
 ) -> list[ServingResult]:
     """The replica from a trickle to just under saturation, at request rates spaced evenly on a log scale, and,
     given the capacity within the targets (``capacity_rate``), densely around it: the capacity itself (the run the
-    capacity search judged, so the drawn curve meets the targets there) and rates 2% to 20% either side, so the
-    drawn line turns where the latency does."""
+    capacity search judged, so the drawn curve meets the targets there), every rate the search ran near it (``steps``
+    remembers them: no run repeated) and one 5% past it unless the search ran one closer, so the drawn line turns
+    where the latency does."""
     sim = steps or Sim(r, shape)
     top = sim.max_rate()
     lo = top / 200
     rates = {lo * (0.97 * top / lo) ** (i / (points - 1)) for i in range(points)}
     if capacity_rate:
-        rates |= {capacity_rate * k for k in KNEE if capacity_rate * k < top}
-        rates.add(capacity_rate)
+        near = {x for x in sim.open_rates() if capacity_rate / 1.5 <= x < top}
+        rates |= near | {capacity_rate}
+        if not any(capacity_rate < x <= 1.05 * capacity_rate for x in near) and 1.05 * capacity_rate < top:
+            rates.add(1.05 * capacity_rate)
     return [serve(r, request_rate=x, steps=sim) for x in sorted(rates)]
