@@ -96,12 +96,17 @@ else:
                 every = "Every GPU type: first-token wait and time per token"
                 if box := page.section(every, "perf_catalog", ":material/bar_chart:"):
                     with box:
-                        cat = cached.perf_catalog_views(sc.model_dump_json())  # every GPU type at this layout
+                        cat = cached.perf_catalog(sc)  # every GPU type as the plan runs it at this load
+                        st.caption(
+                            "Each GPU type as the recommendation would run it: its cheapest layout and replicas "
+                            + ("at your peak traffic (p95 first token)" if cat["at_load"] else "(a static batch)")
+                            + "; the pick's row is the answer's."
+                        )
                         st.plotly_chart(cat["figure"], key="latency", config=chart)
                         st.markdown("**The numbers per GPU type**")
                         page.table(cat["table"], "perf_all", "gpuplan-performance.csv")
                         if cat["missing"]:
-                            st.caption(f"Does not fit on any layout: {', '.join(cat['missing'])}.")
+                            st.caption("Not run: " + "; ".join(f"{g} ({why})" for g, why in cat["missing"].items()))
 
 if not page.meeting():
     with page.guard("Calibration"):

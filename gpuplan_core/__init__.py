@@ -91,9 +91,11 @@ from .report.cost import (
     TrainingCostRow,
 )
 from .report.growth import Growth, GrowthMonth
-from .report.results import GpuPerf, MemoryReport, PerfReport
-from .report.serving import ServeReport, ServingCurve
+from .report.results import MemoryReport, PerfReport
+from .report.serving import ServeReport
 from .report.training import TrainingAccuracy, training_accuracy
+from .results.perf import GpuAtLoad, GpuPerf, NoFit, StaticPerf
+from .results.serving import ServingCurve, ServingResult
 from .scenario.scenario import Scenario
 from .scenario.site import Site
 

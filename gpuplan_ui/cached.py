@@ -125,16 +125,25 @@ def perf_views(sc_json: str, gpu: str) -> dict:
     }
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
-def perf_catalog_views(sc_json: str) -> dict:
-    """Every catalog GPU: the latency chart, its table, and the GPUs the model fits on no layout of."""
-    allp = perf_report(sc_json, tuple(g.gpu for g in load_gpus()))
-    ok = [r for r in allp.gpus if r.fits]
+@st.cache_resource(max_entries=128, show_spinner=False)
+def perf_catalog_views(sc_json: str, pricing_key: str, explore_formats: bool) -> dict:
+    """Every GPU type as the plan runs it at the scenario's load (api.gpus_at_load, from the answer's own search):
+    the latency chart, its table, and the GPU types that run it nowhere with why."""
+    sc, ans = _sc(sc_json), answer_at(sc_json, pricing_key, explore_formats)
+    rows, missing = api.gpus_at_load(sc, prices.offers_for(pricing_key), explore_formats, answer=ans)
+    at_load = bool(sc.traffic.requests_per_day)
     return {
-        "figure": figures_perf.latency_figure(ok),
-        "table": _table(tables.perf_gpus(ok)),
-        "missing": [r.gpu for r in allp.gpus if not r.fits],
+        "figure": figures_perf.latency_figure(rows, at_load),
+        "table": _table(tables.perf_gpus(rows)),
+        "missing": missing,
+        "at_load": at_load,
     }
+
+
+def perf_catalog(sc: Scenario) -> dict:
+    """``perf_catalog_views`` for this run's scenario, prices and format choice (those of the answer)."""
+    explore = bool(widgets.page_value("alt_formats")) and sc.job.mode == "inference"
+    return perf_catalog_views(sc.model_dump_json(), prices.pricing_key(), explore)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)

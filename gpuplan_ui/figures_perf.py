@@ -7,7 +7,7 @@ import math
 
 import plotly.graph_objects as go
 
-from gpuplan_core import GpuPerf, ServingCurve
+from gpuplan_core import GpuAtLoad, GpuPerf, ServingCurve
 
 from .figures import BLUE, GPU_COLORS, GREEN, NEUTRAL, RED, chart_layout, hline, log_ticks, vline
 
@@ -118,7 +118,10 @@ def sweep_figure(p: GpuPerf) -> go.Figure:
         s, n = vline(x, text, color, dash, where, side="right" if x == right else "left")
         shapes.append(s)
         notes.append(n)
-    title = f"Writing tokens: {ys[0]:,.0f} tokens/s for one user, {ys[-1]:,.0f} for {xs[-1]:,} users together"
+    title = (
+        f"Decode steps alone (no prompt, no queue): {ys[0]:,.0f} tokens/s with one request, {ys[-1]:,.0f} with "
+        f"{xs[-1]:,} together"
+    )
     layout = chart_layout(
         title,
         380,
@@ -128,23 +131,30 @@ def sweep_figure(p: GpuPerf) -> go.Figure:
             **log_ticks(1, xmax * 1.5),
             "range": [-0.1, math.log10(xmax * 4)],
             "title": {"text": "users decoded together (batch)"},
-        },  # fmt: skip
+        },
         yaxis={"title": {"text": "tokens/s, decode steps only"}, "range": [0, max(ys) * 1.15], "tickformat": ",.0f"},
     )
     return go.Figure(data=data, layout=layout)
 
 
-def latency_figure(rows: list[GpuPerf]) -> go.Figure:
-    """First-token wait and time per token on every GPU type (each at the scenario's layout or the smallest that
-    fits), fastest first; names on the vertical axis so none is cut."""
-    ok = sorted((r for r in rows if r.fits), key=lambda r: r.ttft_s, reverse=True)
-    names = [f"{r.gpu} x{r.gpu_count}" for r in ok]
+def latency_figure(rows: list[GpuAtLoad], at_load: bool = True) -> go.Figure:
+    """First-token wait and time per token on every GPU type as the plan runs it (``api.gpus_at_load``: its layout
+    and replicas at the scenario's peak, p95 first token; without a traffic estimate, ``at_load`` False, the static
+    batch's), fastest first; names on the vertical axis so none is cut."""
+    ok = sorted((r for r in rows if r.ttft_s is not None), key=lambda r: r.ttft_s, reverse=True)
+    names = [
+        f"{r.gpu} x{r.gpu_count}"
+        + (f" (x{r.replicas} replicas)" if r.replicas > 1 else "")
+        + (", the pick" if r.is_pick else "")
+        for r in ok
+    ]
     colors = [GPU_COLORS.get(r.gpu, "#334155") for r in ok]
+    first = "p95 time to first token at peak (ms)" if at_load else "time to first token (ms)"
     data = [
         {
             "type": "bar",
             "orientation": "h",
-            "name": "time to first token (ms)",
+            "name": first,
             "y": names,
             "x": [r.ttft_s * 1e3 for r in ok],
             "marker": {"color": colors},
@@ -155,20 +165,21 @@ def latency_figure(rows: list[GpuPerf]) -> go.Figure:
             "orientation": "h",
             "name": "time per output token (ms)",
             "y": names,
-            "x": [r.tpot_s * 1e3 for r in ok],
+            "x": [(r.tpot_s or 0) * 1e3 for r in ok],
             "marker": {"color": colors, "pattern": {"shape": "/"}, "opacity": 0.6},
             "hovertemplate": "%{y}: %{x:,.1f} ms per token<extra></extra>",
         },
     ]
     if ok:
         best, worst = ok[-1], ok[0]
+        what = "At your peak the p95 first token is" if at_load else "First token"
         title = (
-            f"First token fastest on {best.gpu} ({best.ttft_s * 1e3:,.0f} ms), slowest on {worst.gpu} "
+            f"{what} fastest on {best.gpu} ({best.ttft_s * 1e3:,.0f} ms), slowest on {worst.gpu} "
             f"({worst.ttft_s * 1e3:,.0f} ms)"
         )
     else:
-        title = "No GPU type holds the model"
-    lo = min([r.tpot_s * 1e3 for r in ok] or [1])
+        title = "No GPU type runs the scenario"
+    lo = min([(r.tpot_s or r.ttft_s) * 1e3 for r in ok] or [1])
     hi = max([r.ttft_s * 1e3 for r in ok] or [10])
     return go.Figure(
         data=data,
@@ -182,11 +193,33 @@ def latency_figure(rows: list[GpuPerf]) -> go.Figure:
     )
 
 
+def _line(x: list[float], y: list[float], *, width: float | None = None, line: dict | None = None, **kw) -> dict:
+    """A plain line trace (``width`` 0: an invisible edge of a shaded spread)."""
+    return {"type": "scatter", "x": x, "y": y, "mode": "lines", "line": line or {"width": width}, **kw}
+
+
+def _band_rect(x0: float, x1: float) -> dict:
+    """The capacity's error band: a green strip behind the curves."""
+    return {
+        "type": "rect",
+        "xref": "x",
+        "yref": "paper",
+        "x0": x0,
+        "x1": x1,
+        "y0": 0,
+        "y1": 1,
+        "line": {"width": 0},
+        "fillcolor": "rgba(22, 163, 74, 0.10)",
+        "layer": "below",
+    }
+
+
 def load_figure(curve: ServingCurve, which: str) -> go.Figure:
     """TTFT (``which="ttft"``: p95, with the p50-p95 spread of the simulated requests shaded and the calibration's
     band around p95) or TPOT (``"tpot"``: the mean, with the p50-p95 spread of the gaps between tokens) of one
     replica against the request rate, with the target, the capacity within the targets (and its band) and the
-    traffic's peak per replica marked."""
+    traffic's peak per replica (the peak over the replicas it needs) marked. The curve is drawn through the points
+    the core sampled (``ServingCurve.points``: densely around the capacity, the capacity itself among them)."""
     pts = [p for p in curve.points if not p.saturated]
     x = [p.requests_per_s for p in pts]
     color = GPU_COLORS.get(curve.gpu, "#334155")
@@ -204,19 +237,12 @@ def load_figure(curve: ServingCurve, which: str) -> go.Figure:
         band = curve.error_band.tpot_mean_s.band
         target, what, ytitle = curve.tpot_target_s, "time per output token", "time per output token (ms)"
     fill = "rgba(100, 116, 139, 0.18)"
-    data = [
-        {"type": "scatter", "x": x, "y": lo, "mode": "lines", "line": {"width": 0}, "showlegend": False,
-         "hoverinfo": "skip"},
-        {"type": "scatter", "x": x, "y": hi, "mode": "lines", "line": {"width": 0}, "fill": "tonexty",
-         "fillcolor": fill, "name": names[1]},
-    ]  # fmt: skip
+    data = [_line(x, lo, width=0, showlegend=False, hoverinfo="skip")]
+    data.append(_line(x, hi, width=0, fill="tonexty", fillcolor=fill, name=names[1]))
     if band:
-        data += [
-            {"type": "scatter", "x": x, "y": [v * (1 + band) for v in main], "mode": "lines",
-             "line": {"color": color, "width": 1, "dash": "dot"}, "name": f"model error band (±{band:.0%})"},
-            {"type": "scatter", "x": x, "y": [v * (1 - band) for v in main], "mode": "lines",
-             "line": {"color": color, "width": 1, "dash": "dot"}, "showlegend": False, "hoverinfo": "skip"},
-        ]  # fmt: skip
+        dotted = {"color": color, "width": 1, "dash": "dot"}
+        data.append(_line(x, [v * (1 + band) for v in main], line=dotted, name=f"model error band (±{band:.0%})"))
+        data.append(_line(x, [v * (1 - band) for v in main], line=dotted, showlegend=False, hoverinfo="skip"))
     data.append(
         {"type": "scatter", "x": x, "y": main, "mode": "lines", "name": names[0], "line": {"color": color, "width": 3}}
     )
@@ -233,9 +259,11 @@ def load_figure(curve: ServingCurve, which: str) -> go.Figure:
         shapes.append(s)
         notes.append(n)
         if cap_band := curve.error_band.capacity_requests_per_s.band:
-            shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": cap * (1 - cap_band),
-                           "x1": cap * (1 + cap_band), "y0": 0, "y1": 1, "line": {"width": 0},
-                           "fillcolor": "rgba(22, 163, 74, 0.10)", "layer": "below"})  # fmt: skip
+            shapes.append(_band_rect(cap * (1 - cap_band), cap * (1 + cap_band)))
+    if (at_peak := curve.peak_per_replica_requests_per_s) and x and min(x) <= at_peak <= max(x):
+        s, n = vline(at_peak, f"your peak {at_peak:,.2f} req/s per replica", NEUTRAL, "dot", "bottom", side="left")
+        shapes.append(s)
+        notes.append(n)
     sat = curve.max_requests_per_s
     if cap:
         title = f"The {what} stays within the target up to {cap:,.2f} requests/s per replica"

@@ -14,7 +14,7 @@ import re
 
 import pandas as pd
 
-from gpuplan_core import GpuPerf, MemoryReport
+from gpuplan_core import GpuAtLoad, GpuPerf, MemoryReport
 
 SNAKE = re.compile(r"[a-z0-9]+(_[a-z0-9]+)+")
 
@@ -160,24 +160,22 @@ def perf_phases(p: GpuPerf) -> pd.DataFrame:
     )
 
 
-def perf_gpus(rows: list[GpuPerf]) -> pd.DataFrame:
-    """One row per GPU that fits."""
+def perf_gpus(rows: list[GpuAtLoad]) -> pd.DataFrame:
+    """One row per GPU type as the plan runs it at the scenario's load (api.gpus_at_load), the pick marked."""
     return pd.DataFrame(
         [
             {
-                "GPU": r.gpu,
-                "GPUs": r.gpu_count,
-                "tp": r.tp,
-                "pp": r.pp,
-                "batch": r.batch,
-                "TTFT (ms)": round(r.ttft_s * 1e3, 1),
-                "TPOT (ms)": round(r.tpot_s * 1e3, 2),
-                "tokens/s per user": round(r.decode_tokens_per_s_per_sequence, 1),
-                "output tokens/s": round(r.output_tokens_per_s, 0),
-                "max batch": r.max_batch,
-                "compute-bound batch": r.compute_bound_batch,
-                "decode bound": r.decode.bound,
-                "error band (TTFT; TPOT)": f"{r.error_band.ttft_s.short}; {r.error_band.tpot_s.short}",
+                "GPU": r.gpu + (" (the pick)" if r.is_pick else ""),
+                "layout": r.layout,
+                "replicas": r.replicas,
+                "weights": r.weights_format,
+                "TTFT (ms)": None if r.ttft_s is None else round(r.ttft_s * 1e3, 1),
+                "TPOT (ms)": None if r.tpot_s is None else round(r.tpot_s * 1e3, 2),
+                "tokens/s per user": round(1 / r.tpot_s, 1) if r.tpot_s else None,
+                "requests/s per replica": r.requests_per_s_per_replica,
+                "USD per month": r.monthly_usd,
+                "meets targets": "yes" if r.meets_target else "; ".join(r.misses) or "no",
+                "offer": r.offer_id,
             }
             for r in rows
         ]

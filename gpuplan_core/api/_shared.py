@@ -32,3 +32,12 @@ def model_summary(sc: Scenario) -> dict[str, Any]:
         "moe_experts": m.num_experts,
         "max_context_tokens": m.max_context_tokens,
     }
+
+
+def catalog_of(sc: Scenario) -> tuple:
+    """The catalog rows a scenario's views list: GPUs, the other accelerators when allowed, and the one it names."""
+    from ..hardware.catalog import catalog_gpus, get_gpu
+
+    rows = catalog_gpus(sc.pricing.allow_accelerators)
+    named = sc.parallelism.gpu and get_gpu(sc.parallelism.gpu)
+    return rows if not named or named in rows else (*rows, named)

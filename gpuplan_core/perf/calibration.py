@@ -71,9 +71,15 @@ def predict_row(row: dict, pa: PerfAssumptions | None = None) -> float:
         return float(kv_capacity_tokens(m, req, gpu))
     if metric == "peak_memory":  # a plain PyTorch process: no CUDA graphs, the whole prompt at once
         req = MemoryRequest(
-            weights_format=wf, kv_format=kvf, tp=tp, gpus=tp, batch=batch, context_tokens=prompt + output,
-            prefill_tokens=prompt, engine="transformers",
-        )  # fmt: skip
+            weights_format=wf,
+            kv_format=kvf,
+            tp=tp,
+            gpus=tp,
+            batch=batch,
+            context_tokens=prompt + output,
+            prefill_tokens=prompt,
+            engine="transformers",
+        )
         return memory_budget(m, req).per_gpu_bytes / 1e9
     if metric in ("prefill_time", "time_to_first_token"):
         return predict(m, gpu, wl, batch, prompt, 1, pa=pa, with_compute_bound_batch=False).ttft_s * seconds

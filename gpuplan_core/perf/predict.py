@@ -1,55 +1,28 @@
-"""One request's numbers on one replica: TTFT, TPOT, throughput and the batch sweep, from the roofline's phases."""
+"""The static views of the step model on one replica: ``batch`` requests arriving at once on an empty replica (one
+request alone at batch 1), their prompts read in one engine step, then decode steps of the whole batch; TTFT, TPOT,
+throughput and the batch sweep. Every step is ``steps.StepModel``'s, the engine step the serving simulation runs
+(simulate.py), so one request alone here and one request alone under the step loop take the same time."""
 
 from __future__ import annotations
-
-from dataclasses import asdict, dataclass, field
 
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, matmul_params_active
 from ..model.formats import get_format
+from ..results.perf import PhaseReport, StaticPerf, SweepPoint
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, weight_mbu_max
-from .roofline import Phase, Workload, decode_phase, expected_experts_touched, prefill_phase, weight_bytes_touched
+from .roofline import Workload, expected_experts_touched, weight_bytes_touched
+from .steps import StepModel
+
+PerfResult = StaticPerf  # the earlier name of a static view's result
 
 
-@dataclass
-class PerfResult:
-    gpu: str
-    gpu_count: int
-    tp: int
-    pp: int
-    math_format: str
-    math_note: str | None
-    peak_flops_per_s: float
-    bandwidth_bytes_per_s: float
-    ridge_flops_per_byte: float
-    batch: int
-    prompt_tokens: int
-    output_tokens: int
-    prefill: Phase
-    decode: Phase
-    ttft_s: float
-    tpot_s: float
-    tpot_inclusive_s: float
-    e2e_request_s: float
-    decode_tokens_per_s_per_sequence: float
-    decode_tokens_per_s: float
-    output_tokens_per_s: float
-    prefill_tokens_per_s: float
-    compute_bound_batch: int | None
-    moe_note: str | None
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def _mean_decode_time(m, gpu, wl, batch, prompt, output, *, pa, tokens_per_seq=1) -> tuple[float, Phase]:
+def _mean_decode_time(sm: StepModel, batch, prompt, output, *, tokens_per_seq=1) -> tuple[float, PhaseReport]:
     """Average decode-step time over contexts prompt .. prompt + output - 1 (not first+last / 2 alone:
     sampled at up to 9 points, exact for the piecewise-linear step time)."""
     steps = max(1, output - 1)
     n = min(9, steps)
     ctxs = [prompt + round(i * (steps - 1) / max(1, n - 1)) for i in range(n)] if n > 1 else [prompt]
-    phases = [decode_phase(m, gpu, wl, batch, c, pa, tokens_per_seq=tokens_per_seq) for c in ctxs]
+    phases = [sm.decode(batch, c, tokens_per_seq) for c in ctxs]
     mean = sum(p.time_s for p in phases) / len(phases)
     return mean, phases[len(phases) // 2]
 
@@ -91,8 +64,11 @@ def predict(
     *,
     pa: PerfAssumptions | None = None,
     with_compute_bound_batch: bool = True,
-) -> PerfResult:
+) -> StaticPerf:
+    """``batch`` requests of ``prompt`` + ``output`` tokens arriving together on an empty replica: one prefill
+    step of every prompt (TTFT), then decode steps of the whole batch (TPOT: their mean over the contexts)."""
     pa = pa or PerfAssumptions()
+    sm = StepModel(m, gpu, wl, pa)
     if batch < 1 or prompt < 1 or output < 1:
         raise ValueError("batch, input_tokens and output_tokens must be >= 1")
     fmt = get_format(wl.weights_format)
@@ -102,21 +78,21 @@ def predict(
         note = f"{gpu.gpu} has no TF32 tensor cores: FP32 matmuls run on CUDA cores ({peak / 1e12:,.1f} TFLOP/s)."
     elif math_used != {"fp32": "tf32"}.get(fmt.math, fmt.math):
         note = f"{gpu.gpu} has no {fmt.math.upper()} tensor cores: matmuls run in {math_used.upper()} (dense peak)."
-    pre = prefill_phase(m, gpu, wl, batch, prompt, pa)
+    pre = sm.prefill(batch, prompt)
     ttft = pre.time_s
     notes = []
     if wl.spec_draft is not None:
         k, alpha = wl.spec_tokens, wl.spec_acceptance
         expected = k + 1 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
-        draft_t, _ = _mean_decode_time(wl.spec_draft, gpu, wl, batch, prompt, output, pa=pa)
-        verify_t, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa=pa, tokens_per_seq=k + 1)
+        draft_t, _ = _mean_decode_time(StepModel(wl.spec_draft, gpu, wl, pa), batch, prompt, output)
+        verify_t, dec = _mean_decode_time(sm, batch, prompt, output, tokens_per_seq=k + 1)
         tpot = (k * draft_t + verify_t) / expected
         notes.append(
             f"Speculative decoding: {k} draft tokens at acceptance {alpha:.2f} give {expected:.2f} tokens per "
             f"target step (Leviathan et al. 2023); TPOT includes {k} draft steps per verify step."
         )
     else:
-        tpot, dec = _mean_decode_time(m, gpu, wl, batch, prompt, output, pa=pa)
+        tpot, dec = _mean_decode_time(sm, batch, prompt, output)
     e2e = ttft + (output - 1) * tpot
     moe_note = None
     if m.is_moe:
@@ -127,7 +103,7 @@ def predict(
             f"{m.num_experts})."
         )
     ridge = peak / gpu.bandwidth_bytes_per_s
-    return PerfResult(
+    return StaticPerf(
         gpu=gpu.gpu,
         gpu_count=wl.tp * wl.pp,
         tp=wl.tp,
@@ -158,21 +134,21 @@ def predict(
 
 def decode_sweep(
     m: ModelArch, gpu: GPU, wl: Workload, context: int, max_batch: int, pa: PerfAssumptions | None = None
-) -> list[dict]:
+) -> list[SweepPoint]:
     """Decode step at batch 1, 2, 4, ... up to max_batch (and max_batch itself): the roofline's batch sweep."""
-    pa = pa or PerfAssumptions()
+    sm = StepModel(m, gpu, wl, pa or PerfAssumptions())
     out = []
     batches = [1 << i for i in range(0, 21) if (1 << i) < max(1, max_batch)] + [max(1, max_batch)]
     for b in batches:
-        p = decode_phase(m, gpu, wl, b, context, pa)
+        p = sm.decode(b, context)
         out.append(
-            {
-                "batch": b,
-                "intensity_flops_per_byte": p.intensity_flops_per_byte,
-                "achieved_flops_per_s": p.achieved_flops_per_s,
-                "step_time_s": p.time_s,
-                "tokens_per_s": b / p.time_s,
-                "bound": p.bound,
-            }
+            SweepPoint(
+                batch=b,
+                intensity_flops_per_byte=p.intensity_flops_per_byte,
+                achieved_flops_per_s=p.achieved_flops_per_s,
+                step_time_s=p.time_s,
+                tokens_per_s=b / p.time_s,
+                bound=p.bound,
+            )
         )
     return out

@@ -27,29 +27,10 @@ from dataclasses import dataclass
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, input_embedding_params, kv_cache_bytes, matmul_params_active
 from ..model.formats import NumberFormat, get_format
+from ..results.perf import PhaseReport
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, moe_efficiency_factor, weight_mbu_max
 
-
-@dataclass
-class Phase:
-    """One phase on the roofline (per GPU of the replica)."""
-
-    name: str
-    flops: float
-    bytes: float
-    weight_bytes: float
-    kv_bytes: float
-    time_s: float
-    compute_time_s: float
-    memory_time_s: float
-    overhead_time_s: float
-    comm_time_s: float
-    bound: str  # "compute" | "memory" | "overhead"
-    intensity_flops_per_byte: float
-    achieved_flops_per_s: float
-    achieved_bytes_per_s: float
-    mfu: float
-    mbu: float
+Phase = PhaseReport  # one phase on the roofline, per GPU of the replica (results/perf.py)
 
 
 def expected_experts_touched(m: ModelArch, tokens: float) -> float:
@@ -215,7 +196,7 @@ def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumpti
         bound = "compute" if compute_part >= memory_part else "memory"
     flops = mm_flops + attn_flops
     nbytes = weights_bytes + kv_bytes + other_bytes
-    return Phase(
+    return PhaseReport(
         name=name,
         flops=flops,
         bytes=nbytes,
@@ -274,11 +255,20 @@ def step_phase(
     host = m.num_layers * pa.eager_overhead_s_per_layer if wl.eager else 0.0
     ex_flops = 2 * m.experts_per_token * _one_expert_params(m) * m.moe_layers * tokens if m.is_moe else 0.0
     work = StepWork(
-        name, mm_flops / shard, attn_flops / shard, w_bytes, kv, acts, tokens, overhead_s, comm, host,
+        name=name,
+        matmul_flops=mm_flops / shard,
+        attention_flops=attn_flops / shard,
+        weight_bytes=w_bytes,
+        kv_bytes=kv,
+        activation_bytes=acts,
+        tokens=tokens,
+        overhead_s=overhead_s,
+        comm_s=comm,
+        host_s=host,
         expert_flops=ex_flops / shard,
         expert_weight_bytes=expert_weight_bytes(m, wf, tokens) / shard,
         expert_tokens=tokens_per_expert(m, tokens),
-    )  # fmt: skip
+    )
     return phase_of(work, m, gpu, wl, pa)
 
 

@@ -46,16 +46,36 @@ class EngineLoop:
 LOOPS: dict[str, EngineLoop] = {
     e.name: e
     for e in (
-        EngineLoop("vllm", "decode_first", 0.0508, 0.002,
-                   "vLLM V1 scheduler (0.8-0.11); API server and tokenizer process in front of the engine core"),
-        EngineLoop("sglang", "prefill_first", 0.0261, 0.002,
-                   "SGLang scheduler (0.4-0.5): prefill batches before decode; tokenizer manager process"),
-        EngineLoop("trtllm", "no_evict", 0.0093, 0.002,
-                   "TensorRT-LLM in-flight batching, GUARANTEED_NO_EVICT (0.14-1.0); Triton or trtllm-serve front end"),
-        EngineLoop("transformers", "decode_first", 0.0, 0.0,
-                   "transformers generate() has no scheduler: served figures assume vLLM's"),
+        EngineLoop(
+            "vllm",
+            "decode_first",
+            0.0508,
+            0.002,
+            "vLLM V1 scheduler (0.8-0.11); API server and tokenizer process in front of the engine core",
+        ),
+        EngineLoop(
+            "sglang",
+            "prefill_first",
+            0.0261,
+            0.002,
+            "SGLang scheduler (0.4-0.5): prefill batches before decode; tokenizer manager process",
+        ),
+        EngineLoop(
+            "trtllm",
+            "no_evict",
+            0.0093,
+            0.002,
+            "TensorRT-LLM in-flight batching, GUARANTEED_NO_EVICT (0.14-1.0); Triton or trtllm-serve front end",
+        ),
+        EngineLoop(
+            "transformers",
+            "decode_first",
+            0.0,
+            0.0,
+            "transformers generate() has no scheduler: served figures assume vLLM's",
+        ),
     )
-}  # fmt: skip
+}
 
 
 def engine_loop(engine: str) -> EngineLoop:

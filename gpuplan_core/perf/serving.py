@@ -13,11 +13,10 @@ as is a run whose queue still grows at its end.
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
+from ..results.serving import ServingResult
 from ..scenario.deployment import Traffic
 from .replica import Replica
 from .simulate import Load, Run, Shape, simulate, weighted_quantile
@@ -29,39 +28,6 @@ QUANTILES = (0.5, 0.9, 0.95, 0.99)
 def shape_for(traffic: Traffic) -> Shape:
     """The load shape a scenario's traffic describes."""
     return Shape(arrival=traffic.arrival, lengths=traffic.lengths, length_spread=traffic.length_spread)
-
-
-class ServingResult(BaseModel):
-    """One replica under one load. Latencies are None when the load is beyond what the replica can serve."""
-
-    model_config = ConfigDict(frozen=True)
-
-    load_kind: Literal["concurrency", "request_rate"]
-    load: float
-    saturated: bool
-    ttft_mean_s: float | None
-    ttft_p50_s: float | None
-    ttft_p95_s: float | None
-    tpot_mean_s: float | None = Field(description="mean time per output token after the first")
-    tpot_p50_s: float | None = Field(description="median gap between two tokens (inter-token latency)")
-    e2e_mean_s: float | None
-    output_tokens_per_s: float
-    requests_per_s: float
-    running_sequences: float
-    max_running_sequences: int
-    waiting_requests: float
-    prefill_steps_per_request: int
-    decode_step_s: float
-    ttft_p90_s: float | None = None
-    ttft_p99_s: float | None = None
-    itl_p90_s: float | None = Field(None, description="inter-token gap, 90th percentile")
-    itl_p95_s: float | None = None
-    itl_p99_s: float | None = None
-    preemptions: int = Field(0, description="sequences preempted (KV cache full) and recomputed during the run")
-    simulated_requests: int = Field(0, description="requests in the simulated run")
-    arrival: str = "poisson"
-    lengths: str = "fixed"
-    notes: list[str] = Field(default_factory=list)
 
 
 class Sim:
@@ -78,6 +44,10 @@ class Sim:
             load = Load(concurrency=concurrency, request_rate=request_rate, shape=self.shape)
             self._runs[key] = simulate(self.r, load, self.times)
         return self._runs[key]
+
+    def open_rates(self) -> list[float]:
+        """The request rates of the open-loop runs made so far."""
+        return [rate for (clients, rate) in self._runs if clients is None]
 
     def max_rate(self) -> float:
         """Requests per second with every slot busy: clients as many as the KV cache holds at full length."""
@@ -149,11 +119,7 @@ def serve(
     }
     if not closed and _saturated(sim, run, request_rate):
         notes.append("The load is beyond what one replica serves: queues grow without bound.")
-        return ServingResult(
-            load_kind="request_rate", load=float(request_rate), saturated=True, ttft_mean_s=None, ttft_p50_s=None,
-            ttft_p95_s=None, tpot_mean_s=None, tpot_p50_s=None, e2e_mean_s=None, output_tokens_per_s=0.0,
-            requests_per_s=0.0, running_sequences=float(s), waiting_requests=math.inf, notes=notes, **common,
-        )  # fmt: skip
+        return ServingResult.saturated_at(float(request_rate), float(s), notes=notes, **common)
     tt = np.quantile(run.ttft_s, QUANTILES)
     gaps = [weighted_quantile(run.gaps_s, run.gap_weights, q) for q in QUANTILES]
     has_tpot = r.output_tokens > 1 and len(run.tpot_s) > 0
@@ -227,11 +193,25 @@ def capacity(
 
 
 def load_curve(
-    r: Replica, points: int = 14, *, shape: Shape | None = None, steps: Sim | None = None
+    r: Replica,
+    points: int = 14,
+    *,
+    shape: Shape | None = None,
+    steps: Sim | None = None,
+    capacity_rate: float | None = None,
 ) -> list[ServingResult]:
-    """The replica from a trickle to just under saturation, at request rates spaced evenly on a log scale."""
+    """The replica from a trickle to just under saturation, at request rates spaced evenly on a log scale, and,
+    given the capacity within the targets (``capacity_rate``), densely around it: the capacity itself (the run the
+    capacity search judged, so the drawn curve meets the targets there), every rate the search ran near it (``steps``
+    remembers them: no run repeated) and one 5% past it unless the search ran one closer, so the drawn line turns
+    where the latency does."""
     sim = steps or Sim(r, shape)
     top = sim.max_rate()
     lo = top / 200
-    rates = [lo * (0.97 * top / lo) ** (i / (points - 1)) for i in range(points)]
-    return [serve(r, request_rate=x, steps=sim) for x in rates]
+    rates = {lo * (0.97 * top / lo) ** (i / (points - 1)) for i in range(points)}
+    if capacity_rate:
+        near = {x for x in sim.open_rates() if capacity_rate / 1.5 <= x < top}
+        rates |= near | {capacity_rate}
+        if not any(capacity_rate < x <= 1.05 * capacity_rate for x in near) and 1.05 * capacity_rate < top:
+            rates.add(1.05 * capacity_rate)
+    return [serve(r, request_rate=x, steps=sim) for x in sorted(rates)]

@@ -59,8 +59,19 @@ def source_of(row_id: str) -> str:
     return row_id.rsplit("-", 1)[0]
 
 
-SETUP_COLUMNS = ("engine", "engine_version", "gpu", "tensor_parallel", "model_preset", "weights_format",
-                 "kv_format", "input_tokens", "output_tokens", "load_kind", "load")  # fmt: skip
+SETUP_COLUMNS = (
+    "engine",
+    "engine_version",
+    "gpu",
+    "tensor_parallel",
+    "model_preset",
+    "weights_format",
+    "kv_format",
+    "input_tokens",
+    "output_tokens",
+    "load_kind",
+    "load",
+)
 
 
 def setup_key(row: dict) -> str:
@@ -135,9 +146,16 @@ def _prediction(
     from .simulate import Shape
 
     sc = Scenario(
-        preset=model, gpu=gpu, tp=tp, gpus=tp, weights_format=wf, kv_format=kvf, input_tokens=i, output_tokens=o,
+        preset=model,
+        gpu=gpu,
+        tp=tp,
+        gpus=tp,
+        weights_format=wf,
+        kv_format=kvf,
+        input_tokens=i,
+        output_tokens=o,
         engine=engine,
-    )  # fmt: skip
+    )
     try:
         r, _ = replica_for(sc)
     except ValueError:
@@ -151,8 +169,15 @@ def _prediction(
         conc, rate = int(load), None
     else:
         conc, rate = None, load
-    sim = Sim(r, Shape(arrival="bursty" if arrival == "bursty" else "poisson", lengths=lengths,
-                       length_spread=spread, requests=requests))  # fmt: skip
+    sim = Sim(
+        r,
+        Shape(
+            arrival="bursty" if arrival == "bursty" else "poisson",
+            lengths=lengths,
+            length_spread=spread,
+            requests=requests,
+        ),
+    )
     res = serve(r, concurrency=conc, request_rate=rate, steps=sim)
     run = sim.run(conc, rate)
     out = res.model_dump()
@@ -189,10 +214,18 @@ def compute_serving_table(path: str | None = None) -> list[dict]:
     for row in frame.to_dict("records"):
         load = float(row["load"])
         pred = _prediction(
-            row["model_preset"], row["gpu"], int(row["tensor_parallel"]), _format_of(row["weights_format"]),
-            _format_of(row["kv_format"]), int(row["input_tokens"]), o=int(row["output_tokens"]),
-            kind=row["load_kind"], load=load, engine=engine_of(row["engine"]), shape=shape_of(row),
-        )  # fmt: skip
+            row["model_preset"],
+            row["gpu"],
+            int(row["tensor_parallel"]),
+            _format_of(row["weights_format"]),
+            _format_of(row["kv_format"]),
+            int(row["input_tokens"]),
+            o=int(row["output_tokens"]),
+            kind=row["load_kind"],
+            load=load,
+            engine=engine_of(row["engine"]),
+            shape=shape_of(row),
+        )
         if (
             row["metric"] == "ttft"
             and (math.isinf(load) or row.get("arrival") == "all_at_once")

@@ -8,12 +8,14 @@ cache has room, and preempts the last-admitted sequence when the cache is full. 
 per-op roofline gives for exactly that mix (steps.py, ``roofline.step_phase``), so one request alone gets the
 single-request TTFT and TPOT, and a decode step that carries another prompt's chunk is slower by the chunk's work.
 
-Load is sent as benchmark clients and production send it: ``concurrency`` N clients that all start at once and
-send their next request when the last one ends (closed loop: identical requests fall into waves), or arrivals at a
-``request_rate`` that are Poisson or bursty (gamma gaps, coefficient of variation 2). Lengths are fixed, uniform
-between (1 - spread) and 1 times the set lengths, or long-tailed (lognormal, the spread of chat traffic). A fixed
-seed makes every run reproducible. Steps in which only decodes run and nothing arrives or ends are taken together
-(their time is the mean of the first and last), so a run costs a few events per request, not one per token.
+The load (clients.py) is closed-loop clients or open-loop arrivals. Steps in which only decodes run and nothing
+arrives or ends are taken together (their time is the mean of the first and last), so a run costs a few events per
+request, not one per token.
+
+The state is named: each request's record (``Requests``: its lengths, how much of its prompt is read, its tokens
+still to produce, when it was admitted and produced its first token, the decode step and context at which it
+started decoding) and the KV cache (``KVPool``: the tokens of prompts being read, of decoding sequences, and for an
+engine that never evicts the full length each running request reserved).
 """
 
 from __future__ import annotations
@@ -23,64 +25,15 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
+from .clients import Arrival, Clients, Lengths, Load, Shape, lengths  # noqa: F401  (Shape, Load: their old home)
 from .replica import Replica
 from .schedulers import engine_loop
 from .steps import StepTimes
 
-Arrival = Literal["poisson", "bursty", "closed"]
-Lengths = Literal["fixed", "uniform", "chat"]
-BURSTY_SHAPE = 0.25  # gamma shape of bursty gaps: coefficient of variation 1 / sqrt(0.25) = 2
-CHAT_SIGMA = 0.9  # lognormal sigma of chat lengths (ShareGPT outputs: coefficient of variation ~1)
 MAX_STEPS = 2_000_000
-
-
-@dataclass(frozen=True, kw_only=True)
-class Shape:
-    """How requests arrive and how long they are. ``requests``: how many a run sends (None: enough for steady
-    state); ``seed``: the run's random draws (the same seed, the same run)."""
-
-    arrival: Arrival = "poisson"
-    lengths: Lengths = "fixed"
-    length_spread: float = 0.2
-    requests: int | None = None
-    seed: int = 0
-
-    def __post_init__(self):
-        if not 0 <= self.length_spread < 1:
-            raise ValueError("length_spread: must be at least 0 and below 1")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Load:
-    """The load on the replica: ``concurrency`` clients (closed loop) or ``request_rate`` arrivals per second
-    (open loop), exactly one, in a ``shape``."""
-
-    concurrency: int | None = None
-    request_rate: float | None = None
-    shape: Shape = Shape()
-
-    def __post_init__(self):
-        if (self.concurrency is None) == (self.request_rate is None):
-            raise ValueError("load: give exactly one of concurrency or request_rate")
-        if self.concurrency is not None and self.concurrency < 1:
-            raise ValueError("concurrency: must be at least 1")
-        if self.request_rate is not None and not self.request_rate > 0:
-            raise ValueError("request_rate: must be more than 0 requests per second")
-
-    @property
-    def closed(self) -> bool:
-        return self.concurrency is not None
-
-    def count(self) -> int:
-        if self.shape.requests:
-            return int(self.shape.requests)
-        if self.closed:
-            return int(min(3000, max(200, 4 * self.concurrency)))
-        return 400
 
 
 @dataclass
@@ -116,36 +69,78 @@ class _Tally:
     gap_weights: list[float] = field(default_factory=list)
 
 
-def _lengths(r: Replica, shape: Shape, n: int, rng: random.Random) -> tuple[list[int], list[int]]:
-    i, o = r.input_tokens, r.output_tokens
-    if shape.lengths == "fixed" or (shape.lengths == "uniform" and shape.length_spread == 0):
-        return [i] * n, [o] * n
-    if shape.lengths == "uniform":
-        lo = 1 - shape.length_spread
-        ins = [max(1, round(i * rng.uniform(lo, 1))) for _ in range(n)]
-        outs = [max(1, round(o * rng.uniform(lo, 1))) for _ in range(n)]
-    else:  # lognormal with the set lengths as means
-        mu = -(CHAT_SIGMA**2) / 2
-        ins = [max(1, round(i * rng.lognormvariate(mu, CHAT_SIGMA))) for _ in range(n)]
-        outs = [max(1, round(o * rng.lognormvariate(mu, CHAT_SIGMA))) for _ in range(n)]
-    room = max(2, r.kv_tokens)  # a request longer than the whole cache could never run: cut to fit
-    for k in range(n):
-        if ins[k] + outs[k] > room:
-            outs[k] = max(1, min(outs[k], room // 4))
-            ins[k] = max(1, min(ins[k], room - outs[k]))
-    return ins, outs
+class Requests:
+    """Every request of a run, one record each (parallel lists, indexed by request id): what it asks, how far the
+    engine got with it, and when."""
+
+    __slots__ = (
+        "prompt_tokens",
+        "output_tokens",
+        "cached_tokens",
+        "new_tokens",
+        "prefilled",
+        "remaining",
+        "admitted_s",
+        "first_token_s",
+        "joined_step",
+        "joined_context",
+        "decoding",
+    )
+
+    def __init__(self, prompt: list[int], out: list[int], prefix_cache_fraction: float):
+        n = len(prompt)
+        self.prompt_tokens, self.output_tokens = prompt, out
+        self.cached_tokens = [int(p * prefix_cache_fraction) for p in prompt]  # the prefix cache holds these
+        self.new_tokens = [max(1, p - c) for p, c in zip(prompt, self.cached_tokens, strict=True)]  # to prefill
+        self.prefilled = [0] * n  # prompt tokens read so far (0 again after a preemption)
+        self.remaining = list(out)  # output tokens still to produce
+        self.admitted_s = [math.nan] * n  # first admitted (send -> admitted is the queue)
+        self.first_token_s = [math.nan] * n
+        self.joined_step = [0] * n  # the pool's decode step at which it started decoding
+        self.joined_context = [0] * n  # its context then
+        self.decoding = [False] * n
+
+    def full_length(self, k: int) -> int:
+        """Tokens request ``k`` holds at its last token (what an engine that never evicts reserves for it)."""
+        return self.prompt_tokens[k] + self.output_tokens[k]
 
 
-def _arrivals(load: Load, n: int, rng: random.Random) -> list[float]:
-    rate = float(load.request_rate)
-    t, out = 0.0, []
-    for _ in range(n):
-        if load.shape.arrival == "bursty":
-            t += rng.gammavariate(BURSTY_SHAPE, 1 / (rate * BURSTY_SHAPE))
-        else:
-            t += rng.expovariate(rate)
-        out.append(t)
-    return out
+class KVPool:
+    """The replica's KV cache in tokens: ``prompts`` held by prompts being read, and the decoding sequences'
+    ``offset + decoding x steps`` (each holds its context when it started decoding plus one token per decode step
+    since: ``steps`` counts the pool's decode steps, ``offset`` sums context - step at joining). An engine that
+    never evicts ``reserve``s each request's full length at admission and ``free``s it at the end."""
+
+    __slots__ = ("capacity", "prompts", "offset", "decoding", "steps", "reserved")
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.prompts = self.offset = self.decoding = self.steps = self.reserved = 0
+
+    def held(self) -> int:
+        """Tokens in the cache now."""
+        return self.prompts + self.offset + self.decoding * self.steps
+
+    def reserve(self, tokens: int) -> bool:
+        """Hold ``tokens`` for a request to come (no-evict admission); False, and nothing held, when they do not
+        fit beside what is reserved."""
+        if self.reserved + tokens > self.capacity:
+            return False
+        self.reserved += tokens
+        return True
+
+    def free(self, tokens: int) -> None:
+        self.reserved -= tokens
+
+    def join(self, context: int) -> None:
+        """A sequence of ``context`` tokens starts decoding."""
+        self.offset += context - self.steps
+        self.decoding += 1
+
+    def leave(self, context: int, step: int) -> None:
+        """A sequence that joined at ``step`` with ``context`` tokens stops decoding (it ended or was preempted)."""
+        self.offset -= context - step
+        self.decoding -= 1
 
 
 def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
@@ -154,53 +149,46 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
     loop = engine_loop(r.engine)
     rng = random.Random(load.shape.seed)
     n = load.count()
-    prompt, out = _lengths(r, load.shape, n, rng)
-    frac = r.wl.prefix_cache_fraction
-    cached = [int(p * frac) for p in prompt]
-    new = [max(1, p - c) for p, c in zip(prompt, cached, strict=True)]
-    rem = list(out)  # tokens still to produce
+    prompt, out = lengths(r, load.shape, n, rng)
+    req = Requests(prompt, out, r.wl.prefix_cache_fraction)
+    cached, new, done, rem = req.cached_tokens, req.new_tokens, req.prefilled, req.remaining
+    joined_step, joined_ctx, decoding_now = req.joined_step, req.joined_context, req.decoding
+    kv = KVPool(r.kv_tokens)
     budget_max, seq_cap, kv_cap = r.limits.max_num_batched_tokens, r.limits.max_num_seqs, r.kv_tokens
     prefill_first, no_evict = loop.policy == "prefill_first", loop.policy == "no_evict"
-    clients = _Clients(load, n, loop, rng)
-    admitted, first = [math.nan] * n, [math.nan] * n
-    done = [0] * n  # prompt tokens prefilled
-    d0, ctx0, alive = [0] * n, [0] * n, [False] * n
+    clients = Clients(load, n, loop, rng)
     waiting: deque[int] = deque()
     prefilling: list[int] = []
-    heap: list[tuple[int, int]] = []  # (decode step at which it ends, id)
-    order: list[int] = []  # decoding, in admission order (preemption takes the last)
-    n_dec = base = D = kv_pf = reserved = 0
+    ends: list[tuple[int, int]] = []  # (decode step at which it ends, id), a heap
+    admission: list[int] = []  # decoding, in admission order (preemption takes the last)
     now, finished = 0.0, 0
     tally = _Tally()
-
-    def reserve(k: int) -> int:
-        return prompt[k] + out[k]
 
     while finished < n:
         tally.steps += 1
         if tally.steps > MAX_STEPS:
             raise RuntimeError("serving simulation: too many steps (the load does not drain)")
         waiting.extend(clients.arrived(now))
-        if n_dec == 0 and not prefilling and not waiting:
+        if kv.decoding == 0 and not prefilling and not waiting:
             now = max(now, clients.next_arrival())
             continue
         # the KV cache must hold one more token for every decoding sequence: else preempt the last admitted
-        while not no_evict and n_dec > 1 and kv_pf + base + n_dec * D + n_dec > kv_cap:
-            k = order.pop()
-            if not alive[k]:
+        while not no_evict and kv.decoding > 1 and kv.held() + kv.decoding > kv_cap:
+            k = admission.pop()
+            if not decoding_now[k]:
                 continue
-            alive[k] = False
-            n_dec -= 1
-            base -= ctx0[k] - d0[k]
-            produced = D - d0[k]
-            new[k] = max(1, ctx0[k] + produced - cached[k])  # recomputed: prompt and what it produced so far
+            decoding_now[k] = False
+            kv.leave(joined_ctx[k], joined_step[k])
+            produced = kv.steps - joined_step[k]
+            new[k] = max(1, joined_ctx[k] + produced - cached[k])  # recomputed: prompt and what it produced so far
             rem[k] -= produced
             done[k] = 0
             waiting.appendleft(k)
             tally.preemptions += 1
         # this step's prompt chunks
+        n_dec = kv.decoding
         budget = budget_max - (0 if prefill_first else n_dec)
-        kv_used = kv_pf + base + n_dec * D + (0 if prefill_first else n_dec)
+        kv_used = kv.held() + (0 if prefill_first else n_dec)
         chunks: list[tuple[int, int]] = []
         for k in prefilling:
             c = min(new[k] - done[k], budget)
@@ -216,21 +204,20 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
             if no_evict:
                 if c < need and (chunks or need <= budget_max - n_dec):
                     break  # whole prompts only, unless it could never fit a step
-                if reserved + reserve(k) > kv_cap:
+                if not kv.reserve(req.full_length(k)):
                     break
             elif kv_used + cached[k] + c > kv_cap:
                 break
             waiting.popleft()
             prefilling.append(k)
-            if math.isnan(admitted[k]):
-                admitted[k] = now
-            kv_pf += cached[k]
+            if math.isnan(req.admitted_s[k]):
+                req.admitted_s[k] = now
+            kv.prompts += cached[k]
             kv_used += cached[k] + c
-            reserved += reserve(k) if no_evict else 0
             chunks.append((k, c))
             budget -= c
         decoding = 0 if (prefill_first and chunks) else n_dec
-        ctx_mean = (base + n_dec * D) / n_dec if n_dec else 0.0
+        ctx_mean = (kv.offset + n_dec * kv.steps) / n_dec if n_dec else 0.0
         running = n_dec + len(prefilling)
         tally.running_max = max(tally.running_max, running)
         if chunks:
@@ -238,13 +225,13 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
             t = times.mixed(decoding, ctx_mean, spec)
             k_steps = 1
         else:
-            k_steps = max(1, heap[0][0] - D) if heap else 1
+            k_steps = max(1, ends[0][0] - kv.steps) if ends else 1
             t0 = times.decode(n_dec, ctx_mean)
             nxt = clients.next_arrival()
             if nxt < math.inf:
                 k_steps = min(k_steps, max(1, math.ceil((nxt - now) / t0)))
             if not no_evict:
-                k_steps = min(k_steps, max(1, (kv_cap - (kv_pf + base + n_dec * D)) // n_dec))
+                k_steps = min(k_steps, max(1, (kv_cap - kv.held()) // n_dec))
             t1 = times.decode(n_dec, ctx_mean + k_steps - 1) if k_steps > 1 else t0
             t = k_steps * (t0 + t1) / 2
         if decoding:
@@ -253,78 +240,40 @@ def simulate(r: Replica, load: Load, times: StepTimes | None = None) -> Run:
         tally.running_area += running * t
         now += t
         if decoding:
-            D += k_steps
+            kv.steps += k_steps
         for k, c in chunks:  # prompts that this step finished produce their first token
             done[k] += c
-            kv_pf += c
+            kv.prompts += c
             if done[k] < new[k]:
                 continue
             prefilling.remove(k)
-            kv_pf -= cached[k] + new[k]
-            if math.isnan(first[k]):
-                first[k] = now
+            kv.prompts -= cached[k] + new[k]
+            if math.isnan(req.first_token_s[k]):
+                req.first_token_s[k] = now
             rem[k] -= 1
             if rem[k] <= 0:
                 finished += clients.finish(k, now)
-                reserved -= reserve(k) if no_evict else 0
+                if no_evict:
+                    kv.free(req.full_length(k))
                 continue
-            ctx0[k], d0[k], alive[k] = cached[k] + new[k], D, True
-            base += ctx0[k] - D
-            n_dec += 1
-            heapq.heappush(heap, (D + rem[k], k))
-            order.append(k)
-        while heap and heap[0][0] <= D:
-            _, k = heapq.heappop(heap)
-            if not alive[k] or d0[k] + rem[k] != D:
+            joined_ctx[k], joined_step[k], decoding_now[k] = cached[k] + new[k], kv.steps, True
+            kv.join(joined_ctx[k])
+            heapq.heappush(ends, (kv.steps + rem[k], k))
+            admission.append(k)
+        while ends and ends[0][0] <= kv.steps:
+            _, k = heapq.heappop(ends)
+            if not decoding_now[k] or joined_step[k] + rem[k] != kv.steps:
                 continue  # preempted since (its entry is stale)
-            alive[k] = False
-            n_dec -= 1
-            base -= ctx0[k] - d0[k]
-            reserved -= reserve(k) if no_evict else 0
+            decoding_now[k] = False
+            kv.leave(joined_ctx[k], joined_step[k])
+            if no_evict:
+                kv.free(req.full_length(k))
             finished += clients.finish(k, now)
-    return _measure(load, clients, admitted, first, out, tally)
-
-
-class _Clients:
-    """Who sends what when: the send and engine-arrival time of each request, and for a closed loop the next
-    request each client sends when its last one ends."""
-
-    def __init__(self, load: Load, n: int, loop, rng: random.Random):
-        self.load, self.n, self.loop = load, n, loop
-        self.fin = [math.nan] * n
-        if load.closed:
-            self.next_id = min(n, load.concurrency)
-            self.sent = [0.0] * self.next_id + [math.nan] * (n - self.next_id)
-        else:
-            self.next_id = n
-            self.sent = _arrivals(load, n, rng)
-        self.arrive = [t + loop.request_in_s for t in self.sent]
-        self.queue = [(self.arrive[k], k) for k in range(self.next_id)]  # engine arrivals not yet seen
-        heapq.heapify(self.queue)
-
-    def next_arrival(self) -> float:
-        return self.queue[0][0] if self.queue else math.inf
-
-    def arrived(self, now: float) -> list[int]:
-        out = []
-        while self.queue and self.queue[0][0] <= now:
-            out.append(heapq.heappop(self.queue)[1])
-        return out
-
-    def finish(self, k: int, now: float) -> int:
-        """Request ``k`` ends now; a closed-loop client sends its next one (if the run has any left)."""
-        self.fin[k] = now
-        if self.load.closed and self.next_id < self.n:
-            j = self.next_id
-            self.sent[j] = now + self.loop.request_out_s
-            self.arrive[j] = self.sent[j] + self.loop.request_in_s
-            heapq.heappush(self.queue, (self.arrive[j], j))
-            self.next_id += 1
-        return 1
+    return _measure(load, clients, req.admitted_s, req.first_token_s, out, tally)
 
 
 def _measure(
-    load: Load, clients: _Clients, admitted: list[float], first: list[float], out: list[int], tally: _Tally
+    load: Load, clients: Clients, admitted: list[float], first: list[float], out: list[int], tally: _Tally
 ) -> Run:
     n = clients.n
     sent_a, first_a, fin_a = np.array(clients.sent), np.array(first), np.array(clients.fin)

@@ -13,8 +13,12 @@ from __future__ import annotations
 import bisect
 import math
 
+from ..hardware.catalog import GPU
+from ..model.arch import ModelArch
+from ..results.perf import PhaseReport
+from .efficiency import PerfAssumptions
 from .replica import Replica
-from .roofline import Part, step_phase
+from .roofline import Part, Workload, decode_phase, prefill_phase, step_phase
 
 # decoding sequences at which decode steps are evaluated exactly: every count to 16, then ~10% apart
 SEQ_GRID: list[float] = sorted({float(n) for n in range(1, 17)} | {float(round(16 * 1.1**i)) for i in range(1, 90)})
@@ -30,23 +34,44 @@ def nearest_ctx(ctx_mean: float) -> int:
     return _ctx_point(round(math.log(max(1.0, ctx_mean)) / math.log(CTX_RATIO)))
 
 
+class StepModel:
+    """The engine step of one replica (model, GPU, formats and layout) on the per-op roofline: every latency the
+    product shows is a sum of these steps, whether a static batch (``predict``) or the step loop under load
+    (``simulate``)."""
+
+    def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions):
+        self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
+
+    def step(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> PhaseReport:
+        """A step of ``decodes`` sequences each adding a token after ``ctx`` and prompt chunks ``(cached, new,
+        logits)``: the prefill overhead when it carries a chunk, the decode step's otherwise."""
+        parts = [Part(decodes, ctx, 1, decodes)] if decodes > 0 else []
+        parts += [Part(1, cached, new, last) for cached, new, last in chunks]
+        overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
+        return step_phase("step", self.m, self.gpu, self.wl, self.pa, parts, overhead_s=overhead)
+
+    def prefill(self, batch: int, prompt: int) -> PhaseReport:
+        """``batch`` whole prompts read in one step (a static batch's prefill; one request alone at batch 1)."""
+        return prefill_phase(self.m, self.gpu, self.wl, batch, prompt, self.pa)
+
+    def decode(self, batch: float, ctx: int, tokens_per_seq: int = 1) -> PhaseReport:
+        """A decode step of ``batch`` sequences at context ``ctx`` (a speculative verify step: ``tokens_per_seq``)."""
+        return decode_phase(self.m, self.gpu, self.wl, batch, ctx, self.pa, tokens_per_seq=tokens_per_seq)
+
+
 class StepTimes:
     """Step times of one replica, memoised: ``decode(n, ctx)`` and ``mixed(n, ctx, chunks)`` in seconds."""
 
     def __init__(self, r: Replica):
         self.r = r
+        self.model = StepModel(r.m, r.gpu, r.wl, r.pa)
         self.memo: dict[tuple, float] = {}
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)
         t = self.memo.get(key)
         if t is None:
-            r = self.r
-            parts = [Part(n, ctx, 1, n)] if n > 0 else []
-            parts += [Part(1, cached, new, last) for cached, new, last in chunks]
-            overhead = r.pa.prefill_overhead_s if chunks else r.pa.decode_step_overhead_s
-            t = step_phase("step", r.m, r.gpu, r.wl, r.pa, parts, overhead_s=overhead).time_s
-            self.memo[key] = t
+            t = self.memo[key] = self.model.step(n, ctx, chunks).time_s
         return t
 
     def decode(self, n: int, ctx_mean: float) -> float:

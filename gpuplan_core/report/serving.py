@@ -9,26 +9,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..perf.serving import ServingResult
-from ..results.bands import ErrorBand
-from ..results.base import _Report, _Sparse
+from ..results.base import _Sparse
+from ..results.serving import ServingBands, ServingCurve, ServingResult  # noqa: F401  (re-exported: their old home)
 from .results import ModelSummary
-
-
-class ServingBands(_Report):
-    """The band of each predicted number of a replica under load, from the published load sweeps of its kind
-    (dense models on continuously batching engines, or the MoE runs)."""
-
-    ttft_mean_s: ErrorBand
-    ttft_p50_s: ErrorBand
-    ttft_p95_s: ErrorBand
-    tpot_mean_s: ErrorBand
-    tpot_p50_s: ErrorBand
-    e2e_mean_s: ErrorBand
-    output_tokens_per_s: ErrorBand
-    requests_per_s: ErrorBand
-    capacity_requests_per_s: ErrorBand
-    max_requests_per_s: ErrorBand
 
 
 class ServeReport(ModelSummary, _Sparse):
@@ -60,23 +43,3 @@ class ServeReport(ModelSummary, _Sparse):
         keys = list(d)
         cut = keys.index("max_requests_per_s")
         return {**{k: d[k] for k in keys[:cut]}, **at, **{k: d[k] for k in keys[cut:]}}
-
-
-class ServingCurve(_Report):
-    """One replica from a trickle to just under saturation: the points of the load charts, the target lines, its
-    capacity within the targets and the replicas the traffic needs."""
-
-    gpu: str
-    tp: int
-    pp: int
-    max_running_sequences: int = Field(description="requests in flight at most: the KV cache or the engine limit")
-    max_requests_per_s: float = Field(description="the request rate at which one replica saturates")
-    capacity_requests_per_s: float | None = Field(description="within the targets; None: interactive targets unset")
-    ttft_target_s: float | None = Field(description="p95; None for batch serving or no target")
-    tpot_target_s: float | None
-    peak_requests_per_s: float | None = Field(description="None without a traffic estimate")
-    replicas: int | None = Field(description="for the peak, at the capacity (or just under saturation)")
-    points: list[ServingResult] = Field(description="request rates spaced evenly on a log scale")
-    notes: list[str]
-    error_band: ServingBands
-    provenance: dict[str, str]

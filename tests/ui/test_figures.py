@@ -1,10 +1,13 @@
 """CSV export and the figure builders, from real reports."""
 
-from gpuplan_core import api
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st_
+
+from gpuplan_core import api, load_pricing
 from gpuplan_core.interface.inputs import to_scenario
 from gpuplan_ui.export import rows_to_csv, safe_cell
 from gpuplan_ui.figures import components_figure, log_ticks, memory_figure
-from gpuplan_ui.figures_perf import latency_figure, roofline_figure, sweep_figure
+from gpuplan_ui.figures_perf import latency_figure, load_figure, roofline_figure, sweep_figure
 
 
 def test_csv_export_neutralises_formulas():
@@ -33,7 +36,12 @@ def test_figures_build_from_reports():
     names = [t.name for t in roof.data]
     assert any("BF16 roof" in n for n in names) and any(n.startswith("prefill") for n in names)
     assert sweep_figure(p).data[0].x[-1] == p.max_batch
-    assert len(latency_figure(perf.gpus).data) == 2
+    offers = load_pricing().offers
+    rows, _ = api.gpus_at_load(sc, offers, answer=api.answer_report(sc, offers=offers))
+    fig = latency_figure(rows, at_load=False)
+    assert len(fig.data) == 2 and len(fig.data[0].y) == len(rows) > 0
+    fastest = min(rows, key=lambda r: r.ttft_s)
+    assert fig.data[0].x[-1] == fastest.ttft_s * 1e3  # fastest last (at the top of a horizontal bar chart)
 
 
 def test_memory_labels_never_sit_on_the_needs_line():
@@ -171,3 +179,49 @@ def test_the_memory_chart_names_the_fewest_gpus_the_answer_names():
     assert mem.fewest.budget_bytes == max(g.budget_bytes for g in mem.gpus if g.min_gpus == 2)
     named = f"2 x {mem.fewest.label}"
     assert named in memory_figure(mem).layout.title.text and named in memory_answer(mem, sc).sentence
+
+
+_CURVES = st_.fixed_dictionaries(
+    {
+        "preset": st_.sampled_from(["Llama-3.1-8B", "Mistral-7B-v0.1", "Llama-3.1-70B"]),
+        "gpu": st_.sampled_from(["H100-SXM", "B200", "L40S", "A100-80GB-SXM"]),
+        "input_tokens": st_.sampled_from([500, 2000, 8000]),
+        "output_tokens": st_.sampled_from([100, 300]),
+        "ttft_target_s": st_.sampled_from([0.5, 1.0, 2.0]),
+        "tpot_target_s": st_.sampled_from([0.03, 0.05, 0.1]),
+        "arrival": st_.sampled_from(["poisson", "bursty"]),
+        "lengths": st_.sampled_from(["fixed", "chat"]),
+    }
+)
+
+
+def _at(xs: list[float], ys: list[float], x: float) -> float:
+    """The drawn line's value at ``x``: linear between the two points around it."""
+    pts = sorted(zip(xs, ys, strict=True))
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+        if x0 <= x <= x1:
+            return y0 if x1 == x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    raise AssertionError(f"{x} is outside the drawn curve {pts[0][0]} .. {pts[-1][0]}")
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(_CURVES)
+def test_the_load_charts_cross_their_target_at_the_capacity_their_title_states(flat):
+    """The p95 first-token line (and the time-per-token line) read at the capacity the title states is within the
+    target: the curve is sampled at the capacity and around it, not only on a coarse log grid."""
+    from gpuplan_core import Scenario
+
+    sc = Scenario(**flat)
+    curve = api.serving_curve_report(sc)
+    cap = curve.capacity_requests_per_s
+    if not cap:
+        return  # no load meets the targets (the title says so instead)
+    for which, target in (("ttft", curve.ttft_target_s), ("tpot", curve.tpot_target_s)):
+        fig = load_figure(curve, which)
+        main = next(t for t in fig.data if t.name in ("p95 TTFT", "mean TPOT"))
+        assert f"{cap:,.2f} requests/s" in fig.layout.title.text
+        assert _at(list(main.x), list(main.y), cap) <= target * 1e3 * (1 + 1e-9), which
+    # and the points past it show the knee: the next sampled rate is within 2-20% of the capacity
+    rates = sorted(p.requests_per_s for p in curve.points if not p.saturated)
+    above = [x for x in rates if x > cap]
+    assert not above or above[0] <= cap * 1.2

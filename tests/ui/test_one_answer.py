@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
@@ -188,3 +189,33 @@ def test_pretraining_pages_state_the_answer(params):
 def test_finetuning_pages_state_the_answer(params):
     _check_overview(params)
     _check_cost(params)
+
+
+def _check_performance_table(params: dict) -> None:
+    """Performance: the headline first token and time per token, and the pick's row of the per-GPU table (each GPU
+    type as the plan runs it at this load), are the answer's pick's figures."""
+    from gpuplan_core import rate
+
+    sc, ans = _answer(params)
+    if sc.job.mode != "inference" or ans.pick is None or ans.pick.ttft_s is None or not ans.shows_pick(sc):
+        return
+    at = _open("app_pages/Performance.py", params)
+    heads = _metrics(at)
+    label = "First token (p95 at peak)" if sc.traffic.requests_per_day and ans.pick.tpot_s else "Time to first token"
+    assert heads[label] == ms(ans.pick.ttft_s)
+    if sc.traffic.requests_per_day and ans.pick.tpot_s:
+        assert heads["Tokens/s per user"] == rate(1 / ans.pick.tpot_s, "")
+    table = next(d.value for d in at.dataframe if "TTFT (ms)" in d.value.columns and "layout" in d.value.columns)
+    rows = table[table["GPU"] == f"{ans.pick.gpu} (the pick)"]
+    assert len(rows) == 1, list(table["GPU"])
+    row = rows.iloc[0]
+    assert row["layout"] == ans.pick.layout and int(row["replicas"]) == ans.pick.replicas
+    assert float(row["TTFT (ms)"]) == pytest.approx(ans.pick.ttft_s * 1e3, rel=5e-3)
+    if ans.pick.tpot_s:
+        assert float(row["TPOT (ms)"]) == pytest.approx(ans.pick.tpot_s * 1e3, rel=5e-3)
+
+
+@SETTINGS
+@given(inference)
+def test_performance_headline_and_the_picks_row_are_the_answer(params):
+    _check_performance_table(params)

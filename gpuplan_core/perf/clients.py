@@ -1,0 +1,140 @@
+"""The load a simulated replica serves (simulate.py): how requests arrive and how long they are (``Shape``), how
+many clients or what rate send them (``Load``), and who sends what when during a run (``Clients``).
+
+Load is sent as benchmark clients and production send it: ``concurrency`` N clients that all start at once and
+send their next request when the last one ends (closed loop: identical requests fall into waves), or arrivals at a
+``request_rate`` that are Poisson or bursty (gamma gaps, coefficient of variation 2). Lengths are fixed, uniform
+between (1 - spread) and 1 times the set lengths, or long-tailed (lognormal, the spread of chat traffic). A fixed
+seed makes every run reproducible.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+from .replica import Replica
+from .schedulers import EngineLoop
+
+Arrival = Literal["poisson", "bursty", "closed"]
+Lengths = Literal["fixed", "uniform", "chat"]
+BURSTY_SHAPE = 0.25  # gamma shape of bursty gaps: coefficient of variation 1 / sqrt(0.25) = 2
+CHAT_SIGMA = 0.9  # lognormal sigma of chat lengths (ShareGPT outputs: coefficient of variation ~1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shape:
+    """How requests arrive and how long they are. ``requests``: how many a run sends (None: enough for steady
+    state); ``seed``: the run's random draws (the same seed, the same run)."""
+
+    arrival: Arrival = "poisson"
+    lengths: Lengths = "fixed"
+    length_spread: float = 0.2
+    requests: int | None = None
+    seed: int = 0
+
+    def __post_init__(self):
+        if not 0 <= self.length_spread < 1:
+            raise ValueError("length_spread: must be at least 0 and below 1")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Load:
+    """The load on the replica: ``concurrency`` clients (closed loop) or ``request_rate`` arrivals per second
+    (open loop), exactly one, in a ``shape``."""
+
+    concurrency: int | None = None
+    request_rate: float | None = None
+    shape: Shape = Shape()
+
+    def __post_init__(self):
+        if (self.concurrency is None) == (self.request_rate is None):
+            raise ValueError("load: give exactly one of concurrency or request_rate")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ValueError("concurrency: must be at least 1")
+        if self.request_rate is not None and not self.request_rate > 0:
+            raise ValueError("request_rate: must be more than 0 requests per second")
+
+    @property
+    def closed(self) -> bool:
+        return self.concurrency is not None
+
+    def count(self) -> int:
+        if self.shape.requests:
+            return int(self.shape.requests)
+        if self.closed:
+            return int(min(3000, max(200, 4 * self.concurrency)))
+        return 400
+
+
+def lengths(r: Replica, shape: Shape, n: int, rng: random.Random) -> tuple[list[int], list[int]]:
+    i, o = r.input_tokens, r.output_tokens
+    if shape.lengths == "fixed" or (shape.lengths == "uniform" and shape.length_spread == 0):
+        return [i] * n, [o] * n
+    if shape.lengths == "uniform":
+        lo = 1 - shape.length_spread
+        ins = [max(1, round(i * rng.uniform(lo, 1))) for _ in range(n)]
+        outs = [max(1, round(o * rng.uniform(lo, 1))) for _ in range(n)]
+    else:  # lognormal with the set lengths as means
+        mu = -(CHAT_SIGMA**2) / 2
+        ins = [max(1, round(i * rng.lognormvariate(mu, CHAT_SIGMA))) for _ in range(n)]
+        outs = [max(1, round(o * rng.lognormvariate(mu, CHAT_SIGMA))) for _ in range(n)]
+    room = max(2, r.kv_tokens)  # a request longer than the whole cache could never run: cut to fit
+    for k in range(n):
+        if ins[k] + outs[k] > room:
+            outs[k] = max(1, min(outs[k], room // 4))
+            ins[k] = max(1, min(ins[k], room - outs[k]))
+    return ins, outs
+
+
+def _arrivals(load: Load, n: int, rng: random.Random) -> list[float]:
+    rate = float(load.request_rate)
+    t, out = 0.0, []
+    for _ in range(n):
+        if load.shape.arrival == "bursty":
+            t += rng.gammavariate(BURSTY_SHAPE, 1 / (rate * BURSTY_SHAPE))
+        else:
+            t += rng.expovariate(rate)
+        out.append(t)
+    return out
+
+
+class Clients:
+    """Who sends what when: the send and engine-arrival time of each request, and for a closed loop the next
+    request each client sends when its last one ends."""
+
+    def __init__(self, load: Load, n: int, loop: EngineLoop, rng: random.Random):
+        self.load, self.n, self.loop = load, n, loop
+        self.fin = [math.nan] * n
+        if load.closed:
+            self.next_id = min(n, load.concurrency)
+            self.sent = [0.0] * self.next_id + [math.nan] * (n - self.next_id)
+        else:
+            self.next_id = n
+            self.sent = _arrivals(load, n, rng)
+        self.arrive = [t + loop.request_in_s for t in self.sent]
+        self.queue = [(self.arrive[k], k) for k in range(self.next_id)]  # engine arrivals not yet seen
+        heapq.heapify(self.queue)
+
+    def next_arrival(self) -> float:
+        return self.queue[0][0] if self.queue else math.inf
+
+    def arrived(self, now: float) -> list[int]:
+        out = []
+        while self.queue and self.queue[0][0] <= now:
+            out.append(heapq.heappop(self.queue)[1])
+        return out
+
+    def finish(self, k: int, now: float) -> int:
+        """Request ``k`` ends now; a closed-loop client sends its next one (if the run has any left)."""
+        self.fin[k] = now
+        if self.load.closed and self.next_id < self.n:
+            j = self.next_id
+            self.sent[j] = now + self.loop.request_out_s
+            self.arrive[j] = self.sent[j] + self.loop.request_in_s
+            heapq.heappush(self.queue, (self.arrive[j], j))
+            self.next_id += 1
+        return 1

@@ -1,0 +1,57 @@
+"""api/perf.py: every GPU type as the plan runs it at the scenario's load (the Performance page's per-GPU table)."""
+
+from gpuplan_core import api, load_pricing, read_link, to_scenario
+from gpuplan_core.hardware.catalog import get_gpu
+
+OFFERS = load_pricing().offers
+
+
+def _scenario(link: dict):
+    values, problems = read_link(link)
+    assert not problems
+    return to_scenario(values)[0]
+
+
+def test_the_picks_gpu_type_reads_the_pick_and_every_row_is_that_types_own_recommendation():
+    sc = _scenario({"model": "Llama-3.1-70B", "rpd": "50000"})
+    ans = api.answer_report(sc, offers=OFFERS)
+    rows, missing = api.gpus_at_load(sc, OFFERS, answer=ans)
+    picks = [r for r in rows if r.is_pick]
+    assert len(picks) == 1
+    p = picks[0]
+    assert (p.gpu, p.layout, p.replicas, p.ttft_s, p.tpot_s) == (
+        ans.pick.gpu,
+        ans.pick.layout,
+        ans.pick.replicas,
+        ans.pick.ttft_s,
+        ans.pick.tpot_s,
+    )
+    # without the answer, the pick's GPU type searched over its own offers alone gives the same configuration
+    alone, _ = api.gpus_at_load(sc, OFFERS)
+    same = next(r for r in alone if r.gpu == ans.pick.gpu)
+    assert (same.layout, same.replicas, same.ttft_s, same.tpot_s, same.offer_id) == (
+        p.layout,
+        p.replicas,
+        p.ttft_s,
+        p.tpot_s,
+        ans.pick.offer_id,
+    )
+    assert [r.ttft_s for r in rows] == sorted(r.ttft_s for r in rows)  # fastest first token first
+    # every catalog GPU type is either a row or said why not; a type without an offer says so
+    listed = {r.gpu for r in rows} | set(missing)
+    assert len(listed) == len(rows) + len(missing)
+    offered = {get_gpu(o.gpu).gpu for o in OFFERS}
+    assert all(why == "no offer in the price list" for g, why in missing.items() if g not in offered)
+    assert all(why != "no offer in the price list" for g, why in missing.items() if g in offered)
+
+
+def test_at_the_peak_each_row_serves_its_share_within_the_targets():
+    """A row that meets the targets has p95 first token and time per token within them, and its replicas carry the
+    peak: replicas x capacity >= peak requests per second."""
+    sc = _scenario({"model": "Llama-3.1-70B", "rpd": "50000"})
+    rows, _ = api.gpus_at_load(sc, OFFERS, answer=api.answer_report(sc, offers=OFFERS))
+    peak = sc.traffic.peak_requests_per_s
+    for r in rows:
+        if r.meets_target:
+            assert r.ttft_s <= sc.traffic.ttft_target_s and r.tpot_s <= sc.traffic.tpot_target_s, r.gpu
+            assert r.replicas * r.requests_per_s_per_replica >= peak, r.gpu

@@ -1,0 +1,100 @@
+"""The step loop, checked by hand: one request alone takes the engine steps the static view adds up, a full KV cache
+queues a request instead of admitting it, and a saturated replica makes max running sequences tokens per decode
+step."""
+
+import dataclasses
+import math
+
+import pytest
+
+from gpuplan_core.perf.predict import predict
+from gpuplan_core.perf.replica import EngineLimits, replica_for
+from gpuplan_core.perf.schedulers import engine_loop
+from gpuplan_core.perf.simulate import KVPool, Load, Shape, simulate
+from gpuplan_core.perf.steps import StepModel, StepTimes
+from gpuplan_core.scenario.scenario import Scenario
+
+
+def _replica(prompt: int, output: int, **update):
+    r, note = replica_for(Scenario(preset="Llama-3.1-8B", gpu="H100-SXM", input_tokens=prompt, output_tokens=output))
+    assert note is None
+    return dataclasses.replace(r, **update)
+
+
+def _alone(r):
+    return simulate(r, Load(concurrency=1, shape=Shape(requests=1)))
+
+
+def test_one_request_alone_waits_for_its_prefill_step_and_then_one_decode_step_per_token():
+    r = _replica(2000, 300)
+    run = _alone(r)
+    sm = StepModel(r.m, r.gpu, r.wl, r.pa)
+    prefill_s = sm.step(0, 0, ((0, 2000, 1),)).time_s  # the whole prompt in one step: 2,000 < 8,192 per step
+    assert prefill_s == sm.prefill(1, 2000).time_s  # the static view's prefill is that same step
+    assert run.ttft_s[0] == pytest.approx(engine_loop("vllm").request_in_s + prefill_s, rel=1e-12)
+    # 299 decode steps at contexts 2,000 .. 2,298, taken together: the mean of the first and last (linear in context)
+    times = StepTimes(r)
+    first, last = times.decode(1, 2000), times.decode(1, 2298)
+    assert run.tpot_s[0] == pytest.approx((first + last) / 2, rel=1e-9)
+    assert run.tpot_s[0] == pytest.approx(sm.decode(1, 2149).time_s, rel=2e-3)  # the step at the mean context
+    static = predict(r.m, r.gpu, r.wl, 1, 2000, 300, pa=r.pa)  # one request alone, the static view: the same
+    assert run.ttft_s[0] - engine_loop("vllm").request_in_s == pytest.approx(static.ttft_s, rel=1e-12)
+    assert run.tpot_s[0] == pytest.approx(static.tpot_s, rel=2e-3)
+    assert run.preemptions == 0 and run.running_max == 1
+
+
+def test_a_prompt_longer_than_the_step_budget_is_read_in_chunks():
+    r = _replica(20000, 10)
+    run = _alone(r)
+    sm = StepModel(r.m, r.gpu, r.wl, r.pa)
+    # 8,192 + 8,192 + 3,616 prompt tokens, each chunk attending to the ones before; logits on the last only
+    chunks = [(0, 8192, 0), (8192, 8192, 0), (16384, 3616, 1)]
+    steps_s = sum(sm.step(0, 0, (c,)).time_s for c in chunks)
+    assert run.ttft_s[0] == pytest.approx(engine_loop("vllm").request_in_s + steps_s, rel=1e-12)
+
+
+def test_a_full_kv_cache_queues_a_request_instead_of_admitting_it():
+    """TensorRT-LLM's no-evict admission with room for exactly two requests at full length: the third waits for
+    the first to end, nothing is preempted."""
+    r = _replica(500, 200, engine="trtllm", kv_tokens_total=2 * 700)
+    run = simulate(r, Load(concurrency=3, shape=Shape(requests=3)))
+    assert run.running_max == 2 and run.preemptions == 0
+    arrive_s = engine_loop("trtllm").request_in_s  # send -> the engine sees it
+    assert run.waits_s[0] == run.waits_s[1] == pytest.approx(arrive_s, rel=1e-12)  # admitted on arrival
+    # all sent at 0, so the third is admitted in the step the first request's last token ends
+    assert run.waits_s[2] == pytest.approx(min(run.e2e_s[:2]), rel=1e-12) and run.waits_s[2] > 10 * arrive_s
+
+
+def test_vllm_preempts_the_last_admitted_sequence_when_the_cache_fills():
+    """Decode-first admits prompts that fit now; when decoding sequences outgrow the cache, the last admitted one
+    is preempted and recomputed later: every request still finishes."""
+    r = _replica(500, 400, kv_tokens_total=2000)  # three prompts fit, three full lengths (2,700) do not
+    run = simulate(r, Load(concurrency=3, shape=Shape(requests=3)))
+    assert run.preemptions >= 1
+    assert len(run.e2e_s) == 3 and all(math.isfinite(x) for x in run.e2e_s)
+
+
+def test_a_saturated_replica_makes_max_running_sequences_tokens_per_decode_step():
+    """Clients that keep 4 sequences busy (max_num_seqs 4) on short prompts and long answers: output tokens per
+    second = 4 / the decode step of 4 sequences at the mean context (prefill is one step in a thousand)."""
+    r = _replica(16, 1000, limits=EngineLimits(max_num_seqs=4))
+    run = simulate(r, Load(concurrency=4, shape=Shape(requests=40)))
+    step_s = StepModel(r.m, r.gpu, r.wl, r.pa).decode(4, 16 + 500).time_s
+    assert run.running_max == 4
+    assert run.output_tokens_per_s == pytest.approx(4 / step_s, rel=0.01)
+
+
+def test_the_kv_pool_holds_prompts_decoding_sequences_and_reservations():
+    kv = KVPool(1000)
+    kv.prompts = 100
+    kv.join(300)  # a sequence of 300 tokens starts decoding at step 0
+    kv.steps += 10  # ten decode steps: it holds 310
+    kv.join(50)  # another of 50 at step 10
+    assert kv.held() == 100 + 310 + 50
+    kv.steps += 5
+    assert kv.held() == 100 + 315 + 55
+    kv.leave(300, 0)  # the first ends
+    assert kv.held() == 100 + 55 and kv.decoding == 1
+    assert kv.reserve(600) and not kv.reserve(401) and kv.reserved == 600  # a refused reservation holds nothing
+    kv.free(600)
+    assert kv.reserve(1000)
