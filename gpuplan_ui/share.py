@@ -109,7 +109,7 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     views = cached.plan_views(key, pkey, explore and inference, not inference)
     plan = ans.plan
     answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
-    figs = [(t, f) for t, f in (("Recommendation", views["pareto"]), ("Memory", cached.memory_views(key)["figure"]))
+    figs = [(t, f) for t, f in (("Recommendation", views.pareto), ("Memory", cached.memory_views(key)["figure"]))
             if f is not None]  # fmt: skip
     if inference:  # as the Performance page: the recommended layout unless the user picked another
         shown = ans.detail_scenario(sc)
@@ -120,7 +120,7 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
         answers.append(("Performance", perf_answer(pv["perf"], curve, shown, ans if ans.shows_pick(sc) else None)))
         if sv is not None:
             figs.append(("Performance", sv["ttft"]))
-    cost = cached.cost_views(key, pkey)["cost"]
+    cost = cached.cost_views(key, pkey).cost
     answers.append(("Cost", cost_answer(ans, sc, len(cost.offers))))
     if cost.offers:
         figs.append(("Cost", figures_cost.cheapest_figure(cost.offers, inference)))

@@ -53,6 +53,8 @@ PARAMETERS = {
     ("gpuplan_ui/widgets.py", "render", "values"),
     ("gpuplan_ui/share.py", "report_html", "values"),
 }
+# Parameters holding a pending view, on pages other branches convert (deleted with their PENDING_VIEWS entry).
+PENDING_PARAMETERS = {("app_pages/Performance.py", "_roofline", "views")}
 METHODS_OF_THE_RECEIVER = {"get", "pop", "copy", "items", "values", "setdefault"}
 
 
@@ -101,9 +103,7 @@ def _scopes(tree: ast.Module) -> dict[ast.AST, _Scope]:
             if isinstance(child, ast.Assign):
                 for t in child.targets:
                     scope.bind(t, "value", child.value)
-            elif isinstance(child, (ast.AnnAssign, ast.AugAssign)) and child.value is not None:
-                scope.bind(child.target, "value", child.value)
-            elif isinstance(child, ast.NamedExpr):
+            elif isinstance(child, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and child.value is not None:
                 scope.bind(child.target, "value", child.value)
             elif isinstance(child, (ast.For, ast.AsyncFor, ast.comprehension)):
                 scope.bind(child.target, "element", child.iter)
@@ -152,7 +152,7 @@ class _Reader:
             return next((w for v in expr.values if (w := self.why_not(v, scope, seen))), None)
         if isinstance(expr, ast.IfExp):
             return self.why_not(expr.body, scope, seen) or self.why_not(expr.orelse, scope, seen)
-        if isinstance(expr, (ast.List, ast.Tuple)) and expr.elts:
+        if isinstance(expr, (ast.List, ast.Tuple)):  # an empty one holds nothing; else each element
             return next((w for v in expr.elts if (w := self.why_not(v, scope, seen))), None)
         if isinstance(expr, ast.Constant) and expr.value is None:
             return None
@@ -166,7 +166,7 @@ class _Reader:
                 if kind == "kwargs":
                     continue
                 if kind == "param":
-                    if (self.rel, where.name, expr.id) not in PARAMETERS:
+                    if (self.rel, where.name, expr.id) not in PARAMETERS | PENDING_PARAMETERS:
                         return f"{expr.id}, a parameter of {where.name}() not listed in PARAMETERS"
                     continue
                 if kind == "import":
@@ -219,7 +219,7 @@ def test_no_allowance_is_stale():
     texts = {p: p.read_text() for p in FILES}
     for view in PENDING_VIEWS:
         assert any(f"{view}(" in t for t in texts.values()), f"{view} is gone: delete it from PENDING_VIEWS"
-    for rel, func, param in PARAMETERS:
+    for rel, func, param in PARAMETERS | PENDING_PARAMETERS:
         tree = ast.parse((ROOT / rel).read_text())
         fns = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == func]
         assert fns and param in [a.arg for a in fns[0].args.args], f"{rel} {func}({param}) is gone"
@@ -235,12 +235,16 @@ def _plant(tmp_path: Path, name: str, text: str) -> list[tuple[int, str, str | N
 def test_the_guard_catches_a_view_renamed_to_an_allowed_name(tmp_path):
     """Planted in a copy of the Cost page: a core function bound to ``views`` (the name the old guard allowed)."""
     page = (ROOT / "app_pages/Cost.py").read_text()
-    planted = page + '\nviews = cost_answer\nx = views["headline"]\nvalues = cached.cost_views(k, p)\nvalues["cost"]\n'
+    assert not [why for _, _, why in _plant(tmp_path, "Cost.py", page) if why]  # the page as it is passes
+    planted = page + (
+        '\n\ndef _planted():\n    views = cost_answer\n    return views["headline"]\n\n\n'
+        'values = cached.cost_views(k, p)\nvalues["cost"]\n'
+    )
     found = _plant(tmp_path, "Cost.py", planted)
     n = len(planted.splitlines())
     bad = {line: why for line, _, why in found if why}
-    assert set(bad) == {n - 2, n}, found
-    assert "imported" in bad[n - 2] and "cached.cost_views" in bad[n]
+    assert set(bad) == {n - 4, n}, found
+    assert "imported" in bad[n - 4] and "cached.cost_views" in bad[n]
 
 
 def test_the_guard_follows_bindings_not_names(tmp_path):
