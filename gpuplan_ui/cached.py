@@ -93,8 +93,9 @@ class Table(NamedTuple):
     config: dict
 
 
-def _table(df: pd.DataFrame) -> Table:
-    shown = tables.for_people(df)
+def _table(df: pd.DataFrame, columns: tuple[str, ...] | None = None) -> Table:
+    """``columns``: the ones shown (of those the frame has; the download keeps all)."""
+    shown = tables.for_people(df if columns is None else df[[c for c in columns if c in df.columns]])
     config = column_config(shown)
     try:
         return Table(df, pa.Table.from_pandas(shown, preserve_index=False), shown, config)
@@ -175,9 +176,10 @@ class PlanViews:
 @st.cache_resource(max_entries=128, show_spinner=False)
 def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: bool) -> PlanViews:
     plan = answer_at(sc_json, pricing_key, explore_formats).plan  # the answer's own plan: not searched again
+    picks = tables_cost.picks(plan, training) if plan.picks else None
     return PlanViews(
         plan=plan,
-        picks=_table(tables_cost.picks(plan, training)) if plan.picks else None,
+        picks=None if picks is None else _table(picks, tables_cost.picks_shown(picks)),
         rejected=_table(tables_cost.rejected([Rejected(**r) for r in plan.rejected])) if plan.rejected else None,
         pareto=figures_cost.pareto_figure(plan) if len(plan.pareto) > 1 else None,
     )

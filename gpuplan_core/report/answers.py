@@ -249,7 +249,7 @@ def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answ
     heads = [
         Headline(label="Cheapest run", value=usd(ans.cost_usd), help=f"{top.offer_id}: the answer"),
         Headline(label="Wall-clock time", value=f"{figure(top.wall_hours)} h"),
-        Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine(s)"),
+        Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine{'' if top.nodes == 1 else 's'}"),
         Headline(label="Offers compared", value=f"{offers_compared:,}"),
     ]
     return Answer(sentence=sentence, headlines=heads, tone="good")
@@ -278,7 +278,9 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
     heads = [
         Headline(label="Cost " + ("per month" if ans.cost_per == "month" else "of the run"), value=usd(ans.cost_usd))
     ]
-    heads.append(Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine(s)"))
+    heads.append(
+        Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine{'' if top.nodes == 1 else 's'}")
+    )
     if top.ttft_s is not None:
         heads.append(
             Headline(
