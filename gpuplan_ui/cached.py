@@ -179,7 +179,7 @@ def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: 
     picks = tables_cost.picks(plan, training) if plan.picks else None
     return PlanViews(
         plan=plan,
-        picks=None if picks is None else _table(picks, tables_cost.picks_shown(picks)),
+        picks=None if picks is None else _table(picks, tables_cost.picks_shown(plan, picks.columns)),
         rejected=_table(tables_cost.rejected([Rejected(**r) for r in plan.rejected])) if plan.rejected else None,
         pareto=figures_cost.pareto_figure(plan) if len(plan.pareto) > 1 else None,
     )

@@ -54,11 +54,11 @@ PICKS_SHOWN = (
 )
 
 
-def picks_shown(df: pd.DataFrame) -> tuple[str, ...]:
-    """PICKS_SHOWN of the frame's columns, the weights format only where the picks differ in it (else the answer
-    states it)."""
-    one_format = "weights" in df.columns and df["weights"].nunique() <= 1
-    return tuple(c for c in PICKS_SHOWN if c in df.columns and not (c == "weights" and one_format))
+def picks_shown(plan, columns) -> tuple[str, ...]:
+    """PICKS_SHOWN of ``columns`` (picks()' for the plan), the weights format only where the picks differ in it
+    (else the answer states it)."""
+    one_format = len({p.weights_format for p in plan.picks}) <= 1
+    return tuple(c for c in PICKS_SHOWN if c in columns and not (c == "weights" and one_format))
 
 
 def rejected(rows: list[Rejected]) -> pd.DataFrame:

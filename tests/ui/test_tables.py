@@ -133,7 +133,7 @@ def test_the_overviews_cheapest_table_fits_its_column_at_1280_px(q):
     each measured from its text, sum within it); the download keeps every column."""
     plan = api.answer_report(q).plan
     full = tables_cost.picks(plan, q.get("mode") == "training")
-    t = _table(full, tables_cost.picks_shown(full))
+    t = _table(full, tables_cost.picks_shown(plan, full.columns))
     assert sum(c["width"] for c in t.config.values()) <= 818
     assert list(t.frame.columns) == list(full.columns) and {"source", "provider"} <= set(t.frame.columns)
     assert list(t.shown.columns)[:3] == ["offer", "cost (USD)", "layout"]
