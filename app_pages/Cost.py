@@ -4,7 +4,14 @@ from datetime import date
 
 import streamlit as st
 
-from gpuplan_core import MarketProjection, cost_answer, growth_problem, training_speed_line
+from gpuplan_core import (
+    COLD_START_FIXED_S,
+    WEIGHT_LOAD_BYTES_PER_S,
+    MarketProjection,
+    cost_answer,
+    growth_problem,
+    training_speed_line,
+)
 from gpuplan_ui import cached, figures_cost, fmt, page, prices, site_views, widgets
 
 sc, values = page.setup("Cost")
@@ -34,10 +41,8 @@ def _serving_lifetime(ans, rows) -> None:
 
 rows = []
 with page.guard("Costs per offer"):
-    views = cached.cost_views(
-        sc.model_dump_json(), pkey
-    )  # the offers the answer ranks (its GPU type, if one is chosen)
-    cost = views["cost"]
+    views = cached.cost_views(sc.model_dump_json(), pkey)  # the offers the answer ranks (its GPU type, if chosen)
+    cost = views.cost
     rows = cost.offers
     ans = cached.answer(sc)
     page.answer(cost_answer(ans, sc, len(rows)))
@@ -45,15 +50,16 @@ with page.guard("Costs per offer"):
         st.caption(fmt.md_escape(line))
     serverless_line = (
         "**Serverless** (workers batch like replicas; start-up, execution and idle timeout billed, a cold start only "
-        "after an idle gap longer than the idle timeout; cold start = 20 s + weights load at 2 GB/s)"
+        f"after an idle gap longer than the idle timeout; cold start = {COLD_START_FIXED_S:g} s + weights load at "
+        f"{WEIGHT_LOAD_BYTES_PER_S / 1e9:g} GB/s)"
     )
     if rows:
-        st.plotly_chart(views["cheapest"], key="cheapest", config=chart)
+        st.plotly_chart(views.cheapest, key="cheapest", config=chart)
     if page.meeting():
         pass
-    elif not rows and views["serverless"] is not None:  # the filter kept serverless offers only
+    elif not rows and views.serverless is not None:  # the filter kept serverless offers only
         st.markdown(serverless_line)
-        page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
+        page.table(views.serverless, "serverless", "gpuplan-serverless.csv")
     elif not rows:
         st.info(
             "No offer matches the pricing filters, or the model fits no GPU that has offers. Widen the billing or "
@@ -69,19 +75,19 @@ with page.guard("Costs per offer"):
             "= Spot."
         )
         st.markdown(f"**Monthly, always on** ({sc.pricing.hours_per_month:g} h)")
-        page.table(views["always_on"], "always_on", "gpuplan-monthly-always-on.csv", height=420)
+        page.table(views.always_on, "always_on", "gpuplan-monthly-always-on.csv", height=420)
         if box := page.section(f"Per run ({rows[0].run_description})", "cost_per_run", ":material/table:"):
             with box:
-                page.table(views["per_run"], "per_run", "gpuplan-per-run.csv", height=420)
+                page.table(views.per_run, "per_run", "gpuplan-per-run.csv", height=420)
         detail = "Every offer in detail (replicas, $ per 1M input tokens, latency, billing notes, sources)"
         if box := page.section(detail, "cost_detail", ":material/table:"):
             with box:
-                page.table(views["detail"], "cost_detail", "gpuplan-cost-detail.csv")
-        if views["serverless"] is not None:
+                page.table(views.detail, "cost_detail", "gpuplan-cost-detail.csv")
+        if views.serverless is not None:
             if box := page.section("Serverless", "cost_serverless", ":material/cloud:"):
                 with box:
                     st.markdown(serverless_line)
-                    page.table(views["serverless"], "serverless", "gpuplan-serverless.csv")
+                    page.table(views.serverless, "serverless", "gpuplan-serverless.csv")
         elif not sc.traffic.requests_per_day:
             st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")
         if box := page.section("Over three years: serving every month", "cost_life", ":material/timeline:"):
@@ -99,11 +105,11 @@ with page.guard("Costs per offer"):
         if cost.tokens_note:
             st.caption(cost.tokens_note)
         st.markdown("**Per-run cluster cost**")
-        page.table(views["runs"], "train_run", "gpuplan-training-runs.csv", height=420)
+        page.table(views.runs, "train_run", "gpuplan-training-runs.csv", height=420)
         monthly = f"Monthly always-on (the same GPUs kept {sc.pricing.hours_per_month:g} h a month)"
         if box := page.section(monthly, "cost_monthly", ":material/table:"):
             with box:
-                page.table(views["monthly"], "train_monthly", "gpuplan-training-monthly.csv", height=420)
+                page.table(views.monthly, "train_monthly", "gpuplan-training-monthly.csv", height=420)
         title = "Over three years: this training run, then serving the model"
         if box := page.section(title, "cost_life", ":material/timeline:"):
             with box:
@@ -120,9 +126,9 @@ with page.guard("Costs per offer"):
                     site_views.tiers_section(ans)
                     site_views.own_section(ans)
     cannot = f"{len(cost.rejected)} GPU/offer combinations that cannot run"
-    if views["rejected"] is not None and not page.meeting() and (box := page.section(cannot, "cost_rejected")):
+    if views.rejected is not None and not page.meeting() and (box := page.section(cannot, "cost_rejected")):
         with box:
-            page.show(views["rejected"], "rejected")
+            page.show(views.rejected, "rejected")
 
 if rows and not page.meeting():
     with page.guard("Market context"):

@@ -47,8 +47,8 @@ if plan is not None:
                     for n, w in enumerate(ans.why, 1)
                 )
             )
-        if views["pareto"] is not None:
-            st.plotly_chart(views["pareto"], key="pareto", config={"displaylogo": False})
+        if views.pareto is not None:
+            st.plotly_chart(views.pareto, key="pareto", config={"displaylogo": False})
         if not page.meeting():
             st.markdown("\n".join(f"- {fmt.md_escape(line)}" for line in top.why))
             if top.ttft_s is not None:
@@ -57,7 +57,7 @@ if plan is not None:
                     "Performance lists them)."
                 )
             st.markdown(f"**The {len(plan.picks)} cheapest of {plan.candidates} configurations** ({plan.unit})")
-            page.table(views["picks"], "picks", "gpuplan-recommendation.csv")
+            page.table(views.picks, "picks", "gpuplan-recommendation.csv")
             if ans.near_misses:
                 st.markdown("**Cheaper, but they miss the target**")
                 st.markdown(
@@ -73,12 +73,12 @@ if plan is not None:
                 with box:
                     dep = cached.deployment(key, top.model_dump_json(), values.get("hf") or None)
                     st.caption("One replica of the pick; start as many as the plan says (or use `sky serve`).")
-                    st.code(dep["vllm"], language="bash")
-                    st.code(dep["skypilot"], language="yaml")
+                    st.code(dep.vllm, language="bash")
+                    st.code(dep.skypilot, language="yaml")
     if not page.meeting():
         if plan.tokens_note:
             st.caption(plan.tokens_note)
         cannot = f"{len(plan.rejected)} options that cannot run"
-        if views["rejected"] is not None and (box := page.section(cannot, "rejected")):
+        if views.rejected is not None and (box := page.section(cannot, "rejected")):
             with box:
-                page.show(views["rejected"], "rejected")
+                page.show(views.rejected, "rejected")

@@ -9,7 +9,8 @@ page may change goes through st.cache_data, which returns a copy.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import pandas as pd
 import pyarrow as pa
@@ -22,6 +23,7 @@ from gpuplan_core import (
     Lifetime,
     MemoryReport,
     PerfReport,
+    Plan,
     Rejected,
     Scenario,
     ScenarioAnswer,
@@ -91,8 +93,9 @@ class Table(NamedTuple):
     config: dict
 
 
-def _table(df: pd.DataFrame) -> Table:
-    shown = tables.for_people(df)
+def _table(df: pd.DataFrame, columns: tuple[str, ...] | None = None) -> Table:
+    """``columns``: the ones shown (of those the frame has; the download keeps all)."""
+    shown = tables.for_people(df if columns is None else df[[c for c in columns if c in df.columns]])
     config = column_config(shown)
     try:
         return Table(df, pa.Table.from_pandas(shown, preserve_index=False), shown, config)
@@ -169,49 +172,85 @@ def calibration_table():
     return _table(tables_reference.calibration(calibration_report()))
 
 
+@dataclass(frozen=True)
+class PlanViews:
+    """The Overview's views of the answer's plan: its five cheapest, what cannot run, the cost-latency front."""
+
+    plan: Plan
+    picks: Table | None
+    rejected: Table | None
+    pareto: Any | None  # a plotly Figure, drawn only with two or more points on the front
+
+
 @st.cache_resource(max_entries=128, show_spinner=False)
-def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: bool) -> dict:
+def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: bool) -> PlanViews:
     plan = answer_at(sc_json, pricing_key, explore_formats).plan  # the answer's own plan: not searched again
-    return {
-        "plan": plan,
-        "picks": _table(tables_cost.picks(plan, training)) if plan.picks else None,
-        "rejected": _table(tables_cost.rejected([Rejected(**r) for r in plan.rejected])) if plan.rejected else None,
-        "pareto": figures_cost.pareto_figure(plan) if len(plan.pareto) > 1 else None,
-    }
+    picks = tables_cost.picks(plan, training) if plan.picks else None
+    return PlanViews(
+        plan=plan,
+        picks=None if picks is None else _table(picks, tables_cost.picks_shown(plan, picks.columns)),
+        rejected=_table(tables_cost.rejected([Rejected(**r) for r in plan.rejected])) if plan.rejected else None,
+        pareto=figures_cost.pareto_figure(plan) if len(plan.pareto) > 1 else None,
+    )
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One pick's deployment texts: the vLLM command and the SkyPilot task."""
+
+    vllm: str
+    skypilot: str
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def deployment(sc_json: str, pick_json: str, hf_id: str | None) -> dict:
+def deployment(sc_json: str, pick_json: str, hf_id: str | None) -> Deployment:
     """The vLLM command and SkyPilot task for one pick (the answer's) of this scenario."""
     from gpuplan_core import Pick, skypilot_yaml, vllm_command
 
     sc, pick = _sc(sc_json), Pick.model_validate_json(pick_json)
-    return {"vllm": vllm_command(sc, pick, hf_id), "skypilot": skypilot_yaml(sc, pick, hf_id)}
+    return Deployment(vllm=vllm_command(sc, pick, hf_id), skypilot=skypilot_yaml(sc, pick, hf_id))
+
+
+@dataclass(frozen=True)
+class CostViews:
+    """The Cost page's views: the report, and its tables and chart (None where the scenario has none: no offers,
+    the other job's tables, no serverless offer, nothing rejected)."""
+
+    cost: CostReport
+    rejected: Table | None = None
+    serverless: Table | None = None
+    cheapest: Any | None = None  # a plotly Figure
+    always_on: Table | None = None  # inference
+    per_run: Table | None = None
+    detail: Table | None = None
+    runs: Table | None = None  # training
+    monthly: Table | None = None
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def cost_views(sc_json: str, pricing_key: str) -> dict:
+def cost_views(sc_json: str, pricing_key: str) -> CostViews:
     """The Cost page's tables for this scenario (inference or training set, by the scenario's mode)."""
     cost = cost_report(sc_json, pricing_key)
     rows = cost.offers
-    views: dict = {
-        "cost": cost,
-        "rejected": _table(tables_cost.rejected(cost.rejected)) if cost.rejected else None,
-        "serverless": _table(tables_cost.serverless(cost.serverless)) if cost.serverless else None,
-    }
+    rejected = _table(tables_cost.rejected(cost.rejected)) if cost.rejected else None
+    serverless = _table(tables_cost.serverless(cost.serverless)) if cost.serverless else None
     if not rows:
-        return views
-    views["cheapest"] = figures_cost.cheapest_figure(rows, not cost.training)
+        return CostViews(cost, rejected, serverless)
+    cheapest = figures_cost.cheapest_figure(rows, not cost.training)
     if not cost.training:
-        views |= {
-            "always_on": _table(tables_cost.cost_always_on(rows)),
-            "per_run": _table(tables_cost.cost_per_run(rows)),
-            "detail": _table(tables_cost.cost_detail(rows)),
-        }
-    else:
-        runs = tables_cost.training_runs(rows)
-        views |= {"runs": _table(runs), "monthly": _table(tables_cost.training_monthly(runs))}
-    return views
+        return CostViews(
+            cost,
+            rejected,
+            serverless,
+            cheapest,
+            always_on=_table(tables_cost.cost_always_on(rows)),
+            per_run=_table(tables_cost.cost_per_run(rows)),
+            detail=_table(tables_cost.cost_detail(rows)),
+        )
+    runs = tables_cost.training_runs(rows)
+    return CostViews(
+        cost, rejected, serverless, cheapest, runs=_table(runs), monthly=_table(tables_cost.training_monthly(runs))
+    )
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)

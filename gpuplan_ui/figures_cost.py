@@ -4,6 +4,7 @@ figures.py says)."""
 
 from __future__ import annotations
 
+import math
 from datetime import date
 
 import plotly.graph_objects as go
@@ -80,7 +81,7 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
                 "automargin": True,
                 "tickvals": names,
                 "ticktext": [f"<b>{n}</b>" if b else n for n, b in zip(names, bold, strict=True)],
-            },  # fmt: skip
+            },
         ),
     )
 
@@ -124,6 +125,26 @@ def lifetime_figure(life: Lifetime, title: str) -> go.Figure:
     )
 
 
+def short_usd(v: float) -> str:
+    """$6M, $1.5M, $400k, $950: a round tick's label."""
+    for div, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= div:
+            return f"${v / div:,.4g}{suffix}"
+    return f"${v:,.0f}"
+
+
+def money_ticks(top: float, count: int = 4) -> dict:
+    """Round ticks from 0 to at least ``top`` (steps of 1, 2, 2.5 or 5 x 10^k, about ``count`` of them), labelled
+    "$6M" style: an axis that reads $397,206 / $794,411 is read as noise."""
+    if top <= 0:
+        return {"tickformat": "$,.0f"}
+    raw = top / count
+    k = 10 ** math.floor(math.log10(raw))
+    step = next(m * k for m in (1, 2, 2.5, 5, 10) if m * k >= raw)
+    vals = [i * step for i in range(math.ceil(top / step) + 1)]
+    return {"tickmode": "array", "tickvals": vals, "ticktext": [short_usd(v) for v in vals], "range": [0, vals[-1]]}
+
+
 def month_date(start: date, months: int) -> str:
     """The calendar month ``months`` after ``start``: 'Mar 2027'."""
     y, m = divmod(start.month - 1 + months, 12)
@@ -138,14 +159,29 @@ def growth_figure(g: Growth, title: str, start: date | None = None) -> go.Figure
     months = [m.month for m in rows]
     trained = any(m.training_usd for m in rows)
     data = [
-        go.Scatter(x=months, y=[m.training_usd for m in rows], name="training (once)", visible=trained,
-                   line={"color": "#7c3aed", "dash": "dash"}),
-        go.Scatter(x=months, y=[m.inference_cumulative_usd for m in rows], name="inference, cumulative",
-                   line={"color": "#0891b2"}),
-        go.Scatter(x=months, y=[m.monthly_usd for m in rows], name="monthly bill (right axis)", yaxis="y2",
-                   line={"color": "#f97316", "shape": "hv"}, customdata=[m.replicas for m in rows],
-                   hovertemplate="month %{x}: %{y:$,.0f} for %{customdata} replica(s)<extra></extra>"),
-    ]  # fmt: skip
+        go.Scatter(
+            x=months,
+            y=[m.training_usd for m in rows],
+            name="training (once)",
+            visible=trained,
+            line={"color": "#7c3aed", "dash": "dash"},
+        ),
+        go.Scatter(
+            x=months,
+            y=[m.inference_cumulative_usd for m in rows],
+            name="inference, cumulative",
+            line={"color": "#0891b2"},
+        ),
+        go.Scatter(
+            x=months,
+            y=[m.monthly_usd for m in rows],
+            name="monthly bill (right axis)",
+            yaxis="y2",
+            line={"color": "#f97316", "shape": "hv"},
+            customdata=[m.replicas for m in rows],
+            hovertemplate="month %{x}: %{y:$,.0f} for %{customdata} replica(s)<extra></extra>",
+        ),
+    ]
     shapes, notes = [], []
 
     def mark(x: int, text: str, color: str, y: float) -> None:
@@ -161,6 +197,11 @@ def growth_figure(g: Growth, title: str, start: date | None = None) -> go.Figure
         extra = (g.next_step_monthly_usd or 0.0) - (g.pick_monthly_usd or 0.0)
         text = f"month {more}: {g.next_step_replicas} replicas needed ({extra:+,.0f} USD a month on today)"
         mark(more, text, "#f97316", 0.9)
+    spike = next((m for m in rows if m.month == g.spike_month), None)
+    if spike is not None and spike.month != more:
+        bill = short_usd(spike.monthly_usd)
+        text = f"month {spike.month}: the {g.spike_factor:g}x spike takes {spike.replicas:,} replicas ({bill})"
+        mark(spike.month, text, "#f97316", 0.75)
     return go.Figure(
         data=data,
         layout=chart_layout(
@@ -169,10 +210,13 @@ def growth_figure(g: Growth, title: str, start: date | None = None) -> go.Figure
             shapes=shapes,
             annotations=notes,
             xaxis={"title": {"text": "month"}},
-            yaxis={"title": {"text": "USD, cumulative"}, "tickformat": "$,.0f", "rangemode": "tozero"},
+            yaxis={
+                "title": {"text": "USD, cumulative"},
+                **money_ticks(max(max(m.inference_cumulative_usd, m.training_usd) for m in rows)),
+            },
             yaxis2={
                 "title": {"text": "USD per month"},
-                "tickformat": "$,.0f",
+                **money_ticks(max(m.monthly_usd for m in rows)),
                 "overlaying": "y",
                 "side": "right",
                 "rangemode": "tozero",

@@ -40,5 +40,5 @@ def own_vs_rent_figure(own: OwnReport, months: int = 60) -> go.Figure:
             annotations=notes,
             xaxis={"title": {"text": "month"}},
             yaxis={"title": {"text": "USD, cumulative"}, "tickformat": "$,.0f"},
-        ),  # fmt: skip
+        ),
     )

@@ -83,10 +83,12 @@ def _energy_text() -> str:
   (vLLM at full load); GPUs without a measurement of their own take the default row of their phase. Board TDP is
   never used as the average.
 - **Energy** = GPU-hours x average watts / 1,000 x PUE; its cost = kWh x the electricity price; **CO2** = kWh x the
-  grid's intensity. Serving: the always-on GPUs' kWh a month, and one replica's kWh an hour / (its output tokens an
-  hour x the serving utilization) x 10^6 per 1M output tokens. The region (`data/regions.csv`: codecarbon's grid
-  intensities, EIA / Eurostat tariffs, Google's and Uptime's PUE) sets the three unless you give them; default
-  {_region_line()}.
+  grid's intensity. Serving: the always-on GPUs' kWh a month, and per 1M output tokens the month's kWh / the
+  month's output tokens x 10^6 (at your traffic: requests a day x output tokens x days a month; without one, the
+  replicas' capacity at the serving utilization). The region (`data/regions.csv`: codecarbon's grid intensities, a
+  tariff per region with its own source: EIA, Eurostat, the Bundesnetzagentur, SDES; Google's and Uptime's PUE) sets
+  the three unless you give them; a region with no published tariff read is priced at the US industrial average and
+  says so; default {_region_line()}.
 - **Owning** a month = server price per GPU x GPUs / (years x 12) + power at the busy share of hours + hosting per kW
   of peak IT load (TDP + host); renting = the rental's price x GPUs x hours x the busy share; **break-even** =
   purchase / (renting - power - hosting) a month; owning wins above the busy share where the two meet. Server

@@ -181,8 +181,9 @@ def show(df, key: str) -> None:
 
 def table(df, key: str, file_name: str, **kw) -> None:
     """A dataframe (or a cached.Table) as people read it (rounded, "n/a" for missing values, thousands
-    separators), with its CSV download at full precision (the same rows and columns). The CSV is written only
-    when someone clicks (Streamlit calls the function then), not on every rerun."""
+    separators), with its CSV download at full precision (the same rows; every column of the frame, where a view
+    shows fewer). The CSV is written only when someone clicks (Streamlit calls the function then), not on every
+    rerun."""
     df, arrow, shown, config = _as_shown(df)
     if isinstance(kw.get("height"), int):  # no empty rows under a short table (35 px a row and the header)
         kw["height"] = min(kw["height"], 35 * (len(shown) + 1) + 3)

@@ -186,14 +186,14 @@ def _file_line() -> str:
     if key == "bundled":
         return ""
     n_bundled = len(bundled_pricing()[0])
-    yours = _file_offers(key)
+    yours = [Offer(**row) for row in _file_offers(key)]
     if key.endswith(":only"):
         return (
             f"Prices: your {len(yours)} offers only; the {n_bundled} bundled offers are set aside "
             "(Pricing, 'Your pricing file')."
         )
     ids = {r["offer_id"] for r in bundled_pricing()[0]}
-    replaced = sum(1 for r in yours if r["offer_id"] in ids)
+    replaced = sum(1 for o in yours if o.offer_id in ids)
     return (
         f"Prices: the {n_bundled} bundled offers + your {len(yours)}"
         + (f" ({replaced} replace bundled offers with the same id)" if replaced else "")

@@ -135,8 +135,10 @@ def build(
         parts.append("<h2>Charts</h2>")
         parts += [_chart(fig) for fig in loose]
     if prices:
-        parts.append("<h2>Prices used, with their sources and dates</h2><table><tr><th>offer</th><th>provider</th>"
-                     "<th>USD per GPU-hour</th><th>price date</th><th>retrieved</th><th>source</th></tr>")  # fmt: skip
+        parts.append(
+            "<h2>Prices used, with their sources and dates</h2><table><tr><th>offer</th><th>provider</th>"
+            "<th>USD per GPU-hour</th><th>price date</th><th>retrieved</th><th>source</th></tr>"
+        )
         for p in prices:
             parts.append(
                 "<tr>"

@@ -88,7 +88,7 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
     link = page_url(everything)  # now, while the request is known: the file is built on click, outside this run
     st.download_button(
         "Download report (HTML)",
-        lambda: report_html(sc, everything, page, pkey, explore, link),
+        lambda: report_html(sc, everything, pkey, explore, link),
         f"gpuplan-report-{sc.model().name.replace('/', '-')}.html",
         "text/html",
         on_click="ignore",
@@ -99,8 +99,7 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
     )
 
 
-def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool, link: str | None = None
-                ) -> str:  # fmt: skip
+def report_html(sc: Scenario, values: dict[str, Any], pkey: str, explore: bool, link: str | None = None) -> str:
     from gpuplan_core import RECORDS, cost_answer, memory_answer, perf_answer, plan_answer, site_answer
 
     from . import cached, figures_cost, figures_site, report
@@ -112,8 +111,11 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     views = cached.plan_views(key, pkey, explore and inference, not inference)
     plan = ans.plan
     answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
-    figs = [(t, f) for t, f in (("Recommendation", views["pareto"]), ("Memory", cached.memory_views(key)["figure"]))
-            if f is not None]  # fmt: skip
+    figs = [
+        (t, f)
+        for t, f in (("Recommendation", views.pareto), ("Memory", cached.memory_views(key)["figure"]))
+        if f is not None
+    ]
     if inference:  # as the Performance page: the recommended layout unless the user picked another
         shown = ans.detail_scenario(sc)
         skey, gpu = shown.model_dump_json(), shown.parallelism.gpu or "H100-SXM"
@@ -123,7 +125,7 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
         answers.append(("Performance", perf_answer(pv["perf"], curve, shown, ans if ans.shows_pick(sc) else None)))
         if sv is not None:
             figs.append(("Performance", sv["ttft"]))
-    cost = cached.cost_views(key, pkey)["cost"]
+    cost = cached.cost_views(key, pkey).cost
     answers.append(("Cost", cost_answer(ans, sc, len(cost.offers))))
     if cost.offers:
         figs.append(("Cost", figures_cost.cheapest_figure(cost.offers, inference)))

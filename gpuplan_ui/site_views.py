@@ -30,7 +30,12 @@ def energy_section(ans: ScenarioAnswer) -> None:
         cols[0].metric("Energy a month", f"{e.monthly_energy_kwh:,.0f} kWh", help="always-on GPUs x W x PUE")
         cols[1].metric("CO2 a month", f"{e.monthly_co2_kg / 1000:,.2f} t")
         per = e.energy_kwh_per_million_output_tokens
-        cols[2].metric("kWh per 1M output tokens", "n/a" if per is None else f"{per:,.2f}")
+        month = "" if not e.monthly_output_tokens else f" over {e.monthly_output_tokens / 1e6:,.1f}M output tokens"
+        cols[2].metric(
+            "kWh per 1M output tokens",
+            "n/a" if per is None else f"{per:,.2f}",
+            help=f"the month's kWh / the month's output tokens{month} ({e.output_tokens_basis})",
+        )
         cols[3].metric("Output tokens per kWh", "n/a" if not e.tokens_per_kwh else f"{e.tokens_per_kwh:,.0f}")
     st.caption(
         f"{e.gpus:,} x {e.gpu} at {e.power_watts_per_gpu:,.0f} W each on average ({e.power_fraction:.0%} of TDP, "
@@ -39,7 +44,14 @@ def energy_section(ans: ScenarioAnswer) -> None:
         + "), PUE "
         f"{e.pue:.2f}, {e.region_label}: {e.electricity_usd_per_kwh:.3f} USD/kWh, {e.grid_gco2_per_kwh:,.0f} g "
         "CO2/kWh (set the region and each figure under Site and owning in the sidebar)."
+        + (
+            f" The month's {e.monthly_output_tokens / 1e6:,.1f}M output tokens: {e.output_tokens_basis}."
+            if e.monthly_output_tokens
+            else ""
+        )
     )
+    if not e.electricity_price_published:
+        st.warning(fmt.md_escape(e.electricity_price_note[0].upper() + e.electricity_price_note[1:]) + ".")
 
 
 def own_section(ans: ScenarioAnswer) -> None:

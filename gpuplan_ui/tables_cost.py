@@ -39,6 +39,28 @@ def picks(plan, training: bool) -> pd.DataFrame:
     )
 
 
+# What the Overview shows of its cheapest configurations: enough to choose, within its column at 1280 px (818 px);
+# the download carries every column of picks() (provider, billing, the error band, price date and source).
+PICKS_SHOWN = (
+    "offer",
+    "cost (USD)",
+    "layout",
+    "replicas",
+    "GPUs paid",
+    "weights",
+    "p95 TTFT (ms)",
+    "TPOT (ms)",
+    "wall hours",
+)
+
+
+def picks_shown(plan, columns) -> tuple[str, ...]:
+    """PICKS_SHOWN of ``columns`` (picks()' for the plan), the weights format only where the picks differ in it
+    (else the answer states it)."""
+    one_format = len({p.weights_format for p in plan.picks}) <= 1
+    return tuple(c for c in PICKS_SHOWN if c in columns and not (c == "weights" and one_format))
+
+
 def rejected(rows: list[Rejected]) -> pd.DataFrame:
     """What cannot run and why (plan and cost reports' ``rejected``)."""
     return pd.DataFrame(

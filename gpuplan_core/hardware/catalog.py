@@ -25,13 +25,6 @@ from ..common.units import GB, TFLOP, GiB
 
 MESH_PEERS = 7  # an 8-GPU Infinity Fabric platform (MI300X OAM): one link to each of the other 7
 Kind = Literal["gpu", "tpu", "trainium", "inferentia", "gaudi"]
-KIND_LABELS: dict[str, str] = {
-    "gpu": "GPU",
-    "tpu": "Google TPU",
-    "trainium": "AWS Trainium",
-    "inferentia": "AWS Inferentia",
-    "gaudi": "Intel Gaudi",
-}
 MESH_LINKS = ("Infinity Fabric", "RoCE")  # all-to-all: one share of the link to each of the 7 peers
 SCALE_UP_LINKS = ("NVLink", "ICI", "NeuronLink", *MESH_LINKS)  # links that join every chip of a host (torus, mesh)
 
@@ -83,10 +76,6 @@ class GPU(BaseModel):
     @property
     def is_gpu(self) -> bool:
         return self.kind == "gpu"
-
-    @property
-    def kind_label(self) -> str:
-        return KIND_LABELS[self.kind]
 
     @property
     def ridge_flops_per_byte(self) -> float:

@@ -35,28 +35,48 @@ ENGINES: dict[str, EngineProfile] = {
     e.name: e
     for e in (
         EngineProfile(
-            "vllm", "vLLM (V1, defaults)", True, 8192, 256, 16,
+            "vllm",
+            "vLLM (V1, defaults)",
+            True,
+            8192,
+            256,
+            16,
             "vLLM engine args: max_num_batched_tokens 8,192 on >= 70 GiB GPUs (EngineArgs.get_batch_defaults), the "
             "profile run's 256 sampled sequences, block_size 16, CUDA graphs on; measured overheads from the "
             "llm-d-planner accuracy report (vLLM 0.19, H100)",
         ),
         EngineProfile(
-            "sglang", "SGLang", True, 8192, 160, 1,
+            "sglang",
+            "SGLang",
+            True,
+            8192,
+            160,
+            1,
             "SGLang server_args: chunked_prefill_size 8,192 on 35-160 GB GPUs (2,048 below, 16,384 above), "
             "cuda_graph_max_bs 160, page_size 1 (token-level KV), CUDA graphs on",
         ),
         EngineProfile(
-            "trtllm", "TensorRT-LLM", True, 8192, 2048, 32,
+            "trtllm",
+            "TensorRT-LLM",
+            True,
+            8192,
+            2048,
+            32,
             "TensorRT-LLM LLM API: max_num_tokens 8,192, max_batch_size 2,048, KvCacheConfig.tokens_per_block 32, "
             "CUDA graphs in the PyTorch backend",
         ),
         EngineProfile(
-            "transformers", "Hugging Face transformers generate()", False, None, None, 1,
+            "transformers",
+            "Hugging Face transformers generate()",
+            False,
+            None,
+            None,
+            1,
             "transformers generate(): no CUDA graphs, the whole prompt of every sequence in one forward pass, logits "
             "of the last token only (logits_to_keep, transformers >= 4.45), a KV cache that grows token by token",
         ),
     )
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -73,23 +93,31 @@ ACCELERATOR_SOFTWARE: dict[str, AcceleratorSoftware] = {
     a.kind: a
     for a in (
         AcceleratorSoftware(
-            "tpu", "vLLM TPU (tpu-inference) or JetStream", "JAX (MaxText) or PyTorch/XLA",
+            "tpu",
+            "vLLM TPU (tpu-inference) or JetStream",
+            "JAX (MaxText) or PyTorch/XLA",
             "vllm-project/tpu-inference; AI-Hypercomputer/JetStream; AI-Hypercomputer/maxtext",
         ),
         AcceleratorSoftware(
-            "trainium", "vLLM Neuron (NxD Inference)", "NeuronX Distributed Training",
+            "trainium",
+            "vLLM Neuron (NxD Inference)",
+            "NeuronX Distributed Training",
             "vllm-project/vllm-neuron; aws-neuron/aws-neuron-sdk",
         ),
         AcceleratorSoftware(
-            "inferentia", "vLLM Neuron (NxD Inference)", "none (an inference chip)",
+            "inferentia",
+            "vLLM Neuron (NxD Inference)",
+            "none (an inference chip)",
             "vllm-project/vllm-neuron; aws-neuron/aws-neuron-sdk",
         ),
         AcceleratorSoftware(
-            "gaudi", "vLLM Gaudi plugin", "Optimum Habana / PyTorch on Gaudi",
+            "gaudi",
+            "vLLM Gaudi plugin",
+            "Optimum Habana / PyTorch on Gaudi",
             "vllm-project/vllm-gaudi; huggingface/optimum-habana",
         ),
     )
-}  # fmt: skip
+}
 
 
 def accelerator_note(kind: str, training: bool = False) -> str | None:

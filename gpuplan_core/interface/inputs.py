@@ -32,11 +32,33 @@ from .registry import (
 )
 
 __all__ = [
-    "ALL_JOBS", "DEFAULTS", "GROUPS", "INFERENCE", "INPUTS", "JOBS", "MAIN", "PAGE_COMPARE", "PAGE_COST",
-    "PAGE_OVERVIEW", "RECORDS", "SAME", "SIDEBAR", "TRAINING", "USE_CASES", "USE_CASE_SOURCES", "Group", "Input",
-    "group_inputs", "page_inputs", "plain", "same_value", "scenario_fields", "to_scenario", "tokens_label",
+    "ALL_JOBS",
+    "DEFAULTS",
+    "GROUPS",
+    "INFERENCE",
+    "INPUTS",
+    "JOBS",
+    "MAIN",
+    "PAGE_COMPARE",
+    "PAGE_COST",
+    "PAGE_OVERVIEW",
+    "RECORDS",
+    "SAME",
+    "SIDEBAR",
+    "TRAINING",
+    "USE_CASES",
+    "USE_CASE_SOURCES",
+    "Group",
+    "Input",
+    "group_inputs",
+    "page_inputs",
+    "plain",
+    "same_value",
+    "scenario_fields",
+    "to_scenario",
+    "tokens_label",
     "variant",
-]  # fmt: skip
+]
 
 
 def _checked(inp: Input, fields: dict[str, Any]) -> str | None:

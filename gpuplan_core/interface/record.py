@@ -77,7 +77,6 @@ class Input:
     source: str | None = None  # the model source it applies to (model, size, Hugging Face id)
     page: str | None = None  # a page's own input (url path), else a sidebar input
     variant_of: str | None = None  # Compare: the A-side input this B-side input overrides
-    modifies: str | None = None  # an input that changes how another input's field is set
     job_labels: Mapping[str, str] = dc_field(default_factory=dict)
     short: str = ""  # name in "changed in closed groups"
     max_chars: int = 200

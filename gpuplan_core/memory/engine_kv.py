@@ -54,7 +54,6 @@ METHODOLOGY_TEXT = (
 )
 
 STARTUP_ENGINES = ("vllm", "sglang", "trtllm")  # engines that size a KV pool once at start-up
-VLLM_DEFAULT_UTILIZATION = 0.9  # vllm/config CacheConfig.gpu_memory_utilization
 TRTLLM_DEFAULT_FREE_FRACTION = 0.9  # tensorrt_llm KvCacheConfig.free_gpu_memory_fraction
 VLLM_GRAPHS_PROFILED_FROM = (0, 21)  # "CUDA graph memory profiling is enabled (default since v0.21.0)"
 

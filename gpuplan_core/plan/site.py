@@ -11,6 +11,7 @@ from ..pricing.energy import (
     co2_kg,
     energy_kwh,
     kwh_per_million_tokens,
+    monthly_output_tokens,
     own_vs_rent,
     power_draw,
     server_price_per_gpu,
@@ -39,26 +40,48 @@ def pick_energy(sc: Scenario, p: Pick) -> EnergyReport | None:
     if draw is None:
         return None
     common = dict(
-        phase=phase, gpu=gpu.gpu, gpus=_busy_gpus(p), power_watts_per_gpu=draw.watts, power_fraction=draw.fraction,
-        host_watts_per_gpu=draw.host_watts, power_source=draw.source, pue=site.pue, region=site.region,
-        region_label=site.label, electricity_usd_per_kwh=site.usd_per_kwh, grid_gco2_per_kwh=site.gco2_per_kwh,
+        phase=phase,
+        gpu=gpu.gpu,
+        gpus=_busy_gpus(p),
+        power_watts_per_gpu=draw.watts,
+        power_fraction=draw.fraction,
+        host_watts_per_gpu=draw.host_watts,
+        power_source=draw.source,
+        pue=site.pue,
+        region=site.region,
+        region_label=site.label,
+        electricity_usd_per_kwh=site.usd_per_kwh,
+        electricity_price_published=site.price_published,
+        electricity_price_note=site.price_note,
+        grid_gco2_per_kwh=site.gco2_per_kwh,
         site_source=site.source,
-    )  # fmt: skip
+    )
     if phase == "training":
         kwh = energy_kwh(_busy_gpus(p) * (p.wall_hours or 0.0), draw.watts, site.pue)
-        return EnergyReport(**common, energy_kwh=kwh, energy_cost_usd=kwh * site.usd_per_kwh,
-                            co2_kg=co2_kg(kwh, site.gco2_per_kwh))  # fmt: skip
+        return EnergyReport(
+            **common, energy_kwh=kwh, energy_cost_usd=kwh * site.usd_per_kwh, co2_kg=co2_kg(kwh, site.gco2_per_kwh)
+        )
     monthly = energy_kwh(_busy_gpus(p) * sc.pricing.hours_per_month, draw.watts, site.pue)
-    per_m = None
-    if p.requests_per_s_per_replica:
-        tokens_per_s = p.requests_per_s_per_replica * sc.request.output_tokens
-        per_m = kwh_per_million_tokens(p.tp * p.pp, draw.watts, site.pue, tokens_per_s, sc.pricing.utilization)
+    capacity = (p.requests_per_s_per_replica or 0) * p.replicas * sc.request.output_tokens  # output tokens/s
+    tokens, basis = monthly_output_tokens(
+        sc.traffic.requests_per_day,
+        sc.request.output_tokens,
+        sc.pricing.hours_per_month,
+        capacity,
+        sc.pricing.utilization,
+    )
+    per_m = None if not tokens else kwh_per_million_tokens(monthly, tokens)
     return EnergyReport(
-        **common, monthly_energy_kwh=monthly, monthly_energy_cost_usd=monthly * site.usd_per_kwh,
-        monthly_co2_kg=co2_kg(monthly, site.gco2_per_kwh), energy_kwh_per_million_output_tokens=per_m,
+        **common,
+        monthly_energy_kwh=monthly,
+        monthly_energy_cost_usd=monthly * site.usd_per_kwh,
+        monthly_co2_kg=co2_kg(monthly, site.gco2_per_kwh),
+        monthly_output_tokens=tokens,
+        output_tokens_basis=basis,
+        energy_kwh_per_million_output_tokens=per_m,
         co2_g_per_million_output_tokens=None if per_m is None else per_m * site.gco2_per_kwh,
         tokens_per_kwh=None if not per_m else 1e6 / per_m,
-    )  # fmt: skip
+    )
 
 
 def pick_own(sc: Scenario, p: Pick) -> OwnReport | None:
@@ -74,17 +97,36 @@ def pick_own(sc: Scenario, p: Pick) -> OwnReport | None:
     draw, site = power_draw(gpu, phase), _site(sc)
     if draw is None:
         return None
-    o = own_vs_rent(p.gpus, price, sc.site.amortisation_years, draw.watts, gpu.tdp_w + draw.host_watts, site.pue,
-                    site.usd_per_kwh, sc.site.hosting_usd_per_kw_month, p.price_per_gpu_hour_usd,
-                    sc.pricing.hours_per_month, sc.site.own_utilization)  # fmt: skip
+    o = own_vs_rent(
+        p.gpus,
+        price,
+        sc.site.amortisation_years,
+        draw.watts,
+        gpu.tdp_w + draw.host_watts,
+        site.pue,
+        site.usd_per_kwh,
+        sc.site.hosting_usd_per_kw_month,
+        p.price_per_gpu_hour_usd,
+        sc.pricing.hours_per_month,
+        sc.site.own_utilization,
+    )
     return OwnReport(
-        gpu=gpu.gpu, gpus=p.gpus, server_usd_per_gpu=price, server_price_source=source,
-        amortisation_years=sc.site.amortisation_years, utilization=sc.site.own_utilization, capex_usd=o.capex_usd,
-        monthly_own_usd=o.monthly_own_usd, monthly_capex_usd=o.monthly_capex_usd, monthly_power_usd=o.monthly_power_usd,
-        monthly_hosting_usd=o.monthly_hosting_usd, monthly_rent_usd=o.monthly_rent_usd,
-        rent_usd_per_gpu_hour=p.price_per_gpu_hour_usd, break_even_months=o.break_even_months,
+        gpu=gpu.gpu,
+        gpus=p.gpus,
+        server_usd_per_gpu=price,
+        server_price_source=source,
+        amortisation_years=sc.site.amortisation_years,
+        utilization=sc.site.own_utilization,
+        capex_usd=o.capex_usd,
+        monthly_own_usd=o.monthly_own_usd,
+        monthly_capex_usd=o.monthly_capex_usd,
+        monthly_power_usd=o.monthly_power_usd,
+        monthly_hosting_usd=o.monthly_hosting_usd,
+        monthly_rent_usd=o.monthly_rent_usd,
+        rent_usd_per_gpu_hour=p.price_per_gpu_hour_usd,
+        break_even_months=o.break_even_months,
         break_even_utilization=o.break_even_utilization,
-    )  # fmt: skip
+    )
 
 
 COMMITMENT = {
@@ -111,8 +153,15 @@ def price_tiers(sc: Scenario, p: Pick, offers: list[Offer]) -> list[PriceTier]:
             continue
         o = best[bm]
         eff = o.price_per_gpu_hour_usd * (1 + sc.pricing.spot_restart_overhead if bm == "spot" else 1)
-        out.append(PriceTier(billing_model=bm, offer_id=o.offer_id, provider=o.provider,
-                             price_per_gpu_hour_usd=o.price_per_gpu_hour_usd, effective_usd_per_gpu_hour=eff,
-                             monthly_usd=eff * p.gpus * sc.pricing.hours_per_month,
-                             commitment=COMMITMENT.get(bm, bm)))  # fmt: skip
+        out.append(
+            PriceTier(
+                billing_model=bm,
+                offer_id=o.offer_id,
+                provider=o.provider,
+                price_per_gpu_hour_usd=o.price_per_gpu_hour_usd,
+                effective_usd_per_gpu_hour=eff,
+                monthly_usd=eff * p.gpus * sc.pricing.hours_per_month,
+                commitment=COMMITMENT.get(bm, bm),
+            )
+        )
     return out

@@ -5,7 +5,9 @@ what owning the hardware would cost beside renting it.
     energy (kWh)          = GPU-hours x average watts / 1,000 x PUE
     energy cost (USD)     = kWh x electricity price            CO2 (kg) = kWh x grid intensity (g/kWh) / 1,000
     serving, a month      = GPUs x hours a month x average watts / 1,000 x PUE
-    per 1M output tokens  = one replica's kWh an hour / (its output tokens an hour x utilization) x 10^6
+    per 1M output tokens  = the month's kWh / the month's output tokens x 10^6, the month's output tokens at the
+                            scenario's traffic (requests a day x output tokens x days a month), or without a traffic
+                            estimate the replicas' capacity busy the utilization's share of the hours
 
     owning, a month       = server price per GPU x GPUs / (years x 12)
                             + GPUs x average watts x PUE x hours a month x utilization / 1,000 x electricity price
@@ -17,7 +19,9 @@ what owning the hardware would cost beside renting it.
 
 Average power is not TDP: the fractions are measured (MLPerf Power, vendor and benchmark measurements; sources per
 row). The region (data/regions.csv) gives the grid intensity, the electricity price and the PUE unless the user
-gives them; server prices per GPU type come from data/ownership.csv (each with its source and date).
+gives them, each with its own source; a region with no published tariff read is priced at the US industrial
+average and says so (SiteFigures.price_published, price_note), never silently. Server prices per GPU type come from
+data/ownership.csv (each with its source and date).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import pandas as pd
+from pydantic import BaseModel, Field
 
 from ..common.data import DATA_DIR
 from ..hardware.catalog import GPU
@@ -80,7 +85,8 @@ def power_draw(gpu: GPU, phase: str) -> PowerDraw | None:
 
 @dataclass(frozen=True)
 class SiteFigures:
-    """The site's grid, electricity price and PUE, each the user's or the region's."""
+    """The site's grid, electricity price and PUE, each the user's or the region's. ``price_published`` is False
+    where the region has no published tariff (then ``price_note`` says what the price stands in for)."""
 
     region: str
     label: str
@@ -88,6 +94,12 @@ class SiteFigures:
     usd_per_kwh: float
     gco2_per_kwh: float
     source: str
+    price_published: bool = True
+    price_note: str = ""
+
+
+# A region with no published tariff read is priced at this region's (named on every page that shows it).
+PRICE_STAND_IN_REGION = "us-average"
 
 
 def region_ids() -> list[str]:
@@ -100,11 +112,16 @@ def site_figures(region: str, pue: float | None, usd_per_kwh: float | None, gco2
     if rows.empty:
         raise ValueError(f"region: {region!r} is not one of {', '.join(region_ids())}")
     r = rows.iloc[0]
-    price_source = str(r.source_price)
+    price_source, published, note = str(r.source_price), True, ""
     if usd_per_kwh is None:
-        if pd.isna(r.electricity_usd_per_kwh):  # the region publishes no tariff we read: the others' median
-            usd_per_kwh = float(t.electricity_usd_per_kwh.dropna().median())
-            price_source = "no published tariff read for this region: the median of the regions that have one"
+        if pd.isna(r.electricity_usd_per_kwh):  # no published tariff read: the stand-in region's, said so
+            stand_in = t[t.region == PRICE_STAND_IN_REGION].iloc[0]
+            usd_per_kwh, published = float(stand_in.electricity_usd_per_kwh), False
+            note = (
+                f"no published electricity tariff read for {r.label}: priced at {stand_in.label}'s "
+                f"{usd_per_kwh:.4g} USD/kWh until you give yours (Site and owning)"
+            )
+            price_source = f"{note}; {stand_in.source_price}"
         else:
             usd_per_kwh = float(r.electricity_usd_per_kwh)
     else:
@@ -116,6 +133,8 @@ def site_figures(region: str, pue: float | None, usd_per_kwh: float | None, gco2
         usd_per_kwh=float(usd_per_kwh),
         gco2_per_kwh=float(gco2 if gco2 is not None else r.grid_gco2_per_kwh),
         source=f"grid: {r.source_grid}; price: {price_source}; PUE: {r.source_pue}",
+        price_published=published,
+        price_note=note,
     )
 
 
@@ -128,12 +147,33 @@ def co2_kg(kwh: float, gco2_per_kwh: float) -> float:
     return kwh * gco2_per_kwh / 1000
 
 
-def kwh_per_million_tokens(replica_gpus: int, watts_per_gpu: float, pue: float, tokens_per_s: float,
-                           utilization: float) -> float:  # fmt: skip
-    """One replica's kWh an hour / (its output tokens an hour at the utilization) x 10^6."""
-    if tokens_per_s <= 0:
+def kwh_per_million_tokens(monthly_kwh: float, monthly_output_tokens: float) -> float:
+    """The month's kWh / the month's output tokens x 10^6: multiplied back by the month's tokens / 10^6, the
+    month's kWh."""
+    if monthly_output_tokens <= 0:
         return math.inf
-    return energy_kwh(replica_gpus, watts_per_gpu, pue) / (tokens_per_s * 3600 * utilization) * 1e6
+    return monthly_kwh / monthly_output_tokens * 1e6
+
+
+def monthly_output_tokens(
+    requests_per_day: float | None,
+    output_tokens: int,
+    hours_per_month: float,
+    capacity_tokens_per_s: float | None,
+    utilization: float,
+) -> tuple[float | None, str]:
+    """(The month's output tokens, how they are counted): at the traffic, requests a day x output tokens x days a
+    month; without a traffic estimate, the replicas' capacity (output tokens/s) x seconds a month x the utilization
+    (the busy share); None when neither is known."""
+    days = hours_per_month / 24
+    if requests_per_day:
+        return requests_per_day * output_tokens * days, (
+            f"{requests_per_day:,.0f} requests a day x {output_tokens:,} output tokens x {days:.4g} days"
+        )
+    if capacity_tokens_per_s:
+        tokens = capacity_tokens_per_s * hours_per_month * 3600 * utilization
+        return tokens, f"the replicas' capacity busy {utilization:.0%} of {hours_per_month:g} hours (no traffic given)"
+    return None, ""
 
 
 def server_price_per_gpu(gpu: GPU) -> tuple[float, str] | None:
@@ -163,9 +203,19 @@ class OwnVsRent:
         return self.monthly_capex_usd + self.monthly_power_usd + self.monthly_hosting_usd
 
 
-def own_vs_rent(gpus: int, server_usd_per_gpu: float, years: float, watts_per_gpu: float, peak_watts_per_gpu: float,
-                pue: float, usd_per_kwh: float, hosting_usd_per_kw_month: float, rent_usd_per_gpu_hour: float,
-                hours_per_month: float, utilization: float) -> OwnVsRent:  # fmt: skip
+def own_vs_rent(
+    gpus: int,
+    server_usd_per_gpu: float,
+    years: float,
+    watts_per_gpu: float,
+    peak_watts_per_gpu: float,
+    pue: float,
+    usd_per_kwh: float,
+    hosting_usd_per_kw_month: float,
+    rent_usd_per_gpu_hour: float,
+    hours_per_month: float,
+    utilization: float,
+) -> OwnVsRent:
     """The module docstring's owning and renting months, for ``gpus`` GPUs busy ``utilization`` of the hours."""
     capex = server_usd_per_gpu * gpus
     capex_m = capex / (years * 12)
@@ -186,8 +236,6 @@ def own_vs_rent(gpus: int, server_usd_per_gpu: float, years: float, watts_per_gp
 
 # ---- typed results (the answer carries them; cost --json flattens the energy keys) ----------------------------
 
-from pydantic import BaseModel, Field  # noqa: E402
-
 
 class EnergyReport(BaseModel):
     """What the answer draws and emits: a training run's total, or a month of serving and per 1M output tokens."""
@@ -203,6 +251,10 @@ class EnergyReport(BaseModel):
     region: str
     region_label: str
     electricity_usd_per_kwh: float
+    electricity_price_published: bool = Field(
+        True, description="False: the region has no published tariff; the price stands in (electricity_price_note)"
+    )
+    electricity_price_note: str = Field("", description="what a stand-in price stands in for, in words")
     grid_gco2_per_kwh: float
     site_source: str
     energy_kwh: float | None = Field(None, description="training: the run's kWh (GPU-hours x watts x PUE)")
@@ -211,8 +263,12 @@ class EnergyReport(BaseModel):
     monthly_energy_kwh: float | None = Field(None, description="serving: the always-on GPUs' kWh a month")
     monthly_energy_cost_usd: float | None = None
     monthly_co2_kg: float | None = None
+    monthly_output_tokens: float | None = Field(
+        None, description="serving: the month's output tokens (at the traffic, else the capacity x utilization)"
+    )
+    output_tokens_basis: str = Field("", description="serving: how the month's output tokens are counted, in words")
     energy_kwh_per_million_output_tokens: float | None = Field(
-        None, description="serving: one replica's kWh per 1M output tokens at the utilization"
+        None, description="serving: the month's kWh / the month's output tokens x 10^6"
     )
     co2_g_per_million_output_tokens: float | None = None
     tokens_per_kwh: float | None = Field(None, description="serving: output tokens per kWh")

@@ -249,7 +249,7 @@ def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answ
     heads = [
         Headline(label="Cheapest run", value=usd(ans.cost_usd), help=f"{top.offer_id}: the answer"),
         Headline(label="Wall-clock time", value=f"{figure(top.wall_hours)} h"),
-        Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine(s)"),
+        Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine{'' if top.nodes == 1 else 's'}"),
         Headline(label="Offers compared", value=f"{offers_compared:,}"),
     ]
     return Answer(sentence=sentence, headlines=heads, tone="good")
@@ -278,7 +278,9 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
     heads = [
         Headline(label="Cost " + ("per month" if ans.cost_per == "month" else "of the run"), value=usd(ans.cost_usd))
     ]
-    heads.append(Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine(s)"))
+    heads.append(
+        Headline(label="GPUs", value=f"{top.gpus:,}", help=f"{top.nodes:,} machine{'' if top.nodes == 1 else 's'}")
+    )
     if top.ttft_s is not None:
         heads.append(
             Headline(
@@ -364,6 +366,7 @@ def site_answer(ans: ScenarioAnswer) -> Answer | None:
             f"Serving draws {e.monthly_energy_kwh:,.0f} kWh a month {where}: {usd(e.monthly_energy_cost_usd)} of "
             f"electricity and {e.monthly_co2_kg / 1000:,.2f} t of CO2"
             + (f", {per:,.2f} kWh per 1M output tokens" if per else "")
+            + (f" (the month's {e.monthly_output_tokens / 1e6:,.1f}M output tokens)" if e.monthly_output_tokens else "")
         )
         heads = [Headline(label="Energy a month", value=f"{e.monthly_energy_kwh:,.0f} kWh"),
                  Headline(label="CO2 a month", value=f"{e.monthly_co2_kg / 1000:,.2f} t")]  # fmt: skip
@@ -377,4 +380,6 @@ def site_answer(ans: ScenarioAnswer) -> Answer | None:
         heads += [Headline(label="Owning a month", value=usd(o.monthly_own_usd)),
                   Headline(label="Break-even", value="never" if o.break_even_months is None
                            else f"{o.break_even_months:,.0f} months")]  # fmt: skip
+    if not e.electricity_price_published:
+        sentence += f" ({e.electricity_price_note})"
     return Answer(sentence=sentence + ".", headlines=heads, tone="info")

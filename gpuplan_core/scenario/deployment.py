@@ -109,9 +109,7 @@ class Pricing(Part):
         "execution and idle time. None: any billing.",
     )
     provider: str | None = Field(None, description="Only this provider's offers (from the pricing file).")
-    hours_per_month: float = Field(
-        730.0, ge=1, le=744, description="730 h is the usual convention (8,760 h / 12)."
-    )  # fmt: skip
+    hours_per_month: float = Field(730.0, ge=1, le=744, description="730 h is the usual convention (8,760 h / 12).")
     utilization: float = Field(
         0.5,
         ge=0.05,

@@ -308,6 +308,8 @@ class Training(Part):
     )
     deadline_hours: float | None = Field(None, gt=0, le=1e6, description="The run's completion-time target.")
     overhead_factor: float = Field(
-        0.3, ge=0, le=2, description="Compute spent on top of the final run: failed runs and sweeps (industry "
-        "estimates 30-50%).",
-    )  # fmt: skip
+        0.3,
+        ge=0,
+        le=2,
+        description="Compute spent on top of the final run: failed runs and sweeps (industry estimates 30-50%).",
+    )

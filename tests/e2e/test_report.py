@@ -71,7 +71,7 @@ def reports(browser, app_url, tmp_path_factory) -> dict[str, tuple[Path, str]]:
         values = {inp.key: inp.default for inp in RECORDS} | read_link(dict(parse_qsl(query)))[0]
         sc = to_scenario(values)[0]
         path = out / f"{name}.html"
-        path.write_text(report_html(sc, values, "", "bundled", False, f"{app_url}/?{query}"))
+        path.write_text(report_html(sc, values, "bundled", False, f"{app_url}/?{query}"))
         files[name] = (path, app_url)
     return files
 

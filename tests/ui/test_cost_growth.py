@@ -33,8 +33,9 @@ def test_the_cost_page_draws_the_pick_as_traffic_grows():
     assert bill["line"]["shape"] == "hv" and bill["y"] == [m.monthly_usd for m in g.months]
     notes = [a["text"] for a in spec["layout"]["annotations"]]
     assert any(n.startswith(f"month {g.more_replicas_month}: {g.next_step_replicas} replicas needed") for n in notes)
-    assert any(n.startswith(f"inference passes training in month {g.inference_passes_training_month} (about ")
-               for n in notes)  # fmt: skip
+    assert any(
+        n.startswith(f"inference passes training in month {g.inference_passes_training_month} (about ") for n in notes
+    )
     assert "Re-planned month by month with 10% more traffic a month" in texts(at)
 
 
@@ -44,3 +45,26 @@ def test_without_growth_the_flat_lifetime_stays_and_without_traffic_it_says_why(
     at = open_page("app_pages/Cost.py", {**LINK, "rpd": "0"})
     assert not at.exception
     assert "Growth is not drawn: growth needs a traffic estimate" in texts(at)
+
+
+def test_the_spike_states_its_replicas_and_the_money_axes_tick_round():
+    """A 4x spike in month 6 on 200,000 requests a day: the chart names the spike month's replicas and bill (the
+    core's GrowthMonth), and both money axes tick at round steps labelled "$400k" / "$6M" style."""
+    link = {"model": "Llama-3.1-8B", "rpd": "200000", "spike_m": "6", "spike_x": "4"}
+    at = open_page("app_pages/Cost.py", link)
+    assert not at.exception, at.exception
+    sc, _ = to_scenario(read_link(link)[0])
+    offers = load_pricing().offers
+    g = api.growth_report(sc, api.answer_report(sc, offers=offers), offers, 0.0, 36)
+    spike = g.months[6]
+    spec = _life(at)
+    notes = [a["text"] for a in spec["layout"]["annotations"]]
+    assert any(f"the 4x spike takes {spike.replicas:,} replicas" in n for n in notes) or (
+        g.more_replicas_month == 6 and any(f"month 6: {g.next_step_replicas} replicas needed" in n for n in notes)
+    ), notes
+    for axis in ("yaxis", "yaxis2"):
+        ticks = spec["layout"][axis]
+        step = ticks["tickvals"][1]
+        assert all(v == i * step for i, v in enumerate(ticks["tickvals"]))
+        assert str(int(step)).rstrip("0") in {"1", "2", "25", "5"}, step  # 1, 2, 2.5 or 5 x 10^k
+        assert all(t.startswith("$") and ("," not in t) for t in ticks["ticktext"]), ticks["ticktext"]

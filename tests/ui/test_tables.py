@@ -117,3 +117,23 @@ def test_memory_components_basis_is_a_word_and_how_comes_last(mem):
     weights = df.set_index("component").loc["weights"]
     assert f"{weights['basis']}: {weights['how']}" == mem.provenance["weights"]
     assert set(df["basis"]) <= {"exact", "estimated"}
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        {"preset": "Llama-3.1-8B"},
+        {"preset": "Llama-3.1-70B", "requests_per_day": 50_000, "input_tokens": 8_000},
+        {"mode": "training", "preset": "Llama-3.1-8B", "training_tokens": 1e10},
+    ],
+    ids=["default", "70b-8k", "training"],
+)
+def test_the_overviews_cheapest_table_fits_its_column_at_1280_px(q):
+    """The Overview's main column is 818 px at a 1280 px window: its five cheapest fit whole (the columns' widths,
+    each measured from its text, sum within it); the download keeps every column."""
+    plan = api.answer_report(q).plan
+    full = tables_cost.picks(plan, q.get("mode") == "training")
+    t = _table(full, tables_cost.picks_shown(plan, full.columns))
+    assert sum(c["width"] for c in t.config.values()) <= 818
+    assert list(t.frame.columns) == list(full.columns) and {"source", "provider"} <= set(t.frame.columns)
+    assert list(t.shown.columns)[:3] == ["offer", "cost (USD)", "layout"]

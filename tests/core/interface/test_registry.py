@@ -12,6 +12,7 @@ from gpuplan_core.interface.registry import (
     MAIN,
     PAGE_COMPARE,
     PAGE_COST,
+    PAGE_DATA,
     PAGE_OVERVIEW,
     RECORDS,
     SAME,
@@ -124,7 +125,8 @@ def test_groups_and_pages():
     assert [i.key for i in page_inputs(PAGE_OVERVIEW)] == ["alt_formats"]
     assert [i.key for i in page_inputs(PAGE_COST)] == ["market", "train_bill"]
     assert [i.key for i in page_inputs(PAGE_COMPARE)] == ["b_gpu", "b_weights", "b_kv", "b_gpus", "b_batch"]
-    assert all(i.page is None for i in SIDEBAR) and len(SIDEBAR) + 8 == len(RECORDS)
+    assert [i.key for i in page_inputs(PAGE_DATA)] == ["pricefile"]
+    assert all(i.page is None for i in SIDEBAR) and len(SIDEBAR) + 9 == len(RECORDS)
 
 
 def test_compare_s_b_side_starts_as_a():

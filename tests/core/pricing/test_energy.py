@@ -1,6 +1,8 @@
 """Energy, carbon and owning (pricing/energy.py, plan/site.py), by hand with the formulas written out."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuplan_core import api
 from gpuplan_core.hardware.catalog import get_gpu
@@ -26,8 +28,14 @@ def test_a_training_runs_energy_by_hand():
 
 
 def test_the_answers_training_energy_is_its_gpu_hours_at_the_sites_figures():
-    q = {"mode": "training", "preset": "Llama-3.1-8B", "gpu": "H100-SXM", "gpus": 64, "training_tokens": 1e11,
-         "region": "us-oregon"}  # fmt: skip
+    q = {
+        "mode": "training",
+        "preset": "Llama-3.1-8B",
+        "gpu": "H100-SXM",
+        "gpus": 64,
+        "training_tokens": 1e11,
+        "region": "us-oregon",
+    }
     a = api.answer_report(q)
     p, e = a.pick, a.energy
     gpu_hours = p.tp * p.pp * p.replicas * p.wall_hours
@@ -41,20 +49,92 @@ def test_the_answers_training_energy_is_its_gpu_hours_at_the_sites_figures():
 
 
 def test_serving_energy_per_million_tokens_by_hand():
-    """One replica's kWh an hour / (its output tokens an hour x utilization) x 10^6: 2 GPUs at 500 W, PUE 1.2,
-    1,000 tokens/s at 50%: 1.2 kWh an hour / 1.8M tokens x 10^6 = 0.667 kWh."""
-    assert kwh_per_million_tokens(2, 500, 1.2, 1000, 0.5) == pytest.approx(2 * 500 / 1000 * 1.2 / (1000 * 3600 * 0.5)
-                                                                           * 1e6)  # fmt: skip
+    """The month's kWh / the month's output tokens x 10^6. The chat request at 50,000 requests a day: 50,000 x 300
+    output tokens x 730 / 24 = 30.42 days = 456.25M output tokens a month; the GPUs' kWh a month over it."""
+    assert kwh_per_million_tokens(658.0, 456.25e6) == pytest.approx(658 / 456.25)  # = 1.44, not 0.73
     a = api.answer_report({"preset": "Llama-3.1-8B", "gpu": "A100-80GB-SXM", "requests_per_day": 50_000})
     p, e = a.pick, a.energy
     watts = 0.82 * 400  # the A100's measured serving fraction, no host share stated
     assert e.power_watts_per_gpu == pytest.approx(watts)
     assert e.monthly_energy_kwh == pytest.approx(p.tp * p.pp * p.replicas * 730 * watts / 1000 * 1.10)
-    tokens_per_s = p.requests_per_s_per_replica * 300  # the chat request's 300 output tokens
-    assert e.energy_kwh_per_million_output_tokens == pytest.approx(
-        p.tp * p.pp * watts / 1000 * 1.10 / (tokens_per_s * 3600 * 0.5) * 1e6
-    )
+    assert e.monthly_output_tokens == pytest.approx(50_000 * 300 * 730 / 24) == pytest.approx(456.25e6)
+    assert e.energy_kwh_per_million_output_tokens == pytest.approx(e.monthly_energy_kwh / 456.25)
     assert e.tokens_per_kwh == pytest.approx(1e6 / e.energy_kwh_per_million_output_tokens)
+    assert "50,000 requests a day x 300 output tokens" in e.output_tokens_basis
+
+
+def test_without_traffic_the_month_counts_the_replicas_capacity_at_the_utilization():
+    from gpuplan_core.plan.site import pick_energy
+    from gpuplan_core.scenario.scenario import Scenario
+
+    sc = Scenario(preset="Llama-3.1-8B", gpu="A100-80GB-SXM", requests_per_day=None, utilization=0.5)
+    pick = _pick(replicas=3, rps=2.0)
+    e = pick_energy(sc, pick)
+    tokens = 3 * 2.0 * 300 * 730 * 3600 * 0.5  # replicas x req/s x output tokens x seconds a month x busy share
+    assert e.monthly_output_tokens == pytest.approx(tokens)
+    assert "busy 50%" in e.output_tokens_basis
+    assert e.energy_kwh_per_million_output_tokens == pytest.approx(e.monthly_energy_kwh / tokens * 1e6)
+
+
+def _pick(replicas: int, rps: float, tp: int = 1):
+    from gpuplan_core.results.plan import Pick
+
+    return Pick(
+        gpu="A100-80GB-SXM",
+        weights_format="bf16",
+        offer_id="x",
+        provider="x",
+        product="x",
+        billing_model="on_demand",
+        gpus=tp * replicas,
+        nodes=1,
+        tp=tp,
+        pp=1,
+        layout="l",
+        replicas=replicas,
+        monthly_usd=1.0,
+        run_cost_usd=None,
+        price_per_gpu_hour_usd=1.0,
+        requests_per_s_per_replica=rps,
+        meets_target=True,
+        misses=[],
+        why=[],
+        source="s",
+        price_as_of=None,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rpd=st.one_of(st.none(), st.floats(100, 5e6)),
+    out=st.integers(1, 4000),
+    hours=st.floats(24, 744),
+    util=st.floats(0.05, 1),
+    replicas=st.integers(1, 40),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    rps=st.floats(0.01, 50),
+    region=st.sampled_from(["us-average", "us-virginia", "germany", "france", "india", "china", "finland"]),
+)
+def test_kwh_per_million_times_the_months_tokens_is_the_months_kwh(rpd, out, hours, util, replicas, tp, rps, region):
+    """On random scenarios: kWh per 1M output tokens x the month's output tokens / 10^6 = the month's kWh, and the
+    month's tokens are the traffic's (requests a day x output tokens x days) whenever a traffic is given."""
+    from gpuplan_core.plan.site import pick_energy
+    from gpuplan_core.scenario.scenario import Scenario
+
+    sc = Scenario(
+        preset="Llama-3.1-8B",
+        gpu="A100-80GB-SXM",
+        requests_per_day=rpd,
+        output_tokens=out,
+        hours_per_month=hours,
+        utilization=util,
+        region=region,
+    )
+    e = pick_energy(sc, _pick(replicas, rps, tp))
+    assert e.energy_kwh_per_million_output_tokens * e.monthly_output_tokens / 1e6 == pytest.approx(e.monthly_energy_kwh)
+    if rpd:
+        assert e.monthly_output_tokens == pytest.approx(rpd * out * hours / 24)
+    assert e.monthly_energy_kwh == pytest.approx(tp * replicas * hours * 0.82 * 400 / 1000 * e.pue)
 
 
 def test_own_vs_rent_break_even_by_hand_for_eight_h100s():
@@ -87,8 +167,9 @@ def test_the_answer_owns_with_the_sourced_server_price_or_yours():
 
 
 def test_price_tiers_are_the_cheapest_offer_of_each_billing_for_the_gpu_type():
-    a = api.answer_report({"mode": "training", "preset": "Llama-3.1-8B", "gpu": "H100-SXM", "gpus": 8,
-                           "training_tokens": 1e10})  # fmt: skip
+    a = api.answer_report(
+        {"mode": "training", "preset": "Llama-3.1-8B", "gpu": "H100-SXM", "gpus": 8, "training_tokens": 1e10}
+    )
     tiers = {t.billing_model: t for t in a.price_tiers}
     assert set(tiers) <= {"on_demand", "spot", "reserved"} and "on_demand" in tiers
     if "spot" in tiers:

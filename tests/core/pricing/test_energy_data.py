@@ -127,3 +127,32 @@ def test_dgx_a100_list_price_spot_check(ownership):
     """NVIDIA launched the DGX A100 (8x A100 40GB) at USD 199,000: 24,875 per GPU."""
     row = ownership.set_index("gpu").loc["A100-40GB"]
     assert row["server_usd_per_gpu"] == pytest.approx(199_000 / 8)
+
+
+def test_each_regions_tariff_has_its_own_source_row(regions):
+    """A price comes with a source of its own: no two regions share a price source, and Germany, France, China and
+    the US average are no longer one shared 0.0927 (the old median fallback)."""
+    priced = regions[regions["electricity_usd_per_kwh"].notna()]
+    assert priced["source_price"].str.len().gt(40).all()
+    assert priced["source_price"].is_unique
+    by_region = dict(zip(regions["region"], regions["electricity_usd_per_kwh"], strict=True))
+    # Bundesnetzagentur 19.63 ct/kWh and SDES 205 EUR/MWh (2023), each at 1.0813 USD/EUR; EIA 8.06 US cents
+    assert by_region["germany"] == pytest.approx(0.1963 * 1.0813, abs=1e-4)
+    assert by_region["france"] == pytest.approx(0.205 * 1.0813, abs=1e-4)
+    assert by_region["us-average"] == 0.0806 and by_region["china"] == 0.088
+
+
+def test_no_two_regions_share_a_fallback_price_silently(regions):
+    """A region with no published tariff is priced at the stand-in region's, and says so (price_published False, a
+    note naming the stand-in); every region with a tariff is priced at its own."""
+    from gpuplan_core.pricing.energy import PRICE_STAND_IN_REGION, site_figures
+
+    for r in regions.itertuples():
+        f = site_figures(r.region, None, None, None)
+        if pd.isna(r.electricity_usd_per_kwh):
+            stand_in = regions.set_index("region").loc[PRICE_STAND_IN_REGION]
+            assert not f.price_published and f.usd_per_kwh == stand_in.electricity_usd_per_kwh
+            assert r.label in f.price_note and stand_in.label in f.price_note and f.price_note in f.source
+        else:
+            assert f.price_published and f.price_note == "" and f.usd_per_kwh == r.electricity_usd_per_kwh
+    assert site_figures("india", None, 0.1, None).price_published  # your price is a price
