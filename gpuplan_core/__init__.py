@@ -50,6 +50,7 @@ from .perf.schedulers import LOOPS as ENGINE_LOOPS
 from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
 from .plan.growth import growth_problem
+from .plan.rent import cold_start_rule
 from .pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
 from .pricing.csv_file import load_pricing, load_pricing_text, offers_to_csv
 from .pricing.energy import EnergyReport, OwnReport, PriceTier, power_draw, region_ids, site_figures
@@ -80,10 +81,10 @@ from .report.cost import (
     Rejected,
     TrainingCostRow,
 )
-from .report.growth import Growth, GrowthMonth
 from .report.results import GpuPerf, MemoryReport, PerfReport
 from .report.serving import ServeReport, ServingCurve
 from .report.training import TrainingAccuracy, training_accuracy
+from .results.growth import Growth, GrowthMonth
 from .scenario.scenario import Scenario
 from .scenario.site import Site
 
