@@ -189,7 +189,7 @@ def _pick_memory(sc: Scenario, p: Pick) -> tuple[int, str]:
     return round(memory_budget(sc.model(), req).per_gpu_bytes), where
 
 
-def _differs(sc: Scenario, ans: Pick | None, p: Pick, checks: list[TargetCheck]) -> str:
+def _differs(ans: Pick | None, p: Pick, checks: list[TargetCheck]) -> str:
     missed = [c.text() for c in checks if not c.met]
     if missed:
         return "; ".join(missed)
@@ -224,7 +224,7 @@ def _alternatives(sc: Scenario, ans: Pick | None, rows: list[Pick]) -> list[Opti
         checked = [(r, target_checks(sc, r)) for r in priced]
         ok = [(r, c) for r, c in checked if all(x.met for x in c)]
         r, c = min(ok or checked, key=lambda rc: (getattr(rc[0], key), rc[0].offer_id, rc[0].layout))  # ties: by id
-        out.append(Option(role=role, pick=r, checks=c, differs=_differs(sc, ans, r, c)))
+        out.append(Option(role=role, pick=r, checks=c, differs=_differs(ans, r, c)))
     return out
 
 

@@ -164,32 +164,33 @@ def _with_band(sc: Scenario, m: ModelArch, p: Pick) -> Pick:
     return p.model_copy(update={"error_band": text})
 
 
-def _ranked(sc: Scenario, cands: list[Pick], top: int) -> tuple[list[Pick], list[Pick], list[Pick]]:
+def _ranked(cands: list[Pick], top: int, per_gpu_type: bool) -> tuple[list[Pick], list[Pick], list[Pick]]:
     """The picks that meet every target, cheapest first (of equal cost the faster first token; one layout per
-    offer and price; training on any GPU: the cheapest per GPU type), the top of them, and the cheaper near misses."""
+    offer and price; ``per_gpu_type``: the cheapest per GPU type only), the top of them, and the cheaper near
+    misses."""
 
     def order(p: Pick) -> tuple[float, float]:
         return p.rank_cost, p.ttft_s or 0.0
 
     ok = _best_layout_per_price(sorted((p for p in cands if not p.misses), key=order))
     missed = sorted((p for p in cands if p.misses), key=order)
-    if sc.job.mode != "inference" and not sc.parallelism.gpu:
+    if per_gpu_type:
         seen: set[str] = set()
         ok = [p for p in ok if not (p.gpu in seen or seen.add(p.gpu))]
     best = ok[0].rank_cost if ok else math.inf
     return ok, ok[:top], [p for p in missed if p.rank_cost < best][:top]
 
 
-def _explain(sc: Scenario, ok: list[Pick], picks: list[Pick]) -> list[Pick]:
-    """The picks (copies) with the why lines a pick carries: another weights format, an accelerator's note, the
-    runner-up's cost."""
-    chosen = get_format(sc.formats.weights_format).name
+def _explain(ok: list[Pick], picks: list[Pick], chosen_format: str, training: bool) -> list[Pick]:
+    """The picks (copies) with the why lines a pick carries: a weights format other than ``chosen_format``, an
+    accelerator's note, the runner-up's cost."""
+    chosen = get_format(chosen_format).name
     out = []
     for i, p in enumerate(picks):
         why = list(p.why)
         if p.weights_format != chosen:
             why.append(f"uses {get_format(p.weights_format).label} weights: check quality before switching")
-        if note := accelerator_note(get_gpu(p.gpu).kind, training=sc.job.mode != "inference"):
+        if note := accelerator_note(get_gpu(p.gpu).kind, training=training):
             why.append(note)
         if i == 0 and len(ok) > 1:
             why.append(
@@ -225,8 +226,9 @@ def recommend(
         cands, layouts = [_training_pick(c) for c in training], []
         for k, v in summary.items():
             setattr(plan, k, v)
-    ok, ranked, near = _ranked(sc, cands, top)
-    picks = _explain(sc, ok, ranked)
+    training_job = sc.job.mode != "inference"
+    ok, ranked, near = _ranked(cands, top, per_gpu_type=training_job and not sc.parallelism.gpu)
+    picks = _explain(ok, ranked, sc.formats.weights_format, training_job)
     plan.picks = [_with_band(sc, m, p) for p in picks]
     plan.near_misses = [_with_band(sc, m, p) for p in near]
     plan.rejected = [r.model_dump() for r in rejected]
@@ -239,7 +241,7 @@ def recommend(
         plan.why = why_training(sc, top_c, summary)
         plan.mfu = top_c.mfu
     elif sc.job.mode == "inference":
-        plan.message = binding_constraint(sc, layouts, cands, rejected)
+        plan.message = binding_constraint(sc.traffic, sc.request.input_tokens, layouts, cands, rejected)
     else:
         missed = sorted(
             (pc for pc in zip(cands, training, strict=True) if pc[0].misses), key=lambda pc: pc[0].rank_cost

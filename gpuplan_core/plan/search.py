@@ -223,8 +223,10 @@ def inference_candidates(
     return picks, rejected, layouts
 
 
-def binding_constraint(sc: Scenario, layouts: list[Layout], picks: list[Pick], rejected: list[Rejected]) -> str:
-    """Why nothing qualifies, with numbers, in one sentence."""
+def binding_constraint(
+    tr: Traffic, input_tokens: int, layouts: list[Layout], picks: list[Pick], rejected: list[Rejected]
+) -> str:
+    """Why nothing qualifies, with numbers, in one sentence (the traffic's targets, the prompt's length)."""
     if not layouts and all(r.reason == NO_FIT for r in rejected):
         return (
             "The model does not fit the complete memory budget on any GPU and layout tried (up to "
@@ -233,12 +235,11 @@ def binding_constraint(sc: Scenario, layouts: list[Layout], picks: list[Pick], r
     if not picks:
         reasons = sorted({r.reason for r in rejected if r.offer_id})
         return "No offer can rent a layout that fits: " + "; ".join(reasons[:3]) + "."
-    tr = sc.traffic
     if tr.ttft_target_s:
         best = min(layouts, key=lambda x: x.replica.floor_ttft_s)
         if best.replica.floor_ttft_s > tr.ttft_target_s:
             return (
-                f"The {sc.request.input_tokens:,}-token prompt alone prefills in {best.replica.floor_ttft_s:,.2f} s "
+                f"The {input_tokens:,}-token prompt alone prefills in {best.replica.floor_ttft_s:,.2f} s "
                 f"on the fastest layout ({best.label}, {get_format(best.weights_format).label}); a TTFT of "
                 f"{tr.ttft_target_s:g} s is not reachable with these GPUs."
             )
