@@ -9,8 +9,9 @@ requests per day, the peak-to-average factor, prices, billing, the site and the 
 change to them re-plans from the remembered replicas without running the step loop again.
 
 Under traffic (perf/serving.py): ``capacity`` = the largest request rate whose p95 TTFT and mean TPOT meet the
-targets (its bisection's runs), and ``points`` = the simulated loads at or under that capacity, from 5% of it up,
-no two more than a quarter of the capacity apart (more runs are added where the bisection left a gap). The latency
+targets (its bisection's runs), and ``points`` = the simulated loads at or under that capacity, the first at or
+below a quarter of it (5% of it where the bisection ran none that low), no two more than a quarter of the capacity
+apart (more runs are added where the bisection left a gap). The latency
 at a traffic's load per replica (peak rate / replicas, always <= capacity) is interpolated linearly in the request
 rate between the two points around it (flat below the first). Each point meets the targets, so an interpolated
 latency does too; latency rises with the rate faster than linearly, so the chord errs high, never low.
@@ -34,7 +35,7 @@ from ..perf.roofline import Workload
 from ..perf.serving import ServingResult, Sim, capacity, serve
 from ..perf.simulate import Shape
 
-LOWEST_POINT = 0.05  # the first load point, as a share of the capacity
+LOWEST_POINT = 0.05  # the first load point where the capacity search ran none low enough, as a share of it
 POINT_GAP = 0.25  # the widest gap between two load points, as a share of the capacity
 CACHE_SIZE = 2048  # replicas remembered (a question of 10 GPU types x 11 layouts x 3 formats is 330)
 
@@ -160,11 +161,11 @@ def cache_info():
 
 
 def _grid(cap: float, known: list[float]) -> list[float]:
-    """Rates to add so that the points start at LOWEST_POINT x cap and no gap exceeds POINT_GAP x cap."""
-    pts = sorted({LOWEST_POINT * cap, *(x for x in known if LOWEST_POINT * cap < x <= cap)})
-    if cap not in pts:
-        pts.append(cap)
-    out = [] if LOWEST_POINT * cap in known else [LOWEST_POINT * cap]
+    """Rates to add to the ``known`` ones (the capacity search's) so that the points start at or below POINT_GAP
+    x cap (at LOWEST_POINT x cap where the search ran none that low) and no gap exceeds POINT_GAP x cap."""
+    ran = sorted(x for x in known if 0 < x <= cap)
+    out = [] if ran and ran[0] <= POINT_GAP * cap else [LOWEST_POINT * cap]
+    pts = sorted({*out, *ran, cap})
     for a, b in itertools.pairwise(pts):
         n = math.ceil((b - a) / (POINT_GAP * cap) - 1e-9)
         out += [a + (b - a) * k / n for k in range(1, n)]

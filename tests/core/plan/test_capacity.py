@@ -17,11 +17,13 @@ from gpuplan_core.scenario.scenario import Scenario
 OFFERS = load_pricing().offers
 
 
-def test_the_load_points_start_at_5_percent_and_leave_no_gap_over_a_quarter():
+def test_the_load_points_start_under_a_quarter_and_leave_no_gap_over_a_quarter():
     # cap 1, no runs yet: 0.05, then 0.05 + 0.95 x k / 4 (ceil(0.95 / 0.25) = 4 gaps)
     assert _grid(1.0, []) == pytest.approx([0.05, 0.2875, 0.525, 0.7625])
     # the bisection ran 0.05, 0.5 and 0.6 of the capacity: 0.05 -> 0.5 (0.45) needs one point, 0.6 -> 1 another
     assert _grid(2.0, [0.1, 1.0, 1.2, 2.0]) == pytest.approx([0.55, 1.6])
+    # the search's lowest run at 20% of the capacity is low enough: no 5% point; 0.2 -> 1 in ceil(0.8 / 0.25) = 4
+    assert _grid(1.0, [0.2, 1.0, 3.0]) == pytest.approx([0.4, 0.6, 0.8])  # 3.0 is above the capacity: not a point
 
 
 def test_latency_between_two_loads_is_their_chord_and_flat_below_the_first():
