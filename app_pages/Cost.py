@@ -5,9 +5,8 @@ from datetime import date
 import streamlit as st
 
 from gpuplan_core import (
-    COLD_START_FIXED_S,
-    WEIGHT_LOAD_BYTES_PER_S,
     MarketProjection,
+    cold_start_rule,
     cost_answer,
     growth_problem,
     training_speed_line,
@@ -50,8 +49,7 @@ with page.guard("Costs per offer"):
         st.caption(fmt.md_escape(line))
     serverless_line = (
         "**Serverless** (workers batch like replicas; start-up, execution and idle timeout billed, a cold start only "
-        f"after an idle gap longer than the idle timeout; cold start = {COLD_START_FIXED_S:g} s + weights load at "
-        f"{WEIGHT_LOAD_BYTES_PER_S / 1e9:g} GB/s)"
+        f"after an idle gap longer than the idle timeout; cold start = {cold_start_rule()})"
     )
     if rows:
         st.plotly_chart(views.cheapest, key="cheapest", config=chart)

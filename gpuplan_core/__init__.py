@@ -58,7 +58,7 @@ from .perf.schedulers import LOOPS as ENGINE_LOOPS
 from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
 from .plan.growth import growth_problem
-from .plan.search import COLD_START_FIXED_S, WEIGHT_LOAD_BYTES_PER_S
+from .plan.rent import COLD_START_FIXED_S, WEIGHT_LOAD_BYTES_PER_S, cold_start_rule
 from .pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
 from .pricing.csv_file import load_pricing, load_pricing_text, offers_to_csv
 from .pricing.energy import EnergyReport, OwnReport, PriceTier, power_draw, region_ids, site_figures
@@ -91,10 +91,10 @@ from .report.cost import (
     Rejected,
     TrainingCostRow,
 )
-from .report.growth import Growth, GrowthMonth
 from .report.results import MemoryReport, PerfReport
 from .report.serving import ServeReport
 from .report.training import TrainingAccuracy, training_accuracy
+from .results.growth import Growth, GrowthMonth
 from .results.perf import GpuAtLoad, GpuPerf, NoFit, StaticPerf
 from .results.plan import Plan
 from .results.serving import ServingCurve, ServingResult

@@ -25,10 +25,12 @@ def cost_report(
     offers=None,
     fixed_layout: bool = False,
     growth: bool = True,
+    with_answer: bool = False,
 ) -> CostReport:
     """Per offer: per-run cluster cost and monthly always-on; training: GPU-hours and wall hours. ``fixed_layout``:
     only the scenario's own layout is priced (plan.recommend.cost_table says what that is per job). ``growth``:
-    with the growth block (it needs the answer; a caller that builds the answer itself leaves it out)."""
+    with the growth block (it needs the answer; a caller that builds the answer itself leaves it out).
+    ``with_answer``: the report carries the one answer for the same offers (``cost --json``'s answer block)."""
     from ..plan.recommend import cost_table
 
     sc = scenario_of(s)
@@ -74,10 +76,13 @@ def cost_report(
         out["pricing_errors"] = [str(e) for e in report.errors]
         out["pricing_warnings"] = [str(w) for w in report.warnings]
     cost = CostReport(**out)
-    if not growth or sc.job.mode != "inference" or not sc.traffic.grows:
+    grows = growth and sc.job.mode == "inference" and sc.traffic.grows
+    if not grows and not with_answer:
         return cost
     ans = answer_report(sc, offers=offers, cost=cost)
-    return CostReport(**out, growth=growth_report(sc, ans, offers))
+    return CostReport(
+        **out, growth=growth_report(sc, ans, offers) if grows else None, answer=ans if with_answer else None
+    )
 
 
 def _first_row_site(sc: Scenario, first, offers) -> dict[str, Any]:
@@ -103,14 +108,13 @@ def _first_row_site(sc: Scenario, first, offers) -> dict[str, Any]:
 def growth_report(s: Scenario | dict[str, Any], answer, offers, training_usd: float = 0.0, months: int = 36):
     """The answer's pick re-planned month by month for the scenario's growth and spike (plan/growth.py), or None
     when there is no pick or no traffic to grow (``plan.growth.growth_problem`` says why)."""
-    from ..plan.growth import growth_problem
-    from ..report.growth import Growth
+    from ..plan.growth import grow, growth_problem
 
     sc = scenario_of(s)
     if growth_problem(sc.traffic, answer.pick):
         return None
     offer = next(o for o in offers if o.offer_id == answer.pick.offer_id)
-    return Growth.of(sc, answer.pick, offer, training_usd, months)
+    return grow(sc.traffic, answer.pick, offer, training_usd, months, sc.pricing.hours_per_month)
 
 
 def plan_report(

@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             handlers = {
                 "memory": api.memory_report,
                 "perf": lambda s: api.perf_report(s),
-                "cost": lambda s: api.cost_report(s, pricing_path=pricing),
+                "cost": lambda s: api.cost_report(s, pricing_path=pricing, with_answer=args.json),
                 "plan": lambda s: api.answer_report(s, pricing_path=pricing, explore_formats=args.explore_formats),
                 "serve": lambda s: api.serve_report(s, args.concurrency, args.request_rate),
             }

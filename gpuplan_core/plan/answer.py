@@ -24,7 +24,7 @@ from ..pricing.energy import EnergyReport, OwnReport, PriceTier
 from ..pricing.offers import Offer
 from ..results.plan import Pick, Plan, WhyStep
 from ..scenario.scenario import Scenario
-from .recommend import cost_table, recommend
+from .recommend import cost_table, recommend, search
 from .site import pick_energy, pick_own, price_tiers
 from .why import why_energy
 
@@ -158,18 +158,21 @@ class ScenarioAnswer(BaseModel):
         p = self.pick
         return sc.with_(gpu=p.gpu, tp=p.tp, pp=p.pp, gpus=p.tp * p.pp, weights_format=p.weights_format)
 
-    def to_json(self) -> dict:
-        """``plan --json``: the plan's keys as before, and the answer's beside them."""
-        out = self.plan.model_dump()
-        out["answer"] = self.model_dump(exclude={"plan"}) | {
+    def answer_json(self) -> dict:
+        """The ``answer`` block of ``plan --json`` and ``cost --json``: every field but the plan, each check with
+        whether it is met and in words."""
+        return self.model_dump(exclude={"plan"}) | {
             "checks": [c.model_dump() | {"met": c.met, "text": c.text()} for c in self.checks],
             "alternatives": [
-                o.model_dump() | {"meets_targets": o.meets_targets, "checks": [c.model_dump() | {"met": c.met}
-                                                                             for c in o.checks]}
+                o.model_dump()
+                | {"meets_targets": o.meets_targets, "checks": [c.model_dump() | {"met": c.met} for c in o.checks]}
                 for o in self.alternatives
             ],
-        }  # fmt: skip
-        return out
+        }
+
+    def to_json(self) -> dict:
+        """``plan --json``: the plan's keys as before, and the answer's beside them."""
+        return self.plan.model_dump() | {"answer": self.answer_json()}
 
 
 def _pick_memory(sc: Scenario, p: Pick) -> tuple[int, str]:
@@ -230,8 +233,9 @@ def answer(
 ) -> ScenarioAnswer:
     """The one answer: the recommendation's pick with its cost, memory at its layout, targets and alternatives.
     ``rows``: the cost table's rows for these offers when the caller has them already (the Cost page's)."""
-    plan = recommend(sc, offers, explore_formats=explore_formats)
-    rows = list(cost_table(sc, offers).offers) if rows is None else list(rows)
+    found = search(sc, offers) if sc.job.mode == "inference" and (rows is None or not explore_formats) else None
+    plan = recommend(sc, offers, explore_formats=explore_formats, found=None if explore_formats else found)
+    rows = list(cost_table(sc, offers, found=found).offers) if rows is None else list(rows)
     top = plan.picks[0] if plan.picks else None
     out = ScenarioAnswer(
         model=plan.model,

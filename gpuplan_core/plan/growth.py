@@ -21,6 +21,7 @@ from __future__ import annotations
 from ..common.units import SECONDS_PER_DAY
 from ..pricing.billing import monthly_always_on, nodes_needed, replicas_for_traffic
 from ..pricing.offers import Offer
+from ..results.growth import Growth, GrowthMonth
 from ..results.plan import Pick
 from ..scenario.deployment import Traffic
 
@@ -52,9 +53,11 @@ def month_cost_usd(pick: Pick, offer: Offer, replicas: int, traffic_share: float
     return monthly_always_on(offer, replicas * replica_gpus, hours_per_month)
 
 
-def grow(traffic: Traffic, pick: Pick, offer: Offer, training_usd: float, months: int, hours_per_month: float) -> dict:
-    """The pick month by month (the module docstring's formulas); a dict that report.growth.Growth validates.
-    Raises ValueError (naming the field) when the pick cannot be re-planned (``growth_problem``)."""
+def grow(
+    traffic: Traffic, pick: Pick, offer: Offer, training_usd: float, months: int, hours_per_month: float
+) -> Growth:
+    """The pick month by month (the module docstring's formulas). Raises ValueError (naming the field) when the
+    pick cannot be re-planned (``growth_problem``)."""
     if problem := growth_problem(traffic, pick):
         raise ValueError(problem)
     if offer.offer_id != pick.offer_id:
@@ -74,31 +77,31 @@ def grow(traffic: Traffic, pick: Pick, offer: Offer, training_usd: float, months
         if crossover is None and m > 0 and spent >= training_usd:
             crossover = m
         rows.append(
-            {
-                "month": m,
-                "requests_per_day": rpd,
-                "peak_requests_per_s": rpd / SECONDS_PER_DAY * traffic.peak_to_average,
-                "replicas": replicas,
-                "monthly_usd": monthly,
-                "training_usd": training_usd,
-                "inference_cumulative_usd": spent,
-                "total_usd": training_usd + spent,
-            }
+            GrowthMonth(
+                month=m,
+                requests_per_day=rpd,
+                peak_requests_per_s=rpd / SECONDS_PER_DAY * traffic.peak_to_average,
+                replicas=replicas,
+                monthly_usd=monthly,
+                training_usd=training_usd,
+                inference_cumulative_usd=spent,
+                total_usd=training_usd + spent,
+            )
         )
         spent += monthly
     step = rows[more] if more is not None else None
-    return {
-        "monthly_growth": traffic.monthly_growth,
-        "spike_month": traffic.spike_month,
-        "spike_factor": traffic.spike_factor,
-        "offer_id": pick.offer_id,
-        "layout": pick.layout,
-        "requests_per_s_per_replica": cap,
-        "pick_replicas": pick.replicas,
-        "pick_monthly_usd": pick.monthly_usd,
-        "months": rows,
-        "more_replicas_month": more,
-        "next_step_replicas": None if step is None else step["replicas"],
-        "next_step_monthly_usd": None if step is None else step["monthly_usd"],
-        "inference_passes_training_month": crossover if training_usd > 0 else None,
-    }
+    return Growth(
+        monthly_growth=traffic.monthly_growth,
+        spike_month=traffic.spike_month,
+        spike_factor=traffic.spike_factor,
+        offer_id=pick.offer_id,
+        layout=pick.layout,
+        requests_per_s_per_replica=cap,
+        pick_replicas=pick.replicas,
+        pick_monthly_usd=pick.monthly_usd,
+        months=rows,
+        more_replicas_month=more,
+        next_step_replicas=None if step is None else step.replicas,
+        next_step_monthly_usd=None if step is None else step.monthly_usd,
+        inference_passes_training_month=crossover if training_usd > 0 else None,
+    )

@@ -14,6 +14,7 @@ front, and, when nothing qualifies, the binding constraint in one sentence.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import get_gpu
@@ -26,10 +27,10 @@ from ..perf.training_step import training_band
 from ..perf.workload import workload_for
 from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
-from ..results.plan import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow
+from ..results.plan import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow, layout_label
 from ..scenario.deployment import Pricing
 from ..scenario.scenario import Scenario
-from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
+from .search import Found, binding_constraint, inference_candidates
 from .training import TrainingCandidate, training_candidates, training_message
 from .why import why_inference, why_training
 
@@ -66,55 +67,32 @@ def _offers_for(offers: list[Offer], sc: Scenario) -> list[Offer]:
     return filter_offers(offers, sc.pricing, sc.parallelism.gpu, interactive)
 
 
-def _training_fields(c: TrainingCandidate) -> dict:
-    """A training pick's MFU, whether predicted, its band and the tokens per second per GPU it means."""
-    out: dict = {"mfu": c.mfu, "mfu_predicted": c.step is not None}
+def _training_pick(c: TrainingCandidate) -> Pick:
+    """A training candidate as a Pick (the adapter until training.py returns Picks): its layout, run and MFU, with
+    the MFU's band and the tokens per second per GPU it means where the step model predicted it."""
+    train: dict = {"mfu": c.mfu, "mfu_predicted": c.step is not None}
     if c.step is not None:
         band = training_band(moe=c.step.moe)
-        out.update(
+        train.update(
             mfu_low=c.mfu * (1 - band), mfu_high=c.mfu * (1 + band), tokens_per_s_per_gpu=c.step.tokens_per_s_per_gpu
         )
-    return out
-
-
-def _pick(c: Candidate | TrainingCandidate) -> Pick:
-    if isinstance(c, Candidate):
-        ev = c.ev
-        gpu, fmt, tp, pp, zero = ev.gpu.gpu, ev.weights_format, ev.tp, ev.pp, None
-        ttft, tpot, rps = ev.ttft_s, ev.tpot_s, ev.capacity
-    else:
-        gpu, fmt, tp, pp, zero, ttft, tpot, rps = c.gpu, c.weights_format, c.tp, c.pp, c.zero_stage, None, None, None
-    o = c.offer
-    train = {} if isinstance(c, Candidate) else _training_fields(c)
-    return Pick(
-        gpu=gpu,
-        weights_format=fmt,
-        offer_id=o.offer_id,
-        provider=o.provider,
-        product=o.product,
-        billing_model=o.billing_model,
+    return Pick.renting(
+        c.offer,
+        gpu=c.gpu,
+        weights_format=c.weights_format,
         gpus=c.gpus,
         nodes=c.nodes,
-        tp=tp,
-        pp=pp,
-        layout=layout_label(gpu, tp, pp),
+        tp=c.tp,
+        pp=c.pp,
         replicas=c.replicas,
-        zero_stage=zero,
+        zero_stage=c.zero_stage,
         monthly_usd=c.monthly_usd,
         run_cost_usd=c.run_cost_usd,
-        price_per_gpu_hour_usd=o.price_per_gpu_hour_usd,
-        ttft_s=ttft,
-        tpot_s=tpot,
         wall_hours=c.wall_hours,
-        requests_per_s_per_replica=rps,
         output_cost_per_million_usd=c.output_cost_per_million_usd,
         input_cost_per_million_usd=c.input_cost_per_million_usd,
-        meets_target=not c.misses,
         misses=c.misses,
         why=c.why,
-        source=o.source,
-        price_as_of=o.price_as_of,
-        user_price=o.user_price,
         **train,
     )
 
@@ -122,26 +100,26 @@ def _pick(c: Candidate | TrainingCandidate) -> Pick:
 # ---- the Pareto front ------------------------------------------------------------
 
 
-def pareto_front(cands: list[Candidate]) -> list[ParetoPoint]:
+def pareto_front(picks: list[Pick]) -> list[ParetoPoint]:
     """Configurations that no other beats on both monthly cost and p95 TTFT (cheapest first)."""
     pts = sorted(
-        (c for c in cands if c.monthly_usd is not None and math.isfinite(c.monthly_usd)),
-        key=lambda c: (c.monthly_usd, c.ev.ttft_s),
+        (p for p in picks if p.monthly_usd is not None and math.isfinite(p.monthly_usd)),
+        key=lambda p: (p.monthly_usd, p.ttft_s),
     )
     front, best = [], math.inf
-    for c in pts:
-        if c.ev.ttft_s < best - 1e-12:
-            best = c.ev.ttft_s
+    for p in pts:
+        if p.ttft_s < best - 1e-12:
+            best = p.ttft_s
             front.append(
                 ParetoPoint(
-                    offer_id=c.offer.offer_id,
-                    gpu=c.ev.gpu.gpu,
-                    layout=c.ev.label,
-                    weights_format=c.ev.weights_format,
-                    monthly_usd=c.monthly_usd,
-                    ttft_s=c.ev.ttft_s,
-                    tpot_s=c.ev.tpot_s,
-                    meets_target=not c.misses,
+                    offer_id=p.offer_id,
+                    gpu=p.gpu,
+                    layout=p.layout,
+                    weights_format=p.weights_format,
+                    monthly_usd=p.monthly_usd,
+                    ttft_s=p.ttft_s,
+                    tpot_s=p.tpot_s,
+                    meets_target=not p.misses,
                 )
             )
     return front
@@ -156,100 +134,125 @@ def _best_layout_per_price(ranked: list) -> list:
     seen: set[tuple[str, float]] = set()
     out = []
     for c in ranked:
-        key = (c.offer.offer_id, round(c.rank_cost, 6))
+        key = (c.offer_id, round(c.rank_cost, 6))
         if key not in seen:
             seen.add(key)
             out.append(c)
     return out
 
 
+@lru_cache(maxsize=4096)
+def _band_text(moe: bool, gpu: str, fmt: str | None = None, eager: bool = False, batch: int = 1) -> str:
+    """'TTFT ..., TPOT ...': serving under load (``fmt`` None), else the static batch's regime."""
+    if fmt is None:
+        b = serving_bands(moe, gpu)
+        return f"TTFT {b['ttft_p95_s'].short}, TPOT {b['tpot_mean_s'].short}"
+    b = perf_bands(gpu, fmt, moe, eager, batch)
+    return f"TTFT {b['ttft_s'].short}, TPOT {b['tpot_s'].short}"
+
+
 def _with_band(sc: Scenario, m: ModelArch, p: Pick) -> Pick:
-    """The pick with the error band of its latencies: serving under load where there is traffic, else the static
-    batch's regime (GPU generation x format)."""
+    """The pick (a copy) with the error band of its latencies: serving under load where there is traffic, else
+    the static batch's regime (GPU generation x format)."""
     if p.ttft_s is None:
         return p
     if sc.traffic.requests_per_day:
-        b = serving_bands(m.is_moe, p.gpu)
-        ttft, tpot = b["ttft_p95_s"], b["tpot_mean_s"]
+        text = _band_text(m.is_moe, p.gpu)
     else:
-        b = perf_bands(
-            p.gpu,
-            p.weights_format,
-            m.is_moe,
-            workload_for(sc.formats, sc.assumptions, sc.parallelism.tp, sc.parallelism.pp).eager,
-            sc.request.batch_or_one,
-        )
-        ttft, tpot = b["ttft_s"], b["tpot_s"]
-    p.error_band = f"TTFT {ttft.short}, TPOT {tpot.short}"
-    return p
+        eager = workload_for(sc.formats, sc.assumptions, sc.parallelism.tp, sc.parallelism.pp).eager
+        text = _band_text(m.is_moe, p.gpu, p.weights_format, eager, sc.request.batch_or_one)
+    return p.model_copy(update={"error_band": text})
 
 
-def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, top: int = 5) -> Plan:
+def _ranked(cands: list[Pick], top: int, per_gpu_type: bool) -> tuple[list[Pick], list[Pick], list[Pick]]:
+    """The picks that meet every target, cheapest first (of equal cost the faster first token; one layout per
+    offer and price; ``per_gpu_type``: the cheapest per GPU type only), the top of them, and the cheaper near
+    misses."""
+
+    def order(p: Pick) -> tuple[float, float]:
+        return p.rank_cost, p.ttft_s or 0.0
+
+    ok = _best_layout_per_price(sorted((p for p in cands if not p.misses), key=order))
+    missed = sorted((p for p in cands if p.misses), key=order)
+    if per_gpu_type:
+        seen: set[str] = set()
+        ok = [p for p in ok if not (p.gpu in seen or seen.add(p.gpu))]
+    best = ok[0].rank_cost if ok else math.inf
+    return ok, ok[:top], [p for p in missed if p.rank_cost < best][:top]
+
+
+def _explain(ok: list[Pick], picks: list[Pick], chosen_format: str, training: bool) -> list[Pick]:
+    """The picks (copies) with the why lines a pick carries: a weights format other than ``chosen_format``, an
+    accelerator's note, the runner-up's cost."""
+    chosen = get_format(chosen_format).name
+    out = []
+    for i, p in enumerate(picks):
+        why = list(p.why)
+        if p.weights_format != chosen:
+            why.append(f"uses {get_format(p.weights_format).label} weights: check quality before switching")
+        if note := accelerator_note(get_gpu(p.gpu).kind, training=training):
+            why.append(note)
+        if i == 0 and len(ok) > 1:
+            why.append(
+                f"cheapest that fits and meets the target; next best {ok[1].offer_id} "
+                f"costs {ok[1].rank_cost - p.rank_cost:,.0f} USD more"
+            )
+        out.append(p.model_copy(update={"why": why}))
+    return out
+
+
+def recommend(
+    sc: Scenario, offers: list[Offer], explore_formats: bool = False, top: int = 5, *, found: Found | None = None
+) -> Plan:
     """Rank every feasible candidate by cost; say why the top pick wins and what cheaper near misses miss. The
-    scenario's weights format is the only one searched unless ``explore_formats`` adds FP8 and INT4."""
+    scenario's weights format is the only one searched unless ``explore_formats`` adds FP8 and INT4. ``found``:
+    the serving search of these offers in the scenario's format, when the caller has it (``search``)."""
     m = sc.model()
-    pa = PerfAssumptions()
     unit = "USD per month (always-on or serverless)" if sc.job.mode == "inference" else "USD per training run"
     plan = Plan(model=m.name, mode=sc.job.mode, unit=unit)
     offers = _offers_for(offers, sc)
     if not offers:
         plan.message = "No offers match the pricing filters (GPU, billing, provider): widen them in the sidebar."
         return plan
-    summary: dict = {}
     if sc.job.mode == "inference":
         formats = [get_format(sc.formats.weights_format).name]
         if explore_formats:
             formats += [f for f in ("fp8", "int4-g128") if f not in formats]
-        cands, rejected, evals = inference_candidates(m, sc, offers, formats, pa)
+        cands, rejected, layouts = found or inference_candidates(m, sc, offers, formats)
         plan.pareto = pareto_front(cands)
+        training, summary = [], {}
     else:
-        cands, rejected, summary = training_candidates(m, sc, offers, pa)
-        evals = []
+        training, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
+        cands, layouts = [_training_pick(c) for c in training], []
         for k, v in summary.items():
             setattr(plan, k, v)
-
-    def order(c: Candidate | TrainingCandidate) -> tuple[float, float]:  # cost, then the faster first token
-        return c.rank_cost, c.ev.ttft_s if isinstance(c, Candidate) else 0.0
-
-    ok = _best_layout_per_price(sorted((c for c in cands if not c.misses), key=order))
-    missed = sorted((c for c in cands if c.misses), key=order)
-    if sc.job.mode != "inference" and not sc.parallelism.gpu:  # any GPU: the cheapest per GPU type
-        seen: set[str] = set()
-        ok = [c for c in ok if not (c.gpu in seen or seen.add(c.gpu))]
-    picks = ok[:top]
-    best = picks[0].rank_cost if picks else math.inf
-    near = [c for c in missed if c.rank_cost < best][:top]
-    chosen = get_format(sc.formats.weights_format).name
-    for i, c in enumerate(picks):
-        fmt = c.ev.weights_format if isinstance(c, Candidate) else c.weights_format
-        if fmt != chosen:
-            c.why.append(f"uses {get_format(fmt).label} weights: check quality before switching")
-        if note := accelerator_note(get_gpu(c.offer.gpu).kind, training=sc.job.mode != "inference"):
-            c.why.append(note)
-        if i == 0 and len(ok) > 1:
-            c.why.append(
-                f"cheapest that fits and meets the target; next best {ok[1].offer.offer_id} "
-                f"costs {ok[1].rank_cost - c.rank_cost:,.0f} USD more"
-            )
-    plan.picks = [_with_band(sc, m, _pick(c)) for c in picks]
-    plan.near_misses = [_with_band(sc, m, _pick(c)) for c in near]
-    plan.rejected = [r.to_dict() for r in rejected]
+    training_job = sc.job.mode != "inference"
+    ok, ranked, near = _ranked(cands, top, per_gpu_type=training_job and not sc.parallelism.gpu)
+    picks = _explain(ok, ranked, sc.formats.weights_format, training_job)
+    plan.picks = [_with_band(sc, m, p) for p in picks]
+    plan.near_misses = [_with_band(sc, m, p) for p in near]
+    plan.rejected = [r.model_dump() for r in rejected]
     plan.candidates = len(cands)
-    if picks:
-        top_c = picks[0]
-        plan.why = why_inference(sc, top_c) if isinstance(top_c, Candidate) else why_training(sc, top_c, summary)
-        if not isinstance(top_c, Candidate):
-            plan.mfu = top_c.mfu
+    if picks and sc.job.mode == "inference":
+        o = next(o for o in offers if o.offer_id == picks[0].offer_id)
+        plan.why = why_inference(sc.traffic, sc.pricing.hours_per_month, ranked[0], o)
+    elif picks:
+        top_c = next(c for p, c in zip(cands, training, strict=True) if p is ranked[0])
+        plan.why = why_training(sc, top_c, summary)
+        plan.mfu = top_c.mfu
     elif sc.job.mode == "inference":
-        plan.message = binding_constraint(sc, evals, cands, rejected)
+        plan.message = binding_constraint(sc.traffic, sc.request.input_tokens, layouts, cands, rejected)
     else:
-        plan.message = training_message(sc, missed, rejected)
+        missed = sorted(
+            (pc for pc in zip(cands, training, strict=True) if pc[0].misses), key=lambda pc: pc[0].rank_cost
+        )
+        plan.message = training_message(sc, [c for _, c in missed], rejected)
     return plan
 
 
 def _own_training_layout(
     sc: Scenario, cands: list[TrainingCandidate]
-) -> tuple[list[TrainingCandidate], list[Rejection]]:
+) -> tuple[list[TrainingCandidate], list[Rejected]]:
     """The candidates (priced without a deadline) that run the scenario's own layout: its GPU count, tp, pp and ZeRO
     stage, the deadline judged on that count; the others rejected (their GPU type needs another layout)."""
     own, rejected = [], []
@@ -266,7 +269,7 @@ def _own_training_layout(
                 f"ZeRO-{par.zero_stage})"
             )
             rejected.append(
-                Rejection(
+                Rejected(
                     c.gpu,
                     why,
                     c.weights_format,
@@ -281,43 +284,60 @@ def _own_training_layout(
     return own, rejected
 
 
-def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) -> CostTable:
+def search(sc: Scenario, offers: list[Offer]) -> Found:
+    """The serving search of the scenario's offers (its filters) in its own weights format: what ``recommend``
+    and ``cost_table`` both rank, computed once by a caller that needs both (plan/answer.py)."""
+    fmt = get_format(sc.formats.weights_format).name
+    return inference_candidates(sc.model(), sc, _offers_for(offers, sc), [fmt])
+
+
+def _inference_rows(sc: Scenario, m: ModelArch, offers: list[Offer], fixed_layout: bool, found: Found | None):
+    """Per offer, its best serving configuration (the plan's order: meets the targets first, then the cheapest, of
+    equal prices the faster), with a run: a day's requests as one batch job on its replicas, or an hour."""
+    fmt = get_format(sc.formats.weights_format).name
+    cands, rejected, _ = found or inference_candidates(m, sc, offers, [fmt], fixed=fixed_layout)
+    best: dict[str, Pick] = {}
+    for p in sorted(cands, key=lambda p: (bool(p.misses), p.rank_cost, p.ttft_s)):
+        best.setdefault(p.offer_id, p)
+    by_id = {o.offer_id: o for o in offers}
+    rows, serverless = [], []
+    rpd = sc.traffic.requests_per_day
+    for p in best.values():
+        o = by_id[p.offer_id]
+        p = _with_band(sc, m, p)
+        if o.is_serverless:  # no per-run cluster: the serverless table
+            serverless.append(p)
+            continue
+        if rpd and p.requests_per_s_per_replica:
+            runtime, gpus = rpd / (p.requests_per_s_per_replica * p.replicas), p.replica_gpus * p.replicas
+        else:
+            runtime, gpus = SECONDS_PER_HOUR, p.replica_gpus
+        rc = run_cost(o, gpus, runtime, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
+        rows.append(
+            InferenceCostRow(
+                **dict(p) | {"run_cost_usd": rc.run_cost_usd},
+                run_hours=runtime / 3600,
+                run_description="one day's requests as a batch job" if rpd else "one hour",
+                monthly_always_on_usd=p.monthly_usd,
+                notes=rc.notes,
+            )
+        )
+    return CostTable(offers=rows, serverless=serverless, rejected=rejected)
+
+
+def cost_table(
+    sc: Scenario, offers: list[Offer], fixed_layout: bool = False, *, found: Found | None = None
+) -> CostTable:
     """Per offer: its best configuration (meets the targets if any does, the cheapest first): monthly always-on,
     and per run (a day's requests as a batch job on the replicas, or an hour without traffic). ``fixed_layout``:
     only the scenario's own layout is priced (Compare prices exactly what it shows fitting): serving, a replica of
     its tp x pp (as many replicas as the traffic needs, one without a traffic estimate), not the layout search;
-    training, its GPU count at its tp, pp and ZeRO stage, not more GPUs to meet a deadline."""
+    training, its GPU count at its tp, pp and ZeRO stage, not more GPUs to meet a deadline. ``found``: as
+    ``recommend``'s (not with ``fixed_layout``)."""
     m = sc.model()
     offers = _offers_for(offers, sc)
     if sc.job.mode == "inference":
-        cands, rejected, _ = inference_candidates(
-            m, sc, offers, [get_format(sc.formats.weights_format).name], PerfAssumptions(), fixed=fixed_layout
-        )
-        best: dict[str, Candidate] = {}
-        for c in sorted(cands, key=lambda c: (bool(c.misses), c.rank_cost, c.ev.ttft_s)):  # the plan's order: of
-            best.setdefault(c.offer.offer_id, c)  # equal prices (TP 1 or 2 on a whole 2-GPU node) the faster first
-        rows = []
-        for c in best.values():
-            if c.offer.is_serverless:
-                continue  # serverless has no per-run cluster; it is in the serverless table
-            replica_gpus = c.ev.replica_gpus
-            if sc.traffic.requests_per_day and c.ev.capacity:
-                runtime = sc.traffic.requests_per_day / (c.ev.capacity * c.replicas)
-                gpus = replica_gpus * c.replicas
-            else:
-                runtime, gpus = SECONDS_PER_HOUR, replica_gpus
-            rc = run_cost(c.offer, gpus, runtime, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
-            rows.append(
-                InferenceCostRow(
-                    **_with_band(sc, m, _pick(c)).model_dump() | {"run_cost_usd": rc.run_cost_usd},
-                    run_hours=runtime / 3600,
-                    run_description="one day's requests as a batch job" if sc.traffic.requests_per_day else "one hour",
-                    monthly_always_on_usd=c.monthly_usd,
-                    notes=rc.notes,
-                )
-            )
-        serverless = [_with_band(sc, m, _pick(c)) for c in best.values() if c.offer.is_serverless]
-        return CostTable(offers=rows, serverless=serverless, rejected=[Rejected(**r.to_dict()) for r in rejected])
+        return _inference_rows(sc, m, offers, fixed_layout, None if fixed_layout else found)
     job = sc.with_(deadline_hours=None) if fixed_layout else sc
     cands, rejected, summary = training_candidates(m, job, offers, PerfAssumptions())
     if fixed_layout:
@@ -325,7 +345,7 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
         rejected += not_own
     training_rows = [
         TrainingCostRow(
-            **_pick(c).model_dump(),
+            **dict(_training_pick(c)),
             monthly_always_on_usd=monthly_always_on(c.offer, c.gpus, sc.pricing.hours_per_month),
             gpu_hours=c.gpu_hours,
             notes=c.why,
@@ -335,4 +355,4 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
     ]
     cheapest = min(training_rows, key=lambda r: r.run_cost_usd or math.inf, default=None)
     summary["mfu"] = cheapest.mfu if cheapest is not None else summary.get("mfu")
-    return CostTable(offers=training_rows, rejected=[Rejected(**r.to_dict()) for r in rejected], **summary)
+    return CostTable(offers=training_rows, rejected=rejected, **summary)

@@ -23,9 +23,9 @@ from ..model.formats import get_format
 from ..pricing.billing import nodes_needed, run_cost
 from ..pricing.energy import EnergyReport
 from ..pricing.offers import Offer
-from ..results.plan import Calc, Term, WhyStep, hours, hours_into, money, num, rounded
+from ..results.plan import Calc, Pick, Term, WhyStep, hours, hours_into, money, num, rounded
+from ..scenario.deployment import Traffic
 from ..scenario.scenario import Scenario
-from .search import Candidate
 from .training import TrainingCandidate
 from .training_layout import network_text
 
@@ -48,55 +48,65 @@ def _price_per_hour(o: Offer, gpus: int) -> tuple[list[Term], float]:
 # ---- serving ---------------------------------------------------------------------------------------------------
 
 
-def why_inference(sc: Scenario, c: Candidate) -> list[WhyStep]:
-    ev, o, tr = c.ev, c.offer, sc.traffic
-    steps = []
-    if tr.requests_per_day:
-        peak = tr.peak_requests_per_s
-        rpd = num(tr.requests_per_day)
-        steps += [
-            WhyStep(label="Requests per day", value=rpd.text),
-            WhyStep.of("Peak requests per second", Calc(
-                terms=[rpd, num(SECONDS_PER_DAY, "s", op="/"), num(tr.peak_to_average, "peak-to-average")],
-                result=rounded(peak))),
-            WhyStep(
-                label="One replica's capacity",
-                value=rounded(ev.capacity, "req/s").text,
-                detail=f"{ev.label}, {get_format(ev.weights_format).label}; continuous batching, within p95 TTFT and "
-                "mean TPOT targets",
-            ),
-            WhyStep.of("Replicas", Calc(terms=[rounded(peak), rounded(ev.capacity, op="/")], step=1,
-                                        result=num(c.replicas))),
-        ]  # fmt: skip
-    else:
-        steps.append(
-            WhyStep(label="One replica", value=ev.label, detail="no traffic estimate: one replica, the static batch")
+def _serving_steps(tr: Traffic, p: Pick) -> list[WhyStep]:
+    """Requests per day -> peak requests per second -> one replica's capacity -> replicas (or one replica)."""
+    if not tr.requests_per_day:
+        return [
+            WhyStep(label="One replica", value=p.layout, detail="no traffic estimate: one replica, the static batch")
+        ]
+    peak, cap = tr.peak_requests_per_s, p.requests_per_s_per_replica
+    rpd = num(tr.requests_per_day)
+    per_s = Calc(
+        terms=[rpd, num(SECONDS_PER_DAY, "s", op="/"), num(tr.peak_to_average, "peak-to-average")], result=rounded(peak)
+    )
+    return [
+        WhyStep(label="Requests per day", value=rpd.text),
+        WhyStep.of("Peak requests per second", per_s),
+        WhyStep(
+            label="One replica's capacity",
+            value=rounded(cap, "req/s").text,
+            detail=f"{p.layout}, {get_format(p.weights_format).label}; continuous batching, within p95 TTFT and "
+            "mean TPOT targets",
+        ),
+        WhyStep.of("Replicas", Calc(terms=[rounded(peak), rounded(cap, op="/")], step=1, result=num(p.replicas))),
+    ]
+
+
+def _machines_step(p: Pick, o: Offer) -> WhyStep:
+    """Replicas x GPUs per replica -> GPUs paid for (whole nodes where the offer rents them) on how many machines."""
+    terms = [num(p.replicas, _n(p.replicas, "replica")), num(p.replica_gpus, _n(p.replica_gpus, "GPU"))]
+    machines = f"{p.gpus:,} GPUs on {p.nodes:,} machine(s)"
+    if o.gpus_per_node > 1 and not o.is_serverless:
+        step = Calc(
+            terms=terms, result=num(p.gpus), step=o.gpus_per_node, step_text=f"whole {o.gpus_per_node:g}-GPU nodes"
         )
-    terms = [num(c.replicas, _n(c.replicas, "replica")), num(ev.replica_gpus, _n(ev.replica_gpus, "GPU"))]
-    machines = f"{c.gpus:,} GPUs on {c.nodes:,} machine(s)"
-    if o.is_serverless:
-        steps.append(WhyStep.of("GPUs and machines", Calc(terms=terms, result=num(c.gpus)), "serverless workers",
-                                value=machines))  # fmt: skip
-    elif o.gpus_per_node > 1:
-        calc = Calc(terms=terms, result=num(c.gpus), step=o.gpus_per_node,
-                    step_text=f"whole {o.gpus_per_node:g}-GPU nodes")  # fmt: skip
-        steps.append(WhyStep.of("GPUs and machines", calc, value=machines))
-    else:
-        steps.append(WhyStep.of("GPUs and machines", Calc(terms=terms, result=num(c.gpus)), "rented per GPU",
-                                value=machines))  # fmt: skip
-    if c.monthly_usd is not None and not o.is_serverless:
-        price, _ = _price_per_hour(o, ev.replica_gpus * ev.replicas)
-        calc = Calc(terms=[*price, num(sc.pricing.hours_per_month, "h")], result=money(c.monthly_usd))
-        steps.append(WhyStep.of("Monthly cost", calc, f"{o.provider}, {o.billing_model.replace('_', ' ')}"))
-    elif c.monthly_usd is not None:  # serverless: workers x their price x the hours they are billed
-        worker = o.price_per_node_hour_usd * nodes_needed(ev.replica_gpus, o.gpus_per_node)
-        if o.billing_model == "serverless_active":  # always running
-            terms = [num(c.replicas, _n(c.replicas, "worker")), num(worker, "USD/worker-hour"),
-                     num(sc.pricing.hours_per_month, "h")]  # fmt: skip
-        else:  # billed while busy, idle up to the timeout, and starting (serverless_monthly)
-            terms = [hours_into(c.monthly_usd / worker, worker, c.monthly_usd, "worker-hours billed a month"),
-                     num(worker, "USD/worker-hour")]  # fmt: skip
-        steps.append(WhyStep.of("Monthly cost", Calc(terms=terms, result=money(c.monthly_usd)), c.why[-1]))
+        return WhyStep.of("GPUs and machines", step, value=machines)
+    note = "serverless workers" if o.is_serverless else "rented per GPU"
+    return WhyStep.of("GPUs and machines", Calc(terms=terms, result=num(p.gpus)), note, value=machines)
+
+
+def _monthly_step(hours_per_month: float, p: Pick, o: Offer) -> WhyStep:
+    """Nodes (or GPUs) x price per hour x hours a month; serverless: workers x their price x the hours billed."""
+    month = num(hours_per_month, "h")
+    if not o.is_serverless:
+        price, _ = _price_per_hour(o, p.replica_gpus * p.replicas)
+        calc = Calc(terms=[*price, month], result=money(p.monthly_usd))
+        return WhyStep.of("Monthly cost", calc, f"{o.provider}, {o.billing_model.replace('_', ' ')}")
+    worker = o.price_per_node_hour_usd * nodes_needed(p.replica_gpus, o.gpus_per_node)
+    if o.billing_model == "serverless_active":  # always running
+        terms = [num(p.replicas, _n(p.replicas, "worker")), num(worker, "USD/worker-hour"), month]
+    else:  # billed while busy, idle up to the timeout, and starting (serverless_monthly)
+        billed = hours_into(p.monthly_usd / worker, worker, p.monthly_usd, "worker-hours billed a month")
+        terms = [billed, num(worker, "USD/worker-hour")]
+    return WhyStep.of("Monthly cost", Calc(terms=terms, result=money(p.monthly_usd)), p.why[-1])
+
+
+def why_inference(tr: Traffic, hours_per_month: float, p: Pick, o: Offer) -> list[WhyStep]:
+    """Requests per day -> peak requests/s -> replicas -> GPUs and machines -> monthly cost, for the pick ``p`` on
+    its offer ``o``."""
+    steps = [*_serving_steps(tr, p), _machines_step(p, o)]
+    if p.monthly_usd is not None:
+        steps.append(_monthly_step(hours_per_month, p, o))
     return steps
 
 
@@ -111,11 +121,13 @@ def _billed(o: Offer, wall: float, spot: float, billed: Term) -> Calc:
     terms = [hours(wall)] + ([num(1 + spot, "for spot restarts")] if o.interruptible else [])
     inc = o.billing_increment_s or 1.0  # none stated: per second (pricing/billing.py)
     return Calc(
-        terms=terms, result=billed, step=inc / SECONDS_PER_HOUR,
+        terms=terms,
+        result=billed,
+        step=inc / SECONDS_PER_HOUR,
         step_text=_STEP_WORDS.get(inc, f"{inc:,g}-second increments"),
         rounding="down" if o.partial_increment_rounding == "down" else "up",
         at_least=None if not o.min_billed_s else hours(o.min_billed_s / SECONDS_PER_HOUR),
-    )  # fmt: skip
+    )
 
 
 def why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
@@ -129,8 +141,9 @@ def why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyS
     how = "predicted for this layout" if c.step is not None else "as you set it"
     flops_t = rounded(flops, "FLOPs")
     price, per_hour = _price_per_hour(o, c.gpus)
-    rc = run_cost(o, c.gpus, c.wall_hours * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead,
-                  sc.pricing.hours_per_month)  # fmt: skip
+    rc = run_cost(
+        o, c.gpus, c.wall_hours * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month
+    )
     billed_h = rc.billed_s / SECONDS_PER_HOUR
     rate = per_hour * (1 + sc.training.overhead_factor)  # what an hour billed adds to the cost
     # hours billed differ from the wall time (spot restarts, increments, minimums): a step of their own, to the
@@ -141,27 +154,48 @@ def why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyS
     gh_in = gh_t.model_copy(update={"text": f"{gh_t.text} GPU-hours"})
     hours_t = hours_into(billed_h, rate, c.run_cost_usd) if billed else wall_t
     steps = [
-        WhyStep.of("Training compute", Calc(terms=[num(tokens, "tokens"), rounded(flops / tokens, "FLOPs per token")],
-                                            result=flops_t),
-                   f"{factor} x (active parameters + layers x sequence x attention width)"),
-        WhyStep(label="GPUs", value=f"{c.gpus:,}",
-                detail=f"{c.count_reason}; TP {c.tp} x PP {c.pp} x {c.replicas:,} data-parallel, ZeRO-{c.zero_stage}"),
-        WhyStep.of("GPU-hours", Calc(
-            terms=[flops_t, num(peak, "TFLOP/s", scale=1e12, op="/"), num(c.mfu, "MFU", op="/"),
-                   num(SECONDS_PER_HOUR, "s per hour", op="/")], result=gh_t),
-            f"dense BF16 peak; MFU {how}"),
+        WhyStep.of(
+            "Training compute",
+            Calc(terms=[num(tokens, "tokens"), rounded(flops / tokens, "FLOPs per token")], result=flops_t),
+            f"{factor} x (active parameters + layers x sequence x attention width)",
+        ),
+        WhyStep(
+            label="GPUs",
+            value=f"{c.gpus:,}",
+            detail=f"{c.count_reason}; TP {c.tp} x PP {c.pp} x {c.replicas:,} data-parallel, ZeRO-{c.zero_stage}",
+        ),
+        WhyStep.of(
+            "GPU-hours",
+            Calc(
+                terms=[
+                    flops_t,
+                    num(peak, "TFLOP/s", scale=1e12, op="/"),
+                    num(c.mfu, "MFU", op="/"),
+                    num(SECONDS_PER_HOUR, "s per hour", op="/"),
+                ],
+                result=gh_t,
+            ),
+            f"dense BF16 peak; MFU {how}",
+        ),
         WhyStep.of("Wall time", Calc(terms=[gh_in, num(c.gpus, _n(c.gpus, "GPU"), op="/")], result=wall_t)),
-        WhyStep(label="Machines", value=f"{c.nodes:,}",
-                detail=f"{c.gpus:,} {_n(c.gpus, 'GPU')}, up to {o.machine_gpus} in one machine of this offer{over}"),
+        WhyStep(
+            label="Machines",
+            value=f"{c.nodes:,}",
+            detail=f"{c.gpus:,} {_n(c.gpus, 'GPU')}, up to {o.machine_gpus} in one machine of this offer{over}",
+        ),
         WhyStep.of("Price per hour", Calc(terms=price, result=num(per_hour, "USD/hour")), f"{o.provider} {o.product}"),
-    ]  # fmt: skip
+    ]
     if billed:
         steps.append(WhyStep.of("Hours billed", _billed(o, c.wall_hours, sc.pricing.spot_restart_overhead, hours_t)))
     overhead = num(1 + sc.training.overhead_factor, "for failed runs and sweeps")
     committed = o.commitment_months and rc.run_cost_usd > per_hour * billed_h * (1 + 1e-9)
     if committed:  # a reservation longer than the run is paid in full
-        terms = [num(per_hour, "USD/hour"), num(o.commitment_months, _n(o.commitment_months, "month")),
-                 num(sc.pricing.hours_per_month, "h a month"), overhead]  # fmt: skip
+        terms = [
+            num(per_hour, "USD/hour"),
+            num(o.commitment_months, _n(o.commitment_months, "month")),
+            num(sc.pricing.hours_per_month, "h a month"),
+            overhead,
+        ]
         note = "the reservation is paid whether used or not"
     else:
         terms = [num(per_hour, "USD/hour"), hours_t, overhead]
@@ -185,8 +219,11 @@ def why_energy(e: EnergyReport | None, run_hours: float | Term) -> list[WhyStep]
     if e is None:
         return []
     training = e.phase == "training"
-    kwh, usd_, kg = (e.energy_kwh, e.energy_cost_usd, e.co2_kg) if training else (
-        e.monthly_energy_kwh, e.monthly_energy_cost_usd, e.monthly_co2_kg)  # fmt: skip
+    kwh, usd_, kg = (
+        (e.energy_kwh, e.energy_cost_usd, e.co2_kg)
+        if training
+        else (e.monthly_energy_kwh, e.monthly_energy_cost_usd, e.monthly_co2_kg)
+    )
     when = "" if training else " a month"
     kwh_t = rounded(kwh, "kWh")
     watts = f"{e.power_fraction:.0%} of TDP" + (
@@ -195,18 +232,27 @@ def why_energy(e: EnergyReport | None, run_hours: float | Term) -> list[WhyStep]
     watts += " per GPU"
     per = e.energy_kwh_per_million_output_tokens
     energy = Calc(
-        terms=[num(e.gpus, _n(e.gpus, "GPU")), _hours_term(run_hours, training),
-               num(e.power_watts_per_gpu, "W"), num(e.pue, "PUE"), num(1000, "W per kW", op="/")],
+        terms=[
+            num(e.gpus, _n(e.gpus, "GPU")),
+            _hours_term(run_hours, training),
+            num(e.power_watts_per_gpu, "W"),
+            num(e.pue, "PUE"),
+            num(1000, "W per kW", op="/"),
+        ],
         result=kwh_t,
-    )  # fmt: skip
+    )
     site = e.region_label
     grams = kg * 1000
     co2 = [kwh_t, num(e.grid_gco2_per_kwh, "g CO2/kWh")] + (
-        [num(1e6, "g per t", op="/")] if kg >= 1000 else [num(1000, "g per kg", op="/")])  # fmt: skip
+        [num(1e6, "g per t", op="/")] if kg >= 1000 else [num(1000, "g per kg", op="/")]
+    )
     co2_t = rounded(grams / 1e6, "t CO2") if kg >= 1000 else rounded(kg, "kg CO2")
     return [
         WhyStep.of(f"Energy{when}", energy, watts + (f"; {per:.3g} kWh per 1M output tokens" if per else "")),
-        WhyStep.of(f"Energy cost{when}", Calc(terms=[kwh_t, num(e.electricity_usd_per_kwh, "USD/kWh")],
-                                              result=money(usd_)), site),
+        WhyStep.of(
+            f"Energy cost{when}",
+            Calc(terms=[kwh_t, num(e.electricity_usd_per_kwh, "USD/kWh")], result=money(usd_)),
+            site,
+        ),
         WhyStep.of(f"CO2{when}", Calc(terms=co2, result=co2_t), site),
-    ]  # fmt: skip
+    ]

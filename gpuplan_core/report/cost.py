@@ -8,13 +8,16 @@ rows are built in plan/recommend.py's cost_table (InferenceCostRow, TrainingCost
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
+from ..plan.answer import ScenarioAnswer
 from ..pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
 from ..pricing.energy import OwnReport, PriceTier
 from ..results.base import _Report, _Sparse
+from ..results.growth import Growth
 from ..results.plan import InferenceCostRow, Pick, Rejected, TrainingCostRow
-from .growth import Growth
 from .results import ModelSummary
 
 
@@ -54,7 +57,11 @@ class CostReport(ModelSummary, _Sparse):
     tokens_note: str | None = Field(None, description="training: how the token count was chosen, when not given")
     gpu_hours: float | None = Field(description="training: GPU-hours of the cheapest run; None for serving")
     wall_hours: float | None = Field(description="training: wall-clock hours of the cheapest run; None for serving")
-    cheapest_monthly_usd: float | None = Field(None, description="serving: the least monthly always-on of any row")
+    cheapest_monthly_usd: float | None = Field(
+        None,
+        description="serving: the least monthly always-on of any row, regardless of targets (the answer, which meets "
+        "them, is the answer block's cost_usd)",
+    )
     energy_kwh: float | None = Field(None, description="training: the cheapest run's kWh (GPU-hours x W x PUE)")
     energy_cost_usd: float | None = Field(None, description="training: its kWh x electricity price")
     co2_kg: float | None = Field(None, description="training: its kWh x grid intensity")
@@ -70,6 +77,9 @@ class CostReport(ModelSummary, _Sparse):
     price_tiers: list[PriceTier] = Field(default_factory=list, description="the first row's GPU type per billing")
     pricing_errors: list[str] = Field(default_factory=list, description="rows of the pricing file left out, and why")
     pricing_warnings: list[str] = Field(default_factory=list)
+    answer: ScenarioAnswer | None = Field(
+        None, exclude=True, description="the one answer for the same offers (cost_report(with_answer=True))"
+    )
     growth: Growth | None = Field(
         None,
         description="serving with a growth rate or a spike: the answer's pick re-planned month by month (None: no "
@@ -79,6 +89,12 @@ class CostReport(ModelSummary, _Sparse):
     @property
     def training(self) -> bool:
         return self.mode != "inference"
+
+    def to_json(self) -> dict[str, Any]:
+        """``cost --json``: the report's keys, and where the report carries the one answer for the same offers, its
+        block, the same as ``plan --json``'s."""
+        out = self.model_dump()
+        return out if self.answer is None else out | {"answer": self.answer.answer_json()}
 
 
 # ---- the lifetime and the market context -----------------------------------------------------------

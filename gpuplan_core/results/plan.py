@@ -6,11 +6,13 @@ CLI's JSON is its ``model_dump()``.
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ..common.text import exact, figure, usd
+from ..pricing.offers import Offer
 
 HOURS_SIG = 4  # hours (GPU-hours, wall, billed) multiply into a cost printed to the cent or the dollar
 
@@ -32,8 +34,8 @@ class Term(BaseModel):
 def num(x: float, unit: str = "", sig: int = 3, scale: float = 1.0, op: Literal["x", "/"] = "x") -> Term:
     """A term printed exactly where it can be (up to 6 decimals), else rounded to ``sig`` significant figures."""
     shown = exact(x / scale)
-    return Term(text=_with(shown or figure(x / scale, sig), unit), value=x, exact=shown is not None, scale=scale,
-                op=op)  # fmt: skip
+    text = _with(shown or figure(x / scale, sig), unit)
+    return Term(text=text, value=x, exact=shown is not None, scale=scale, op=op)
 
 
 def rounded(x: float, unit: str = "", sig: int = 3, op: Literal["x", "/"] = "x") -> Term:
@@ -109,8 +111,13 @@ class WhyStep(BaseModel):
     def of(cls, label: str, calc: Calc, note: str = "", value: str | None = None) -> WhyStep:
         """A step whose value is ``calc``'s result (or ``value``, which starts with it) and whose detail is the
         formula; then the note."""
-        return cls(label=label, value=value or calc.result.text, detail=calc.text() + (f"; {note}" if note else ""),
-                   calc=calc)  # fmt: skip
+        detail = calc.text() + (f"; {note}" if note else "")
+        return cls(label=label, value=value or calc.result.text, detail=detail, calc=calc)
+
+
+def layout_label(gpu: str, tp: int, pp: int) -> str:
+    """One replica's layout in words: '2 x H100-SXM, TP 2', '16 x H100-SXM, TP 8, PP 2'."""
+    return f"{tp * pp} x {gpu}, TP {tp}" + (f", PP {pp}" if pp > 1 else "")
 
 
 class Pick(BaseModel):
@@ -153,6 +160,34 @@ class Pick(BaseModel):
     source: str
     price_as_of: str | None
     user_price: bool = Field(False, description="priced at the user's own rate (Your prices), not the catalog's")
+
+    @classmethod
+    def renting(cls, o: Offer, **fields: Any) -> Pick:
+        """A pick on offer ``o``: the offer's own fields, its layout's label, and whether it misses a target."""
+        fields.setdefault("layout", layout_label(fields["gpu"], fields["tp"], fields["pp"]))
+        fields.setdefault("run_cost_usd", None)
+        fields.setdefault("meets_target", not fields.get("misses"))
+        offer = dict(
+            offer_id=o.offer_id,
+            provider=o.provider,
+            product=o.product,
+            billing_model=o.billing_model,
+            price_per_gpu_hour_usd=o.price_per_gpu_hour_usd,
+            source=o.source,
+            price_as_of=o.price_as_of,
+            user_price=o.user_price,
+        )
+        return cls(**offer, **fields)
+
+    @property
+    def replica_gpus(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def rank_cost(self) -> float:
+        """What the search ranks by: the monthly cost (serving), else the run's; none: infinite."""
+        v = self.run_cost_usd if self.monthly_usd is None else self.monthly_usd
+        return math.inf if v is None else v
 
 
 class ParetoPoint(BaseModel):
@@ -219,6 +254,12 @@ class Rejected(BaseModel):
     weights_format: str | None = None
     offer_id: str | None = None
     layout: str | None = Field(None, description="one replica, e.g. '2 x H100-SXM, TP 2'")
+
+    def __init__(self, *args: str | None, **fields: Any):
+        """Also positionally, in the fields' order: Rejected(gpu, reason, weights_format, offer_id, layout)."""
+        super().__init__(
+            **dict(zip(("gpu", "reason", "weights_format", "offer_id", "layout"), args, strict=False)), **fields
+        )
 
     @model_serializer(mode="wrap")
     def _given(self, handler):

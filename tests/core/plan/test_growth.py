@@ -1,4 +1,4 @@
-"""Demand that grows (plan/growth.py, report/growth.py): the pick's replicas month by month, by hand and against
+"""Demand that grows (plan/growth.py, results/growth.py): the pick's replicas month by month, by hand and against
 the search's own plan for that month's traffic."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from gpuplan_core.plan.growth import grow, growth_problem
 from gpuplan_core.pricing.billing import lifetime, replicas_for_traffic
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.pricing.offers import Offer
-from gpuplan_core.report.growth import Growth
+from gpuplan_core.results.growth import Growth
 from gpuplan_core.results.plan import Pick
 from gpuplan_core.scenario.deployment import Traffic
 from gpuplan_core.scenario.scenario import Scenario
@@ -40,32 +40,32 @@ def test_replicas_and_cost_by_hand_month_by_month():
     offer = _offer()
     traffic = Traffic(requests_per_day=100_000, peak_to_average=3, monthly_growth=0.2)
     g = grow(traffic, _pick(offer, 2, 11_680.0), offer, training_usd=50_000, months=12, hours_per_month=730)
-    m = g["months"]
+    assert isinstance(g, Growth) and len(g.months) == 13  # months 0 .. 12, typed
+    m = g.months
     for month in (0, 3, 4, 7, 12):
         rpd = 100_000 * 1.2**month
         peak = rpd / 86_400 * 3
-        assert m[month]["requests_per_day"] == pytest.approx(rpd)
-        assert m[month]["peak_requests_per_s"] == pytest.approx(peak)
-        assert m[month]["replicas"] == math.ceil(peak / CAP)
-        nodes = math.ceil(m[month]["replicas"] * 2 / 8)
-        assert m[month]["monthly_usd"] == pytest.approx(nodes * 16.0 * 730)
+        assert m[month].requests_per_day == pytest.approx(rpd)
+        assert m[month].peak_requests_per_s == pytest.approx(peak)
+        assert m[month].replicas == math.ceil(peak / CAP)
+        nodes = math.ceil(m[month].replicas * 2 / 8)
+        assert m[month].monthly_usd == pytest.approx(nodes * 16.0 * 730)
     # month 3: 100,000 x 1.728 / 86,400 x 3 = 6.0 req/s -> 3 replicas (6 GPUs, still one node); month 4: 7.2 -> 4
-    assert [m[k]["replicas"] for k in (0, 1, 2, 3, 4)] == [2, 3, 3, 3, 4]
-    assert g["more_replicas_month"] == 1 and g["next_step_replicas"] == 3
-    assert g["next_step_monthly_usd"] == pytest.approx(11_680.0)  # 6 GPUs still fit one 8-GPU node
+    assert [m[k].replicas for k in (0, 1, 2, 3, 4)] == [2, 3, 3, 3, 4]
+    assert g.more_replicas_month == 1 and g.next_step_replicas == 3
+    assert g.next_step_monthly_usd == pytest.approx(11_680.0)  # 6 GPUs still fit one 8-GPU node
     # month 7: 100,000 x 1.2^7 / 86,400 x 3 = 12.44 req/s -> 7 replicas = 14 GPUs -> 2 nodes = 23,360 USD
-    assert m[7]["replicas"] == 7 and m[7]["monthly_usd"] == pytest.approx(23_360.0)
+    assert m[7].replicas == 7 and m[7].monthly_usd == pytest.approx(23_360.0)
     # cumulative = months before: 4 x 11,680 = 46,720 < 50,000 by month 4, 5 x 11,680 = 58,400 by month 5
-    assert m[4]["inference_cumulative_usd"] == pytest.approx(4 * 11_680.0)
-    assert g["inference_passes_training_month"] == 5
-    assert m[5]["total_usd"] == pytest.approx(50_000 + 5 * 11_680.0)
+    assert m[4].inference_cumulative_usd == pytest.approx(4 * 11_680.0)
+    assert g.inference_passes_training_month == 5
+    assert m[5].total_usd == pytest.approx(50_000 + 5 * 11_680.0)
 
 
 def test_replicas_never_fall_with_growth_and_equal_the_rule_for_that_months_traffic():
     offer = _offer(gpus_per_node=1, price_per_node_hour_usd=2.0, offer_id="x-h100-1")
     traffic = Traffic(requests_per_day=30_000, peak_to_average=2.5, monthly_growth=0.07)
-    g = Growth.of(Scenario(requests_per_day=30_000, peak_to_average=2.5, monthly_growth=0.07),
-                  _pick(offer, 1, 2 * 2 * 730, tp=2), offer, months=36)  # fmt: skip
+    g = grow(traffic, _pick(offer, 1, 2 * 2 * 730, tp=2), offer, training_usd=0.0, months=36, hours_per_month=730)
     reps = [r.replicas for r in g.months]
     assert reps == sorted(reps) and reps[-1] > reps[0]
     for r in g.months:
@@ -78,11 +78,11 @@ def test_no_growth_is_the_flat_lifetime():
     offer = _offer()
     g = grow(Traffic(requests_per_day=100_000), _pick(offer, 2, 11_680.0), offer, 30_000, 24, 730)
     flat = lifetime(30_000, 11_680.0, 24)
-    assert [r["inference_cumulative_usd"] for r in g["months"]] == pytest.approx(
+    assert [r.inference_cumulative_usd for r in g.months] == pytest.approx(
         [r["inference_cumulative_usd"] for r in flat["months"]]
     )
-    assert g["inference_passes_training_month"] == flat["inference_passes_training_month"] == 3
-    assert g["more_replicas_month"] is None and g["next_step_replicas"] is None
+    assert g.inference_passes_training_month == flat["inference_passes_training_month"] == 3
+    assert g.more_replicas_month is None and g.next_step_replicas is None
 
 
 def test_a_spike_sizes_its_month_only():
@@ -90,18 +90,18 @@ def test_a_spike_sizes_its_month_only():
     offer = _offer()
     g = grow(Traffic(requests_per_day=100_000, spike_month=4, spike_factor=5), _pick(offer, 2, 11_680.0), offer,
              0.0, 12, 730)  # fmt: skip
-    reps = [r["replicas"] for r in g["months"]]
+    reps = [r.replicas for r in g.months]
     assert reps[4] == math.ceil(100_000 * 5 / 86_400 * 3 / CAP) == 9
     assert set(reps[:4] + reps[5:]) == {2}
-    assert g["more_replicas_month"] == 4 and g["next_step_replicas"] == 9
-    assert g["next_step_monthly_usd"] == pytest.approx(math.ceil(9 * 2 / 8) * 16 * 730)  # 3 nodes: 35,040 USD
-    assert g["inference_passes_training_month"] is None  # no training bill
+    assert g.more_replicas_month == 4 and g.next_step_replicas == 9
+    assert g.next_step_monthly_usd == pytest.approx(math.ceil(9 * 2 / 8) * 16 * 730)  # 3 nodes: 35,040 USD
+    assert g.inference_passes_training_month is None  # no training bill
 
 
 def test_scale_to_zero_serverless_scales_with_the_requests():
     offer = _offer(billing_model="serverless_flex", gpus_per_node=1, price_per_node_hour_usd=4.0, offer_id="x-sl")
     g = grow(Traffic(requests_per_day=10_000, monthly_growth=0.5), _pick(offer, 1, 300.0), offer, 0.0, 3, 730)
-    assert [r["monthly_usd"] for r in g["months"]] == pytest.approx([300.0 * 1.5**m for m in range(4)])
+    assert [r.monthly_usd for r in g.months] == pytest.approx([300.0 * 1.5**m for m in range(4)])
 
 
 def test_active_serverless_workers_are_billed_around_the_clock():
@@ -109,8 +109,8 @@ def test_active_serverless_workers_are_billed_around_the_clock():
     # each a TP-2 replica on 1-GPU machines at 4 USD/h: 2 machines x 4 x 730 = 5,840 USD a month per worker
     offer = _offer(billing_model="serverless_active", gpus_per_node=1, price_per_node_hour_usd=4.0, offer_id="x-a")
     g = grow(Traffic(requests_per_day=40_000, monthly_growth=1.0), _pick(offer, 1, 5_840.0), offer, 0.0, 2, 730)
-    assert [r["replicas"] for r in g["months"]] == [1, 2, 3]
-    assert [r["monthly_usd"] for r in g["months"]] == pytest.approx([5_840.0, 11_680.0, 17_520.0])
+    assert [r.replicas for r in g.months] == [1, 2, 3]
+    assert [r.monthly_usd for r in g.months] == pytest.approx([5_840.0, 11_680.0, 17_520.0])
 
 
 def test_what_cannot_grow_says_which_field():

@@ -1,15 +1,12 @@
-"""Typed growth result: the answer's pick re-planned month by month as the traffic grows (plan/growth.py holds the
-formulas). Money in US dollars per month of the scenario's hours (``monthly_``) or in total (``_usd``)."""
+"""Typed growth result: the answer's pick re-planned month by month as the traffic grows (plan/growth.py's ``grow``
+computes it and holds the formulas). Money in US dollars per month of the scenario's hours (``monthly_``) or in
+total (``_usd``)."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
-from ..plan.growth import grow
-from ..pricing.offers import Offer
-from ..results.base import _Report
-from ..results.plan import Pick
-from ..scenario.scenario import Scenario
+from .base import _Report
 
 
 class GrowthMonth(_Report):
@@ -43,11 +40,6 @@ class Growth(_Report):
     inference_passes_training_month: int | None = Field(
         description="the first month serving has cost as much as training; None: no bill, or not within the months"
     )
-
-    @classmethod
-    def of(cls, sc: Scenario, pick: Pick, offer: Offer, training_usd: float = 0.0, months: int = 36) -> Growth:
-        """Raises ValueError naming the field when the pick cannot be re-planned (no traffic, no capacity)."""
-        return cls.model_validate(grow(sc.traffic, pick, offer, training_usd, months, sc.pricing.hours_per_month))
 
     def text(self) -> str:
         """The lifetime in words: today's replicas, the first step up and what it costs, the last month's fleet."""

@@ -1,0 +1,112 @@
+"""One offer renting one judged layout for the traffic (or one replica without traffic): the ``Pick``, or why the
+offer cannot rent it.
+
+    always-on   GPUs = replicas x GPUs per replica, in whole nodes where the offer rents whole nodes
+                monthly cost = nodes (or GPUs) x price per hour x hours a month (billing.monthly_always_on)
+    serverless  workers for the traffic, each batching up to one replica's capacity, billed while busy, idle up to
+                the offer's idle timeout and starting cold (billing.serverless_monthly); active workers run 24/7
+    cold start  = COLD_START_FIXED_S + the weights' bytes / WEIGHT_LOAD_BYTES_PER_S
+    $ per 1M    output (input) tokens = the node's price per hour / the static batch's decode (prefill) tokens per
+                second at the pricing's utilization (billing.cost_per_million_tokens)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..common.text import exact, figure, usd
+from ..common.units import GB
+from ..memory.components import model_weight_bytes
+from ..model.arch import ModelArch
+from ..model.formats import get_format
+from ..pricing.billing import cost_per_million_tokens, monthly_always_on, nodes_needed, serverless_monthly
+from ..pricing.offers import Offer
+from ..results.plan import Pick, Rejected
+from ..scenario.deployment import Pricing, Traffic
+
+if TYPE_CHECKING:
+    from .layouts import Layout, Served
+
+COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
+WEIGHT_LOAD_BYTES_PER_S = 2 * GB  # model load speed at cold start (network volume / local NVMe)
+SERVERLESS_IDLE_TIMEOUT_S = 5.0  # an offer that states no idle timeout
+
+
+def cold_start_s(m: ModelArch, weights_format: str) -> float:
+    return COLD_START_FIXED_S + model_weight_bytes(m, get_format(weights_format)) / WEIGHT_LOAD_BYTES_PER_S
+
+
+def cold_start_rule() -> str:
+    """The cold-start formula in words, from its constants: '20 s + weights load at 2 GB/s'."""
+    return f"{COLD_START_FIXED_S:g} s + weights load at {WEIGHT_LOAD_BYTES_PER_S / GB:g} GB/s"
+
+
+def _rented_text(o: Offer, nodes: int, paid: int) -> str:
+    price = exact(o.price_per_node_hour_usd) or figure(o.price_per_node_hour_usd, 6)
+    if o.gpus_per_node > 1:
+        return f"{nodes} node{'s' if nodes > 1 else ''} of {o.gpus_per_node:g} GPUs x {price} USD/node-hour"
+    return f"{paid} GPU{'s' if paid > 1 else ''} x {price} USD/GPU-hour"
+
+
+def rent(m: ModelArch, lay: Layout, s: Served, o: Offer, traffic: Traffic, pricing: Pricing) -> Pick | Rejected:
+    """This offer renting this layout for the traffic (or one replica), or why it cannot."""
+    gid, fmt = lay.gpu.gpu, lay.weights_format
+    if problem := o.layout_problem(lay.tp, lay.pp):
+        return Rejected(gid, problem, fmt, o.offer_id, lay.label)
+    why = [f"layout {lay.label}: " + "; ".join(s.lines)]
+    node_price = o.price_per_node_hour_usd * nodes_needed(lay.replica_gpus, o.gpus_per_node)
+    static = lay.replica.static
+    common = dict(
+        gpu=gid,
+        weights_format=fmt,
+        tp=lay.tp,
+        pp=lay.pp,
+        ttft_s=s.ttft_s,
+        tpot_s=s.tpot_s,
+        requests_per_s_per_replica=s.capacity_per_s,
+        output_cost_per_million_usd=cost_per_million_tokens(
+            node_price, static.decode_tokens_per_s, pricing.utilization
+        ),
+        input_cost_per_million_usd=cost_per_million_tokens(
+            node_price, static.prefill_tokens_per_s, pricing.utilization
+        ),
+        misses=list(s.misses),
+        why=why,
+    )
+    if o.is_serverless:
+        if not traffic.requests_per_day:
+            return Rejected(gid, "serverless needs a traffic estimate (requests per day)", fmt, o.offer_id, lay.label)
+        if not s.capacity_per_s:
+            return Rejected(gid, "a worker cannot meet the latency targets at any load", fmt, o.offer_id, lay.label)
+        sl = serverless_monthly(
+            node_price,
+            traffic.requests_per_day,
+            s.e2e_s,
+            s.capacity_per_s,
+            cold_start_s(m, fmt),
+            o.serverless_idle_timeout_default_s or SERVERLESS_IDLE_TIMEOUT_S,
+            hours_per_month=pricing.hours_per_month,
+            peak_to_average=traffic.peak_to_average,
+        )
+        if o.billing_model == "serverless_active":  # always running, billed while idle
+            monthly = sl.workers * node_price * pricing.hours_per_month
+            why.append(f"serverless active workers: {sl.workers} running 24/7 (billed while idle)")
+        else:
+            monthly = sl.monthly_usd
+            why.append(
+                f"serverless: {sl.workers_average} warm worker(s), up to {sl.workers} at peak, each batching up to "
+                f"{s.capacity_per_s:,.2f} req/s; {sl.billed_seconds_per_month / 3600:,.0f} billed h/month incl. "
+                f"{sl.cold_starts_per_month:,.0f} cold starts (after idle gaps longer than the idle timeout)"
+            )
+        gpus = sl.workers * lay.replica_gpus
+        return Pick.renting(o, **common, gpus=gpus, nodes=sl.workers, replicas=sl.workers, monthly_usd=monthly)
+    need = lay.replica_gpus * s.replicas
+    nodes = nodes_needed(need, o.gpus_per_node)
+    paid = int(nodes * o.gpus_per_node)
+    machines = nodes if o.gpus_per_node > 1 else s.replicas * lay.pp  # per-GPU rentals: a machine per replica stage
+    monthly = monthly_always_on(o, need, pricing.hours_per_month)
+    why.append(
+        f"{_rented_text(o, nodes, paid)} x {pricing.hours_per_month:g} h = {usd(monthly)} a month"
+        + (f" ({paid - need} idle: whole {o.gpus_per_node:g}-GPU nodes)" if paid > need else "")
+    )
+    return Pick.renting(o, **common, gpus=paid, nodes=machines, replicas=s.replicas, monthly_usd=monthly)
