@@ -62,7 +62,6 @@ from .report.answers import (
     Headline,
     cost_answer,
     data_answer,
-    memory_answer,
     perf_answer,
     plan_answer,
     site_answer,
@@ -81,9 +80,11 @@ from .report.cost import (
     TrainingCostRow,
 )
 from .report.growth import Growth, GrowthMonth
-from .report.results import GpuPerf, MemoryReport, PerfReport
+from .report.memory_answer import memory_answer
+from .report.results import GpuPerf, PerfReport
 from .report.serving import ServeReport, ServingCurve
 from .report.training import TrainingAccuracy, training_accuracy
+from .results.memory import MemoryReport
 from .scenario.scenario import Scenario
 from .scenario.site import Site
 

@@ -10,84 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..hardware.catalog import get_gpu
-from ..memory.budget import memory_budget
-from ..memory.components import component_provenance, model_weight_bytes
-from ..memory.fit import evaluate_catalog
 from ..memory.request import memory_request
-from ..model.formats import get_format
 from ..perf.replica import DEFAULT_GPU
 from ..perf.workload import workload_for
 from ..report.calibration import CalibrationReport
-from ..report.results import GpuFit, GpuPerf, Layout, MemoryReport, NoFit, PerfReport
+from ..report.results import GpuPerf, NoFit, PerfReport
 from ..report.serving import ServeReport, ServingCurve
+from ..results.memory import MemoryReport  # noqa: F401  (re-exported)
 from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
+from ._shared import catalog_of as _catalog_of
 from ._shared import model_summary, scenario_of  # re-exported: every API function's start
-
-
-def _catalog_of(sc: Scenario) -> tuple:
-    """The catalog rows a scenario's views list: GPUs, the other accelerators when allowed, and the one it names."""
-    from ..hardware.catalog import catalog_gpus
-
-    rows = catalog_gpus(sc.pricing.allow_accelerators)
-    named = sc.parallelism.gpu and get_gpu(sc.parallelism.gpu)
-    return rows if not named or named in rows else (*rows, named)
-
-
-def memory_report(s: Scenario | dict[str, Any]) -> MemoryReport:
-    """Memory budget of the scenario's layout, and fit / min GPUs / max batch / max context per GPU."""
-    sc = scenario_of(s)
-    m = sc.model()
-    req = memory_request(sc)
-    budget = memory_budget(m, req)
-    fits = evaluate_catalog(m, req, _catalog_of(sc))
-    selected = {g.gpu for g in sc.selected_gpus()} if sc.parallelism.gpu else set()
-    return MemoryReport(
-        **model_summary(sc),
-        mode=req.mode,
-        method=req.method,
-        weights_format="nf4-dq" if req.mode != "inference" and req.method == "qlora" else req.weights_format,
-        kv_format=req.kv_format,
-        engine=req.engine,
-        context_tokens=req.context_tokens,
-        batch=req.batch,
-        layout=Layout(gpus=req.gpus, tp=req.tp, pp=req.pp, dp=req.dp),
-        scope=budget.scope,
-        weights_bytes_total=round(
-            model_weight_bytes(
-                m, get_format("nf4-dq" if req.mode != "inference" and req.method == "qlora" else req.weights_format)
-            )
-        ),
-        components={k: round(v) for k, v in budget.components.items()},
-        provenance={k: component_provenance(k) for k in budget.components},
-        offload=req.offload,
-        offloaded={k: round(v) for k, v in budget.offloaded.items()},
-        host_bytes_per_node=round(budget.host_bytes_per_node),
-        budgets={k: round(v) for k, v in budget.budgets.items()},
-        per_gpu_bytes=round(budget.per_gpu_bytes),
-        total_bytes=round(budget.total_bytes),
-        memory_utilization=req.assumptions.memory_utilization,
-        notes=budget.notes,
-        gpus=[
-            GpuFit(
-                gpu=f.gpu.gpu,
-                label=f.gpu.label,
-                selected=f.gpu.gpu in selected,
-                vram_nominal_bytes=round(f.gpu.vram_nominal_bytes),
-                vram_usable_bytes=round(f.gpu.vram_usable_bytes),
-                budget_bytes=round(f.budget_bytes),
-                fits=f.fits,
-                min_gpus=f.min_gpus,
-                min_layout=None if f.min_layout is None else Layout(**vars(f.min_layout)),
-                max_batch=f.max_batch,
-                max_context=f.max_context,
-                kv_capacity_tokens=f.kv_capacity_tokens,
-            )
-            for f in fits
-        ],
-    )
-
+from .compare import compare_report, compare_side  # noqa: F401  (A vs B, each side the answer to its scenario)
+from .cost import _offers, answer_report, cost_report, growth_report, plan_report  # noqa: F401
+from .memory import memory_at_pick, memory_report  # noqa: F401
 
 # ---- performance ---------------------------------------------------------------------------------
 
@@ -158,7 +94,7 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
     names = gpus if gpus is not None else ([main_gpu] if sc.parallelism.gpu else [g.gpu for g in _catalog_of(sc)])
     per = [perf_for_gpu(sc, n) for n in names]
     main = next((p for p in per if p.gpu == main_gpu), None) or perf_for_gpu(sc, main_gpu)
-    return PerfReport(**model_summary(sc), main=main, gpus=per)
+    return PerfReport(**model_summary(sc).model_dump(), main=main, gpus=per)
 
 
 def write_serving_calibration() -> int:
@@ -194,8 +130,6 @@ def calibration_report() -> CalibrationReport:
     )
 
 
-from .cost import _offers, answer_report, cost_report, growth_report, plan_report  # noqa: E402, F401
-
 # ---- serving under traffic ------------------------------------------------------------------------
 
 
@@ -224,7 +158,7 @@ def serve_report(
     if note:
         res = res.model_copy(update={"notes": [note, *res.notes]})
     out: dict[str, Any] = {
-        **model_summary(sc),
+        **model_summary(sc).model_dump(),
         "gpu": r.gpu.gpu,
         "tp": r.wl.tp,
         "pp": r.wl.pp,
@@ -281,7 +215,3 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
         notes=[note] if note else [],
         **_serving_bands(r.m.is_moe, r.gpu.gpu),
     )
-
-
-from .compare import compare_report as compare_report  # noqa: E402  (A vs B, built from the reports above)
-from .compare import compare_side as compare_side  # noqa: E402
