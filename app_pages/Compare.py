@@ -52,4 +52,4 @@ if report is not None:
             page.show(tables_cost.differences(report.comparison), "differences")
             for s, name in ((a, "A"), (b, "B")):
                 if not s.fits:
-                    st.caption(f"{name} has no configuration: {fmt.md_escape(s.needs)} No price for what cannot run.")
+                    st.caption(f"{name} has no configuration. {fmt.md_escape(s.needs)} No price for what cannot run.")

@@ -10,7 +10,7 @@ from ..model.formats import get_format
 from ..report.compare import CompareReport, Side, compare
 from ..scenario.scenario import Scenario
 from .cost import answer_report
-from .memory import search_layout_text
+from .memory import memory_report
 
 
 def _pinned(sc: Scenario) -> str | None:
@@ -22,9 +22,21 @@ def _pinned(sc: Scenario) -> str | None:
     return f"{par.gpus:,} x {label}" if par.gpus > 1 else label
 
 
+def _split(sc: Scenario, p) -> str:
+    """How the pick splits its GPUs, in words that read alone: 'one GPU', '6 replicas of 2 GPUs (TP 2)', 'TP 2 x PP 2
+    x DP 16, ZeRO-0' (training)."""
+    if sc.job.mode != "inference":
+        req = pick_request(sc, p)
+        return f"TP {req.tp} x PP {req.pp} x DP {req.dp}, ZeRO-{req.zero_stage}"
+    n = p.tp * p.pp
+    one = "one GPU" if n == 1 else f"{n} GPUs (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")"
+    return one if p.replicas == 1 else f"{p.replicas:,} replicas of {one}"
+
+
 def compare_side(sc: Scenario, offers, answer=None) -> Side:
     """One side: the answer to its scenario (``answer``, when the caller has it for these offers). What it runs on,
-    memory per GPU at the pick's layout, and the pick's latency, price and energy; without a pick, why not."""
+    memory per GPU at the pick's layout, and the pick's latency, price and energy; without a pick, why not (and the
+    memory engine's need at the scenario's own layout)."""
     ans = answer if answer is not None else answer_report(sc, offers=offers)
     pinned = _pinned(sc)
     how = f"pinned to {pinned}: the layout search on that GPU" if pinned else "the answer: the layout search's pick"
@@ -33,7 +45,7 @@ def compare_side(sc: Scenario, offers, answer=None) -> Side:
     if p is not None:
         label = get_gpu(p.gpu).label
         settings["GPUs"] = f"{p.gpus:,} x {label}"
-        settings["Layout"] = search_layout_text(sc, p, pick_request(sc, p))
+        settings["Layout"] = _split(sc, p)
         fmt = p.weights_format
     else:
         settings["GPUs"] = pinned or "any GPU"
@@ -47,10 +59,10 @@ def compare_side(sc: Scenario, offers, answer=None) -> Side:
     else:
         settings["Batch"] = f"micro-batch {sc.request.batch_or_one}"
     out = Side(
-        label=", ".join(dict.fromkeys(settings.values())),
+        label=", ".join(v for k, v in settings.items() if (k, v) != ("Layout", "one GPU")),
         settings=settings,
         fits=p is not None,
-        per_gpu_bytes=ans.memory_per_gpu_bytes or 0,
+        per_gpu_bytes=ans.memory_per_gpu_bytes if p is not None else memory_report(sc).per_gpu_bytes,
         how=how,
         pinned=pinned is not None,
     )
