@@ -79,10 +79,27 @@ RED, GREEN, BLUE = "#ef4444", "#22c55e", "#3b82f6"
 
 def x_marker(x: float, text: str, color: str = NEUTRAL, y: float = 1.0, **note) -> tuple[dict, dict]:
     """A dotted vertical line at ``x`` across the plot and its label at its top right: (shape, annotation)."""
-    shape = {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
-             "line": {"color": color, "dash": "dot"}}  # fmt: skip
-    return shape, {"x": x, "xref": "x", "yref": "paper", "y": y, "showarrow": False, "xanchor": "left", "xshift": 4,
-                   "text": text, **note}  # fmt: skip
+    shape = {
+        "type": "line",
+        "xref": "x",
+        "yref": "paper",
+        "x0": x,
+        "x1": x,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": color, "dash": "dot"},
+    }
+    return shape, {
+        "x": x,
+        "xref": "x",
+        "yref": "paper",
+        "y": y,
+        "showarrow": False,
+        "xanchor": "left",
+        "xshift": 4,
+        "text": text,
+        **note,
+    }
 
 
 def component_color(name: str, i: int = 0) -> str:

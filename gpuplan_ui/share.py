@@ -96,8 +96,9 @@ def report_button(sc: Scenario, values: dict[str, Any], page: str) -> None:
     )
 
 
-def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool, link: str | None = None
-                ) -> str:  # fmt: skip
+def report_html(
+    sc: Scenario, values: dict[str, Any], page: str, pkey: str, explore: bool, link: str | None = None
+) -> str:
     from gpuplan_core import RECORDS, cost_answer, memory_answer, perf_answer, plan_answer, site_answer
 
     from . import cached, figures_cost, figures_site, report
@@ -110,8 +111,7 @@ def report_html(sc: Scenario, values: dict[str, Any], page: str, pkey: str, expl
     plan = ans.plan
     answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
     mem_fig = cached.memory_views(key, pkey, explore and inference)["figure"]
-    figs = [(t, f) for t, f in (("Recommendation", views["pareto"]), ("Memory", mem_fig))
-            if f is not None]  # fmt: skip
+    figs = [(t, f) for t, f in (("Recommendation", views["pareto"]), ("Memory", mem_fig)) if f is not None]
     if inference:  # as the Performance page: the recommended layout unless the user picked another
         shown = ans.detail_scenario(sc)
         skey, gpu = shown.model_dump_json(), shown.parallelism.gpu or "H100-SXM"

@@ -61,12 +61,21 @@ def for_people(df: pd.DataFrame) -> pd.DataFrame:
 # any other character counts as the widest. The grid sizes a column from its first rows only, so a longer value
 # further down was cut ("hyperstac"): page.column_config gives every column the width of its widest text instead.
 _ADVANCE_PX = {
-    **dict.fromkeys(" ", 3.0), **dict.fromkeys("',.:;ij|·", 3.5), **dict.fromkeys("Il", 4.0),
-    **dict.fromkeys("!()-[]f{}", 4.5), **dict.fromkeys("/\\rt", 5.0), **dict.fromkeys('"*?sz', 6.0),
-    **dict.fromkeys("cx", 6.5), **dict.fromkeys("0123456789#$+<=>FJLY^_ekvy~±–≤×", 7.0),
-    **dict.fromkeys("ESVXag", 7.5), **dict.fromkeys("ACPRTZ`bdhnopquµ", 8.0), **dict.fromkeys("BK", 8.5),
-    **dict.fromkeys("&DG", 9.0), **dict.fromkeys("HNOQU", 9.5), **dict.fromkeys("Mw", 10.5),
-}  # fmt: skip
+    **dict.fromkeys(" ", 3.0),
+    **dict.fromkeys("',.:;ij|·", 3.5),
+    **dict.fromkeys("Il", 4.0),
+    **dict.fromkeys("!()-[]f{}", 4.5),
+    **dict.fromkeys("/\\rt", 5.0),
+    **dict.fromkeys('"*?sz', 6.0),
+    **dict.fromkeys("cx", 6.5),
+    **dict.fromkeys("0123456789#$+<=>FJLY^_ekvy~±–≤×", 7.0),
+    **dict.fromkeys("ESVXag", 7.5),
+    **dict.fromkeys("ACPRTZ`bdhnopquµ", 8.0),
+    **dict.fromkeys("BK", 8.5),
+    **dict.fromkeys("&DG", 9.0),
+    **dict.fromkeys("HNOQU", 9.5),
+    **dict.fromkeys("Mw", 10.5),
+}
 _WIDEST_PX = 12.0
 CELL_PADDING_PX = 16 + 6  # the grid's 8 px each side, and room for rounding and the sort arrow
 MIN_COLUMN_PX, MAX_COLUMN_PX = 50, 420
