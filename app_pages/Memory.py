@@ -3,14 +3,15 @@
 import streamlit as st
 
 from gpuplan_core import memory_answer, training_speed_line
-from gpuplan_ui import cached, fmt, page
+from gpuplan_ui import cached, fmt, page, prices
 
 sc, values = page.setup("Memory")
 key = sc.model_dump_json()
+pkey, explore = prices.pricing_key(), cached.explore(sc)
 
 with page.guard("Memory budget"):
-    mem = cached.memory_report(key)
-    views = cached.memory_views(key)
+    mem = cached.memory(sc)  # at the layout the answer runs (the Overview's pick)
+    views = cached.memory_views(key, pkey, explore)
     page.answer(memory_answer(mem, sc))
     if mem.offloaded:
         st.info(
@@ -25,7 +26,9 @@ with page.guard("Memory budget"):
     st.plotly_chart(views["figure"], key="mem_chart", config={"displaylogo": False})
     st.caption(
         f"Each bar: what a job may fill on one GPU of that type (the usable VRAM x {mem.memory_utilization:.0%} "
-        "utilization), green where the need fits, red where it does not; grey behind it: the VRAM on the label."
+        "utilization), green where the layout search has a configuration on that type (its count and layout in "
+        "the bar's words), red where it has none; outlined: the answer's GPU; grey behind it: the VRAM on the "
+        "label; the line: memory per GPU at the answer's layout."
     )
     if page.meeting():
         st.stop()  # the meeting view: the answer and one chart
@@ -40,11 +43,13 @@ with page.guard("Memory budget"):
                 st.markdown("**Budgets by scope (per GPU)**")
                 st.markdown(
                     "\n".join(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})" for scope, v in mem.budgets.items())
-                    + f"\n- *all {mem.layout.gpus} GPU(s), whole runtime*: {fmt.gb(mem.total_bytes, 2)}"
+                    + f"\n- *all {mem.layout.gpus} GPU(s) of the layout, whole runtime*: {fmt.gb(mem.total_bytes, 2)}"
                 )
                 if mem.notes:
                     st.caption("\n\n".join(fmt.md_escape(n) for n in mem.notes))
-    if box := page.section("Every GPU type: fit, largest batch, longest context", "mem_gpus", ":material/table:"):
+    if box := page.section(
+        "Every GPU type: the layout search's count, fit, largest batch", "mem_gpus", ":material/table:"
+    ):
         with box:
             page.table(views["gpus"], "gpus", "gpuplan-memory-per-gpu.csv")
 
@@ -61,7 +66,7 @@ if sc.job.mode != "inference" and sc.training.precision == "mixed":
                     (cols[0], "zero", "ZeRO paper: 16 bytes/param"),
                     (cols[1], "hf", "Hugging Face: 18 bytes/param"),
                 ):
-                    r = cached.memory_report(sc.with_(accounting=acc).model_dump_json())
+                    r = cached.memory_accounting(key, pkey, explore, acc)
                     col.metric(label, fmt.gb(r.model_states_bytes), help="model states per GPU, before activations")
                     col.caption(
                         ", ".join(

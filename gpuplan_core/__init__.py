@@ -73,7 +73,6 @@ from .report.answers import (
     Headline,
     cost_answer,
     data_answer,
-    memory_answer,
     perf_answer,
     plan_answer,
     site_answer,
@@ -91,10 +90,12 @@ from .report.cost import (
     Rejected,
     TrainingCostRow,
 )
-from .report.results import MemoryReport, PerfReport
+from .report.memory_answer import memory_answer
+from .report.results import PerfReport
 from .report.serving import ServeReport
 from .report.training import TrainingAccuracy, training_accuracy
 from .results.growth import Growth, GrowthMonth
+from .results.memory import MemoryReport
 from .results.perf import GpuAtLoad, GpuPerf, NoFit, StaticPerf
 from .results.plan import Plan
 from .results.serving import ServingCurve, ServingResult

@@ -40,8 +40,28 @@ def _sc(sc_json: str) -> Scenario:
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def memory_report(sc_json: str) -> MemoryReport:
-    return api.memory_report(_sc(sc_json))
+def memory_report(sc_json: str, pricing_key: str | None = None, explore: bool = False) -> MemoryReport:
+    """The memory report at the layout the answer runs (its pick for these prices and format choice), with the
+    layout search's count per GPU type; without ``pricing_key``, the memory engine's at the scenario's own layout."""
+    if pricing_key is None:
+        return api.memory_report(_sc(sc_json))
+    ans = answer_at(sc_json, pricing_key, explore)
+    cost = cost_report(sc_json, pricing_key)  # cached: the answer's own cost table (its rows per GPU type)
+    return api.memory_report(_sc(sc_json), offers=prices.offers_for(pricing_key), answer=ans, cost=cost)
+
+
+def memory(sc: Scenario) -> MemoryReport:
+    """This run's scenario's memory report at the answer's layout (the Memory page's)."""
+    return memory_report(sc.model_dump_json(), prices.pricing_key(), explore(sc))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def memory_accounting(sc_json: str, pricing_key: str, explore: bool, accounting: str) -> MemoryReport:
+    """The budget under another training accounting, at the answer's layout (no search)."""
+    sc = _sc(sc_json)
+    pick = answer_at(sc_json, pricing_key, explore).pick
+    other = sc.with_(accounting=accounting)
+    return api.memory_report(other) if pick is None else api.memory_at_pick(other, pick)
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
@@ -66,8 +86,12 @@ def answer_at(sc_json: str, pricing_key: str, explore_formats: bool) -> Scenario
 def answer(sc: Scenario) -> ScenarioAnswer:
     """The one answer to this run's scenario (every page headlines it): computed once per scenario, prices and the
     Overview's "also consider FP8 and INT4" choice (a page input, in the link on every page)."""
-    explore = bool(widgets.page_value("alt_formats")) and sc.job.mode == "inference"
-    return answer_at(sc.model_dump_json(), prices.pricing_key(), explore)
+    return answer_at(sc.model_dump_json(), prices.pricing_key(), explore(sc))
+
+
+def explore(sc: Scenario) -> bool:
+    """The Overview's "also consider FP8 and INT4" choice, for serving."""
+    return bool(widgets.page_value("alt_formats")) and sc.job.mode == "inference"
 
 
 @st.cache_resource(show_spinner=False)
@@ -104,8 +128,8 @@ def _table(df: pd.DataFrame, columns: tuple[str, ...] | None = None) -> Table:
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def memory_views(sc_json: str) -> dict:
-    mem = memory_report(sc_json)
+def memory_views(sc_json: str, pricing_key: str | None = None, explore: bool = False) -> dict:
+    mem = memory_report(sc_json, pricing_key, explore)
     return {
         "figure": figures.memory_figure(mem),
         "components_figure": figures.components_figure(mem),
@@ -276,8 +300,13 @@ def growth_view(sc_json: str, pricing_key: str, explore: bool, training_usd: flo
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def compare_report(a_json: str, b_json: str, pricing_key: str, b_count_from_a: bool) -> CompareReport:
-    return api.compare_report(_sc(a_json), _sc(b_json), prices.offers_for(pricing_key), b_count_from_a)
+def compare_report(
+    a_json: str, b_json: str, pricing_key: str, b_count_from_a: bool, explore: bool = False
+) -> CompareReport:
+    """A (the sidebar's answer: the Overview's, cached) against B (the answer to B's scenario)."""
+    ans = answer_at(a_json, pricing_key, explore)
+    offers = prices.offers_for(pricing_key)
+    return api.compare_report(_sc(a_json), _sc(b_json), offers, b_count_from_a, answer_a=ans)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)

@@ -218,11 +218,14 @@ def memory_figure(report: MemoryReport) -> go.Figure:
     n = report.layout.gpus
     gpus = sorted(report.gpus, key=lambda g: g.budget_bytes)
     names = [g.label for g in gpus]
-    fits = [g for g in gpus if g.fits]
+    searched = any(g.search is not None for g in gpus)
+    fits = [g for g in gpus if (g.search.gpus is not None if searched else g.fits)]
 
     def say(g) -> str:
         room = g.budget_bytes / GB - need
         digits = 1 if abs(room) < 10 else 0
+        if searched:
+            return _say_search(g)
         if g.fits:
             return f"  fits, {room:,.{digits}f} GB spare"
         if g.min_gpus:
@@ -246,7 +249,11 @@ def memory_figure(report: MemoryReport) -> go.Figure:
             "name": "what a job may fill (usable VRAM x utilization)",
             "y": names,
             "x": [g.budget_bytes / GB for g in gpus],
-            "marker": {"color": [GREEN if g.fits else RED for g in gpus], "opacity": 0.8},
+            "marker": {
+                "color": [GREEN if g in fits else RED for g in gpus],
+                "opacity": 0.8,
+                "line": {"color": [BLUE if g.selected else "rgba(0,0,0,0)" for g in gpus], "width": 3},
+            },
             "showlegend": False,
             "hovertemplate": "%{y}: %{x:,.1f} GB usable x utilization<extra></extra>",
         },
@@ -288,7 +295,15 @@ def memory_figure(report: MemoryReport) -> go.Figure:
         }
     ]
     per = f" on each of {n} GPUs" if n > 1 else " per GPU"
-    if fits:
+    if report.answer is not None:
+        a = report.answer
+        title = (
+            f"The answer: {a.gpus:,} x {a.label} at {need:,.1f} GB per GPU; the layout search runs it on {len(fits)} "
+            f"of {len(gpus)} GPU types"
+        )
+    elif searched:
+        title = f"Needs {need:,.1f} GB{per}: the layout search runs it on {len(fits)} of {len(gpus)} GPU types"
+    elif fits:
         title = f"Needs {need:,.1f} GB{per}: {len(fits)} of {len(gpus)} GPU types hold it"
     else:
         fewest = report.fewest  # the one the page's answer names
@@ -306,6 +321,15 @@ def memory_figure(report: MemoryReport) -> go.Figure:
         barmode="overlay",
     )
     return go.Figure(data=data, layout=layout)
+
+
+def _say_search(g) -> str:
+    """A bar's words with the layout search: the count and layout it would use on that type, or that it has none."""
+    s = g.search
+    if s.gpus is None:
+        return "  no candidate in the layout search"
+    each = f", {s.per_gpu_bytes / GB:,.1f} GB each" if s.per_gpu_bytes is not None else ""
+    return f"  {'the answer: ' if s.answer else ''}{s.layout}{each}" + ("" if s.meets_targets else " (misses a target)")
 
 
 def components_figure(report: MemoryReport) -> go.Figure:

@@ -106,16 +106,13 @@ def report_html(sc: Scenario, values: dict[str, Any], pkey: str, explore: bool, 
 
     key = sc.model_dump_json()
     inference = sc.job.mode == "inference"
-    mem = cached.memory_report(key)
+    mem = cached.memory_report(key, pkey, explore and inference)
     ans = cached.answer_at(key, pkey, explore and inference)
     views = cached.plan_views(key, pkey, explore and inference, not inference)
     plan = ans.plan
     answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
-    figs = [
-        (t, f)
-        for t, f in (("Recommendation", views.pareto), ("Memory", cached.memory_views(key)["figure"]))
-        if f is not None
-    ]
+    mem_fig = cached.memory_views(key, pkey, explore and inference)["figure"]
+    figs = [(t, f) for t, f in (("Recommendation", views.pareto), ("Memory", mem_fig)) if f is not None]
     if inference:  # as the Performance page: the recommended layout unless the user picked another
         shown = ans.detail_scenario(sc)
         skey, gpu = shown.model_dump_json(), shown.parallelism.gpu or "H100-SXM"

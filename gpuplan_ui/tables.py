@@ -128,24 +128,39 @@ def memory_components(mem: MemoryReport) -> pd.DataFrame:
 
 
 def memory_gpus(mem: MemoryReport) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "GPU": g.gpu,
-                "fits": "yes" if g.fits else "no",
-                "usable VRAM (GiB)": round(g.vram_usable_bytes / 2**30, 2),
-                "budget (GB)": round(g.budget_bytes / 1e9, 1),
-                "min GPUs": g.min_gpus,
-                "min layout": "-"
-                if not g.min_layout
-                else f"tp {g.min_layout.tp} x pp {g.min_layout.pp} x dp {g.min_layout.dp}",
-                "max batch at this context": g.max_batch,
-                "max context at this batch": g.max_context,
-                "KV capacity (tokens)": g.kv_capacity_tokens,
+    """One row per catalog GPU: how the layout search would run the scenario on it (its GPU count, layout and
+    memory per GPU there, or why it has no candidate), then the fit at the report's layout and the memory-only
+    minimum."""
+    rows = []
+    for g in mem.gpus:
+        row: dict = {"GPU": g.gpu}
+        if (s := g.search) is not None:
+            row |= {
+                "layout search: GPUs": s.gpus,
+                "layout search: layout": s.layout or "no candidate",
+                "memory per GPU there (GB)": None if s.per_gpu_bytes is None else round(s.per_gpu_bytes / 1e9, 1),
+                "layout search: note": ("the answer" if s.answer else "")
+                + ("; " if s.answer and s.note else "")
+                + s.note,
             }
-            for g in mem.gpus
-        ]
-    )
+        row |= {
+            "fits": "yes" if g.fits else "no",
+            "usable VRAM (GiB)": round(g.vram_usable_bytes / 2**30, 2),
+            "budget (GB)": round(g.budget_bytes / 1e9, 1),
+            "min GPUs": g.min_gpus,
+            "min layout": "-"
+            if not g.min_layout
+            else f"tp {g.min_layout.tp} x pp {g.min_layout.pp} x dp {g.min_layout.dp}",
+            "max batch at this context": g.max_batch,
+            "max context at this batch": g.max_context,
+            "KV capacity (tokens)": g.kv_capacity_tokens,
+        }
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if any(g.search is not None for g in mem.gpus):  # beside the search's count, the minimum is memory's alone
+        names = {"min GPUs": "min GPUs (memory only)", "min layout": "min layout (memory only)"}
+        df = df.rename(columns=names | ({"fits": "fits the answer's layout"} if mem.answer else {}))
+    return df
 
 
 # --- Performance page -------------------------------------------------------------------------------

@@ -1,80 +1,104 @@
-"""Compare A vs B: each side built from the scenario's reports (memory, speed, price at its own layout), then the
-typed difference and the verdict (report/compare.py)."""
+"""Compare A vs B: each side is the one answer to its scenario (plan/answer.py: the pick's GPU, count, layout,
+memory per GPU, latency and cost, exactly what the Overview shows for it), then the typed difference and the verdict
+(report/compare.py). A side pinned to a GPU type (and count) is the layout search restricted to it, and says so."""
 
 from __future__ import annotations
 
-from ..perf.replica import DEFAULT_GPU
+from ..hardware.catalog import get_gpu
+from ..memory.request import pick_request
+from ..model.formats import get_format
 from ..report.compare import CompareReport, Side, compare
-from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
-from . import cost_report, memory_report, perf_report
+from .cost import answer_report
+from .memory import memory_report
 
 
-def compare_side(sc: Scenario, offers) -> Side:
-    """What Compare shows of one scenario on its GPU: what it runs on, memory and fit, and only where it fits,
-    speed and price (priced at the layout that fits)."""
-    from ..hardware.catalog import get_gpu
-    from ..model.formats import get_format
+def _pinned(sc: Scenario) -> str | None:
+    """What the user pinned of a side, in words ('H100 SXM', '8 x H100 SXM'); None: the search chose freely."""
+    par = sc.parallelism
+    if not par.gpu:
+        return None
+    label = get_gpu(par.gpu).label
+    return f"{par.gpus:,} x {label}" if par.gpus > 1 else label
 
-    gpu = get_gpu(sc.parallelism.gpu or DEFAULT_GPU)
-    sc = sc if sc.parallelism.gpu else sc.with_(gpu=gpu.gpu)
-    mem = memory_report(sc)
-    g = mem.gpu_fit(gpu.gpu)
-    settings = {
-        "GPUs": f"{sc.parallelism.gpus:,} x {g.label}",
-        "Weights": f"{get_format(sc.formats.weights_format).label} weights",
-    }
+
+def _split(sc: Scenario, p) -> str:
+    """How the pick splits its GPUs, in words that read alone: 'one GPU', '6 replicas of 2 GPUs (TP 2)', 'TP 2 x PP 2
+    x DP 16, ZeRO-0' (training)."""
+    if sc.job.mode != "inference":
+        req = pick_request(sc, p)
+        return f"TP {req.tp} x PP {req.pp} x DP {req.dp}, ZeRO-{req.zero_stage}"
+    n = p.tp * p.pp
+    one = "one GPU" if n == 1 else f"{n} GPUs (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")"
+    return one if p.replicas == 1 else f"{p.replicas:,} replicas of {one}"
+
+
+def compare_side(sc: Scenario, offers, answer=None) -> Side:
+    """One side: the answer to its scenario (``answer``, when the caller has it for these offers). What it runs on,
+    memory per GPU at the pick's layout, and the pick's latency, price and energy; without a pick, why not (and the
+    memory engine's need at the scenario's own layout)."""
+    ans = answer if answer is not None else answer_report(sc, offers=offers)
+    pinned = _pinned(sc)
+    how = f"pinned to {pinned}: the layout search on that GPU" if pinned else "the answer: the layout search's pick"
+    p = ans.pick
+    settings = {}
+    if p is not None:
+        label = get_gpu(p.gpu).label
+        settings["GPUs"] = f"{p.gpus:,} x {label}"
+        settings["Layout"] = _split(sc, p)
+        fmt = p.weights_format
+    else:
+        settings["GPUs"] = pinned or "any GPU"
+        fmt = sc.formats.weights_format
+    settings["Weights"] = f"{get_format(fmt).label} weights"
     if sc.job.mode == "inference":
         settings |= {
             "KV cache": f"{get_format(sc.formats.kv_format).label} KV cache",
             "Batch": f"batch {sc.request.batch}",
         }
     else:
-        settings["Batch"] = f"micro-batch {sc.request.batch}"
-    label = ", ".join(settings.values())
-    out = Side(label=label, settings=settings, fits=g.fits, per_gpu_bytes=mem.per_gpu_bytes)
-    if not g.fits:
-        out.needs = (
-            f"{g.min_gpus:,} x {g.label}" if g.min_gpus else f"more GPUs than any layout up to {MAX_LAYOUT_GPUS:,}"
-        )
+        settings["Batch"] = f"micro-batch {sc.request.batch_or_one}"
+    out = Side(
+        label=", ".join(v for k, v in settings.items() if (k, v) != ("Layout", "one GPU")),
+        settings=settings,
+        fits=p is not None,
+        per_gpu_bytes=ans.memory_per_gpu_bytes if p is not None else memory_report(sc).per_gpu_bytes,
+        how=how,
+        pinned=pinned is not None,
+    )
+    if p is None:
+        out.needs = ans.message or "no configuration fits and meets the targets"
         return out
+    out.gpu, out.gpus = p.gpu, p.gpus
+    out.ttft_s, out.tpot_s = p.ttft_s, p.tpot_s
+    e = ans.energy
     if sc.job.mode == "inference":
-        p = perf_report(sc, gpus=[gpu.gpu]).gpus[0]
-        if p.fits:
-            out.ttft_s, out.tpot_s = p.ttft_s, p.tpot_s
-    from ..plan.site import pick_energy
-
-    rows = [r for r in cost_report(sc, offers=offers, fixed_layout=True).offers if r.gpu == gpu.gpu]
-    if rows and sc.job.mode == "inference":
-        best = min(rows, key=lambda r: r.monthly_always_on_usd)
-        out.monthly_usd, out.per_million_usd = best.monthly_always_on_usd, best.output_cost_per_million_usd
-        if (e := pick_energy(sc, best)) is not None:
+        out.monthly_usd, out.per_million_usd = p.monthly_usd, p.output_cost_per_million_usd
+        if e is not None:
             out.energy_kwh, out.co2_kg = e.monthly_energy_kwh, e.monthly_co2_kg
             out.kwh_per_million = e.energy_kwh_per_million_output_tokens
-    elif rows:
-        best = min(rows, key=lambda r: r.run_cost_usd)
-        out.run_usd = best.run_cost_usd
-        if (e := pick_energy(sc, best)) is not None:
+    else:
+        out.run_usd = p.run_cost_usd
+        if e is not None:
             out.energy_kwh, out.co2_kg = e.energy_kwh, e.co2_kg
     return out
 
 
-def compare_report(a: Scenario, b: Scenario, offers, b_count_from_a: bool = True) -> CompareReport:
-    """A against B. B's GPU count follows A's only while it fits: when B runs on another GPU at A's count and does
-    not fit there, B takes the fewest GPUs of its type that hold it (and says so)."""
-    from ..hardware.catalog import get_gpu
-
-    a = a if a.parallelism.gpu else a.with_(gpu=DEFAULT_GPU)
-    b = b if b.parallelism.gpu else b.with_(gpu=a.parallelism.gpu)
+def compare_report(a: Scenario, b: Scenario, offers, b_count_from_a: bool = True, answer_a=None) -> CompareReport:
+    """A against B, each the answer to its scenario (``answer_a``: A's, when the caller has it). B's GPU count
+    follows A's only while it runs: when B is pinned to another GPU type, inherits A's count and the search finds
+    nothing there, B is the search on its type at the count it chooses (and says so)."""
     notes: list[str] = []
-    if b_count_from_a and b.parallelism.gpu != a.parallelism.gpu:
-        g = memory_report(b).gpu_fit(get_gpu(b.parallelism.gpu).gpu)
-        if not g.fits and g.min_layout is not None:
-            lay = g.min_layout
+    sb = compare_side(b, offers)
+    moved = b.parallelism.gpu and b.parallelism.gpu != a.parallelism.gpu
+    if b_count_from_a and moved and not sb.fits and b.parallelism.gpus > 1:
+        free = b.with_(gpus=1, tp=1, pp=1)
+        sf = compare_side(free, offers)
+        if sf.fits:
             notes.append(
-                f"B: {b.parallelism.gpus:,} x {g.label} (A's count) does not hold it; B uses {lay.gpus:,} x "
-                f"{g.label}, the fewest that do."
+                f"B: nothing runs on {b.parallelism.gpus:,} x {get_gpu(b.parallelism.gpu).label} (A's count); B is "
+                f"the search on that GPU at the count it chooses ({sf.settings['GPUs']})."
             )
-            b = b.with_(gpus=lay.gpus, tp=lay.tp, pp=lay.pp)
-    sa, sb = compare_side(a, offers), compare_side(b, offers)
+            sb = sf
+    sa = compare_side(a, offers, answer_a)
     return CompareReport(a=sa, b=sb, comparison=compare(sa, sb), notes=notes)

@@ -48,7 +48,7 @@ def cost_report(
     rows.sort(key=lambda r: r.run_cost_usd if r.run_cost_usd is not None else float("inf"))
     first = rows[0] if rows else None
     out: dict[str, Any] = {
-        **model_summary(sc),
+        **model_summary(sc).model_dump(),
         "mode": sc.job.mode,
         "hours_per_month": sc.pricing.hours_per_month,
         "offers": rows,

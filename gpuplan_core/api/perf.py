@@ -90,7 +90,7 @@ def perf_report(s: Scenario | dict[str, Any], gpus: list[str] | None = None) -> 
     names = gpus if gpus is not None else ([main_gpu] if sc.parallelism.gpu else [g.gpu for g in catalog_of(sc)])
     per = [perf_for_gpu(sc, n) for n in names]
     main = next((p for p in per if p.gpu == main_gpu), None) or perf_for_gpu(sc, main_gpu)
-    return PerfReport(**model_summary(sc), main=main, gpus=per)
+    return PerfReport(**model_summary(sc).model_dump(), main=main, gpus=per)
 
 
 def _serving_bands(moe: bool, gpu: str | None = None) -> dict[str, Any]:
@@ -118,7 +118,7 @@ def serve_report(
     if note:
         res = res.model_copy(update={"notes": [note, *res.notes]})
     out: dict[str, Any] = {
-        **model_summary(sc),
+        **model_summary(sc).model_dump(),
         "gpu": r.gpu.gpu,
         "tp": r.wl.tp,
         "pp": r.wl.pp,

@@ -20,7 +20,6 @@ from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.fields import (
     MAX_BATCH,
     MAX_CONTEXT_TOKENS,
-    MAX_GPUS,
     Accounting,
     CrossEntropy,
     LoraTargets,
@@ -32,6 +31,7 @@ from ..scenario.fields import (
     QloraLibrary,
     Recompute,
 )
+from ..scenario.parts import Formats, Job, Parallelism, Request, Training
 
 
 class Assumptions(BaseModel):
@@ -100,36 +100,42 @@ class Assumptions(BaseModel):
     gpus_per_node: int = Field(8, ge=1, le=64, description="GPUs sharing one host's RAM (offload)")
 
 
+_JOB, _FORMATS, _REQUEST = Job.model_fields, Formats.model_fields, Request.model_fields
+_PAR, _TRAIN, _RUNTIME = Parallelism.model_fields, Training.model_fields, RuntimeAssumptions.model_fields
+
+
 class MemoryRequest(BaseModel):
-    """What the user asks about. Validated; every field is named in error messages."""
+    """What the user asks about. Validated; every field is named in error messages. Each field shared with the
+    Scenario is the Scenario's own field (one default, one bound, one description: scenario/parts.py); the ones
+    only the memory engine has are declared here. ``memory_request(sc)`` fills it from a scenario."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    mode: Mode = "inference"
-    method: Method = "full"
-    weights_format: str = "bf16"
-    kv_format: str = "bf16"
+    mode: Mode = _JOB["mode"]
+    method: Method = _JOB["method"]
+    weights_format: str = _FORMATS["weights_format"]
+    kv_format: str = _FORMATS["kv_format"]
     activation_format: str = "bf16"
-    context_tokens: int = Field(4096, ge=1, le=MAX_CONTEXT_TOKENS)
-    batch: int = Field(1, ge=1, le=MAX_BATCH)
-    gpus: int = Field(1, ge=1, le=MAX_GPUS)
-    tp: int = Field(1, ge=1, le=1024)
-    pp: int = Field(1, ge=1, le=1024)
-    zero_stage: int = Field(0, ge=0, le=3)
-    accounting: Accounting = "zero"
-    optimizer: Optimizer = "adamw"
-    recompute: Recompute = "none"
-    recompute_every: int = Field(1, ge=1, le=1000)
-    precision: Precision = "mixed"
-    cross_entropy: CrossEntropy = "full"
-    cp: int = Field(1, ge=1, le=1024)
+    context_tokens: int = _REQUEST["sequence_tokens"]  # a sequence's tokens: input + output, or the training length
+    batch: int = Field(_REQUEST["batch"].default, ge=1, le=MAX_BATCH, description="sequences held at once")
+    gpus: int = _PAR["gpus"]
+    tp: int = _PAR["tp"]
+    pp: int = _PAR["pp"]
+    zero_stage: int = _PAR["zero_stage"]
+    accounting: Accounting = _TRAIN["accounting"]
+    optimizer: Optimizer = _TRAIN["optimizer"]
+    recompute: Recompute = _TRAIN["recompute"]
+    recompute_every: int = _TRAIN["recompute_every"]
+    precision: Precision = _TRAIN["precision"]
+    cross_entropy: CrossEntropy = _TRAIN["cross_entropy"]
+    cp: int = _PAR["cp"]
     flash_attention: bool = True
-    lora_rank: int = Field(16, ge=1, le=4096)
-    lora_targets: LoraTargets = "all-linear"
-    lora_dropout: float = Field(0.0, ge=0, le=0.9)
-    qlora_library: QloraLibrary = "peft"
-    offload: Offload = "none"
-    engine: Engine = "vllm"
+    lora_rank: int = _TRAIN["lora_rank"]
+    lora_targets: LoraTargets = _TRAIN["lora_targets"]
+    lora_dropout: float = _TRAIN["lora_dropout"]
+    qlora_library: QloraLibrary = _TRAIN["qlora_library"]
+    offload: Offload = _PAR["offload"]
+    engine: Engine = _RUNTIME["engine"]
     prefill_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS, description="prompt tokens (inference)")
     assumptions: Assumptions = Assumptions()
 

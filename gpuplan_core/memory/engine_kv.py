@@ -31,7 +31,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..common.units import GiB
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, check_tp, kv_cache_bytes
 from ..model.formats import get_format
@@ -151,8 +150,12 @@ def startup_settings(setup: str) -> dict[str, float | bool]:
     return out
 
 
-_FRACTION_KEYS = ("gpu_memory_utilization", "mem_fraction_static", "free_gpu_memory_fraction",
-                  "kv_cache_free_gpu_mem_fraction")  # fmt: skip
+_FRACTION_KEYS = (
+    "gpu_memory_utilization",
+    "mem_fraction_static",
+    "free_gpu_memory_fraction",
+    "kv_cache_free_gpu_mem_fraction",
+)
 
 
 def startup_request(
@@ -176,11 +179,12 @@ def startup_request(
     from .components import Assumptions  # local: keeps the import list short
 
     return MemoryRequest(
-        engine=engine, weights_format=weights_format, kv_format=kv_format, tp=tp, pp=pp, gpus=tp * pp,
-        context_tokens=ctx, assumptions=Assumptions(**asm),
-    )  # fmt: skip
-
-
-def startup_kv_tokens_gib(kv: StartupKV) -> str:
-    """One line for a log or a page: the pool in GiB and tokens."""
-    return f"{kv.engine}: {kv.pool_bytes / GiB:.2f} GiB KV pool -> {kv.tokens:,} tokens"
+        engine=engine,
+        weights_format=weights_format,
+        kv_format=kv_format,
+        tp=tp,
+        pp=pp,
+        gpus=tp * pp,
+        context_tokens=ctx,
+        assumptions=Assumptions(**asm),
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..model.formats import get_format
+from ..results.plan import Pick
 from ..scenario.scenario import Scenario
 from .components import Assumptions, MemoryRequest
 
@@ -40,3 +41,16 @@ def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRe
     )
     fields.update(update)
     return MemoryRequest(**fields)
+
+
+def pick_request(sc: Scenario, pick: Pick) -> MemoryRequest:
+    """The memory question at a pick's layout (the plan's search result): serving, one replica of its tp x pp in its
+    weights format; training, its GPUs at its tp, pp and ZeRO stage (a GPU count that whole nodes round up past a
+    multiple of tp x pp budgets one tp x pp group). The answer's memory per GPU is this request's budget."""
+    if sc.job.mode == "inference":
+        return memory_request(
+            sc, weights_format=get_format(pick.weights_format).name, tp=pick.tp, pp=pick.pp, gpus=pick.tp * pick.pp
+        )
+    gpus = pick.gpus if pick.gpus % (pick.tp * pick.pp) == 0 else pick.tp * pick.pp
+    zero = sc.parallelism.zero_stage if pick.zero_stage is None else pick.zero_stage
+    return memory_request(sc, tp=pick.tp, pp=pick.pp, gpus=gpus, zero_stage=zero)

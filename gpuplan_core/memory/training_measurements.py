@@ -28,13 +28,23 @@ from .components import Assumptions, MemoryRequest
 
 MEASUREMENTS_FILE = "training_memory_measurements.csv"
 MODELS_FILE = "training_models.json"
-TARGETS = {"attention_qv": "qv", "attention_qkv": "attention", "attention": "attention", "all-linear": "all-linear",
-           "attention_qvo+mlp": "all-linear"}  # fmt: skip
+TARGETS = {
+    "attention_qv": "qv",
+    "attention_qkv": "attention",
+    "attention": "attention",
+    "all-linear": "all-linear",
+    "attention_qvo+mlp": "all-linear",
+}
 # Unpacked Alpaca batches are padded to their longest sample: the peak step's length is the longest sample the
 # truncation allows. lit-gpt's resource tables report that length for Alpaca with the Llama 2 tokenizer: 1,304.
 ALPACA_LONGEST_TOKENS = 1304
-OPTIMIZERS = {"adamw": "adamw", "paged_adamw": "adamw", "adamw8bit": "adam8bit", "paged_adamw8bit": "adam8bit",
-              "adamw4bit": "adam8bit"}  # fmt: skip
+OPTIMIZERS = {
+    "adamw": "adamw",
+    "paged_adamw": "adamw",
+    "adamw8bit": "adam8bit",
+    "paged_adamw8bit": "adam8bit",
+    "adamw4bit": "adam8bit",
+}
 
 
 @lru_cache(maxsize=1)
@@ -83,15 +93,24 @@ def peak_request(row) -> MemoryRequest:
     )
     return MemoryRequest(
         mode="finetune" if method in ("lora", "qlora") else "training",
-        method=method, precision=precision, optimizer=OPTIMIZERS.get(str(row.optimizer), "adamw"),
-        context_tokens=seq, batch=micro,
-        gpus=int(row.gpu_count), tp=tp, pp=pp, cp=cp,
-        zero_stage=zero, offload=offload,
-        recompute=rec, cross_entropy="full" if str(_get(row, "cross_entropy", "full")) == "full" else "chunked",
-        lora_rank=int(_get(row, "lora_rank", 16)), lora_targets=targets,
+        method=method,
+        precision=precision,
+        optimizer=OPTIMIZERS.get(str(row.optimizer), "adamw"),
+        context_tokens=seq,
+        batch=micro,
+        gpus=int(row.gpu_count),
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        zero_stage=zero,
+        offload=offload,
+        recompute=rec,
+        cross_entropy="full" if str(_get(row, "cross_entropy", "full")) == "full" else "chunked",
+        lora_rank=int(_get(row, "lora_rank", 16)),
+        lora_targets=targets,
         lora_dropout=float(_get(row, "lora_dropout", 0.0)),
         qlora_library="torchao" if str(_get(row, "qlora_library", "")) == "torchao" else "bitsandbytes",  # litgpt
-    )  # fmt: skip
+    )
 
 
 def held_out(run_id: str) -> bool:

@@ -83,7 +83,6 @@ FORMATS: dict[str, NumberFormat] = {
 
 WEIGHT_FORMATS = list(FORMATS)
 KV_FORMATS = ["fp32", "bf16", "fp16", "fp8", "int8", "nvfp4"]
-ACTIVATION_FORMATS = ["fp32", "bf16", "fp16", "fp8"]
 
 
 def get_format(name: str) -> NumberFormat:

@@ -12,9 +12,8 @@ from pydantic import BaseModel, Field
 
 from ..common.text import figure, gb, ms, pct, rate, usd
 from ..plan.answer import ScenarioAnswer, checks_of
-from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
-from .results import GpuPerf, MemoryReport, NoFit
+from .results import GpuPerf, NoFit
 from .serving import ServingCurve
 
 
@@ -61,82 +60,6 @@ def _job(sc: Scenario) -> str:
         return f"{sc.request.input_tokens:,} + {sc.request.output_tokens:,} tokens per request"
     what = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}.get(sc.job.method, sc.job.method)
     return f"{'pre-training' if sc.job.mode == 'training' else what}, {sc.request.sequence_tokens:,}-token sequences"
-
-
-def _training_limits(mem: MemoryReport, sc: Scenario, g) -> str:
-    """Training on a chosen GPU: the largest micro-batch at this sequence length and the longest sequence at this
-    micro-batch that the layout holds ('' for inference, or where neither changes anything)."""
-    if mem.mode == "inference":
-        return ""
-    seq, batch = sc.request.sequence_tokens, mem.batch
-    if g.fits:
-        return (
-            f"; it holds up to micro-batch {g.max_batch:,} of {seq:,}-token sequences, or {g.max_context:,}-token "
-            f"sequences at micro-batch {batch:,}"
-        )
-    if g.max_context >= 128:
-        return f"; at micro-batch {batch:,} sequences of up to {g.max_context:,} tokens fit"
-    return ""
-
-
-def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
-    """How much memory one GPU needs, and which GPUs hold it (the selected one, or every type)."""
-    need, n = mem.per_gpu_bytes, mem.layout.gpus
-    at = f" at {n} GPUs" if n > 1 else ""
-    head = f"{mem.model} needs {gb(need)} per GPU{at} ({_job(sc)}, batch {mem.batch})"
-    fitting = [g for g in mem.gpus if g.fits]
-    if sc.parallelism.gpu:
-        g = next(x for x in mem.gpus if x.selected)
-        if g.fits:
-            sentence = (
-                f"{head}: {n} x {g.label} hold{'s' if n == 1 else ''} it with {gb(g.budget_bytes - need)} to spare"
-                + _training_limits(mem, sc, g)
-                + "."
-            )
-            tone = "good"
-        else:
-            short = f"{gb(need - g.budget_bytes)} short"
-            more = (
-                f"; it takes {g.min_gpus:,} x {g.label}"
-                if g.min_gpus
-                else f"; no layout of up to {MAX_LAYOUT_GPUS:,} holds it"
-            )
-            sentence, tone = f"{head}: {n} x {g.label} is {short}{more}{_training_limits(mem, sc, g)}.", "warn"
-        fit_line = Headline(label=f"Fits {n} x {g.label}?", value="yes" if g.fits else "no")
-    elif fitting:
-        smallest = min(fitting, key=lambda g: g.budget_bytes)
-        sentence = (
-            f"{head}: {len(fitting)} of {len(mem.gpus)} GPU types hold it; the smallest is the {smallest.label} "
-            f"({gb(smallest.budget_bytes)} usable)."
-        )
-        tone = "good"
-        fit_line = Headline(label="GPU types that hold it", value=f"{len(fitting)} of {len(mem.gpus)}")
-    else:
-        fewest = mem.fewest
-        more = (
-            f"the fewest are {fewest.min_gpus:,} x {fewest.label}"
-            if fewest
-            else f"no layout up to {MAX_LAYOUT_GPUS:,} does"
-        )
-        sentence, tone = f"{head}: no single GPU type holds it at this layout; {more}.", "warn"
-        fit_line = Headline(label="GPU types that hold it", value=f"0 of {len(mem.gpus)}")
-    heads = [
-        Headline(label="Memory per GPU", value=gb(need), help="Everything one GPU holds (whole runtime), GB = 10^9 B"),
-        fit_line,
-        Headline(label="Weights", value=gb(mem.weights_bytes_total), help="The model's weights, all GPUs together"),
-    ]
-    if mem.mode == "inference":
-        kv = mem.kv_cache_bytes_per_token * mem.context_tokens
-        heads.append(
-            Headline(
-                label="KV cache per request",
-                value=gb(kv, 2),
-                help="The attention keys and values a request keeps for every token of its context (the 'KV cache')",
-            )
-        )
-    else:
-        heads.append(Headline(label="Model states per GPU", value=gb(mem.budgets.get("model states"))))
-    return Answer(sentence=sentence, headlines=heads, tone=tone)
 
 
 def perf_answer(

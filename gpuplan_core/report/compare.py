@@ -12,7 +12,8 @@ from ..common.text import gb, ms, usd
 
 
 class Side(BaseModel):
-    """One scenario of a comparison: what it runs on, what it needs and, when it fits, what it does and costs."""
+    """One scenario of a comparison, as its answer states it: what the pick runs on, memory per GPU at its layout
+    and, where there is a pick, its latency and cost (``fits``: there is one)."""
 
     label: str
     settings: dict[str, str] = Field(
@@ -30,7 +31,11 @@ class Side(BaseModel):
     energy_kwh: float | None = Field(None, description="the run's kWh (training) or a month's (serving)")
     co2_kg: float | None = Field(None, description="the same period's CO2 at the site's grid")
     kwh_per_million: float | None = Field(None, description="serving: kWh per 1M output tokens")
-    needs: str | None = Field(None, description="when it does not fit: what it would take")
+    needs: str | None = Field(None, description="without a pick: why nothing fits and meets the targets")
+    how: str = Field("", description="how the side was found: the answer, or the search pinned to a GPU (count)")
+    pinned: bool = Field(False, description="the user pinned the side to a GPU type (and count)")
+    gpu: str | None = Field(None, description="the pick's GPU type")
+    gpus: int | None = Field(None, description="GPUs the pick rents (the Overview's count)")
 
 
 class Difference(BaseModel):
@@ -113,7 +118,8 @@ def compare(a: Side, b: Side) -> Comparison:
         if a.fits and b.fits
         else "neither fits"
         if not (a.fits or b.fits)
-        else f"only {'A' if a.fits else 'B'} fits ({'B' if a.fits else 'A'} needs {(b if a.fits else a).needs})"
+        else f"only {'A' if a.fits else 'B'} fits ({'B' if a.fits else 'A'} has no configuration: "
+        f"{((b if a.fits else a).needs or '').rstrip('.')})"
     )
     if parts:
         first = " and ".join(parts)

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from gpuplan_core import api
+from gpuplan_core import api, load_pricing
 from gpuplan_core.interface.inputs import to_scenario
 from gpuplan_ui import fetches
 from tests.ui.apptest import open_page, texts
@@ -140,13 +140,17 @@ def test_switching_pages_keeps_the_scenario():
 
 
 def test_a_page_shows_the_scenario_the_frame_built():
-    """The page reads the frame's scenario: the numbers follow the sidebar on the first run after a change."""
+    """The page reads the frame's scenario: the numbers follow the sidebar on the first run after a change. The
+    Memory page budgets the answer's layout, so the KV cache is split over its tensor-parallel ranks."""
     at = run_page(MEMORY)
     before = at.dataframe[0].value.set_index("component").loc["KV cache", "bytes"]
     at.sidebar.number_input(key="in").set_value(4000.0).run()
     after = at.dataframe[0].value.set_index("component").loc["KV cache", "bytes"]
-    # bytes/token x (input + output, in whole 16-token KV blocks) x batch 8
-    assert before == 131_072 * 2304 * 8 and after == 131_072 * 4304 * 8
+    offers = load_pricing().offers
+    tp_before = api.answer_report(to_scenario({})[0], offers=offers).pick.tp
+    tp_after = api.answer_report(to_scenario({"in": 4000})[0], offers=offers).pick.tp
+    # bytes/token x (input + output, in whole 16-token KV blocks) x batch 8, over the pick's TP ranks (8 KV heads)
+    assert before == 131_072 * 2304 * 8 // tp_before and after == 131_072 * 4304 * 8 // tp_after
 
 
 def test_the_fine_tuning_method_stays_whatever_else_changes():
@@ -173,20 +177,22 @@ def test_overview_recommendation_and_targets():
 
 
 def test_memory_chart_spec():
-    """The fit chart: one bar per GPU type (green where the need fits), the need as one line, and a title that
-    says how many types hold it; then what the need is made of, the weights first."""
+    """The fit chart: one bar per GPU type (green where the layout search has a configuration on it, its words the
+    search's count and layout), the answer's need per GPU as one line, and a title that names the answer; then what
+    the need is made of, the weights first."""
     at = run_page(MEMORY)
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     fit, parts = charts[0], charts[1]
-    mem = api.memory_report(to_scenario({})[0])
+    mem = api.memory_report(to_scenario({})[0], offers=load_pricing().offers)
     bars, words = fit["data"][1], fit["data"][2]
     assert len(bars["y"]) == len(mem.gpus) and bars["orientation"] == "h"
     need = mem.per_gpu_bytes / 1e9
-    assert fit["layout"]["shapes"][0]["x0"] == need
-    assert title(fit).startswith(f"Needs {need:,.1f} GB per GPU: ")
-    fitting = sum(g.fits for g in mem.gpus)
-    assert f"{fitting} of {len(mem.gpus)} GPU types hold it" in title(fit)
-    assert sum("fits" in t for t in words["text"]) == fitting
+    assert fit["layout"]["shapes"][0]["x0"] == need == mem.answer.per_gpu_bytes / 1e9
+    assert title(fit).startswith(f"The answer: {mem.answer.gpus:,} x {mem.answer.label} at {need:,.1f} GB per GPU")
+    running = sum(g.search.gpus is not None for g in mem.gpus)
+    assert f"runs it on {running} of {len(mem.gpus)} GPU types" in title(fit)
+    assert sum("no candidate" not in t for t in words["text"]) == running
+    assert sum(t.startswith("  the answer: ") for t in words["text"]) == 1
     assert parts["data"][0]["name"] == "weights"
 
 
@@ -425,7 +431,7 @@ def test_a_fit_verdict_and_a_price_never_disagree(model, gpu, gpus, b_gpu):
         if rows["Fits"][side] == "no":
             for cost in ("Cost per month", "Cost per 1M output tokens"):
                 assert cost not in rows or rows[cost][side] == "n/a"
-            assert f"{side} does not fit: it needs" in texts(at)
+            assert f"{side} has no configuration." in texts(at)
 
 
 def test_compare_b_as_a_copy_is_identical_and_a_change_gets_a_verdict():

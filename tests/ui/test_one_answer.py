@@ -1,5 +1,5 @@
 """One scenario, one answer: over random scenarios of every job, the headline figures of the Overview, Cost,
-Performance and Compare pages equal the core's answer (api.answer_report), and so does ``plan --json``.
+Performance, Memory and Compare pages equal the core's answer (api.answer_report), and so does ``plan --json``.
 
 Each example opens the pages cold from the same link (AppTest), the way a shared link is opened.
 """
@@ -43,6 +43,17 @@ pretraining = st.fixed_dictionaries(
         "size_b": st.sampled_from(["1B", "7B", "13B"]),
         "tokens_b": st.sampled_from(["20", "200"]),
         "gpu": st.sampled_from(["Any GPU", "H100 SXM"]),
+    }
+)
+pretraining_count = st.fixed_dictionaries(
+    {
+        "workload": st.just("pretrain"),
+        "src": st.just("size"),
+        "size_b": st.sampled_from(["1B", "7B"]),
+        "tokens_b": st.sampled_from(["200", "1000"]),
+        "gpu": st.just("H100 SXM"),
+        "gpus": st.sampled_from(["8", "64"]),
+        "ctx": st.sampled_from(["4096", "16384"]),
     }
 )
 finetuning = st.fixed_dictionaries(
@@ -154,6 +165,49 @@ def _check_compare(params: dict, b_gpu: str) -> None:
             assert heads[f"{row.metric}, B"] == row.b
 
 
+def _check_memory(params: dict) -> None:
+    """The Memory page headlines the answer's memory per GPU, its GPU count and that its layout fits; without a pick
+    it never names a count as what it takes."""
+    from gpuplan_core import get_gpu
+
+    sc, ans = _answer(params)
+    at = _open("app_pages/Memory.py", params)
+    heads = _metrics(at)
+    sentence = [*at.success, *at.info, *at.warning][0].value.replace("\\", "")
+    if ans.pick is None:
+        assert "it takes" not in sentence and "GPUs" not in heads
+        return
+    p = ans.pick
+    assert heads["Memory per GPU"] == gb(ans.memory_per_gpu_bytes)
+    assert heads["GPUs"] == f"{p.gpus:,}"
+    assert heads[f"Fits {p.gpus:,} x {get_gpu(p.gpu).label}?"] == "yes"
+    assert f"it takes {p.gpus:,} x {get_gpu(p.gpu).label}" in sentence and "short" not in sentence
+
+
+def _check_compare_a(params: dict) -> None:
+    """Compare's side A is the sidebar's answer: its GPUs, memory per GPU, first token, time per token and monthly
+    cost are the Overview's."""
+    from gpuplan_core import get_gpu
+
+    sc, ans = _answer(params)
+    at = _open("app_pages/Compare.py", params)
+    side_a = next(m.value for m in at.markdown if m.value.startswith("**A:**")).replace("\\", "")
+    table = at.dataframe[0].value.set_index("measure")["A"]
+    if ans.pick is None:
+        assert table["Fits"] == "no"
+        return
+    p = ans.pick
+    assert side_a.startswith(f"**A:** {p.gpus:,} x {get_gpu(p.gpu).label}")
+    assert table["Memory per GPU"] == gb(ans.memory_per_gpu_bytes)
+    if p.ttft_s is not None:
+        assert table["Time to first token"] == ms(p.ttft_s)
+        assert table["Time per output token"] == ms(p.tpot_s)
+    if p.monthly_usd is not None and sc.job.mode == "inference":
+        assert table["Cost per month"] == usd(p.monthly_usd)
+    if sc.job.mode != "inference":
+        assert table["Cost of the training run"] == usd(p.run_cost_usd)
+
+
 def _cli_flags(sc) -> list[str]:
     """The scenario as CLI flags: every field the plan command has a flag for, at the scenario's value."""
     from gpuplan_core.interface.cli import build_parser
@@ -219,3 +273,15 @@ def _check_performance_table(params: dict) -> None:
 @given(inference)
 def test_performance_headline_and_the_picks_row_are_the_answer(params):
     _check_performance_table(params)
+
+
+@SETTINGS
+@given(st.one_of(inference, pretraining, pretraining_count, finetuning))
+def test_memory_page_states_the_answer(params):
+    _check_memory(params)
+
+
+@SETTINGS
+@given(st.one_of(inference, pretraining_count, finetuning))
+def test_compare_side_a_is_the_answer(params):
+    _check_compare_a(params)

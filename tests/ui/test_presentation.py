@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from gpuplan_core import api
+from gpuplan_core import api, load_pricing
 from gpuplan_core.interface.inputs import to_scenario
-from gpuplan_core.report.answers import memory_answer
+from gpuplan_core.report.memory_answer import memory_answer
 from gpuplan_ui.frame import PAGES as FRAME_PAGES
 from gpuplan_ui.tables import SNAKE, for_people
 from tests.ui.apptest import open_page
@@ -60,9 +60,10 @@ def test_every_page_opens_with_its_answer_and_shows_tables_for_people(page, job)
 
 
 def test_the_memory_answer_is_the_cores():
+    """The Memory page's answer is the core's at the answer's layout (the report built with the default prices)."""
     at = run("app_pages/Memory.py")
     sc, _ = to_scenario({})
-    ans = memory_answer(api.memory_report(sc), sc)
+    ans = memory_answer(api.memory_report(sc, offers=load_pricing().offers), sc)
     assert at.success[0].value == ans.sentence.replace("$", "\\$")
     assert [m.label for m in at.metric[:4]] == [h.label for h in ans.headlines]
 

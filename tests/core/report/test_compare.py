@@ -1,7 +1,7 @@
-"""Compare A vs B: what a side runs on is always a difference; a side that does not fit has no price and says what
-it needs; B's GPU count follows A's only while it fits."""
+"""Compare A vs B: what a side runs on is always a difference; a side without a configuration has no price and says
+why; each side is the answer to its scenario (the Overview's figures); B's GPU count follows A's only while it runs."""
 
-from gpuplan_core import api, load_pricing, to_scenario, variant
+from gpuplan_core import api, load_pricing, ms, to_scenario, variant
 from gpuplan_core.report.compare import Side, compare
 
 A = Side(
@@ -20,10 +20,21 @@ def test_identical_sides_and_a_side_that_does_not_fit():
     same = compare(A, A.model_copy())
     assert same.identical and same.verdict == "A and B are identical: every number is the same."
     assert all(r.change in ("0", "same") for r in same.rows)
-    b = A.model_copy(update={"fits": False, "per_gpu_bytes": 90e9, "needs": "2 x H100 SXM", "ttft_s": None,
-                             "tpot_s": None, "monthly_usd": None, "per_million_usd": None})  # fmt: skip
+    b = A.model_copy(
+        update={
+            "fits": False,
+            "per_gpu_bytes": 90e9,
+            "needs": "2 x H100 SXM",
+            "ttft_s": None,
+            "tpot_s": None,
+            "monthly_usd": None,
+            "per_million_usd": None,
+        }
+    )
     c = compare(A, b)
-    assert c.verdict == "B needs 350% more memory per GPU; only A fits (B needs 2 x H100 SXM); A costs $1,000 a month."
+    assert c.verdict == (
+        "B needs 350% more memory per GPU; only A fits (B has no configuration: 2 x H100 SXM); A costs $1,000 a month."
+    )
     cost = next(r for r in c.rows if r.metric == "Cost per month")
     assert cost.b == "n/a" and cost.change == "n/a"  # no price for what cannot run
     cheaper = A.model_copy(update={"monthly_usd": 710, "tpot_s": 0.008 / 1.4})
@@ -38,28 +49,50 @@ def test_a_gpu_difference_is_a_difference_even_when_the_numbers_match():
     assert c.rows[0].metric == "GPUs" and (c.rows[0].a, c.rows[0].b) == ("1 x H100 SXM", "1 x H200")
 
 
-def test_70b_fp8_on_one_h100_against_one_h200():
-    """The issue's link: A (one H100, 80 GB) cannot hold 70B in FP8 (70.6 GB of weights + runtime), B (H200) can."""
+def _same_as_answer(side, ans):
+    """A side states its scenario's answer: the pick's GPUs, memory per GPU, latencies and monthly cost."""
+    p = ans.pick
+    assert side.fits and (side.gpu, side.gpus) == (p.gpu, p.gpus)
+    assert side.per_gpu_bytes == ans.memory_per_gpu_bytes
+    assert (side.ttft_s, side.tpot_s, side.monthly_usd) == (p.ttft_s, p.tpot_s, p.monthly_usd)
+
+
+def test_70b_fp8_pinned_to_h100_against_h200_states_each_sides_answer():
+    """The issue's link: A pinned to the H100 SXM is the layout search on it (70.6 GB of FP8 weights need TP 2 on
+    80 GB cards), B pinned to the H200 is the search on the H200 (one 141 GB card holds it): each side's first token
+    is its Overview's (the old Compare gave the H200 a 2,080 ms static-batch first token; the answer's p95 is the
+    serving engine's)."""
     vals = {"model": "Llama-3.1-70B", "weights": "fp8", "gpu": "H100-SXM", "b_gpu": "H200"}
     sc, _ = to_scenario(vals)
     sc_b, _ = variant(sc, vals)
     offers = load_pricing().offers
     r = api.compare_report(sc, sc_b, offers)
-    assert (r.a.fits, r.b.fits) == (False, True)
-    assert r.a.monthly_usd is None  # no price for what cannot run
-    assert r.a.needs == "2 x H100 SXM"
-    # B's price is the cheapest H200 offer at B's own layout (one GPU), priced always-on
-    rows = [x for x in api.cost_report(sc_b, offers=offers, fixed_layout=True).offers if x.gpu == "H200"]
-    best = min(x.monthly_always_on_usd for x in rows)
-    assert r.b.monthly_usd == best
-    assert r.comparison.verdict.startswith(
-        "B runs 1 x H200 instead of 1 x H100 SXM; only B fits (A needs 2 x H100 SXM)"
-    )
+    ans_a, ans_b = api.answer_report(sc, offers=offers), api.answer_report(sc_b, offers=offers)
+    _same_as_answer(r.a, ans_a)
+    _same_as_answer(r.b, ans_b)
+    assert (r.a.gpus, r.a.settings["Layout"]) == (2, "2 GPUs (TP 2)")
+    assert (r.b.gpus, r.b.settings["Layout"]) == (1, "one GPU")
+    assert r.a.pinned and r.a.how == "pinned to H100 SXM: the layout search on that GPU"
+    assert r.b.ttft_s <= sc_b.traffic.ttft_target_s and ms(r.b.ttft_s) == ms(ans_b.pick.ttft_s)
+    assert r.comparison.verdict.startswith("B runs 1 x H200 instead of 2 x H100 SXM")
 
 
-def test_b_count_follows_a_only_while_it_fits():
-    """A: 70B BF16 on 2 x H200 (TP 2) fits; B on H100 at A's count (2 x 80 GB) does not: B takes the fewest H100s
-    that hold it, and says so. With B's own count set, B keeps it and shows what it needs."""
+def test_70b_any_gpu_side_a_is_the_answer():
+    """/Compare?model=Llama-3.1-70B&rpd=50000: A is the Overview's answer (the old page sized A on a default H100
+    and said 'A does not fit: it needs 3 x H100 SXM')."""
+    sc, _ = to_scenario({"model": "Llama-3.1-70B", "rpd": 50000})
+    offers = load_pricing().offers
+    r = api.compare_report(sc, sc, offers)
+    ans = api.answer_report(sc, offers=offers)
+    _same_as_answer(r.a, ans)
+    assert not r.a.pinned and r.a.how == "the answer: the layout search's pick"
+    assert r.comparison.identical  # B is "same as A" everywhere: the same answer
+
+
+def test_b_count_follows_a_only_while_it_runs():
+    """A: 70B BF16 on 2 x H200 (TP 2). B on the H100 at A's count: 2 x 80 GB cannot hold 141 GB of BF16 weights, so
+    the search pinned to 2 x H100 finds nothing and B is the search on the H100 at the count it chooses (and says
+    so). With B's own count set, B keeps it and says why nothing runs."""
     vals = {"model": "Llama-3.1-70B", "gpu": "H200", "gpus": 2.0, "tp": 2, "b_gpu": "H100-SXM"}
     sc, _ = to_scenario(vals)
     sc_b, _ = variant(sc, vals)
@@ -67,7 +100,8 @@ def test_b_count_follows_a_only_while_it_fits():
     follow = api.compare_report(sc, sc_b, offers, b_count_from_a=True)
     assert follow.a.fits and follow.b.fits
     assert follow.notes and "A's count" in follow.notes[0]
-    need = api.memory_report(sc_b).gpu_fit("H100-SXM").min_gpus
-    assert follow.b.settings["GPUs"] == f"{need} x H100 SXM"
+    free = api.answer_report(sc_b.with_(gpus=1, tp=1, pp=1), offers=offers)
+    _same_as_answer(follow.b, free)
+    assert follow.b.settings["GPUs"] == f"{free.pick.gpus} x H100 SXM" and free.pick.tp * free.pick.pp > 2
     own = api.compare_report(sc, sc_b, offers, b_count_from_a=False)
-    assert not own.b.fits and own.b.needs == f"{need} x H100 SXM" and not own.notes
+    assert not own.b.fits and own.b.needs == api.answer_report(sc_b, offers=offers).message and not own.notes
