@@ -182,6 +182,10 @@ def _batch_fields(v: Any, values: Mapping[str, Any]) -> dict[str, Any]:
     return {"batch": "max" if inference and values.get("batch_max") else round(float(v))}
 
 
+def _zero_fields(v: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    return {"zero_auto": True} if v == "auto" else {"zero_stage": int(v), "zero_auto": False}
+
+
 # ---- the registry -------------------------------------------------------------------------------
 
 _TARGETS = frozenset({"interactive"})
@@ -245,7 +249,10 @@ RECORDS: tuple[Input, ...] = (
           labels=PRECISIONS, jobs=frozenset({"pretrain"})),
     Input("ft_prec", "Precision recipe", "select", group=_TRAIN, field="precision", options=tuple(PRECISIONS),
           labels=PRECISIONS, jobs=frozenset({"finetune"})),
-    Input("zero", "ZeRO stage", "select", group=_TRAIN, field="zero_stage", options=(0, 1, 2, 3), jobs=TRAINING),
+    Input("zero", "ZeRO stage", "select", group=_TRAIN, options=("auto", 0, 1, 2, 3), to_fields=_zero_fields,
+          sets=("zero_stage", "zero_auto"), default="auto", jobs=TRAINING, help="ZeRO: 1 shards optimizer states, 2 "
+          "also gradients, 3 also weights over the data-parallel GPUs. auto: the planner searches the stages with "
+          "the layout and keeps the cheapest; a stage set here is kept, and a cheaper one is shown beside it."),
     Input("acct", "Memory accounting", "select", group=_TRAIN, field="accounting", options=tuple(ACCOUNTING),
           labels=ACCOUNTING, jobs=TRAINING),
     Input("opt", "Optimizer", "select", group=_TRAIN, field="optimizer", options=tuple(OPTIMIZERS),
@@ -268,6 +275,8 @@ RECORDS: tuple[Input, ...] = (
           options=tuple(QLORA_LIBRARIES), labels=QLORA_LIBRARIES, jobs=frozenset({"finetune"})),
     Input("deadline_h", "Finish within (hours, 0 = no deadline)", "number", group=_TRAIN, field="deadline_hours",
           step=24, fmt="%.0f", none_when=0, jobs=TRAINING),
+    Input("default_deadline_h", "Without a count or deadline, aim at (hours, 0 = fewest GPUs)", "number",
+          group=_TRAIN, field="default_deadline_hours", step=24, fmt="%.0f", none_when=0, jobs=TRAINING),
     Input("overhead", "Failed runs and sweeps", "slider", group=_TRAIN, field="overhead_factor", step=0.05,
           jobs=TRAINING),
     # traffic and latency targets

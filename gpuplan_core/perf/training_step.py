@@ -147,9 +147,15 @@ class TrainingStep:
     @property
     def step_s(self) -> float:
         return (
-            self.matmul_s + self.attention_s + self.elementwise_s + self.tensor_parallel_s + self.layer_overhead_s
-            + self.bubble_s + self.data_parallel_exposed_s + self.optimizer_s
-        )  # fmt: skip
+            self.matmul_s
+            + self.attention_s
+            + self.elementwise_s
+            + self.tensor_parallel_s
+            + self.layer_overhead_s
+            + self.bubble_s
+            + self.data_parallel_exposed_s
+            + self.optimizer_s
+        )
 
     @property
     def tokens_per_s_per_gpu(self) -> float:

@@ -22,7 +22,6 @@ from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..perf.bands import perf_bands, serving_bands
 from ..perf.efficiency import PerfAssumptions
-from ..perf.training_step import training_band
 from ..perf.workload import workload_for
 from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
@@ -30,7 +29,8 @@ from ..results.plan import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan,
 from ..scenario.deployment import Pricing
 from ..scenario.scenario import Scenario
 from .search import Candidate, Rejection, binding_constraint, inference_candidates, layout_label
-from .training import TrainingCandidate, training_candidates, training_message
+from .training import TrainingCandidate, training_message
+from .training_search import training_candidates
 from .why import why_inference, why_training
 
 
@@ -66,26 +66,13 @@ def _offers_for(offers: list[Offer], sc: Scenario) -> list[Offer]:
     return filter_offers(offers, sc.pricing, sc.parallelism.gpu, interactive)
 
 
-def _training_fields(c: TrainingCandidate) -> dict:
-    """A training pick's MFU, whether predicted, its band and the tokens per second per GPU it means."""
-    out: dict = {"mfu": c.mfu, "mfu_predicted": c.step is not None}
-    if c.step is not None:
-        band = training_band(moe=c.step.moe)
-        out.update(
-            mfu_low=c.mfu * (1 - band), mfu_high=c.mfu * (1 + band), tokens_per_s_per_gpu=c.step.tokens_per_s_per_gpu
-        )
-    return out
-
-
 def _pick(c: Candidate | TrainingCandidate) -> Pick:
-    if isinstance(c, Candidate):
-        ev = c.ev
-        gpu, fmt, tp, pp, zero = ev.gpu.gpu, ev.weights_format, ev.tp, ev.pp, None
-        ttft, tpot, rps = ev.ttft_s, ev.tpot_s, ev.capacity
-    else:
-        gpu, fmt, tp, pp, zero, ttft, tpot, rps = c.gpu, c.weights_format, c.tp, c.pp, c.zero_stage, None, None, None
+    if isinstance(c, TrainingCandidate):
+        return c.to_pick()
+    ev = c.ev
+    gpu, fmt, tp, pp, zero = ev.gpu.gpu, ev.weights_format, ev.tp, ev.pp, None
+    ttft, tpot, rps = ev.ttft_s, ev.tpot_s, ev.capacity
     o = c.offer
-    train = {} if isinstance(c, Candidate) else _training_fields(c)
     return Pick(
         gpu=gpu,
         weights_format=fmt,
@@ -115,7 +102,6 @@ def _pick(c: Candidate | TrainingCandidate) -> Pick:
         source=o.source,
         price_as_of=o.price_as_of,
         user_price=o.user_price,
-        **train,
     )
 
 
@@ -203,7 +189,7 @@ def recommend(sc: Scenario, offers: list[Offer], explore_formats: bool = False, 
         cands, rejected, evals = inference_candidates(m, sc, offers, formats, pa)
         plan.pareto = pareto_front(cands)
     else:
-        cands, rejected, summary = training_candidates(m, sc, offers, pa)
+        cands, rejected, summary = training_candidates(m, sc, offers)
         evals = []
         for k, v in summary.items():
             setattr(plan, k, v)
@@ -319,7 +305,7 @@ def cost_table(sc: Scenario, offers: list[Offer], fixed_layout: bool = False) ->
         serverless = [_with_band(sc, m, _pick(c)) for c in best.values() if c.offer.is_serverless]
         return CostTable(offers=rows, serverless=serverless, rejected=[Rejected(**r.to_dict()) for r in rejected])
     job = sc.with_(deadline_hours=None) if fixed_layout else sc
-    cands, rejected, summary = training_candidates(m, job, offers, PerfAssumptions())
+    cands, rejected, summary = training_candidates(m, job, offers)
     if fixed_layout:
         cands, not_own = _own_training_layout(sc, cands)
         rejected += not_own
