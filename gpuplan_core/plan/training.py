@@ -36,8 +36,16 @@ from dataclasses import dataclass, field
 from ..common.text import figure
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU
+from ..memory.training import lora_params
 from ..model.arch import ModelArch, params_active, params_total
-from ..perf.training_step import StepLayout, TrainingStep, low_precision_runs, training_band, training_step
+from ..perf.training_step import (
+    StepLayout,
+    TrainingStep,
+    dequant_bytes_per_param,
+    low_precision_runs,
+    training_band,
+    training_step,
+)
 from ..pricing.billing import gpu_hours, run_cost, training_flops
 from ..pricing.offers import Offer
 from ..results.plan import Pick
@@ -165,7 +173,7 @@ def training_work(m: ModelArch, sc: Scenario) -> TrainingWork:
     return TrainingWork(flops, tokens, sc.training.mfu, note)
 
 
-def step_layout(sc: Scenario, o: Offer | None, lay: TrainingLayout) -> StepLayout:
+def step_layout(m: ModelArch, sc: Scenario, o: Offer | None, lay: TrainingLayout) -> StepLayout:
     """The step the run takes on the layout's GPUs of this offer (its GPUs per machine and network per GPU)."""
     per_node = o.machine_gpus if o is not None else 8
     gbit = (o.inter_node_gbit_s if o is not None else None) or NETWORK_GBIT_S_PER_GPU_UNSTATED * per_node
@@ -191,6 +199,9 @@ def step_layout(sc: Scenario, o: Offer | None, lay: TrainingLayout) -> StepLayou
         recompute_every=tr.recompute_every,
         gpus_per_node=per_node,
         inter_node_gbit_s_per_gpu=gbit / per_node,
+        adapter_params=lora_params(m, tr.lora_rank, tr.lora_targets) if frozen else 0.0,
+        adapter_rank=tr.lora_rank,
+        dequant_bytes_per_param=dequant_bytes_per_param(tr.qlora_library) if sc.job.training_method == "qlora" else 0.0,
     )
 
 
@@ -201,7 +212,7 @@ def run_mfu(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer | None, lay: Training
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
     key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch)
     if (step := work.steps.get(key)) is None:
-        step = work.steps[key] = training_step(m, gpu, step_layout(sc, o, lay))
+        step = work.steps[key] = training_step(m, gpu, step_layout(m, sc, o, lay))
     return step.mfu, step
 
 
