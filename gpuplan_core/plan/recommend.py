@@ -240,12 +240,8 @@ def _own_training_layout(
     stage, the deadline judged on that count; the others rejected (their GPU type needs another layout)."""
     own, rejected = [], []
     for c in cands:
-        if (c.gpus, c.tp, c.pp, c.zero_stage) != (
-            sc.parallelism.gpus,
-            sc.parallelism.tp,
-            sc.parallelism.pp,
-            sc.parallelism.zero_stage,
-        ):
+        par = sc.parallelism
+        if (c.gpus, c.tp, c.pp) != (par.gpus, par.tp, par.pp) or (not par.zero_auto and c.zero_stage != par.zero_stage):
             par = sc.parallelism
             why = (
                 f"does not fit at the scenario's layout ({par.gpus} GPUs, TP {par.tp}, PP {par.pp}, "
