@@ -45,6 +45,7 @@ _LOSES_ON = {
     "optimizer step": ("no optimizer step", "a sharded optimizer step"),
     "attention": ("less attention per GPU", "less attention per GPU"),
     "elementwise ops": ("less elementwise traffic", "less elementwise traffic"),
+    "4-bit base dequantised": ("no dequantisation", "less dequantisation per GPU"),
 }
 
 
@@ -151,10 +152,10 @@ def _why_over(pick: TrainingCandidate, alt: TrainingCandidate) -> str:
     parts = []
     if pick.step is not None and alt.step is not None:
         a, p = _per_gpu_token(alt.step), _per_gpu_token(pick.step)
-        part = max(a, key=lambda k: a[k] - p[k])
-        if a[part] > p[part]:
-            none, less = _LOSES_ON[part]
-            parts.append(none if p[part] <= 0 else less)
+        part = max(a, key=lambda k: a[k] - p.get(k, 0.0))
+        if a[part] > p.get(part, 0.0):
+            none, less = _LOSES_ON.get(part, (f"less {part}", f"less {part}"))
+            parts.append(none if p.get(part, 0.0) <= 0 else less)
         parts.append(f"MFU {pick.mfu:.2f} vs {alt.mfu:.2f}")
     dearer = alt.run_cost_usd / pick.run_cost_usd - 1
     parts.append(f"{1 - pick.run_cost_usd / alt.run_cost_usd:.0%} cheaper" if dearer > 0.005 else "as cheap")
