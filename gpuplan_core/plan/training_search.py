@@ -217,6 +217,16 @@ def _estimate(m, sc, gpu, o, s: TrainingShape, n: int, work: TrainingWork) -> fl
     return billed / n / mfu
 
 
+def _within(m, sc, gpu, o, shapes: list[TrainingShape], n: int, work: TrainingWork, aim: float) -> bool:
+    """Whether some shape finishes on ``n`` GPUs within ``aim`` hours (then no count need grow)."""
+    peak = gpu.dense_peak_flops("bf16")[0]
+    for s in shapes:
+        mfu, _ = run_mfu(m, sc, gpu, o, s.layout(n), work)
+        if gpu_hours(work.training_flops, peak, mfu) / n <= aim:
+            return True
+    return False
+
+
 def _largest_micro_batch(shapes: list[TrainingShape]) -> list[TrainingShape]:
     """Per ZeRO stage and tp x pp, the shape of the largest micro-batch that fits (the first in order)."""
     seen: set[tuple[int, int, int]] = set()
@@ -256,8 +266,9 @@ def _at_planners_count(m, sc, gpu, o, shapes, work, rejected) -> TrainingCandida
     aim = deadline or sc.training.default_deadline_hours
     fewest = min(s.fewest_gpus for s in local)
     cands, entries, smallest = [], [], None
-    if not aim:  # the fewest GPUs that hold the job, at the cheapest layout of that count
-        local = [s for s in local if s.holds(fewest)]
+    at_fewest = [s for s in local if s.holds(fewest)]
+    if not aim or _within(m, sc, gpu, o, at_fewest, fewest, work, aim):
+        local, aim = at_fewest, None  # the fewest GPUs that hold the job (in time), at the cheapest layout of them
     for s in local:
         counts = {
             (fewest if not aim else s.fewest_gpus): "no count set (1, the default): the smallest that holds the job"
