@@ -216,6 +216,10 @@ def _batch_fields(v: Any, values: Mapping[str, Any]) -> dict[str, Any]:
     return {"batch": "max" if inference and values.get("batch_max") else round(float(v))}
 
 
+def _zero_fields(v: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    return {"zero_auto": True} if v == "auto" else {"zero_stage": int(v), "zero_auto": False}
+
+
 # ---- the records' groups ----------------------------------------------------------------------
 
 TARGETS = frozenset({"interactive"})

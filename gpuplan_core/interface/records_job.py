@@ -27,6 +27,7 @@ from .options import (
     _gpu_label,
     _job_fields,
     _presets,
+    _zero_fields,
     tokens_label,
 )
 from .record import DEFAULT_JOB, DEFAULT_SOURCE, INFERENCE, JOBS, TRAINING, Input
@@ -231,7 +232,20 @@ JOB_RECORDS: tuple[Input, ...] = (
         labels=PRECISIONS,
         jobs=frozenset({"finetune"}),
     ),
-    Input("zero", "ZeRO stage", "select", group=TRAIN, field="zero_stage", options=(0, 1, 2, 3), jobs=TRAINING),
+    Input(
+        "zero",
+        "ZeRO stage",
+        "select",
+        group=TRAIN,
+        options=("auto", 0, 1, 2, 3),
+        to_fields=_zero_fields,
+        sets=("zero_stage", "zero_auto"),
+        default="auto",
+        jobs=TRAINING,
+        help="ZeRO: 1 shards optimizer states, 2 also gradients, 3 also weights over the data-parallel GPUs. auto: "
+        "the planner searches the stages with the layout and keeps the cheapest; a stage set here is kept, and a "
+        "cheaper one is shown beside it.",
+    ),
     Input(
         "acct",
         "Memory accounting",
@@ -323,6 +337,17 @@ JOB_RECORDS: tuple[Input, ...] = (
         "number",
         group=TRAIN,
         field="deadline_hours",
+        step=24,
+        fmt="%.0f",
+        none_when=0,
+        jobs=TRAINING,
+    ),
+    Input(
+        "default_deadline_h",
+        "Without a count or deadline, aim at (hours, 0 = fewest GPUs)",
+        "number",
+        group=TRAIN,
+        field="default_deadline_hours",
         step=24,
         fmt="%.0f",
         none_when=0,

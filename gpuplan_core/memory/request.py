@@ -53,4 +53,4 @@ def pick_request(sc: Scenario, pick: Pick) -> MemoryRequest:
         )
     gpus = pick.gpus if pick.gpus % (pick.tp * pick.pp) == 0 else pick.tp * pick.pp
     zero = sc.parallelism.zero_stage if pick.zero_stage is None else pick.zero_stage
-    return memory_request(sc, tp=pick.tp, pp=pick.pp, gpus=gpus, zero_stage=zero)
+    return memory_request(sc, pick.micro_batch, tp=pick.tp, pp=pick.pp, gpus=gpus, zero_stage=zero)

@@ -26,8 +26,16 @@ from .training_step import StepLayout, TrainingEfficiency, training_step
 
 MEASUREMENTS_FILE = "training_speed_measurements.csv"
 MODELS_FILE = "training_speed_models.json"
-SHARDING_ZERO = {"ddp": 0, "zero1": 1, "distributed_optimizer": 1, "zero2": 2, "zero3": 3, "fsdp": 3, "fsdp2": 3,
-                 "hsdp": 3}  # fmt: skip
+SHARDING_ZERO = {
+    "ddp": 0,
+    "zero1": 1,
+    "distributed_optimizer": 1,
+    "zero2": 2,
+    "zero3": 3,
+    "fsdp": 3,
+    "fsdp2": 3,
+    "hsdp": 3,
+}
 # the network per GPU between machines where the run's publisher states it or its cluster's spec does
 GBIT_PER_GPU = {"Ampere": 200.0, "Hopper": 400.0, "Blackwell": 400.0}
 
@@ -71,12 +79,23 @@ def run_layout(row) -> tuple[ModelArch, object, StepLayout]:
     nvl72 = "GB200" in notes or "GB200" in str(_num(row.interconnect, ""))
     prec = {"bf16": "mixed"}.get(str(row.precision), str(row.precision))
     lay = StepLayout(
-        gpus=int(row.gpu_count), tp=tp, pp=pp, cp=cp, zero_stage=SHARDING_ZERO.get(str(row.sharding), 1),
-        micro_batch=micro, seq_len=seq, global_batch_tokens=float(glob) * seq, precision=prec,
-        frozen_base="LoRA" in notes, recompute=rec, recompute_every=every,
-        virtual_stages=int(_num(row.vp, 1)), ep=int(_num(row.ep, 1)), gpus_per_node=72 if nvl72 else 8,
+        gpus=int(row.gpu_count),
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        zero_stage=SHARDING_ZERO.get(str(row.sharding), 1),
+        micro_batch=micro,
+        seq_len=seq,
+        global_batch_tokens=float(glob) * seq,
+        precision=prec,
+        frozen_base="LoRA" in notes,
+        recompute=rec,
+        recompute_every=every,
+        virtual_stages=int(_num(row.vp, 1)),
+        ep=int(_num(row.ep, 1)),
+        gpus_per_node=72 if nvl72 else 8,
         inter_node_gbit_s_per_gpu=GBIT_PER_GPU.get(gpu.architecture, 400.0),
-    )  # fmt: skip
+    )
     return m, gpu, lay
 
 
@@ -113,8 +132,9 @@ def run_errors(eff: TrainingEfficiency, mfu: float | None = None) -> list[RunErr
         pred = step.tokens_per_s_per_gpu
         if mfu is not None:  # the same run at a fixed MFU: tokens/s = MFU x peak / FLOPs per token
             pred = pred * mfu / step.mfu
-        out.append(RunError(row.id, row.publisher, regime_of(row, m), held_out(row.id),
-                            float(row.tokens_per_s_per_gpu), pred))  # fmt: skip
+        out.append(
+            RunError(row.id, row.publisher, regime_of(row, m), held_out(row.id), float(row.tokens_per_s_per_gpu), pred)
+        )
     return out
 
 

@@ -19,8 +19,13 @@ step (global batch / (b x dp)):
                    the part that compute does not hide (overlap share) is exposed
     pipeline     = bubble (pp - 1) / (m x virtual stages) of the compute
     optimizer    = the optimizer's read and write of its states over HBM, once per step
+    adapters     = LoRA / QLoRA: (6 + 2 recompute) x adapter params / (tp pp) x b s at the GEMM efficiency of
+                   their rank's width (more targets, more time; the frozen base has no weight-gradient matmuls)
+    dequantise   = QLoRA: (forward + backward + recompute) x the base's linear params / (tp pp) x bytes per
+                   param per pass (by library, data/training_qlora_dequantization.json) / HBM bandwidth, per
+                   micro-batch (per weight, not per token)
     step         = m x (matmuls + attention + elementwise + tensor par. + a fixed cost per layer) x (1 + bubble)
-                   + exposed data par. + optimizer
+                   + exposed data par. + optimizer + m x dequantise
     MFU          = 6 x active params x tokens + attention FLOPs (no recompute) / (step x GPUs x dense BF16 peak)
 
 The efficiency constants are fitted on published runs' tokens per second per GPU (bench/fit_training.py, a third
@@ -112,6 +117,9 @@ class StepLayout:
     recompute_every: int = 1
     virtual_stages: int = 1
     ep: int = 1  # expert parallel: the routed experts spread over this many GPUs (tokens sent all-to-all)
+    adapter_params: float = 0.0  # LoRA / QLoRA: the adapters' parameters (memory.training.lora_params)
+    adapter_rank: int = 16  # their rank: the width of their matmuls
+    dequant_bytes_per_param: float = 0.0  # QLoRA: HBM bytes per base linear parameter per pass to dequantise it
     gpus_per_node: int = 8
     inter_node_gbit_s_per_gpu: float = 400.0  # the network per GPU across machines
 
@@ -143,13 +151,21 @@ class TrainingStep:
     gpus: int
     peak_flops_per_s: float
     moe: bool = False  # a mixture-of-experts model (its own, wider band)
+    dequant_s: float = 0.0  # QLoRA: dequantising the 4-bit base before each pass's matmuls
 
     @property
     def step_s(self) -> float:
         return (
-            self.matmul_s + self.attention_s + self.elementwise_s + self.tensor_parallel_s + self.layer_overhead_s
-            + self.bubble_s + self.data_parallel_exposed_s + self.optimizer_s
-        )  # fmt: skip
+            self.matmul_s
+            + self.attention_s
+            + self.elementwise_s
+            + self.tensor_parallel_s
+            + self.layer_overhead_s
+            + self.bubble_s
+            + self.data_parallel_exposed_s
+            + self.optimizer_s
+            + self.dequant_s
+        )
 
     @property
     def tokens_per_s_per_gpu(self) -> float:
@@ -170,7 +186,7 @@ class TrainingStep:
             "pipeline bubble": self.bubble_s,
             "data-parallel traffic not hidden": self.data_parallel_exposed_s,
             "optimizer step": self.optimizer_s,
-        }
+        } | ({"4-bit base dequantised": self.dequant_s} if self.dequant_s else {})
 
 
 def model_flops_per_token(m: ModelArch, seq_len: int, frozen_base: bool = False) -> float:
@@ -223,6 +239,8 @@ def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, 
     expert = routed_expert_params(m)
     dense = params_active(m) - input_embedding_params(m) - expert
     t = passes * dense / shard * tokens / at_width(m.hidden_size / lay.tp)
+    if lay.adapter_params:  # adapters: forward, input and weight gradients (+ recompute), as wide as their rank
+        t += (6.0 + 2.0 * extra) * lay.adapter_params / shard * tokens / at_width(lay.adapter_rank)
     if expert:
         t += passes * expert / shard * tokens / (at_width(m.expert_intermediate_size) * eff.moe_expert_efficiency)
     return t
@@ -282,6 +300,30 @@ def _optimizer_s(m: ModelArch, gpu: GPU, lay: StepLayout) -> float:
     return 2 * state_bytes * params_total(m) / (lay.tp * lay.pp) / sharded_over / (gpu.bandwidth_gb_s * 1e9)
 
 
+DEQUANT_FILE = "training_qlora_dequantization.json"
+
+
+@lru_cache(maxsize=4)
+def dequant_bytes_per_param(library: str) -> float:
+    """QLoRA: HBM bytes per base linear parameter per pass that dequantising the 4-bit base costs, by library
+    (data/training_qlora_dequantization.json: bitsandbytes measured; PEFT runs it; torchao unmeasured, the same)."""
+    libs = json.loads((DATA_DIR / DEQUANT_FILE).read_text())["libraries"]
+    row = libs[library]
+    return float(
+        libs[row["same_as"]]["bytes_per_param_per_pass"] if "same_as" in row else row["bytes_per_param_per_pass"]
+    )
+
+
+def dequant_s(m: ModelArch, gpu: GPU, lay: StepLayout) -> float:
+    """One micro-batch's dequantisation: (forward + backward + recompute) x the base's linear parameters per GPU x
+    bytes per parameter per pass / HBM bandwidth; it does not grow with the tokens."""
+    if not lay.dequant_bytes_per_param:
+        return 0.0
+    extra = {"none": 0.0}.get(lay.recompute, 1.0 / max(1, lay.recompute_every))
+    linear = params_active(m) - input_embedding_params(m)
+    return (2.0 + extra) * linear / (lay.tp * lay.pp) * lay.dequant_bytes_per_param / (gpu.bandwidth_gb_s * 1e9)
+
+
 def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency | None = None) -> TrainingStep:
     """The step of one GPU of ``lay`` training ``m`` on ``gpu`` (module docstring)."""
     eff = eff or fitted_efficiency()
@@ -317,4 +359,5 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         gpus=lay.gpus,
         peak_flops_per_s=gpu.dense_peak_flops("bf16")[0],
         moe=m.is_moe,
+        dequant_s=dequant_s(m, gpu, lay) * mbs,
     )

@@ -184,7 +184,7 @@ def _pick_memory(sc: Scenario, p: Pick) -> tuple[int, str]:
     else:
         gpus = p.gpus if p.gpus % (p.tp * p.pp) == 0 else p.tp * p.pp
         zero = sc.parallelism.zero_stage if p.zero_stage is None else p.zero_stage
-        req = memory_request(sc, tp=p.tp, pp=p.pp, gpus=gpus, zero_stage=zero)
+        req = memory_request(sc, p.micro_batch, tp=p.tp, pp=p.pp, gpus=gpus, zero_stage=zero)
         where = f"{gpus:,} x {p.gpu}, TP {p.tp}, PP {p.pp}, ZeRO {zero}"
     return round(memory_budget(sc.model(), req).per_gpu_bytes), where
 

@@ -22,8 +22,6 @@ from ..hardware.engines import accelerator_note
 from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..perf.bands import perf_bands, serving_bands
-from ..perf.efficiency import PerfAssumptions
-from ..perf.training_step import training_band
 from ..perf.workload import workload_for
 from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
@@ -31,7 +29,8 @@ from ..results.plan import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan,
 from ..scenario.deployment import Pricing
 from ..scenario.scenario import Scenario
 from .search import Found, binding_constraint, inference_candidates
-from .training import TrainingCandidate, training_candidates, training_message
+from .training import TrainingCandidate, training_message
+from .training_search import training_candidates
 from .why import why_inference, why_training
 
 
@@ -68,36 +67,8 @@ def _offers_for(offers: list[Offer], sc: Scenario) -> list[Offer]:
 
 
 def _training_pick(c: TrainingCandidate) -> Pick:
-    """A training candidate as a Pick (the adapter until training.py returns Picks): its layout, run and MFU, with
-    the MFU's band and the tokens per second per GPU it means where the step model predicted it."""
-    train: dict = {"mfu": c.mfu, "mfu_predicted": c.step is not None}
-    if c.step is not None:
-        band = training_band(moe=c.step.moe)
-        train.update(
-            mfu_low=c.mfu * (1 - band), mfu_high=c.mfu * (1 + band), tokens_per_s_per_gpu=c.step.tokens_per_s_per_gpu
-        )
-    return Pick.renting(
-        c.offer,
-        gpu=c.gpu,
-        weights_format=c.weights_format,
-        gpus=c.gpus,
-        nodes=c.nodes,
-        tp=c.tp,
-        pp=c.pp,
-        replicas=c.replicas,
-        zero_stage=c.zero_stage,
-        monthly_usd=c.monthly_usd,
-        run_cost_usd=c.run_cost_usd,
-        wall_hours=c.wall_hours,
-        output_cost_per_million_usd=c.output_cost_per_million_usd,
-        input_cost_per_million_usd=c.input_cost_per_million_usd,
-        misses=c.misses,
-        why=c.why,
-        **train,
-    )
-
-
-# ---- the Pareto front ------------------------------------------------------------
+    """A training candidate as the Pick it is (plan/training.py ``to_pick``)."""
+    return c.to_pick()
 
 
 def pareto_front(picks: list[Pick]) -> list[ParetoPoint]:
@@ -222,7 +193,7 @@ def recommend(
         plan.pareto = pareto_front(cands)
         training, summary = [], {}
     else:
-        training, rejected, summary = training_candidates(m, sc, offers, PerfAssumptions())
+        training, rejected, summary = training_candidates(m, sc, offers)
         cands, layouts = [_training_pick(c) for c in training], []
         for k, v in summary.items():
             setattr(plan, k, v)
@@ -257,12 +228,8 @@ def _own_training_layout(
     stage, the deadline judged on that count; the others rejected (their GPU type needs another layout)."""
     own, rejected = [], []
     for c in cands:
-        if (c.gpus, c.tp, c.pp, c.zero_stage) != (
-            sc.parallelism.gpus,
-            sc.parallelism.tp,
-            sc.parallelism.pp,
-            sc.parallelism.zero_stage,
-        ):
+        par = sc.parallelism
+        if (c.gpus, c.tp, c.pp) != (par.gpus, par.tp, par.pp) or (not par.zero_auto and c.zero_stage != par.zero_stage):
             par = sc.parallelism
             why = (
                 f"does not fit at the scenario's layout ({par.gpus} GPUs, TP {par.tp}, PP {par.pp}, "
@@ -339,7 +306,7 @@ def cost_table(
     if sc.job.mode == "inference":
         return _inference_rows(sc, m, offers, fixed_layout, None if fixed_layout else found)
     job = sc.with_(deadline_hours=None) if fixed_layout else sc
-    cands, rejected, summary = training_candidates(m, job, offers, PerfAssumptions())
+    cands, rejected, summary = training_candidates(m, job, offers)
     if fixed_layout:
         cands, not_own = _own_training_layout(sc, cands)
         rejected += not_own

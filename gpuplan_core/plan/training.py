@@ -1,6 +1,6 @@
-"""Training plans: on each offer, the job's GPU-hours, wall time and cost at a layout that holds it (tensor x
-pipeline x data parallel and a ZeRO stage, from training_layout.py); the rule for the GPU count. The pick's why-chain
-is in why.py.
+"""Training plans: on each offer, the job's GPU-hours, wall time and cost at the cheapest layout that holds it (the
+search over ZeRO stage x tensor x pipeline x data parallel x micro-batch is in training_search.py, the layouts'
+memory in training_layout.py); the rule for the GPU count. The pick's why-chain is in why.py.
 
     compute    = c x (active parameters + layers x sequence x attention width) x tokens   (c = 6, LoRA/QLoRA 4)
     MFU        = predicted for the layout on the offer's GPUs and network (perf/training_step.py: the step's
@@ -11,7 +11,9 @@ is in why.py.
     cost       = the offer's bill for the GPUs over the wall time (whole nodes, increments, spot restarts)
                  x (1 + failed runs and sweeps)
 
-Across machines the step model reads the offer's network per GPU; a user's MFU is used as given.
+Across machines the step model reads the offer's network per GPU; a user's MFU is used as given (every layout then
+runs at that MFU, and the first in order of preference of the cheapest wins: the lower ZeRO stage, the user's
+tp x pp, the larger micro-batch, fewer GPUs per copy).
 
 The GPU count, and how "set by the user" is known. The Scenario's ``gpus`` defaults to 1, and the app's and the
 CLI's GPUs inputs start at 1: a count of 1 reads as "let the planner choose" (1 is also the smallest count there
@@ -19,41 +21,37 @@ is), and ``gpus > 1`` is a count the user set (a tensor or pipeline degree above
 gpus a multiple of tp x pp). It is the rule the inference search uses for a layout the user set.
 
 - Set: the layout uses exactly that count, tp x pp x dp = gpus, on as many machines as the offer's GPUs per machine
-  require, coupled over the offer's network. Where it cannot run on an offer (no tp x pp holds the job on that many
-  GPUs at the chosen ZeRO stage or any above; tensor parallel beyond what the machine allows; machines without a
-  fast network between them) the offer is rejected with the reason, and the nearest count that runs on it is
-  priced as an alternative whose miss names the count asked.
-- Not set: the smallest count that holds the job, grown in steps of tp x pp to meet a deadline; an offer without a
-  fast network between machines keeps it to one machine.
+  require, coupled over the offer's network. Where it cannot run on an offer the offer is rejected with the reason,
+  and the nearest count that runs on it is priced as an alternative whose miss names the count asked.
+- Not set: per layout, the fewest GPUs that hold the job, grown in steps of tp x pp x cp to finish within the
+  deadline, or without one within the default deadline (30 days; never a miss); an offer without a fast network
+  between machines keeps it to one machine. The fewest GPUs that hold the job are stated as the alternative.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from ..common.text import figure
 from ..common.units import SECONDS_PER_HOUR
-from ..hardware.catalog import GPU, get_gpu
+from ..hardware.catalog import GPU
+from ..memory.training import lora_params
 from ..model.arch import ModelArch, params_active, params_total
-from ..perf.efficiency import PerfAssumptions
-from ..perf.training_step import StepLayout, TrainingStep, low_precision_runs, training_step
+from ..perf.training_step import (
+    StepLayout,
+    TrainingStep,
+    dequant_bytes_per_param,
+    low_precision_runs,
+    training_band,
+    training_step,
+)
 from ..pricing.billing import gpu_hours, run_cost, training_flops
 from ..pricing.offers import Offer
-from ..scenario.fields import MAX_LAYOUT_GPUS
+from ..results.plan import Pick
 from ..scenario.scenario import Scenario
 from .search import Rejection, layout_label
-from .training_layout import (
-    TrainingLayout,
-    cannot_run,
-    layouts_at,
-    machines_of,
-    nearest_count,
-    network_text,
-    training_layout,
-    training_shapes,
-)
+from .training_layout import TrainingLayout, machines_of
 
 PRE_TRAINING_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2 and 3's 4M-token batches; fine-tuning: one micro-batch
 NETWORK_GBIT_S_PER_GPU_UNSTATED = 100.0  # an offer that does not state its network speed (a 100 Gbit/s-class NIC)
@@ -78,7 +76,7 @@ class TrainingCandidate:
     wall_hours: float
     gpu_hours: float
     monthly_usd: float | None = None
-    replicas: int = 1  # data-parallel ranks: gpus / (tp x pp)
+    replicas: int = 1  # data-parallel ranks: gpus / (tp x pp x cp)
     output_cost_per_million_usd: float | None = None
     input_cost_per_million_usd: float | None = None
     misses: list[str] = field(default_factory=list)
@@ -87,10 +85,62 @@ class TrainingCandidate:
     mfu: float | None = None  # the MFU the run's GPU-hours use (predicted, or the user's)
     step: TrainingStep | None = None  # the predicted step (None when the user set the MFU)
     alternative_to: int | None = None  # the count asked, when this is the nearest count that runs instead
+    micro_batch: int = 1  # sequences per GPU per micro-batch, as the search chose it
+    tried: list[str] = field(default_factory=list)  # what the search tried and why this won, for the why-chain
+    fewest: TrainingCandidate | None = None  # no count set: the run on the fewest GPUs that hold the job
 
     @property
     def rank_cost(self) -> float:
         return self.run_cost_usd
+
+    @property
+    def label(self) -> str:
+        """'ZeRO-3, DP 64' / 'ZeRO-0, TP 2 x PP 2 x DP 16'."""
+        split = [f"TP {self.tp}"] * (self.tp > 1) + [f"PP {self.pp}"] * (self.pp > 1) + [f"DP {self.replicas:,}"]
+        return f"ZeRO-{self.zero_stage}, " + " x ".join(split)
+
+    def to_pick(self) -> Pick:
+        """The Pick this candidate is (plan/recommend.py's ``_pick``): the offer, the layout, the cost, the MFU,
+        whether predicted, its band and the tokens per second per GPU it means."""
+        o, band = self.offer, {}
+        if self.step is not None:
+            b = training_band(moe=self.step.moe)
+            band = dict(
+                mfu_low=self.mfu * (1 - b),
+                mfu_high=self.mfu * (1 + b),
+                tokens_per_s_per_gpu=self.step.tokens_per_s_per_gpu,
+            )
+        return Pick(
+            gpu=self.gpu,
+            weights_format=self.weights_format,
+            offer_id=o.offer_id,
+            provider=o.provider,
+            product=o.product,
+            billing_model=o.billing_model,
+            gpus=self.gpus,
+            nodes=self.nodes,
+            tp=self.tp,
+            pp=self.pp,
+            layout=layout_label(self.gpu, self.tp, self.pp),
+            replicas=self.replicas,
+            zero_stage=self.zero_stage,
+            micro_batch=self.micro_batch,
+            monthly_usd=self.monthly_usd,
+            run_cost_usd=self.run_cost_usd,
+            price_per_gpu_hour_usd=o.price_per_gpu_hour_usd,
+            wall_hours=self.wall_hours,
+            output_cost_per_million_usd=self.output_cost_per_million_usd,
+            input_cost_per_million_usd=self.input_cost_per_million_usd,
+            meets_target=not self.misses,
+            misses=self.misses,
+            why=self.why,
+            source=o.source,
+            price_as_of=o.price_as_of,
+            user_price=o.user_price,
+            mfu=self.mfu,
+            mfu_predicted=self.step is not None,
+            **band,
+        )
 
 
 @dataclass
@@ -101,6 +151,11 @@ class TrainingWork:
     training_tokens: float
     mfu: float | None
     tokens_note: str | None
+    steps: dict = field(default_factory=dict, repr=False)  # the step model's answers by layout and network
+
+    def summary(self) -> dict:
+        """What the plan states of the job: its FLOPs, tokens, the user's MFU and the tokens' note."""
+        return {k: getattr(self, k) for k in ("training_flops", "training_tokens", "mfu", "tokens_note")}
 
 
 def training_tokens_of(sc: Scenario, m: ModelArch) -> tuple[float, str | None]:
@@ -118,48 +173,52 @@ def training_work(m: ModelArch, sc: Scenario) -> TrainingWork:
     return TrainingWork(flops, tokens, sc.training.mfu, note)
 
 
-def step_layout(sc: Scenario, o: Offer | None, tp: int, pp: int, gpus: int, zero_stage: int) -> StepLayout:
-    """The step the run takes on ``gpus`` of this offer (its GPUs per machine and network per GPU)."""
+def step_layout(m: ModelArch, sc: Scenario, o: Offer | None, lay: TrainingLayout) -> StepLayout:
+    """The step the run takes on the layout's GPUs of this offer (its GPUs per machine and network per GPU)."""
     per_node = o.machine_gpus if o is not None else 8
     gbit = (o.inter_node_gbit_s if o is not None else None) or NETWORK_GBIT_S_PER_GPU_UNSTATED * per_node
     tr, cp = sc.training, sc.parallelism.cp
-    micro, seq = sc.request.batch_or_one, sc.context_tokens
-    dp = max(1, gpus // (tp * pp * cp))
+    micro, seq, tp, pp = lay.micro_batch, sc.context_tokens, lay.tp, lay.pp
+    dp = max(1, lay.gpus // (tp * pp * cp))
     frozen = sc.job.mode == "finetune" and sc.job.training_method in ("lora", "qlora")
     # pre-training: a 4M-token batch; fine-tuning: one micro-batch per rank a step, 4 x the stages with a pipeline
-    glob = (
-        PRE_TRAINING_GLOBAL_BATCH_TOKENS if sc.job.mode == "training" else micro * seq * dp * (4 * pp if pp > 1 else 1)
-    )
+    pipe = 4 * pp if pp > 1 else 1
+    glob = PRE_TRAINING_GLOBAL_BATCH_TOKENS if sc.job.mode == "training" else micro * seq * dp * pipe
     return StepLayout(
-        gpus=gpus, tp=tp, pp=pp, cp=cp, zero_stage=zero_stage, micro_batch=micro, seq_len=seq,
-        global_batch_tokens=max(glob, micro * seq * dp), precision=tr.precision, frozen_base=frozen,
-        recompute=tr.recompute, recompute_every=tr.recompute_every, gpus_per_node=per_node,
+        gpus=lay.gpus,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        zero_stage=lay.zero_stage,
+        micro_batch=micro,
+        seq_len=seq,
+        global_batch_tokens=max(glob, micro * seq * dp),
+        precision=tr.precision,
+        frozen_base=frozen,
+        recompute=tr.recompute,
+        recompute_every=tr.recompute_every,
+        gpus_per_node=per_node,
         inter_node_gbit_s_per_gpu=gbit / per_node,
-    )  # fmt: skip
+        adapter_params=lora_params(m, tr.lora_rank, tr.lora_targets) if frozen else 0.0,
+        adapter_rank=tr.lora_rank,
+        dequant_bytes_per_param=dequant_bytes_per_param(tr.qlora_library) if sc.job.training_method == "qlora" else 0.0,
+    )
 
 
 def run_mfu(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer | None, lay: TrainingLayout, work: TrainingWork):
     """(MFU, the predicted step or None when the user set the MFU)."""
     if work.mfu is not None:
         return work.mfu, None
-    step = training_step(m, gpu, step_layout(sc, o, lay.tp, lay.pp, lay.gpus, lay.zero_stage))
+    net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
+    key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch)
+    if (step := work.steps.get(key)) is None:
+        step = work.steps[key] = training_step(m, gpu, step_layout(m, sc, o, lay))
     return step.mfu, step
 
 
-# ---- the candidates ---------------------------------------------------------------------------------------
-
-
-def _fastest(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer, lays: list[TrainingLayout], work: TrainingWork
-             ) -> TrainingLayout:  # fmt: skip
-    """Of the layouts that hold the job on the count set, the one whose predicted step is the shortest; the first in
-    order of preference when the user set the MFU or a tensor / pipeline split of their own."""
-    if work.mfu is not None or len(lays) == 1 or sc.parallelism.tp * sc.parallelism.pp > 1:
-        return lays[0]
-    return max(lays, key=lambda lay: run_mfu(m, sc, gpu, o, lay, work)[0])
-
-
-def _priced(m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: TrainingWork, sc: Scenario
-            ) -> TrainingCandidate:  # fmt: skip
+def priced(
+    m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: TrainingWork, sc: Scenario
+) -> TrainingCandidate:
     """One offer running the job on the layout's GPUs: its GPU-hours, wall time and cost."""
     count = lay.gpus
     peak = gpu.dense_peak_flops("bf16")[0]
@@ -170,8 +229,8 @@ def _priced(m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: Trainin
     rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
     how = "predicted for this layout" if step is not None else "as you set it"
     why = [
-        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}), {figure(gh, 4)} GPU-hours at MFU "
-        f"{mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
+        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}, micro-batch {lay.micro_batch}), "
+        f"{figure(gh, 4)} GPU-hours at MFU {mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
         f"+{sc.training.overhead_factor:.0%} for failed runs and sweeps",
         *rc.notes,
         *lay.notes,
@@ -180,114 +239,32 @@ def _priced(m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: Trainin
     if step is not None and prec in ("fp8", "mxfp8", "nvfp4") and not low_precision_runs(gpu, prec):
         why.append(f"the {gpu.label} has no {prec.upper()} tensor cores: the recipe's matmuls run at BF16 speed")
     return TrainingCandidate(
-        gpu.gpu, sc.formats.weights_format, o, count, machines_of(o, count), lay.tp, lay.pp, lay.zero_stage,
-        rc.run_cost_usd * (1 + sc.training.overhead_factor), wall, gh, replicas=count // (lay.tp * lay.pp),
-        misses=[f"{wall:,.0f} h > deadline {sc.training.deadline_hours:,.0f} h"] if late else [], why=why,
-        count_reason=lay.reason, mfu=mfu, step=step,
-    )  # fmt: skip
-
-
-def _at_planners_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer], work: TrainingWork,
-                       rejected: list[Rejection]) -> list[TrainingCandidate]:  # fmt: skip
-    """No count set: the smallest that holds the job, grown in steps of tp x pp to meet a deadline."""
-    gid = gpu.gpu
-    lay = training_layout(m, sc, gpu)
-    if lay is None:
-        rejected.append(
-            Rejection(gid, f"model states + activations do not fit on any layout up to {MAX_LAYOUT_GPUS:,} GPUs")
-        )
-        return []
-    peak = gpu.dense_peak_flops("bf16")[0]
-    step = lay.tp * lay.pp
-    out = []
-    for o in offers:
-        if problem := o.layout_problem(lay.tp, 1):  # tensor parallel inside one machine, over NVLink above 2
-            rejected.append(
-                Rejection(gid, problem, sc.formats.weights_format, o.offer_id, layout_label(gid, lay.tp, lay.pp))
-            )
-            continue
-        count, reason = lay.gpus, "no count set (1, the default): the smallest that holds the job"
-        if sc.training.deadline_hours:
-            need = count
-            for _ in range(3):  # the MFU at the count needed, which changes the count a little
-                mfu, _step = run_mfu(m, sc, gpu, o, TrainingLayout(lay.tp, lay.pp, need, lay.zero_stage), work)
-                need = max(need, math.ceil(gpu_hours(work.training_flops, peak, mfu) / sc.training.deadline_hours
-                                           - 1e-9))  # fmt: skip
-                need = math.ceil(need / step) * step
-            if need > count:
-                count = math.ceil(need / step) * step
-                reason = f"no count set: grown in steps of {step} to finish within {sc.training.deadline_hours:,.0f} h"
-        notes = list(lay.notes)
-        if count > o.machine_gpus and not o.fast_network:
-            if lay.gpus > o.machine_gpus:
-                rejected.append(Rejection(gid, f"needs {lay.gpus} GPUs across machines: a coupled job needs a fast "
-                                          f"RDMA network; this offer has {network_text(o)}", sc.formats.weights_format,
-                                          o.offer_id))  # fmt: skip
-                continue
-            capped, count = count, o.machine_gpus // step * step  # one machine: the most it holds
-            reason = "no count set: the most one machine holds, the offer having no fast network between machines"
-            notes.append(f"kept to one machine ({count} GPUs, not {capped}): the offer has no stated fast network "
-                         "between machines")  # fmt: skip
-        out.append(_priced(m, o, gpu, TrainingLayout(lay.tp, lay.pp, count, lay.zero_stage, notes, reason), work, sc))
-    return out
-
-
-def _at_users_count(m: ModelArch, sc: Scenario, gpu: GPU, offers: list[Offer], work: TrainingWork,
-                    rejected: list[Rejection]) -> list[TrainingCandidate]:  # fmt: skip
-    """A count set: exactly that many GPUs, or the reason it cannot run and the nearest count that does."""
-    gid, n = gpu.gpu, sc.parallelism.gpus
-    shapes = training_shapes(m, sc, gpu)
-    out = []
-    for o in offers:
-        problem = cannot_run(shapes, n, o, gpu, sc.parallelism.zero_stage)
-        if problem is None:
-            lay = _fastest(m, sc, gpu, o, layouts_at(shapes, n, o), work)
-            if lay.zero_stage != sc.parallelism.zero_stage:
-                lay.notes.append(
-                    f"ZeRO-{lay.zero_stage}: at ZeRO-{sc.parallelism.zero_stage} the job does not fit {n:,} GPUs"
-                )
-            if (lay.tp, lay.pp) != (sc.parallelism.tp, sc.parallelism.pp) and sc.parallelism.tp * sc.parallelism.pp > 1:
-                lay.notes.append(
-                    f"TP {lay.tp}, PP {lay.pp}: at your TP {sc.parallelism.tp}, PP {sc.parallelism.pp} it does not "
-                    f"fit {n:,} GPUs"
-                )
-            lay.reason = "the count you set (a count above the default of 1 is used as it is)"
-            out.append(_priced(m, o, gpu, lay, work, sc))
-            continue
-        rejected.append(Rejection(gid, problem, sc.formats.weights_format, o.offer_id))
-        alt = nearest_count(shapes, n, o)
-        if alt is None:
-            continue
-        alt.reason = f"the nearest count that runs on this offer, not the {n:,} you set"
-        c = _priced(m, o, gpu, alt, work, sc)
-        c.misses.insert(0, f"{alt.gpus:,} GPUs, not the {n:,} you set: {problem}")
-        c.alternative_to = n
-        out.append(c)
-    return out
-
-
-def training_candidates(
-    m: ModelArch, sc: Scenario, offers: list[Offer], pa: PerfAssumptions
-) -> tuple[list[TrainingCandidate], list[Rejection], dict]:
-    """Every GPU type x offer (serverless aside) priced for the run; the rejected with their reasons; the job's
-    FLOPs, tokens and MFU."""
-    work = training_work(m, sc)
-    cands: list[TrainingCandidate] = []
-    rejected: list[Rejection] = []
-    by_gpu: dict[str, list[Offer]] = {}
-    for o in offers:
-        if not o.is_serverless:
-            by_gpu.setdefault(o.gpu, []).append(o)
-    price = _at_users_count if count_set(sc) else _at_planners_count
-    for gid, gpu_offers in by_gpu.items():
-        cands += price(m, sc, get_gpu(gid), gpu_offers, work, rejected)
-    return cands, rejected, asdict(work)
+        gpu=gpu.gpu,
+        weights_format=sc.formats.weights_format,
+        offer=o,
+        gpus=count,
+        nodes=machines_of(o, count),
+        tp=lay.tp,
+        pp=lay.pp,
+        zero_stage=lay.zero_stage,
+        run_cost_usd=rc.run_cost_usd * (1 + sc.training.overhead_factor),
+        wall_hours=wall,
+        gpu_hours=gh,
+        replicas=count // (lay.tp * lay.pp * sc.parallelism.cp),
+        misses=[f"{wall:,.0f} h > deadline {sc.training.deadline_hours:,.0f} h"] if late else [],
+        why=why,
+        count_reason=lay.reason,
+        mfu=mfu,
+        step=step,
+        micro_batch=lay.micro_batch,
+    )
 
 
 def training_message(sc: Scenario, missed: list[TrainingCandidate], rejected: list[Rejection]) -> str:
-    """Why nothing qualifies: the deadline cannot be met, or the count set cannot run (the reasons, the most
-    common first, and what the nearest count that runs would cost)."""
+    """Why nothing qualifies: the count set cannot run (the reasons, the most common first, and what the nearest
+    count that runs would cost), the deadline set cannot be met, or the job fits no layout (memory)."""
     alts = sorted((c for c in missed if c.alternative_to), key=lambda c: c.rank_cost)
+    common = [r for r, _ in Counter(r.reason for r in rejected).most_common(2)]
     if count_set(sc) and not any(c.alternative_to is None for c in missed):
         why = [r for r, _ in Counter(r.reason for r in rejected if r.offer_id).most_common(2)]
         text = (
@@ -302,8 +279,16 @@ def training_message(sc: Scenario, missed: list[TrainingCandidate], rejected: li
             )
         return text
     late = sorted({x for c in missed if not c.alternative_to for x in c.misses})[:2]
+    if sc.training.deadline_hours and late:
+        return (
+            f"No configuration finishes within the {sc.training.deadline_hours:,.0f} h deadline: "
+            + "; ".join(late)
+            + ". Allow a later deadline, more GPUs, or offers with a fast network between machines."
+        )
     return (
-        "No configuration fits and meets the deadline: "
-        + ("; ".join(late) or "no offer can run it")
-        + ". Allow a later deadline, a higher ZeRO stage, or offers with a fast network between machines."
+        "No configuration fits: "
+        + ("; ".join(common) or "no offer can run it")
+        + ". Try a larger GPU, a shorter sequence, full activation checkpointing, "
+        + ("a higher ZeRO stage, " if not sc.parallelism.zero_auto and sc.parallelism.zero_stage < 3 else "")
+        + "or CPU offload."
     )

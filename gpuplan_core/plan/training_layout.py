@@ -1,11 +1,15 @@
-"""Training layouts: the tensor x pipeline x data-parallel layouts and ZeRO stages that hold a training job on a
-GPU type, and whether (and on how many machines) an offer can run them.
+"""Training layouts: the ZeRO stages x tensor x pipeline x data-parallel layouts x micro-batches that hold a training
+job on a GPU type, and whether (and on how many machines) an offer can run them.
 
-Two questions, one per way the count is chosen (``training.py`` says how "set by the user" is known):
-- the planner's count: the smallest layout that holds the job (``training_layout``, ``memory.fit.min_gpus``);
-- a count set: every tp x pp that can hold the job with the fewest data-parallel ranks it needs
-  (``training_shapes``); a count holds the job where some shape's tp x pp divides it into at least that many
-  ranks, the per-GPU bytes being sharded / dp + unsharded (``memory.fit.layout_table``).
+The memory side of the search (training.py prices each layout with the step model):
+- ``ShapeGrid``: per ZeRO stage and micro-batch, each tp x pp of the layout grid (and the user's own) with its
+  per-GPU bytes split into sharded / dp + unsharded (``memory.fit.layout_table``), GPU-independent, computed once;
+- ``TrainingShape``: one of them on one GPU type, with the fewest data-parallel ranks at which it fits; a count
+  holds the job where the shape's tp x pp x cp divides it into at least that many ranks.
+
+The stages tried: 0-3 when the ZeRO stage is searched (``zero_auto``); a stage the user set, and the lowest above
+it only where it fits nowhere. The micro-batches tried: the one given and each half of it down to 1 (the search
+keeps the largest that fits where it is the cheaper, and says so).
 
 An offer runs a coupled job on ceil(GPUs / its GPUs per machine) machines; across machines only over a fast RDMA
 network, and tensor parallel only inside one machine (over NVLink above 2).
@@ -18,7 +22,8 @@ from dataclasses import dataclass, field
 
 from ..hardware.catalog import GPU
 from ..memory.budget import memory_budget
-from ..memory.fit import budget_bytes, layout_table, min_gpus
+from ..memory.components import MemoryRequest
+from ..memory.fit import budget_bytes, layout_table
 from ..memory.request import memory_request
 from ..model.arch import ModelArch
 from ..pricing.offers import FAST_NETWORK_GBIT_S, Offer
@@ -26,16 +31,18 @@ from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
 
 MAX_TRAINING_GPUS = MAX_LAYOUT_GPUS  # the largest count searched for a layout that holds the job
+PIPELINE_DEPTHS_TRIED = 2  # per tensor-parallel degree, ZeRO stage and micro-batch: the fewest stages that fit
 
 
 @dataclass
 class TrainingLayout:
     tp: int
     pp: int
-    gpus: int  # tp x pp x data-parallel ranks
+    gpus: int  # tp x pp x cp x data-parallel ranks
     zero_stage: int
     notes: list[str] = field(default_factory=list)  # what differs from what was asked, and why
     reason: str = ""  # how the count was chosen, for the why-chain
+    micro_batch: int = 1  # sequences per GPU per micro-batch
 
 
 def machines_of(o: Offer, gpus: int) -> int:
@@ -51,53 +58,47 @@ def network_text(o: Offer) -> str:
     return f"{net} at {gbit:,.{0 if gbit >= 1 else 1}f} Gbit/s" if gbit else f"{net} of unstated speed"
 
 
-# ---- the layout: planner's count (smallest that holds the job) -------------------------------------------
+def zero_stages(sc: Scenario) -> list[int]:
+    """The ZeRO stages tried: all four when searched, else the stage set and those above it (used only where the
+    set stage fits nowhere)."""
+    return [0, 1, 2, 3] if sc.parallelism.zero_auto else list(range(sc.parallelism.zero_stage, 4))
 
 
-def training_layout(m: ModelArch, sc: Scenario, gpu: GPU) -> TrainingLayout | None:
-    """The smallest layout that holds the job at the chosen ZeRO stage, else at the lowest stage above it."""
-    for zero in range(sc.parallelism.zero_stage, 4):
-        s = sc.with_(zero_stage=zero)
-        req = memory_request(s)
-        cap = gpu.vram_usable_bytes * req.assumptions.memory_utilization
-        try:
-            if memory_budget(m, req).per_gpu_bytes <= cap:
-                lay = TrainingLayout(sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.gpus, zero)
-            else:
-                found = min_gpus(m, req, gpu)
-                lay = None if found is None else TrainingLayout(found.tp, found.pp, found.gpus, zero)
-        except ValueError:
-            lay = None
-        if lay is not None:
-            if zero != sc.parallelism.zero_stage:
-                lay.notes.append(
-                    f"ZeRO-{zero}: at ZeRO-{sc.parallelism.zero_stage} the model states do not fit this GPU"
-                )
-            return lay
-    return None
-
-
-# ---- the layout: a count set by the user -------------------------------------------------------------------
+def micro_batches(sc: Scenario) -> list[int]:
+    """The micro-batches tried: the one given, then each half of it down to 1 (8, 4, 2, 1)."""
+    b, out = sc.request.batch_or_one, []
+    while b >= 1:
+        out.append(b)
+        b //= 2
+    return out
 
 
 @dataclass(frozen=True)
 class TrainingShape:
-    """A tp x pp at a ZeRO stage, and the fewest data-parallel ranks at which it fits one GPU of a type."""
+    """A tp x pp at a ZeRO stage and micro-batch, and the fewest data-parallel ranks at which it fits one GPU."""
 
     zero_stage: int
     tp: int
     pp: int
     dp_min: int
     cp: int = 1  # context parallel: the user's, kept on every shape
+    micro_batch: int = 1
 
     @property
     def per_copy(self) -> int:
         """GPUs of one data-parallel rank: tp x pp x cp."""
         return self.tp * self.pp * self.cp
 
+    @property
+    def fewest_gpus(self) -> int:
+        return self.per_copy * self.dp_min
+
     def holds(self, gpus: int) -> bool:
         n0 = self.per_copy
         return gpus % n0 == 0 and gpus // n0 >= self.dp_min
+
+    def layout(self, gpus: int, reason: str = "") -> TrainingLayout:
+        return TrainingLayout(self.tp, self.pp, gpus, self.zero_stage, reason=reason, micro_batch=self.micro_batch)
 
 
 def _dp_min(sharded: float, unsharded: float, cap: float) -> int | None:
@@ -112,51 +113,89 @@ def _dp_min(sharded: float, unsharded: float, cap: float) -> int | None:
     return dp
 
 
-def training_shapes(m: ModelArch, sc: Scenario, gpu: GPU) -> list[TrainingShape]:
-    """Every tp x pp of the layout grid (and the user's own) that can hold the job on this GPU, at the chosen ZeRO
-    stage and each above it, in order of preference: the lower stage, the user's tp x pp, fewer GPUs per copy."""
-    out: list[TrainingShape] = []
-    for zero in range(sc.parallelism.zero_stage, 4):
-        req = memory_request(sc.with_(zero_stage=zero))
-        cap = budget_bytes(gpu, req.assumptions)
-        rows = layout_table(m, req, MAX_TRAINING_GPUS)
-        if all((tp, pp) != (sc.parallelism.tp, sc.parallelism.pp) for _, tp, pp, _, _ in rows):
+class ShapeGrid:
+    """The job's per-GPU bytes for every ZeRO stage x micro-batch x tp x pp tried (GPU-independent), and the shapes
+    that fit one GPU type, in order of preference: the lower stage, the user's tp x pp, the larger micro-batch (the
+    one given first), fewer GPUs per copy."""
+
+    def __init__(self, m: ModelArch, sc: Scenario, zeros: list[int] | None = None):
+        self.m, self.sc = m, sc
+        self.zeros = zeros if zeros is not None else zero_stages(sc)
+        self.rows: list[tuple[int, int, MemoryRequest, list]] = []
+        for zero in self.zeros:
+            for b in micro_batches(sc):
+                req = memory_request(sc.with_(zero_stage=zero), batch=b)
+                self.rows.append((zero, b, req, self._table(req, zero)))
+        self._by_gpu: dict[str, list[TrainingShape]] = {}
+
+    def _table(self, req: MemoryRequest, zero: int) -> list:
+        par = self.sc.parallelism
+        rows = layout_table(self.m, req, MAX_TRAINING_GPUS)
+        if all((tp, pp) != (par.tp, par.pp) for _, tp, pp, _, _ in rows):
             try:  # the user's own tp x pp, off the grid: its bytes at dp 1 and 2 give the split
-                own = sc.parallelism.tp * sc.parallelism.pp * sc.parallelism.cp
-                b1, b2 = (memory_budget(m, req.model_copy(update={"gpus": k * own})).per_gpu_bytes
-                          for k in (1, 2))  # fmt: skip
+                own = par.tp * par.pp * par.cp
+                b1, b2 = (memory_budget(self.m, req.model_copy(update={"gpus": k * own})).per_gpu_bytes for k in (1, 2))
                 sharded = 2 * (b1 - b2) if zero else 0.0
-                rows.append((own, sc.parallelism.tp, sc.parallelism.pp, sharded, b1 - sharded))
+                rows.append((own, par.tp, par.pp, sharded, b1 - sharded))
             except ValueError:
                 pass
-        shapes = [
-            TrainingShape(zero, tp, pp, dp, sc.parallelism.cp)
-            for _, tp, pp, sh, un in rows
-            if (dp := _dp_min(sh, un, cap)) is not None
-        ]
-        out += sorted(shapes, key=lambda s: ((s.tp, s.pp) != (sc.parallelism.tp, sc.parallelism.pp), s.tp * s.pp))
+        return rows
+
+    def shapes(self, gpu: GPU) -> list[TrainingShape]:
+        if gpu.gpu not in self._by_gpu:
+            par, out = self.sc.parallelism, []
+            for zero, b, req, rows in self.rows:
+                cap = budget_bytes(gpu, req.assumptions)
+                fit = [
+                    TrainingShape(zero, tp, pp, dp, par.cp, b)
+                    for _, tp, pp, sh, un in sorted(rows, key=lambda r: r[2])
+                    if (dp := _dp_min(sh, un, cap)) is not None
+                ]
+                # per tensor parallel, the PIPELINE_DEPTHS_TRIED fewest stages that fit (more stages only add
+                # bubble and traffic to a job those hold), and the user's own
+                kept: dict[int, int] = {}
+                for sh in fit:
+                    if (sh.tp, sh.pp) == (par.tp, par.pp) or kept.get(sh.tp, 0) < PIPELINE_DEPTHS_TRIED:
+                        kept[sh.tp] = kept.get(sh.tp, 0) + 1
+                        out.append(sh)
+            mine = (par.tp, par.pp)
+            self._by_gpu[gpu.gpu] = sorted(
+                out, key=lambda s: (s.zero_stage, (s.tp, s.pp) != mine, -s.micro_batch, s.tp * s.pp, s.tp)
+            )
+        return self._by_gpu[gpu.gpu]
+
+
+def runnable(shapes: list[TrainingShape], o: Offer) -> list[TrainingShape]:
+    """The shapes whose tensor parallel this offer allows (inside one machine, over NVLink above 2)."""
+    return [s for s in shapes if o.layout_problem(s.tp, 1) is None]
+
+
+def best_per_shape(shapes: list[TrainingShape], gpus: int) -> list[TrainingShape]:
+    """Of the shapes that hold ``gpus``, per ZeRO stage and tp x pp the largest micro-batch (the first in order)."""
+    seen: set[tuple[int, int, int]] = set()
+    out = []
+    for s in shapes:
+        if s.holds(gpus) and (k := (s.zero_stage, s.tp, s.pp)) not in seen:
+            seen.add(k)
+            out.append(s)
     return out
 
 
-def layout_at(shapes: list[TrainingShape], gpus: int, o: Offer) -> TrainingLayout | None:
-    """The preferred shape that holds the job on exactly ``gpus`` GPUs with a tensor parallel this offer allows."""
-    for s in shapes:
-        if s.holds(gpus) and o.layout_problem(s.tp, 1) is None:
-            return TrainingLayout(s.tp, s.pp, gpus, s.zero_stage)
-    return None
-
-
-def layouts_at(shapes: list[TrainingShape], gpus: int, o: Offer) -> list[TrainingLayout]:
-    """Every shape that holds the job on exactly ``gpus`` GPUs on this offer, at the lowest ZeRO stage that does,
-    in order of preference (the planner then picks the fastest, training.py)."""
-    held = [s for s in shapes if s.holds(gpus) and o.layout_problem(s.tp, 1) is None]
+def held_at(shapes: list[TrainingShape], gpus: int, o: Offer, sc: Scenario) -> list[TrainingShape]:
+    """Every shape that holds the job on exactly ``gpus`` GPUs on this offer, each at its largest micro-batch: all
+    stages when searched, else the lowest stage that holds it; the user's tp x pp alone where they set one."""
+    held = best_per_shape(runnable(shapes, o), gpus)
     if not held:
         return []
-    stage = held[0].zero_stage
-    return [TrainingLayout(s.tp, s.pp, gpus, s.zero_stage) for s in held if s.zero_stage == stage]
+    if not sc.parallelism.zero_auto:
+        held = [s for s in held if s.zero_stage == held[0].zero_stage]
+    par = sc.parallelism
+    if par.tp * par.pp > 1 and (own := [s for s in held if (s.tp, s.pp) == (par.tp, par.pp)]):
+        held = own
+    return held
 
 
-def cannot_run(shapes: list[TrainingShape], gpus: int, o: Offer, gpu: GPU, zero_stage: int) -> str | None:
+def cannot_run(shapes: list[TrainingShape], gpus: int, o: Offer, gpu: GPU, sc: Scenario) -> str | None:
     """Why ``gpus`` GPUs of this offer cannot run the job (None: they can)."""
     if gpus > o.machine_gpus and not o.fast_network:
         return (
@@ -164,31 +203,33 @@ def cannot_run(shapes: list[TrainingShape], gpus: int, o: Offer, gpu: GPU, zero_
             f"machines needs a fast RDMA network (InfiniBand, RoCE or EFA, {FAST_NETWORK_GBIT_S:,.0f} Gbit/s or "
             f"more); this offer has {network_text(o)}"
         )
-    if layout_at(shapes, gpus, o) is not None:
+    if held_at(shapes, gpus, o, sc):
         return None
     held = next((s for s in shapes if s.holds(gpus)), None)
     if held is not None:  # the memory allows it, the machine does not
         return f"{gpus:,} x {gpu.label} hold the job only at tensor parallel {held.tp}: {o.layout_problem(held.tp, 1)}"
+    zero = sc.parallelism.zero_stage
+    stages = (
+        "any ZeRO stage" if sc.parallelism.zero_auto else f"ZeRO-{zero}" + (" or any stage above" if zero < 3 else "")
+    )
     return (
         f"{gpus:,} x {gpu.label} cannot hold the job: no tensor x pipeline x data-parallel layout of {gpus:,} GPUs "
-        f"fits their memory at ZeRO-{zero_stage}" + (" or any stage above" if zero_stage < 3 else "")
+        f"fits their memory at {stages}, even at micro-batch 1"
     )
 
 
-def nearest_count(shapes: list[TrainingShape], gpus: int, o: Offer) -> TrainingLayout | None:
-    """The count nearest ``gpus`` that runs on this offer (the larger on a tie), None when none up to the cap does.
-    A shape holds the multiples of tp x pp from tp x pp x its fewest data-parallel ranks up: the nearest below and
-    above of each shape the offer allows are the only counts to compare."""
+def nearest_count(shapes: list[TrainingShape], gpus: int, o: Offer, sc: Scenario) -> tuple[int, list[TrainingShape]]:
+    """The count nearest ``gpus`` that runs on this offer (the larger on a tie) and the shapes that hold it; (0, [])
+    when none up to the cap does. A shape holds the multiples of its tp x pp x cp from its fewest GPUs up: the
+    nearest below and above of each shape the offer allows are the only counts to compare."""
     hi = MAX_TRAINING_GPUS if o.fast_network else min(o.machine_gpus, MAX_TRAINING_GPUS)
     near: set[int] = set()
-    for s in shapes:
-        if o.layout_problem(s.tp, 1):
-            continue
-        n0 = s.per_copy
-        lo = n0 * s.dp_min
+    for s in runnable(shapes, o):
+        n0, lo = s.per_copy, s.fewest_gpus
         below = min(gpus - 1, hi) // n0 * n0
         above = max(lo, (gpus // n0 + 1) * n0)
         near |= {n for n in (below, above) if lo <= n <= hi}
     if not near:
-        return None
-    return layout_at(shapes, min(near, key=lambda n: (abs(n - gpus), -n)), o)
+        return 0, []
+    n = min(near, key=lambda n: (abs(n - gpus), -n))
+    return n, held_at(shapes, n, o, sc)

@@ -136,6 +136,7 @@ class Pick(BaseModel):
     layout: str = Field(description="e.g. '2 x H100-SXM, TP 2': one replica")
     replicas: int = Field(description="copies of the layout: serving replicas, or a training job's data-parallel ranks")
     zero_stage: int | None = None
+    micro_batch: int | None = Field(None, description="training: sequences per GPU per micro-batch, as chosen")
     monthly_usd: float | None
     run_cost_usd: float | None
     price_per_gpu_hour_usd: float

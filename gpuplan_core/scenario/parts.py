@@ -216,12 +216,26 @@ class Parallelism(Part):
         le=3,
         description="ZeRO: 1 shards optimizer states, 2 also gradients, 3 also weights over the data-parallel GPUs.",
     )
+    zero_auto: bool = Field(
+        True,
+        description="Training: the planner searches ZeRO stages 0-3 with the layout and keeps the cheapest (the "
+        "link's zero=auto). A stage given explicitly (zero_stage, the link's zero=0-3) is kept, and the cheaper "
+        "stage is shown beside it.",
+    )
     offload: Offload = Field(
         "none",
         description="DeepSpeed can keep the optimizer states, master weights and gradients in the host's RAM (and, "
         "at ZeRO-3, the weights too): far less GPU memory, slower steps. The app shows the host RAM each machine "
         "then needs.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _zero_given(cls, data):
+        """A ZeRO stage given without saying whether to search is a stage the user set."""
+        if isinstance(data, dict) and "zero_stage" in data and "zero_auto" not in data:
+            return {**data, "zero_auto": False}
+        return data
 
     @model_validator(mode="after")
     def _layout(self) -> Parallelism:
@@ -307,6 +321,14 @@ class Training(Part):
         16, ge=1, le=4096, description="Rank of the adapters (LoRA and QLoRA): adapter parameters grow with it."
     )
     deadline_hours: float | None = Field(None, gt=0, le=1e6, description="The run's completion-time target.")
+    default_deadline_hours: float | None = Field(
+        720.0,
+        gt=0,
+        le=1e6,
+        description="Without a GPU count or a deadline: the wall time the planner aims at (30 days), growing the "
+        "count to finish within it; the smallest count that holds the job is stated as the alternative. Never a "
+        "miss. None: the smallest count that holds the job.",
+    )
     overhead_factor: float = Field(
         0.3,
         ge=0,

@@ -37,7 +37,8 @@ def _flops_7b_1t() -> float:
 
 
 # The Scenario's defaults when these picks were recorded (they are the app's now: micro-batch 8, full recompute)
-BEFORE = {"batch": 1, "recompute": "none", "training_tokens": None, "mfu": 0.40}  # None: 20 tokens per parameter
+# None: 20 tokens per parameter; no default deadline (the fewest GPUs that hold the job, as then)
+BEFORE = {"batch": 1, "recompute": "none", "training_tokens": None, "mfu": 0.40, "default_deadline_hours": None}
 
 
 def _app(**inputs) -> Scenario:
@@ -92,9 +93,10 @@ def test_the_cli_uses_the_count_set():
     assert p.returncode == 0, p.stderr
     top = json.loads(p.stdout)["picks"][0]
     assert top["gpus"] == 64 and top["nodes"] == 8 and top["tp"] * top["pp"] * top["replicas"] == 64
-    # the CLI's defaults are the app's (full activation checkpointing, micro-batch 8): the app's layout, TP 2 x PP 2
-    # (the FP32 loss of 8 x 4,096 tokens no longer fits beside the states at TP 2 alone)
-    assert (top["offer_id"], top["tp"], top["pp"]) == ("aws-p5-48xl-use1-spot", 2, 2)
+    # the CLI's defaults are the app's (full activation checkpointing, micro-batch 8, the ZeRO stage searched): the
+    # app's layout, pure data parallel at ZeRO-1 with micro-batch 4 (ZeRO-0 needs TP 2 x PP 2 and its bubble)
+    assert (top["offer_id"], top["tp"], top["pp"], top["zero_stage"]) == ("aws-p5-48xl-use1-spot", 1, 1, 1)
+    assert top["micro_batch"] == 4
 
 
 def test_the_answer_names_machines_as_machines():
@@ -103,8 +105,10 @@ def test_the_answer_names_machines_as_machines():
     cost = api.plan_report(sc).picks[0].run_cost_usd  # the count test's 8 nodes x price x wall x 1.10 x 1.30
     assert sentence.startswith(f"Rent 8 machines of 8 x H100 SXM from aws for ${cost:,.0f} for the run"), sentence
     assert "on 8 machines" not in sentence
-    one = _app()  # no count: 4 GPUs of a per-GPU rental, one machine (it once read "4 x H100 SXM on 4 machines")
-    assert plan_answer(api.answer_report(one), one).sentence.startswith("Rent 4 x H100 SXM from verda for $36,393")
+    # no count, no default deadline: the fewest GPUs of a per-GPU rental, one machine (it once read "4 x H100 SXM on
+    # 4 machines"); 2 GPUs at TP 2 now that the micro-batch is chosen (the largest that fits, not 8)
+    one = _app(default_deadline_h=0)
+    assert plan_answer(api.answer_report(one), one).sentence.startswith("Rent 2 x H100 SXM from verda for $36,393")
 
 
 @pytest.mark.parametrize(
@@ -171,7 +175,8 @@ def test_a_count_too_small_for_the_memory_says_why_and_names_the_smallest_that_h
 
 def test_a_count_set_that_misses_the_deadline_says_so():
     plan = api.plan_report(_app(gpus=64, deadline_h=100.0))
-    assert not plan.picks and plan.message.startswith("No configuration fits and meets the deadline: 496 h > deadline")
+    assert not plan.picks
+    assert plan.message.startswith("No configuration finishes within the 100 h deadline: 496 h > deadline 100 h.")
 
 
 def test_the_cost_table_prices_only_the_count_set():
@@ -191,24 +196,24 @@ def test_without_a_count_todays_pick_is_unchanged():
         return p.offer_id, p.gpus, p.tp, p.pp, p.zero_stage, round(p.wall_hours, 3), round(p.run_cost_usd, 2)
 
     h100 = {"params": 7_000_000_000, "training_tokens": 1e12, "gpu": "H100-SXM"}
-    app = api.plan_report(_app()).picks[0]
-    assert (app.offer_id, app.gpus, app.nodes, app.tp, app.pp, app.replicas) == ("verda-1h100-spot", 4, 1, 2, 2, 1)
-    assert (round(app.wall_hours, 3), round(app.run_cost_usd, 2)) == (
-        7938.228,
-        36393.44,
-    )  # the same GPU-hours on 4 GPUs
+    app = api.plan_report(_app(default_deadline_h=0)).picks[0]
+    # the micro-batch chosen (the largest of 8, 4, 2, 1 that fits): 2 GPUs at TP 2 hold the job at micro-batch 4
+    assert (app.offer_id, app.gpus, app.nodes, app.tp, app.pp, app.replicas) == ("verda-1h100-spot", 2, 1, 2, 1, 1)
+    assert app.micro_batch == 4
+    assert (round(app.wall_hours, 3), round(app.run_cost_usd, 2)) == (15876.455, 36393.44)  # the same GPU-hours
     assert top(**h100) == ("verda-1h100-spot", 2, 2, 1, 0, 15876.455, 36393.44)
     assert top(params=7_000_000_000, zero_stage=3) == ("verda-1b200-spot", 1, 1, 1, 3, 1954.004, 4783.71)
     assert top(params=70_000_000_000, zero_stage=0, gpu="H100-SXM") == (
         "aws-p5-48xl-use1-spot", 24, 4, 6, 0, 17871.074, 1351553.23)  # fmt: skip
     late = api.plan_report({"mode": "training", **BEFORE, **h100, "deadline_hours": 500, "zero_stage": 1})
-    assert top(**h100, deadline_hours=500, zero_stage=1) == (
-        "aws-p5-48xl-use1-spot", 64, 2, 1, 1, 496.139, 100058.72)  # fmt: skip
-    assert late.picks[0].nodes == 8 and late.picks[0].replicas == 32
+    # each layout's count grown to the deadline: TP 1 (ZeRO-1 shards the optimizer over 64 ranks) ties with TP 2 x 32
+    # at the MFU given, and the fewer GPUs per copy comes first
+    assert top(**h100, deadline_hours=500, zero_stage=1) == ("aws-p5-48xl-use1-spot", 64, 1, 1, 1, 496.139, 100058.72)
+    assert late.picks[0].nodes == 8 and late.picks[0].replicas == 64
     assert [(n.offer_id, n.gpus, round(n.run_cost_usd, 2), n.misses) for n in late.near_misses[:1]] == [
         ("verda-1h100-spot", 8, 36393.44, ["3,969 h > deadline 500 h"])
     ]
-    steps = {w.label: w for w in api.plan_report(_app()).why}
+    steps = {w.label: w for w in api.plan_report(_app(default_deadline_h=0)).why}
     assert steps["GPUs"].detail.startswith("no count set (1, the default): the smallest that holds the job")
 
 

@@ -1,0 +1,137 @@
+"""The training search (plan/training_search.py): ZeRO stage x tp x pp x micro-batch chosen together for the cheapest
+run, a stage set kept with the cheaper one stated, the micro-batch the largest that fits, the default deadline of a
+run without a count or deadline, and messages that name the real cause."""
+
+import pytest
+
+from gpuplan_core import api
+from gpuplan_core.interface.inputs import INPUTS, to_scenario
+from gpuplan_core.interface.links import link_query
+from gpuplan_core.model.arch import params_total
+from gpuplan_core.perf.training_step import fitted_efficiency
+from gpuplan_core.plan.training_search import search_step, training_candidates
+from gpuplan_core.pricing.csv_file import load_pricing
+
+OFFERS = {o.offer_id: o for o in load_pricing().offers}
+P5 = OFFERS["aws-p5-48xl-use1-spot"]  # 8 x H100 SXM per machine, EFA at 3,200 Gbit/s (400 per GPU)
+ISSUE = {"workload": "pretrain", "src": "size", "tokens_b": 1000.0, "gpu": "H100-SXM", "gpus": 64}
+
+
+def _sc(**inputs):
+    sc, notes = to_scenario(inputs)
+    assert not notes, notes
+    return sc
+
+
+def _cands(sc, offers):
+    cands, rejected, _ = training_candidates(sc.model(), sc, offers)
+    return cands, rejected
+
+
+def test_the_zero_stage_is_searched_by_default_and_a_stage_set_is_kept():
+    assert INPUTS["zero"].default == "auto"
+    auto, three = _sc(**ISSUE), _sc(**ISSUE, zero=3)
+    assert (auto.parallelism.zero_auto, three.parallelism.zero_auto, three.parallelism.zero_stage) == (True, False, 3)
+    assert "zero=3" in link_query({**ISSUE, "zero": 3}) and "zero" not in link_query(ISSUE)  # the default: unwritten
+    for z in (0, 1, 2, 3):  # every old link value still reads as that stage, set
+        assert api.plan_report(_sc(**ISSUE, zero=z)).picks[0].zero_stage == z
+
+
+def test_the_issue_question_picks_at_or_below_the_cheapest_of_the_four_forced_stages():
+    """7B on 1T tokens, 64 x H100: ZeRO-0 forced keeps a pipeline (PP 2) and its bubble; the search finds pure data
+    parallel at MFU 0.336 (issue 29: $119,115, 22% below the ZeRO-0 plan of then)."""
+    forced = {z: api.plan_report(_sc(**ISSUE, zero=z)).picks[0] for z in (0, 1, 2, 3)}
+    pick = api.plan_report(_sc(**ISSUE)).picks[0]
+    assert pick.run_cost_usd <= min(p.run_cost_usd for p in forced.values()) * (1 + 1e-9)
+    assert (pick.gpus, pick.tp, pick.pp, pick.replicas) == (64, 1, 1, 64)
+    assert pick.mfu == pytest.approx(0.336, abs=5e-4) and round(pick.run_cost_usd) == 119115
+    assert forced[0].pp > 1 and forced[0].run_cost_usd > pick.run_cost_usd
+    # the why names what was tried: ZeRO-0's best layout, what it loses on, the MFUs and the saving
+    saving = 1 - pick.run_cost_usd / forced[0].run_cost_usd
+    line = next(w for w in pick.why if w.startswith(f"ZeRO-{pick.zero_stage} over ZeRO-0"))
+    assert f"no pipeline bubble, MFU {pick.mfu:.2f} vs {forced[0].mfu:.2f}, {saving:.0%} cheaper" in line
+    # the stage set is kept, and the cheaper run is stated beside it
+    assert any(w.startswith("searching the ZeRO stage (zero=auto) finds a cheaper run") for w in forced[0].why)
+
+
+def _zero3_over_pp(gbit_per_node: float):
+    """16 x H100 on two machines, 7B on 100B tokens: the best ZeRO-3 and ZeRO-0 runs on a P5 whose network is
+    ``gbit_per_node`` Gbit/s, and the search's pick."""
+    o = P5.model_copy(update={"inter_node_gbit_s": gbit_per_node})
+    q = {"workload": "pretrain", "src": "size", "size_b": 7, "tokens_b": 100.0, "gpu": "H100-SXM", "gpus": 16}
+    z3, z0, auto = (_cands(_sc(**q, **z), [o])[0][0] for z in ({"zero": 3}, {"zero": 0}, {}))
+    return z3, z0, auto
+
+
+def test_on_a_fast_network_zero3_beats_tensor_x_pipeline():
+    z3, z0, auto = _zero3_over_pp(3200.0)
+    assert (z3.tp, z3.pp, z3.replicas) == (1, 1, 16) and (z0.tp, z0.pp, z0.replicas) == (1, 2, 8)
+    assert z3.run_cost_usd < z0.run_cost_usd and auto.run_cost_usd <= z3.run_cost_usd
+    # hand check of ZeRO-3's data-parallel traffic: weights all-gathered for forward and backward per micro-batch
+    # (2 x 2 bytes x params x m) + FP32 gradients reduce-scattered (4 bytes x params), x (g - 1) / g, over 400 Gbit/s
+    # per GPU at the fitted network efficiency; compute hides the overlap share of the step's compute
+    eff, st = fitted_efficiency(), z3.step
+    n, m, g = params_total(_sc(workload="pretrain", src="size", size_b=7).model()), 8, 16
+    assert 4 * 1024 * 1024 / (16 * z3.micro_batch * 4096) == m  # micro-batches per step: 4M tokens / (16 x 8 x 4,096)
+    volume = (2 * 2.0 * n * m + 4.0 * n) * (g - 1) / g
+    seconds = volume / (400 / 8 * 1e9 * eff.network_efficiency)
+    compute = st.matmul_s + st.attention_s + st.elementwise_s + st.tensor_parallel_s + st.layer_overhead_s
+    assert st.data_parallel_exposed_s == pytest.approx(max(0.0, seconds - eff.overlap * compute), rel=1e-9)
+    assert seconds < eff.overlap * compute  # all hidden: no bubble, no exposed traffic
+
+
+def test_on_a_slow_network_tensor_x_pipeline_beats_zero3():
+    """At 400 Gbit/s per machine (50 per GPU, still an RDMA network that may couple machines), ZeRO-3 over 16 ranks
+    exposes its gathers; its best layout falls back to a pipeline, and ZeRO-0's PP 2 x DP 8 is cheaper."""
+    z3, z0, auto = _zero3_over_pp(400.0)
+    assert z0.run_cost_usd < z3.run_cost_usd and auto.run_cost_usd <= z0.run_cost_usd
+    assert auto.zero_stage != 3
+    eff = fitted_efficiency()
+    n, m, g = params_total(_sc(workload="pretrain", src="size", size_b=7).model()), 8, 16
+    seconds = (2 * 2.0 * n * m + 4.0 * n) * (g - 1) / g / (50 / 8 * 1e9 * eff.network_efficiency)
+    st = z0.step  # ZeRO-3 at DP 16 would expose its traffic beyond what ZeRO-0's compute of a step hides
+    compute = st.matmul_s + st.attention_s + st.elementwise_s + st.layer_overhead_s
+    assert seconds - eff.overlap * compute > st.bubble_s
+
+
+def test_qlora_on_one_l4_chooses_the_micro_batch_and_says_so():
+    sc = _sc(workload="finetune", method="qlora", gpu="L4")  # no batch given: the default 8 does not fit an L4
+    plan = api.plan_report(sc)
+    p = plan.picks[0]
+    assert (p.gpu, p.gpus, p.micro_batch) == ("L4", 1, 1)
+    assert "micro-batch 1, not the 8 given: the largest that fits this layout" in p.why
+    assert not any("deadline" in w for w in p.why) and plan.message is None
+    ans = api.answer_report(sc)
+    assert ans.pick.micro_batch == 1
+
+
+def test_when_nothing_fits_the_message_names_memory_or_the_network_not_a_deadline():
+    sc = _sc(workload="pretrain", src="size", size_b=405, tokens_b=100.0, gpu="L4")  # no L4 offer couples machines
+    plan = api.plan_report(sc)
+    assert not plan.picks and plan.message.startswith("No configuration fits: ")
+    assert "fast RDMA network" in plan.message and "deadline" not in plan.message
+
+
+def test_a_run_without_count_or_deadline_finishes_within_the_default_deadline_and_states_one_gpu():
+    sc = _sc(workload="pretrain", src="size", tokens_b=1000.0)
+    assert sc.training.default_deadline_hours == 720.0 and sc.training.deadline_hours is None
+    plan = api.plan_report(sc)
+    p = plan.picks[0]
+    assert p.gpus > 1 and p.wall_hours <= 720.0
+    one = next(w for w in p.why if w.startswith("the alternative: one GPU ("))
+    slow = min((n for n in plan.near_misses if n.gpus == 1), key=lambda n: n.run_cost_usd)  # 13,471 h on one B200
+    assert f"would take {slow.wall_hours:,.0f} h" in one and slow.misses == [
+        f"{slow.wall_hours:,.0f} h > the default deadline of 720 h (30 days)"
+    ]
+    # 0 = no default deadline: the fewest GPUs that hold the job, as before
+    assert (
+        api.plan_report(_sc(workload="pretrain", src="size", tokens_b=1000.0, default_deadline_h=0)).picks[0].gpus == 1
+    )
+
+
+def test_the_search_step_names_what_was_tried():
+    sc = _sc(**ISSUE)
+    cands, _ = _cands(sc, [P5])
+    step = search_step(cands[0])
+    assert step.label == "Layout searched" and step.value == "ZeRO-1, DP 64"
+    assert step.detail.startswith("ZeRO-1 over ZeRO-0 (PP 2 x DP 32, micro-batch 2): no pipeline bubble")
