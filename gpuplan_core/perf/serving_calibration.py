@@ -32,7 +32,6 @@ SERVING_REGIMES = {
     "MoE": "mixture-of-experts models (DeepSeek-R1/V3 on 8 x H200 or MI300X, early-2025 engines)",
 }
 METRICS = ("ttft", "itl", "output_tokens_per_s")  # reported; a row's tpot counts as itl
-SPLITS = ("training", "held out")
 
 # (metric, statistic) -> the ServingResult field it is compared with
 PREDICTED = {

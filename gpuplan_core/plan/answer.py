@@ -18,8 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..memory.budget import memory_budget
-from ..memory.request import memory_request
-from ..model.formats import get_format
+from ..memory.request import pick_request
 from ..pricing.energy import EnergyReport, OwnReport, PriceTier
 from ..pricing.offers import Offer
 from ..results.plan import Pick, Plan, WhyStep
@@ -176,16 +175,15 @@ class ScenarioAnswer(BaseModel):
 
 
 def _pick_memory(sc: Scenario, p: Pick) -> tuple[int, str]:
-    """Memory per GPU at the pick's layout: one replica (tp x pp) for serving; the pick's whole layout for training."""
+    """Memory per GPU at the pick's layout (memory/request.py ``pick_request``: one replica for serving, the whole
+    layout for training), and where, in words."""
+    req = pick_request(sc, p)
     if sc.job.mode == "inference":
-        gpus = p.tp * p.pp
-        req = memory_request(sc, weights_format=get_format(p.weights_format).name, tp=p.tp, pp=p.pp, gpus=gpus)
-        where = f"{gpus} x {p.gpu}" + (f" (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")" if gpus > 1 else "")
+        where = f"{req.gpus} x {p.gpu}" + (
+            f" (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")" if req.gpus > 1 else ""
+        )
     else:
-        gpus = p.gpus if p.gpus % (p.tp * p.pp) == 0 else p.tp * p.pp
-        zero = sc.parallelism.zero_stage if p.zero_stage is None else p.zero_stage
-        req = memory_request(sc, p.micro_batch, tp=p.tp, pp=p.pp, gpus=gpus, zero_stage=zero)
-        where = f"{gpus:,} x {p.gpu}, TP {p.tp}, PP {p.pp}, ZeRO {zero}"
+        where = f"{req.gpus:,} x {p.gpu}, TP {p.tp}, PP {p.pp}, ZeRO {req.zero_stage}"
     return round(memory_budget(sc.model(), req).per_gpu_bytes), where
 
 

@@ -75,7 +75,7 @@ def _serving_steps(tr: Traffic, p: Pick) -> list[WhyStep]:
 def _machines_step(p: Pick, o: Offer) -> WhyStep:
     """Replicas x GPUs per replica -> GPUs paid for (whole nodes where the offer rents them) on how many machines."""
     terms = [num(p.replicas, _n(p.replicas, "replica")), num(p.replica_gpus, _n(p.replica_gpus, "GPU"))]
-    machines = f"{p.gpus:,} GPUs on {p.nodes:,} machine(s)"
+    machines = f"{p.gpus:,} {_n(p.gpus, 'GPU')} on {p.nodes:,} {_n(p.nodes, 'machine')}"
     if o.gpus_per_node > 1 and not o.is_serverless:
         step = Calc(
             terms=terms, result=num(p.gpus), step=o.gpus_per_node, step_text=f"whole {o.gpus_per_node:g}-GPU nodes"
@@ -252,7 +252,7 @@ def why_energy(e: EnergyReport | None, run_hours: float | Term) -> list[WhyStep]
         WhyStep.of(
             f"Energy cost{when}",
             Calc(terms=[kwh_t, num(e.electricity_usd_per_kwh, "USD/kWh")], result=money(usd_)),
-            site,
+            site if e.electricity_price_published else f"{site}; {e.electricity_price_note}",
         ),
         WhyStep.of(f"CO2{when}", Calc(terms=co2, result=co2_t), site),
     ]
