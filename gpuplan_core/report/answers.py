@@ -157,12 +157,22 @@ def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answ
             sentence += f"; the cheapest always-on is {usd(always.pick.monthly_usd)} a month ({always.differs})"
         heads = [Headline(label="Cheapest per month", value=usd(ans.cost_usd), help=f"{top.offer_id}: the answer")]
         if always is not None:
-            heads.append(Headline(label="Cheapest always-on", value=usd(always.pick.monthly_usd),
-                                  help=f"{always.pick.offer_id}: {always.differs}"))  # fmt: skip
+            heads.append(
+                Headline(
+                    label="Cheapest always-on",
+                    value=usd(always.pick.monthly_usd),
+                    help=f"{always.pick.offer_id}: {always.differs}",
+                )
+            )
         run = by.get("cheapest per run")
         if run is not None:
-            heads.append(Headline(label="Cheapest per run", value=usd(run.pick.run_cost_usd),
-                                  help=f"{run.pick.offer_id}: {run.differs}"))  # fmt: skip
+            heads.append(
+                Headline(
+                    label="Cheapest per run",
+                    value=usd(run.pick.run_cost_usd),
+                    help=f"{run.pick.offer_id}: {run.differs}",
+                )
+            )
         heads.append(Headline(label="Offers compared", value=f"{offers_compared:,}"))
         return Answer(sentence=sentence + ".", headlines=heads[:4], tone="good")
     sentence = (
@@ -281,8 +291,10 @@ def site_answer(ans: ScenarioAnswer) -> Answer | None:
             f"The run draws {e.energy_kwh:,.0f} kWh {where}: {usd(e.energy_cost_usd)} of electricity and "
             f"{e.co2_kg / 1000:,.1f} t of CO2"
         )
-        heads = [Headline(label="Energy of the run", value=f"{e.energy_kwh:,.0f} kWh"),
-                 Headline(label="CO2", value=f"{e.co2_kg / 1000:,.1f} t")]  # fmt: skip
+        heads = [
+            Headline(label="Energy of the run", value=f"{e.energy_kwh:,.0f} kWh"),
+            Headline(label="CO2", value=f"{e.co2_kg / 1000:,.1f} t"),
+        ]
     else:
         per = e.energy_kwh_per_million_output_tokens
         sentence = (
@@ -291,8 +303,10 @@ def site_answer(ans: ScenarioAnswer) -> Answer | None:
             + (f", {per:,.2f} kWh per 1M output tokens" if per else "")
             + (f" (the month's {e.monthly_output_tokens / 1e6:,.1f}M output tokens)" if e.monthly_output_tokens else "")
         )
-        heads = [Headline(label="Energy a month", value=f"{e.monthly_energy_kwh:,.0f} kWh"),
-                 Headline(label="CO2 a month", value=f"{e.monthly_co2_kg / 1000:,.2f} t")]  # fmt: skip
+        heads = [
+            Headline(label="Energy a month", value=f"{e.monthly_energy_kwh:,.0f} kWh"),
+            Headline(label="CO2 a month", value=f"{e.monthly_co2_kg / 1000:,.2f} t"),
+        ]
     if o is not None:
         pays = (
             f"pays back after {o.break_even_months:,.0f} months"
@@ -300,9 +314,13 @@ def site_answer(ans: ScenarioAnswer) -> Answer | None:
             else f"does not pay back within {o.amortisation_years:g} years at this use"
         )
         sentence += f"; owning the {o.gpus:,} GPUs ({usd(o.capex_usd)}) {pays}"
-        heads += [Headline(label="Owning a month", value=usd(o.monthly_own_usd)),
-                  Headline(label="Break-even", value="never" if o.break_even_months is None
-                           else f"{o.break_even_months:,.0f} months")]  # fmt: skip
+        heads += [
+            Headline(label="Owning a month", value=usd(o.monthly_own_usd)),
+            Headline(
+                label="Break-even",
+                value="never" if o.break_even_months is None else f"{o.break_even_months:,.0f} months",
+            ),
+        ]
     if not e.electricity_price_published:
         sentence += f" ({e.electricity_price_note})"
     return Answer(sentence=sentence + ".", headlines=heads, tone="info")
