@@ -110,8 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in helps.items():
         c = sub.add_parser(name, help=text)
         _add_scenario_options(c)
-        if name in ("cost", "plan"):
+        if name in ("cost", "plan", "memory"):
             c.add_argument("--pricing", default=None, help="path to a pricing CSV (default: bundled data/pricing.csv)")
+        if name == "memory":
+            c.add_argument(
+                "--at-answer",
+                action="store_true",
+                help="budget the layout the answer runs (the plan's pick) and add each GPU type's count from the "
+                "layout search (implied by --pricing); default: the scenario's own layout",
+            )
         if name == "plan":
             c.add_argument(
                 "--explore-formats",
@@ -166,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
             scenario = scenario_from_args(args)
             pricing = getattr(args, "pricing", None)
             handlers = {
-                "memory": api.memory_report,
+                "memory": lambda s: api.memory_report(
+                    s, pricing_path=pricing, search=args.at_answer or pricing is not None
+                ),
                 "perf": lambda s: api.perf_report(s),
                 "cost": lambda s: api.cost_report(s, pricing_path=pricing, with_answer=args.json),
                 "plan": lambda s: api.answer_report(s, pricing_path=pricing, explore_formats=args.explore_formats),

@@ -234,3 +234,20 @@ def test_cost_with_a_broken_pricing_file(tmp_path):
     f.write_text("offer_id,provider\nx,y\n")
     p = run("cost", "--pricing", str(f))
     assert p.returncode == 2 and "pricing" in p.stderr and "product" in p.stderr
+
+
+def test_memory_at_the_answer_is_the_answer_s_memory_per_gpu():
+    """`memory --at-answer --json` budgets the layout the answer runs: its per-GPU bytes and GPU count are
+    `plan --json`'s (the 70B at 8,000 input tokens: 2 x B200 at TP 2, not the 167 GB one GPU would need)."""
+    from gpuplan_core import api
+
+    flags = ("--preset", "Llama-3.1-70B", "--requests-per-day", "50000", "--input-tokens", "8000")
+    mem = json.loads(run("memory", *flags, "--at-answer", "--json").stdout)
+    ans = api.answer_report({"preset": "Llama-3.1-70B", "requests_per_day": 50000, "input_tokens": 8000})
+    p = ans.pick
+    assert mem["layout_source"] == "answer"
+    assert mem["per_gpu_bytes"] == ans.memory_per_gpu_bytes
+    assert mem["layout"]["tp"] == p.tp and mem["layout"]["gpus"] == p.tp * p.pp
+    assert mem["scenario_per_gpu_bytes"] > mem["per_gpu_bytes"]  # one GPU alone would need more
+    plain = json.loads(run("memory", *flags, "--json").stdout)
+    assert plain["per_gpu_bytes"] == mem["scenario_per_gpu_bytes"] and plain["layout_source"] != "answer"
