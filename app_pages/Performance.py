@@ -2,14 +2,14 @@
 
 import streamlit as st
 
-from gpuplan_core import DEFAULT_GPU, FORMATS, Answer, perf_answer
+from gpuplan_core import DEFAULT_GPU, FORMATS, Answer, GpuPerf, perf_answer
 from gpuplan_ui import cached, fmt, page
 
 sc, values = page.setup("Performance")
 chart = {"displaylogo": False}
 
 
-def _roofline(p, views) -> None:
+def _roofline(p: GpuPerf, views: cached.PerfViews) -> None:
     """The roofline and the batch sweep: what limits each phase, and the phases' FLOPs and bytes."""
     st.caption(
         f"{fmt.md_escape(sc.model().name)} on {p.gpu} x{p.gpu_count} (tp {p.tp}, pp {p.pp}), math "
