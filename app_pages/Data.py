@@ -17,9 +17,9 @@ st.caption(
     "vendor's label; usable is what the CUDA runtime reports (GiB = 2^30 bytes)."
 )
 gpu_views = cached.gpu_views()
-page.table(gpu_views["catalog"], "gpus", "gpuplan-gpus.csv")
+page.table(gpu_views.catalog, "gpus", "gpuplan-gpus.csv")
 with st.expander("Where each GPU's figures come from"):
-    page.show(gpu_views["sources"], "gpu_sources")
+    page.show(gpu_views.sources, "gpu_sources")
 
 st.subheader("Pricing")
 st.file_uploader(

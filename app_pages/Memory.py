@@ -23,7 +23,7 @@ with page.guard("Memory budget"):
         )
     if sc.job.mode != "inference" and (line := training_speed_line(cached.answer(sc))):
         st.markdown(line)
-    st.plotly_chart(views["figure"], key="mem_chart", config={"displaylogo": False})
+    st.plotly_chart(views.figure, key="mem_chart", config={"displaylogo": False})
     st.caption(
         f"Each bar: what a job may fill on one GPU of that type (the usable VRAM x {mem.memory_utilization:.0%} "
         "utilization), green where the layout search has a configuration on that type (its count and layout in "
@@ -34,11 +34,11 @@ with page.guard("Memory budget"):
         st.stop()  # the meeting view: the answer and one chart
     if box := page.section("Budget by component, and by scope", "mem_parts", ":material/stacked_bar_chart:"):
         with box:
-            st.plotly_chart(views["components_figure"], key="mem_parts", config={"displaylogo": False})
+            st.plotly_chart(views.components_figure, key="mem_parts", config={"displaylogo": False})
             left, right = st.columns([3, 2])
             with left:
                 st.markdown("**Budget by component (per GPU)**")
-                page.table(views["components"], "components", "gpuplan-memory-components.csv")
+                page.table(views.components, "components", "gpuplan-memory-components.csv")
             with right:
                 st.markdown("**Budgets by scope (per GPU)**")
                 st.markdown(
@@ -51,7 +51,7 @@ with page.guard("Memory budget"):
         "Every GPU type: the layout search's count, fit, largest batch", "mem_gpus", ":material/table:"
     ):
         with box:
-            page.table(views["gpus"], "gpus", "gpuplan-memory-per-gpu.csv")
+            page.table(views.gpus, "gpus", "gpuplan-memory-per-gpu.csv")
 
 if sc.job.mode != "inference" and sc.training.precision == "mixed":
     with page.guard("Both training accountings"):

@@ -2,14 +2,14 @@
 
 import streamlit as st
 
-from gpuplan_core import DEFAULT_GPU, FORMATS, Answer, perf_answer
+from gpuplan_core import DEFAULT_GPU, FORMATS, Answer, GpuPerf, perf_answer
 from gpuplan_ui import cached, fmt, page
 
 sc, values = page.setup("Performance")
 chart = {"displaylogo": False}
 
 
-def _roofline(p, views) -> None:
+def _roofline(p: GpuPerf, views: cached.PerfViews) -> None:
     """The roofline and the batch sweep: what limits each phase, and the phases' FLOPs and bytes."""
     st.caption(
         f"{fmt.md_escape(sc.model().name)} on {p.gpu} x{p.gpu_count} (tp {p.tp}, pp {p.pp}), math "
@@ -19,9 +19,9 @@ def _roofline(p, views) -> None:
         "token and is limited by memory bandwidth until many requests share the reads."
     )
     left, right = st.columns(2)
-    left.plotly_chart(views["roofline"], key="roofline", config=chart)
-    if views["sweep"] is not None:
-        right.plotly_chart(views["sweep"], key="sweep", config=chart)
+    left.plotly_chart(views.roofline, key="roofline", config=chart)
+    if views.sweep is not None:
+        right.plotly_chart(views.sweep, key="sweep", config=chart)
     else:
         right.info(
             f"Only a batch of {p.max_batch} fits beside the KV cache at this context on {p.gpu} "
@@ -35,7 +35,7 @@ def _roofline(p, views) -> None:
         f"Ridge point {p.ridge_flops_per_byte:,.0f} FLOP per byte: below it memory bandwidth "
         "limits, above it compute. MFU / MBU: the share of peak compute / bandwidth achieved."
     )
-    page.table(views["phases"], "phases", "gpuplan-phases.csv")
+    page.table(views.phases, "phases", "gpuplan-phases.csv")
 
 
 if sc.job.mode != "inference":
@@ -52,9 +52,9 @@ else:
         shown = ans.detail_scenario(sc)  # the recommended layout, unless the user picked another
         key, gpu = shown.model_dump_json(), shown.parallelism.gpu or DEFAULT_GPU
         views = cached.perf_views(key, gpu)
-        p = views["perf"]
+        p = views.perf
         sv = cached.serving_views(key, gpu) if p.fits else None
-        curve = None if sv is None else sv["curve"]
+        curve = None if sv is None else sv.curve
         page.answer(perf_answer(p, curve, shown, ans if ans.shows_pick(sc) else None))
         if ans.shows_pick(sc):
             st.caption(
@@ -78,13 +78,13 @@ else:
                 f"shared with everyone else. One replica of {curve.gpu} x{curve.tp * curve.pp} holds at "
                 f"most {curve.max_running_sequences:,} requests at once (its KV cache or the engine's limit)."
             )
-            st.plotly_chart(sv["ttft"], key="load_ttft", config=chart)
+            st.plotly_chart(sv.ttft, key="load_ttft", config=chart)
             if curve.notes:
                 st.caption(" ".join(curve.notes))
             per_token = "Time per token as requests per second grow"
             if not page.meeting() and (box := page.section(per_token, "perf_tpot", ":material/timer:")):
                 with box:
-                    st.plotly_chart(sv["tpot"], key="load_tpot", config=chart)
+                    st.plotly_chart(sv.tpot, key="load_tpot", config=chart)
 
         if not page.meeting():
             with page.guard("Why: the roofline"):
@@ -99,14 +99,14 @@ else:
                         cat = cached.perf_catalog(sc)  # every GPU type as the plan runs it at this load
                         st.caption(
                             "Each GPU type as the recommendation would run it: its cheapest layout and replicas "
-                            + ("at your peak traffic (p95 first token)" if cat["at_load"] else "(a static batch)")
+                            + ("at your peak traffic (p95 first token)" if cat.at_load else "(a static batch)")
                             + "; the pick's row is the answer's."
                         )
-                        st.plotly_chart(cat["figure"], key="latency", config=chart)
+                        st.plotly_chart(cat.figure, key="latency", config=chart)
                         st.markdown("**The numbers per GPU type**")
-                        page.table(cat["table"], "perf_all", "gpuplan-performance.csv")
-                        if cat["missing"]:
-                            st.caption("Not run: " + "; ".join(f"{g} ({why})" for g, why in cat["missing"].items()))
+                        page.table(cat.table, "perf_all", "gpuplan-performance.csv")
+                        if cat.missing:
+                            st.caption("Not run: " + "; ".join(f"{g} ({why})" for g, why in cat.missing.items()))
 
 if not page.meeting():
     with page.guard("Calibration"):

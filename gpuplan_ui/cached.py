@@ -20,6 +20,7 @@ from gpuplan_core import (
     CalibrationReport,
     CompareReport,
     CostReport,
+    GpuPerf,
     Lifetime,
     MemoryReport,
     PerfReport,
@@ -27,6 +28,7 @@ from gpuplan_core import (
     Rejected,
     Scenario,
     ScenarioAnswer,
+    ServingCurve,
     api,
     load_gpus,
 )
@@ -127,58 +129,95 @@ def _table(df: pd.DataFrame, columns: tuple[str, ...] | None = None) -> Table:
         return Table(df, shown, shown, config)
 
 
+@dataclass(frozen=True)
+class MemoryViews:
+    """The Memory page's views: the budget against each GPU type's VRAM, by component, and its two tables."""
+
+    figure: Any  # a plotly Figure
+    components_figure: Any  # a plotly Figure
+    components: Table
+    gpus: Table
+
+
 @st.cache_resource(max_entries=256, show_spinner=False)
-def memory_views(sc_json: str, pricing_key: str | None = None, explore: bool = False) -> dict:
+def memory_views(sc_json: str, pricing_key: str | None = None, explore: bool = False) -> MemoryViews:
     mem = memory_report(sc_json, pricing_key, explore)
-    return {
-        "figure": figures.memory_figure(mem),
-        "components_figure": figures.components_figure(mem),
-        "components": _table(tables.memory_components(mem)),
-        "gpus": _table(tables.memory_gpus(mem)),
-    }
+    return MemoryViews(
+        figure=figures.memory_figure(mem),
+        components_figure=figures.components_figure(mem),
+        components=_table(tables.memory_components(mem)),
+        gpus=_table(tables.memory_gpus(mem)),
+    )
+
+
+@dataclass(frozen=True)
+class PerfViews:
+    """The chosen GPU's speed and its views: the roofline, the batch sweep (None with a batch of one) and the phase
+    table (all None when the model does not fit)."""
+
+    perf: GpuPerf
+    roofline: Any | None = None  # a plotly Figure
+    sweep: Any | None = None  # a plotly Figure
+    phases: Table | None = None
 
 
 @st.cache_resource(max_entries=256, show_spinner=False)
-def perf_views(sc_json: str, gpu: str) -> dict:
-    """The chosen GPU's roofline, batch sweep and phase table (None when the model does not fit)."""
+def perf_views(sc_json: str, gpu: str) -> PerfViews:
     p = perf_report(sc_json, (gpu,)).gpus[0]
     if not p.fits:
-        return {"perf": p, "roofline": None, "sweep": None, "phases": None}
-    return {
-        "perf": p,
-        "roofline": figures_perf.roofline_figure(p),
-        "sweep": figures_perf.sweep_figure(p) if p.max_batch > 1 else None,
-        "phases": _table(tables.perf_phases(p)),
-    }
+        return PerfViews(p)
+    return PerfViews(
+        perf=p,
+        roofline=figures_perf.roofline_figure(p),
+        sweep=figures_perf.sweep_figure(p) if p.max_batch > 1 else None,
+        phases=_table(tables.perf_phases(p)),
+    )
+
+
+@dataclass(frozen=True)
+class CatalogViews:
+    """Every GPU type as the plan runs it at the scenario's load: the latency chart, its table, the GPU types that
+    run it nowhere with why, and whether it is at a load (else a static batch)."""
+
+    figure: Any  # a plotly Figure
+    table: Table
+    missing: dict[str, str]
+    at_load: bool
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def perf_catalog_views(sc_json: str, pricing_key: str, explore_formats: bool) -> dict:
-    """Every GPU type as the plan runs it at the scenario's load (api.gpus_at_load, from the answer's own search):
-    the latency chart, its table, and the GPU types that run it nowhere with why."""
+def perf_catalog_views(sc_json: str, pricing_key: str, explore_formats: bool) -> CatalogViews:
+    """From the answer's own search (api.gpus_at_load)."""
     sc, ans = _sc(sc_json), answer_at(sc_json, pricing_key, explore_formats)
     rows, missing = api.gpus_at_load(sc, prices.offers_for(pricing_key), explore_formats, answer=ans)
     at_load = bool(sc.traffic.requests_per_day)
-    return {
-        "figure": figures_perf.latency_figure(rows, at_load),
-        "table": _table(tables.perf_gpus(rows)),
-        "missing": missing,
-        "at_load": at_load,
-    }
+    return CatalogViews(
+        figure=figures_perf.latency_figure(rows, at_load),
+        table=_table(tables.perf_gpus(rows)),
+        missing=missing,
+        at_load=at_load,
+    )
 
 
-def perf_catalog(sc: Scenario) -> dict:
+def perf_catalog(sc: Scenario) -> CatalogViews:
     """``perf_catalog_views`` for this run's scenario, prices and format choice (those of the answer)."""
-    explore = bool(widgets.page_value("alt_formats")) and sc.job.mode == "inference"
-    return perf_catalog_views(sc.model_dump_json(), prices.pricing_key(), explore)
+    return perf_catalog_views(sc.model_dump_json(), prices.pricing_key(), explore(sc))
+
+
+@dataclass(frozen=True)
+class ServingViews:
+    """One replica under traffic on the chosen GPU: its curve (capacity, replicas) and the two load charts."""
+
+    curve: ServingCurve
+    ttft: Any  # a plotly Figure
+    tpot: Any  # a plotly Figure
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
-def serving_views(sc_json: str, gpu: str) -> dict:
-    """One replica under traffic on the chosen GPU: its curve, capacity and the two load charts."""
+def serving_views(sc_json: str, gpu: str) -> ServingViews:
     curve = api.serving_curve_report(_sc(sc_json), gpu)
     ttft, tpot = (figures_perf.load_figure(curve, which) for which in ("ttft", "tpot"))
-    return {"curve": curve, "ttft": ttft, "tpot": tpot}
+    return ServingViews(curve=curve, ttft=ttft, tpot=tpot)
 
 
 @st.cache_resource(show_spinner=False)
@@ -316,12 +355,21 @@ def compare_figure(a_json: str, b_json: str):
     return figures_cost.compare_figure(Side.model_validate_json(a_json), Side.model_validate_json(b_json))
 
 
+@dataclass(frozen=True)
+class GpuViews:
+    """The Data page's catalog tables: every GPU type's figures, and where each comes from."""
+
+    catalog: Table
+    sources: Table
+
+
 @st.cache_resource(show_spinner=False)
-def gpu_views() -> dict:
-    """The Data page's catalog tables (built once per server)."""
+def gpu_views() -> GpuViews:
+    """Built once per server."""
     gpus = list(load_gpus())
-    catalog, sources = tables_reference.gpu_catalog(gpus), tables_reference.gpu_sources(gpus)
-    return {"catalog": _table(catalog), "sources": _table(sources)}
+    return GpuViews(
+        catalog=_table(tables_reference.gpu_catalog(gpus)), sources=_table(tables_reference.gpu_sources(gpus))
+    )
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

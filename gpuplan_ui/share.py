@@ -111,17 +111,17 @@ def report_html(sc: Scenario, values: dict[str, Any], pkey: str, explore: bool, 
     views = cached.plan_views(key, pkey, explore and inference, not inference)
     plan = ans.plan
     answers = [("Recommendation", plan_answer(ans, sc)), ("Memory", memory_answer(mem, sc))]
-    mem_fig = cached.memory_views(key, pkey, explore and inference)["figure"]
+    mem_fig = cached.memory_views(key, pkey, explore and inference).figure
     figs = [(t, f) for t, f in (("Recommendation", views.pareto), ("Memory", mem_fig)) if f is not None]
     if inference:  # as the Performance page: the recommended layout unless the user picked another
         shown = ans.detail_scenario(sc)
         skey, gpu = shown.model_dump_json(), shown.parallelism.gpu or "H100-SXM"
         pv = cached.perf_views(skey, gpu)
-        sv = cached.serving_views(skey, gpu) if pv["perf"].fits else None
-        curve = None if sv is None else sv["curve"]
-        answers.append(("Performance", perf_answer(pv["perf"], curve, shown, ans if ans.shows_pick(sc) else None)))
+        sv = cached.serving_views(skey, gpu) if pv.perf.fits else None
+        curve = None if sv is None else sv.curve
+        answers.append(("Performance", perf_answer(pv.perf, curve, shown, ans if ans.shows_pick(sc) else None)))
         if sv is not None:
-            figs.append(("Performance", sv["ttft"]))
+            figs.append(("Performance", sv.ttft))
     cost = cached.cost_views(key, pkey).cost
     answers.append(("Cost", cost_answer(ans, sc, len(cost.offers))))
     if cost.offers:

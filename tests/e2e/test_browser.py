@@ -52,10 +52,13 @@ def test_memory_numbers_follow_the_link(page, app_url):
     open_app(page, f"{app_url}/Memory?{DEEP}")
     page.get_by_text("Budget by component, and by scope").click()  # built when opened
     # FP8 on the decoder's linear layers; embeddings + lm_head (2 x 128,256 x 8,192) and the norms in BF16:
-    # (70,553,706,496 - kept) x 1 + kept x 2 bytes = 72.66 GB: the "weights only" line says so
+    # (70,553,706,496 - kept) x 1 + kept x 2 bytes = 72.66 GB, split over the answer's 2 x H100 SXM (TP 2):
+    # 36.33 GB per GPU, the "weights only" line (the budget is the answer's layout's)
     kept = 2 * 128_256 * 8192 + 8192 + 80 * 2 * 8192
     assert round(((70_553_706_496 - kept) + kept * 2) / 1e9, 2) == 72.66
-    expect(page.get_by_text(re.compile(r"weights only.*72\.66 GB"))).to_be_visible()
+    assert round(((70_553_706_496 - kept) + kept * 2) / 2 / 1e9, 2) == 36.33
+    expect(page.get_by_text(re.compile(r"2 x H100 SXM \(TP 2\)")).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"weights only.*36\.33 GB"))).to_be_visible()
 
 
 def test_slider_updates_chart_and_url(page, app_url):

@@ -39,13 +39,7 @@ SOURCES = {
 }
 # Cached views other branches convert to typed views at the same time (the lead deletes an entry when the merge
 # brings its typed view; test_no_allowance_is_stale fails while an entry is no longer read by string key).
-PENDING_VIEWS = {
-    "cached.memory_views": "Memory page (the memory helper's branch)",
-    "cached.perf_views": "Performance page (the performance helper's branch)",
-    "cached.perf_catalog": "Performance page (the performance helper's branch)",
-    "cached.serving_views": "Performance page (the performance helper's branch)",
-    "cached.gpu_views": "Data page's catalog tables",
-}
+PENDING_VIEWS: dict[str, str] = {}
 # Parameters that are plain dicts of input values by link key: (file, function, parameter).
 PARAMETERS = {
     ("gpuplan_ui/frame.py", "_model_error", "values"),
@@ -54,7 +48,7 @@ PARAMETERS = {
     ("gpuplan_ui/share.py", "report_html", "values"),
 }
 # Parameters holding a pending view, on pages other branches convert (deleted with their PENDING_VIEWS entry).
-PENDING_PARAMETERS = {("app_pages/Performance.py", "_roofline", "views")}
+PENDING_PARAMETERS: set[tuple[str, str, str]] = set()
 METHODS_OF_THE_RECEIVER = {"get", "pop", "copy", "items", "values", "setdefault"}
 
 
