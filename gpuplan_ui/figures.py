@@ -320,6 +320,8 @@ def memory_figure(report: MemoryReport) -> go.Figure:
         bargap=0.25,
         barmode="overlay",
     )
+    layout["margin"]["t"] += 24  # the "needs" label above the plot: a row of its own under the title, never on it
+    layout["height"] += 24
     return go.Figure(data=data, layout=layout)
 
 

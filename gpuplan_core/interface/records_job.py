@@ -344,7 +344,7 @@ JOB_RECORDS: tuple[Input, ...] = (
     ),
     Input(
         "default_deadline_h",
-        "Without a count or deadline, aim at (hours, 0 = fewest GPUs)",
+        "Aim to finish within (hours) when no GPU count or deadline is set; 0 = the fewest",
         "number",
         group=TRAIN,
         field="default_deadline_hours",

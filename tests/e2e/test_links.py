@@ -130,7 +130,7 @@ def test_changes_persist_through_clicks_back_forward_and_reload(browser, app_url
         # an input in a closed advanced group: open it, set it, close it again
         sidebar.get_by_text("GPU count and parallelism", exact=True).click()
         wait_for_app(pg)
-        gpus = sidebar.get_by_role("spinbutton", name="GPUs")
+        gpus = sidebar.get_by_role("spinbutton", name="GPUs", exact=True)
         gpus.fill("8")
         gpus.press("Enter")
         wait_for_app(pg)
