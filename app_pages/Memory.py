@@ -27,8 +27,8 @@ with page.guard("Memory budget"):
     st.caption(
         f"Each bar: what a job may fill on one GPU of that type (the usable VRAM x {mem.memory_utilization:.0%} "
         "utilization), green where the layout search has a configuration on that type (its count and layout in "
-        "the bar's words), red where it has none; outlined: the answer's GPU; grey behind it: the VRAM on the "
-        "label; the line: memory per GPU at the answer's layout."
+        "the bar's words), darker grey where it has none (the reason in its words); outlined: the answer's GPU; "
+        "light grey behind it: the VRAM on the label; the line: memory per GPU at the answer's layout."
     )
     if page.meeting():
         st.stop()  # the meeting view: the answer and one chart

@@ -250,7 +250,8 @@ def memory_figure(report: MemoryReport) -> go.Figure:
             "y": names,
             "x": [g.budget_bytes / GB for g in gpus],
             "marker": {
-                "color": [GREEN if g in fits else RED for g in gpus],
+                # searched: grey where the search has no configuration (not "does not fit": its reason is in words)
+                "color": [GREEN if g in fits else NEUTRAL if searched else RED for g in gpus],
                 "opacity": 0.8,
                 "line": {"color": [BLUE if g.selected else "rgba(0,0,0,0)" for g in gpus], "width": 3},
             },
@@ -328,8 +329,10 @@ def memory_figure(report: MemoryReport) -> go.Figure:
 def _say_search(g) -> str:
     """A bar's words with the layout search: the count and layout it would use on that type, or that it has none."""
     s = g.search
-    if s.gpus is None:
-        return "  no candidate in the layout search"
+    if s.gpus is None:  # the search's own reason: no offer of the type, or why its layouts were rejected
+        why = s.note.removeprefix("the layout search has no candidate: ")
+        why = why.replace("no offer of this GPU type in the prices in use", "no offer in the prices in use")
+        return "  no layout: " + (why if len(why) <= 48 else why[:45].rstrip() + "...")
     each = f", {s.per_gpu_bytes / GB:,.1f} GB each" if s.per_gpu_bytes is not None else ""
     return f"  {'the answer: ' if s.answer else ''}{s.layout}{each}" + ("" if s.meets_targets else " (misses a target)")
 

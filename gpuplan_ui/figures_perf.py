@@ -262,6 +262,8 @@ def load_figure(curve: ServingCurve, which: str) -> go.Figure:
             shapes.append(_band_rect(cap * (1 - cap_band), cap * (1 + cap_band)))
     if (at_peak := curve.peak_per_replica_requests_per_s) and x and min(x) <= at_peak <= max(x):
         s, n = vline(at_peak, f"your peak {at_peak:,.2f} req/s per replica", NEUTRAL, "dot", "bottom", side="left")
+        n |= {"y": 0.5, "yanchor": "middle"}  # half-way up: clear of the curve (flat below the knee) and the capacity
+        s |= {"y1": 0.85}  # stops under the top row, where the capacity's label may reach across it
         shapes.append(s)
         notes.append(n)
     sat = curve.max_requests_per_s
