@@ -321,9 +321,10 @@ def memory_figure(report: MemoryReport) -> go.Figure:
         bargap=0.25,
         barmode="overlay",
     )
-    layout["margin"]["t"] += 24  # the "needs" label above the plot: a row of its own under the title, never on it
-    layout["height"] += 24
-    return go.Figure(data=data, layout=layout)
+    fig = go.Figure(data=data, layout=layout)
+    fig.layout.margin.t += 24  # the "needs" label above the plot: a row of its own under the title, never on it
+    fig.layout.height += 24
+    return fig
 
 
 def _say_search(g) -> str:
