@@ -86,6 +86,13 @@ def _attn_flops_per_attended_token(m: ModelArch) -> float:
     return 2 * a * (2 * m.d)
 
 
+def _window_capped(cached: int, new: int, w: int) -> int:
+    """sum(min(cached + i, w) for i in 1..new), in closed form: the first k tokens (those still inside the window,
+    k = clamp(w - cached, 0, new)) attend to cached + i each, the rest to the whole window."""
+    k = min(max(w - cached, 0), new)
+    return k * cached + k * (k + 1) // 2 + (new - k) * w
+
+
 def _attended(m: ModelArch, cached: int, new: int) -> float:
     """Sum over layers of attended lengths for `new` causal tokens after `cached` ones (per layer avg x layers)."""
     full = m.num_layers - m.sliding_window_layers
@@ -93,8 +100,7 @@ def _attended(m: ModelArch, cached: int, new: int) -> float:
     total = full * causal
     if m.sliding_window_layers:
         w = m.sliding_window_tokens
-        capped = sum(min(cached + i, w) for i in range(1, new + 1)) if new <= 4096 else (new * min(cached + new / 2, w))
-        total += m.sliding_window_layers * capped
+        total += m.sliding_window_layers * _window_capped(cached, new, w)
     return total
 
 

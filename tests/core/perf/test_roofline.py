@@ -224,3 +224,15 @@ def test_moe_prefill_expert_gemms_see_their_share_of_the_tokens():
     dense_comp = dense_flops / (peak * 0.75 * 512 / 576)
     attn = 4 * 32 * 128 * 32 * 512 * 513 / 2 / (peak * 0.75 * 512 / 576)
     assert p.compute_time_s == pytest.approx(dense_comp + ex_comp + attn, rel=1e-6)
+
+
+def test_a_sliding_window_caps_each_new_tokens_attended_length_in_closed_form():
+    """Mistral-7B-v0.1's 4,096-token window: 10 new tokens after 4,090 cached attend to 4,091..4,096 (six of them,
+    still inside the window) and then 4,096 each (four): 6 x 4,090 + (1+...+6) + 4 x 4,096 = 24,540 + 21 + 16,384."""
+    from gpuplan_core.perf.roofline import _window_capped
+
+    assert _window_capped(4090, 10, 4096) == 24_540 + 21 + 16_384
+    assert _window_capped(0, 3, 4096) == 1 + 2 + 3  # all inside: the causal triangle
+    assert _window_capped(9000, 5, 4096) == 5 * 4096  # all past it: the window each
+    for cached, new in [(0, 5000), (3000, 2000), (4096, 1), (100, 8192)]:
+        assert _window_capped(cached, new, 4096) == sum(min(cached + i, 4096) for i in range(1, new + 1))
