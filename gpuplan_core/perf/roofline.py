@@ -163,65 +163,6 @@ class StepWork:
     expert_tokens: float = 0.0  # tokens each routed expert's GEMM sees (sets the experts' matmul efficiency)
 
 
-def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions) -> Phase:
-    """Per-op roofline, summed: the weight matmuls and attention are separate kernels, so each takes
-    max(compute, memory) on its own and the phase takes their sum (FLOPs and bytes per GPU). ``host_s``: the
-    host's time to launch the pass without CUDA graphs; it runs ahead of the GPU, so the pass takes the longer
-    of the two."""
-    name, tokens, overhead_s, comm_s, host_s = w.name, w.tokens, w.overhead_s, w.comm_s, w.host_s
-    mm_flops, attn_flops, weights_bytes, kv_bytes = w.matmul_flops, w.attention_flops, w.weight_bytes, w.kv_bytes
-    other_bytes = w.activation_bytes
-    fmt = get_format(wl.weights_format)
-    peak, math_used = gpu.dense_peak_flops(fmt.math)
-    mfu = mfu_curve(tokens, pa, math_used)
-    layers = m.num_layers / wl.pp
-    w_mbu = mbu_curve(weights_bytes / layers, weight_mbu_max(gpu, fmt, pa), pa.mbu_half_bytes_per_layer)
-    kv_mbu = mbu_curve(kv_bytes / layers, pa.kv_mbu_max, pa.kv_mbu_half_bytes_per_layer)
-    bw = gpu.bandwidth_bytes_per_s
-    # the routed experts are grouped GEMMs of their own: each expert sees only its share of the tokens
-    ex_flops, ex_bytes = w.expert_flops, w.expert_weight_bytes
-    ex_f = moe_efficiency_factor(gpu, fmt) if (ex_flops or ex_bytes) else 1.0
-    ex_comp = ex_flops / (peak * mfu_curve(w.expert_tokens, pa, math_used) * ex_f) if ex_flops else 0.0
-    ex_mem = ex_bytes / (bw * w_mbu * ex_f)
-    mm_comp = (mm_flops - ex_flops) / (peak * mfu)
-    mm_mem = (weights_bytes - ex_bytes + other_bytes) / (bw * w_mbu)
-    attn_peak = gpu.dense_peak_flops("bf16")[0]  # attention math runs in 16-bit
-    at_comp = attn_flops / (attn_peak * mfu_curve(tokens, pa, "bf16"))
-    at_mem = kv_bytes / (bw * kv_mbu) if kv_bytes else 0.0
-    experts = max(ex_comp, ex_mem) + (
-        pa.moe_overhead_s_per_expert_layer * m.num_experts * m.moe_layers / wl.pp if m.is_moe else 0.0
-    )
-    core = (max(mm_comp, mm_mem) + experts + max(at_comp, at_mem)) * wl.pp  # stages run one after another
-    waiting = max(0.0, host_s - core - comm_s)  # the GPU idles while the host launches kernels
-    t = core + comm_s + waiting + overhead_s
-    compute_part = sum(c for c, b in ((mm_comp, mm_mem), (ex_comp, ex_mem), (at_comp, at_mem)) if c >= b)
-    memory_part = sum(b for c, b in ((mm_comp, mm_mem), (ex_comp, ex_mem), (at_comp, at_mem)) if b > c)
-    if core < overhead_s + comm_s + waiting:
-        bound = "overhead"
-    else:
-        bound = "compute" if compute_part >= memory_part else "memory"
-    flops = mm_flops + attn_flops
-    nbytes = weights_bytes + kv_bytes + other_bytes
-    return PhaseReport(
-        name=name,
-        flops=flops,
-        bytes=nbytes,
-        weight_bytes=weights_bytes,
-        kv_bytes=kv_bytes,
-        time_s=t,
-        compute_time_s=(mm_comp + ex_comp + at_comp) * wl.pp,
-        memory_time_s=(mm_mem + ex_mem + at_mem) * wl.pp,
-        overhead_time_s=overhead_s + waiting,
-        comm_time_s=comm_s,
-        bound=bound,
-        intensity_flops_per_byte=flops / nbytes if nbytes else math.inf,
-        achieved_flops_per_s=flops * wl.pp / t,
-        achieved_bytes_per_s=nbytes * wl.pp / t,
-        mfu=flops * wl.pp / t / peak,
-        mbu=nbytes * wl.pp / t / bw,
-    )
-
-
 @dataclass(frozen=True)
 class Part:
     """Work of one kind in an engine step: ``sequences`` sequences each adding ``new`` tokens after ``cached``
@@ -234,48 +175,180 @@ class Part:
     lm_head_tokens: float
 
 
+class StepCost:
+    """The per-op roofline of one replica's engine steps (model, GPU, formats, layout), with what does not depend
+    on a step's mix worked out once: the formats, the peaks, the efficiency plateaus, and per token count the
+    weights read, the all-reduces and the matmul efficiency. ``phase`` is one step's full report (``step_phase``),
+    ``seconds`` its time alone (what the step loop asks for hundreds of thousands of times): the same formula.
+
+    Per-op roofline, summed: the weight matmuls and attention are separate kernels, so each takes
+    max(compute, memory) on its own and the step takes their sum (FLOPs and bytes per GPU). ``host_s``: the
+    host's time to launch the pass without CUDA graphs; it runs ahead of the GPU, so the pass takes the longer
+    of the two."""
+
+    def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions):
+        self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
+        self.shard = wl.tp * wl.pp
+        self.fmt = get_format(wl.weights_format)
+        self.kvb = get_format(wl.kv_format).bytes_per_value
+        self.act_bytes = get_format(wl.activation_format).bytes_per_value
+        self.lm_head = m.vocab_size * m.hidden_size
+        self.dense_params = matmul_params_active(m) - self.lm_head
+        self.per_pair = _attn_flops_per_attended_token(m)
+        self.host_s = m.num_layers * pa.eager_overhead_s_per_layer if wl.eager else 0.0
+        self.expert_flops_per_token = 2 * m.experts_per_token * _one_expert_params(m) * m.moe_layers if m.is_moe else 0
+        self.peak, self.math_used = gpu.dense_peak_flops(self.fmt.math)
+        self.attn_peak = gpu.dense_peak_flops("bf16")[0]  # attention math runs in 16-bit
+        self.layers = m.num_layers / wl.pp
+        self.w_mbu_max = weight_mbu_max(gpu, self.fmt, pa)
+        self.ex_f = moe_efficiency_factor(gpu, self.fmt)
+        self.experts_fixed_s = pa.moe_overhead_s_per_expert_layer * m.num_experts * m.moe_layers / wl.pp
+        self._per_tokens: dict[float, tuple] = {}
+
+    def _token_terms(self, tokens: float) -> tuple:
+        """What a step's token count alone sets: weights read, activations, all-reduces, the experts' share and the
+        matmul efficiencies (remembered: steps share their token counts)."""
+        got = self._per_tokens.get(tokens)
+        if got is None:
+            m, wl, shard = self.m, self.wl, self.shard
+            acts = 2 * tokens * m.hidden_size * self.act_bytes * m.num_layers / wl.pp
+            comm = 2 * m.num_layers * allreduce_time(wl.tp, tokens * m.hidden_size * self.act_bytes, self.gpu, self.pa)
+            got = self._per_tokens[tokens] = (
+                weight_bytes_touched(m, self.fmt, tokens) / shard,
+                acts,
+                comm,
+                self.expert_flops_per_token * tokens / shard,
+                expert_weight_bytes(m, self.fmt, tokens) / shard,
+                tokens_per_expert(m, tokens),
+            )
+        return got
+
+    def _parts_sums(self, parts) -> tuple[float, float, float, float]:
+        """tokens, logits, attention FLOPs and KV bytes of ``parts`` (``(sequences, cached, new, logits)`` each)."""
+        m, kvb, tp, pp, per_pair = self.m, self.kvb, self.wl.tp, self.wl.pp, self.per_pair
+        tokens = lm_tokens = attn = kv = 0
+        for seqs, cached, new, lm in parts:
+            tokens += seqs * new
+            lm_tokens += lm
+            attn += per_pair * _attended(m, cached, new) * seqs
+            kv += kv_cache_bytes(m, kvb, cached, seqs, tp, pp) + kv_cache_bytes(m, kvb, new, seqs, tp, pp)
+        return tokens, lm_tokens, attn, kv
+
+    def work(self, name: str, parts: list[Part], overhead_s: float) -> StepWork:
+        """One forward pass of everything in ``parts`` together (one engine step), each component named."""
+        tokens, lm_tokens, attn, kv = self._parts_sums(
+            [(p.sequences, p.cached, p.new, p.lm_head_tokens) for p in parts]
+        )
+        w_bytes, acts, comm, ex_flops, ex_bytes, ex_tokens = self._token_terms(tokens)
+        mm_flops = 2 * self.dense_params * tokens + 2 * self.lm_head * lm_tokens
+        return StepWork(
+            name=name,
+            matmul_flops=mm_flops / self.shard,
+            attention_flops=attn / self.shard,
+            weight_bytes=w_bytes,
+            kv_bytes=kv,
+            activation_bytes=acts,
+            tokens=tokens,
+            overhead_s=overhead_s,
+            comm_s=comm,
+            host_s=self.host_s,
+            expert_flops=ex_flops,
+            expert_weight_bytes=ex_bytes,
+            expert_tokens=ex_tokens,
+        )
+
+    def seconds(self, parts, overhead_s: float) -> float:
+        """The time of one step of ``parts`` (``(sequences, cached, new, logits)`` tuples): ``phase(...).time_s``
+        without building the report."""
+        tokens, lm_tokens, attn, kv = self._parts_sums(parts)
+        w_bytes, acts, comm, ex_flops, ex_bytes, ex_tokens = self._token_terms(tokens)
+        mm_flops = (2 * self.dense_params * tokens + 2 * self.lm_head * lm_tokens) / self.shard
+        ops = self._op_times(tokens, mm_flops, attn / self.shard, w_bytes, kv, acts, ex_flops, ex_bytes, ex_tokens)
+        return self._total(ops, comm, self.host_s, overhead_s)[0]
+
+    def _op_times(self, tokens, mm_flops, attn_flops, weights_bytes, kv_bytes, other_bytes, ex_flops, ex_bytes, ex_tok):
+        """(compute, memory) seconds of the dense matmuls, the routed experts and attention, per GPU."""
+        pa, bw, peak, math_used = self.pa, self.gpu.bandwidth_bytes_per_s, self.peak, self.math_used
+        mfu = mfu_curve(tokens, pa, math_used)
+        w_mbu = mbu_curve(weights_bytes / self.layers, self.w_mbu_max, pa.mbu_half_bytes_per_layer)
+        kv_mbu = mbu_curve(kv_bytes / self.layers, pa.kv_mbu_max, pa.kv_mbu_half_bytes_per_layer)
+        # the routed experts are grouped GEMMs of their own: each expert sees only its share of the tokens
+        ex_f = self.ex_f if (ex_flops or ex_bytes) else 1.0
+        ex_comp = ex_flops / (peak * mfu_curve(ex_tok, pa, math_used) * ex_f) if ex_flops else 0.0
+        ex_mem = ex_bytes / (bw * w_mbu * ex_f)
+        mm_comp = (mm_flops - ex_flops) / (peak * mfu)
+        mm_mem = (weights_bytes - ex_bytes + other_bytes) / (bw * w_mbu)
+        at_comp = attn_flops / (self.attn_peak * mfu_curve(tokens, pa, "bf16"))
+        at_mem = kv_bytes / (bw * kv_mbu) if kv_bytes else 0.0
+        return (mm_comp, mm_mem), (ex_comp, ex_mem), (at_comp, at_mem)
+
+    def _total(self, ops, comm_s: float, host_s: float, overhead_s: float) -> tuple[float, float, float]:
+        """The step's time, its core (the kernels, stages one after another) and the GPU's wait for the host."""
+        (mm_comp, mm_mem), (ex_comp, ex_mem), (at_comp, at_mem) = ops
+        experts = max(ex_comp, ex_mem) + (self.experts_fixed_s if self.m.is_moe else 0.0)
+        core = (max(mm_comp, mm_mem) + experts + max(at_comp, at_mem)) * self.wl.pp  # stages run one after another
+        waiting = max(0.0, host_s - core - comm_s)  # the GPU idles while the host launches kernels
+        return core + comm_s + waiting + overhead_s, core, waiting
+
+    def phase(self, name: str, parts: list[Part], overhead_s: float) -> Phase:
+        """One engine step of ``parts`` on the roofline, reported."""
+        return self.phase_of(self.work(name, parts, overhead_s))
+
+    def phase_of(self, w: StepWork) -> Phase:
+        """The report of one pass's work: its time, the compute / memory / overhead split and what bounds it."""
+        ops = self._op_times(
+            w.tokens,
+            w.matmul_flops,
+            w.attention_flops,
+            w.weight_bytes,
+            w.kv_bytes,
+            w.activation_bytes,
+            w.expert_flops,
+            w.expert_weight_bytes,
+            w.expert_tokens,
+        )
+        t, core, waiting = self._total(ops, w.comm_s, w.host_s, w.overhead_s)
+        compute_part = sum(c for c, b in ops if c >= b)
+        memory_part = sum(b for c, b in ops if b > c)
+        if core < w.overhead_s + w.comm_s + waiting:
+            bound = "overhead"
+        else:
+            bound = "compute" if compute_part >= memory_part else "memory"
+        flops = w.matmul_flops + w.attention_flops
+        nbytes = w.weight_bytes + w.kv_bytes + w.activation_bytes
+        pp, peak, bw = self.wl.pp, self.peak, self.gpu.bandwidth_bytes_per_s
+        return PhaseReport(
+            name=w.name,
+            flops=flops,
+            bytes=nbytes,
+            weight_bytes=w.weight_bytes,
+            kv_bytes=w.kv_bytes,
+            time_s=t,
+            compute_time_s=sum(c for c, _ in ops) * pp,
+            memory_time_s=sum(b for _, b in ops) * pp,
+            overhead_time_s=w.overhead_s + waiting,
+            comm_time_s=w.comm_s,
+            bound=bound,
+            intensity_flops_per_byte=flops / nbytes if nbytes else math.inf,
+            achieved_flops_per_s=flops * pp / t,
+            achieved_bytes_per_s=nbytes * pp / t,
+            mfu=flops * pp / t / peak,
+            mbu=nbytes * pp / t / bw,
+        )
+
+
+def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions) -> Phase:
+    """The report of one pass's work on this replica (``StepCost.phase_of``)."""
+    return StepCost(m, gpu, wl, pa).phase_of(w)
+
+
 def step_phase(
     name: str, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, parts: list[Part], *, overhead_s: float
 ) -> Phase:
     """One forward pass of everything in ``parts`` together (one engine step): the weight matmuls run once for
     all tokens, attention per part. A static batch is one part; a continuous-batching step mixes decodes
     (new = 1 after the context) and prefill chunks (serving.py)."""
-    shard = wl.tp * wl.pp
-    wf = get_format(wl.weights_format)
-    kvb = get_format(wl.kv_format).bytes_per_value
-    act_bytes = get_format(wl.activation_format).bytes_per_value
-    tokens = sum(p.sequences * p.new for p in parts)
-    lm_tokens = sum(p.lm_head_tokens for p in parts)
-    lm_head = m.vocab_size * m.hidden_size
-    mm_flops = 2 * (matmul_params_active(m) - lm_head) * tokens + 2 * lm_head * lm_tokens
-    per_pair = _attn_flops_per_attended_token(m)
-    attn_flops = sum(per_pair * _attended(m, p.cached, p.new) * p.sequences for p in parts)
-    w_bytes = weight_bytes_touched(m, wf, tokens) / shard
-    kv = sum(
-        kv_cache_bytes(m, kvb, p.cached, p.sequences, wl.tp, wl.pp)
-        + kv_cache_bytes(m, kvb, p.new, p.sequences, wl.tp, wl.pp)
-        for p in parts
-    )
-    acts = 2 * tokens * m.hidden_size * act_bytes * m.num_layers / wl.pp
-    comm = 2 * m.num_layers * _allreduce_time(wl.tp, tokens * m.hidden_size * act_bytes, gpu, pa)
-    host = m.num_layers * pa.eager_overhead_s_per_layer if wl.eager else 0.0
-    ex_flops = 2 * m.experts_per_token * _one_expert_params(m) * m.moe_layers * tokens if m.is_moe else 0.0
-    work = StepWork(
-        name=name,
-        matmul_flops=mm_flops / shard,
-        attention_flops=attn_flops / shard,
-        weight_bytes=w_bytes,
-        kv_bytes=kv,
-        activation_bytes=acts,
-        tokens=tokens,
-        overhead_s=overhead_s,
-        comm_s=comm,
-        host_s=host,
-        expert_flops=ex_flops / shard,
-        expert_weight_bytes=expert_weight_bytes(m, wf, tokens) / shard,
-        expert_tokens=tokens_per_expert(m, tokens),
-    )
-    return phase_of(work, m, gpu, wl, pa)
+    return StepCost(m, gpu, wl, pa).phase(name, parts, overhead_s)
 
 
 def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int, pa: PerfAssumptions) -> Phase:

@@ -18,7 +18,7 @@ from ..model.arch import ModelArch
 from ..results.perf import PhaseReport
 from .efficiency import PerfAssumptions
 from .replica import Replica
-from .roofline import Part, Workload, decode_phase, prefill_phase, step_phase
+from .roofline import Part, StepCost, Workload, decode_phase, prefill_phase
 
 # decoding sequences at which decode steps are evaluated exactly: every count to 16, then ~10% apart
 SEQ_GRID: list[float] = sorted({float(n) for n in range(1, 17)} | {float(round(16 * 1.1**i)) for i in range(1, 90)})
@@ -41,6 +41,14 @@ class StepModel:
 
     def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions):
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
+        self.cost = StepCost(m, gpu, wl, pa)
+
+    def step_s(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
+        """``step(decodes, ctx, chunks).time_s``, without building the report (the step loop's question)."""
+        parts = [(decodes, ctx, 1, decodes)] if decodes > 0 else []
+        parts += [(1, cached, new, last) for cached, new, last in chunks]
+        overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
+        return self.cost.seconds(parts, overhead)
 
     def step(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> PhaseReport:
         """A step of ``decodes`` sequences each adding a token after ``ctx`` and prompt chunks ``(cached, new,
@@ -48,7 +56,7 @@ class StepModel:
         parts = [Part(decodes, ctx, 1, decodes)] if decodes > 0 else []
         parts += [Part(1, cached, new, last) for cached, new, last in chunks]
         overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
-        return step_phase("step", self.m, self.gpu, self.wl, self.pa, parts, overhead_s=overhead)
+        return self.cost.phase("step", parts, overhead)
 
     def prefill(self, batch: int, prompt: int) -> PhaseReport:
         """``batch`` whole prompts read in one step (a static batch's prefill; one request alone at batch 1)."""
@@ -71,7 +79,7 @@ class StepTimes:
         key = (n, ctx, chunks)
         t = self.memo.get(key)
         if t is None:
-            t = self.memo[key] = self.model.step(n, ctx, chunks).time_s
+            t = self.memo[key] = self.model.step_s(n, ctx, chunks)
         return t
 
     def decode(self, n: int, ctx_mean: float) -> float:

@@ -85,3 +85,23 @@ def test_steps_are_memoised(times):
     times.decode(8, 2050)
     times.decode(8, 2051)  # between the same two points
     assert len(times.memo) == size
+
+
+@pytest.mark.parametrize("preset", ["Llama-3.1-8B", "Gemma-2-9B", "Mixtral-8x7B-v0.1", "DeepSeek-V3"])
+def test_the_step_loops_time_alone_is_the_reported_steps_time_bit_for_bit(preset):
+    """``StepModel.step_s`` (what the step loop asks, no report built) is ``step(...).time_s`` exactly: one formula
+    (roofline.StepCost), for dense, sliding-window, MoE and MLA models, eager and pipelined layouts."""
+    import random
+
+    from gpuplan_core.perf.steps import StepModel
+
+    rng = random.Random(7)
+    m = get_preset(preset)
+    for wl in (Workload(), Workload(weights_format="fp8", tp=2, eager=True), Workload(tp=8, pp=2)):
+        model = StepModel(m, H100, wl, PA)
+        for _ in range(60):
+            decodes = rng.choice([0, 1, 2.5, 40, 300])
+            chunks = tuple((rng.randint(0, 9000), rng.randint(1, 8192), rng.randint(0, 1)) for _ in range(3))
+            chunks = chunks[: rng.randint(0 if decodes else 1, 3)]
+            ctx = rng.randint(1, 30_000)
+            assert model.step_s(decodes, ctx, chunks) == model.step(decodes, ctx, chunks).time_s
