@@ -81,3 +81,53 @@ def test_traffic_price_site_and_training_changes_run_no_simulation():
     assert more.pick.replicas == max(1, math.ceil(peak / cap - 1e-9))
     answer(sc.with_(input_tokens=1600), OFFERS)  # a new request length is a new replica: it is simulated
     assert simulations_run() > runs
+
+
+def _headline(ans) -> tuple:
+    p = ans.pick
+    if p is None:
+        return (None, ans.message)
+    return (p.offer_id, p.layout, p.gpus, p.replicas, p.monthly_usd, p.ttft_s, p.tpot_s, ans.cost_usd)
+
+
+def _random_questions(n: int, seed: int) -> list[tuple[Scenario, dict]]:
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        sc = Scenario(
+            preset=rng.choice(["Llama-3.1-8B", "Qwen2.5-7B", "Mistral-7B-v0.1"]),
+            gpu=rng.choice(["L40S", "H100-SXM", "A100-SXM-80GB"]),
+            input_tokens=rng.choice([300, 1000, 3000]),
+            output_tokens=rng.choice([100, 400]),
+            requests_per_day=rng.choice([5_000, 40_000, 300_000]),
+        )
+        change = rng.choice(
+            [
+                {"requests_per_day": rng.choice([2_000, 90_000, 700_000])},
+                {"peak_to_average": rng.choice([1.5, 4.0])},
+                {"hours_per_month": 500.0},
+                {"pue": 1.6},
+                {"input_tokens": sc.request.input_tokens + 200},  # a new replica question
+                {"ttft_target_s": 0.8},  # a new replica question
+            ]
+        )
+        out.append((sc, change))
+    return out
+
+
+@pytest.mark.parametrize("sc, change", _random_questions(6, seed=3))
+def test_an_answer_from_remembered_replicas_is_the_answer_computed_afresh(sc, change):
+    """The cache is keyed on everything a replica reads: after answering one question, a changed one answered from
+    the remembered replicas equals the same question answered with nothing remembered (pick, layout, GPU count,
+    replicas, cost and latencies), whether the change is one the cache may reuse (traffic, prices, site) or not
+    (lengths, targets)."""
+    from gpuplan_core.plan.capacity import evaluate_replica
+
+    answer(sc, OFFERS)
+    changed = sc.with_(**change)
+    warm = _headline(answer(changed, OFFERS))
+    evaluate_replica.cache_clear()
+    cold = _headline(answer(changed, OFFERS))
+    assert warm == cold
