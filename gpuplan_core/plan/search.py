@@ -15,6 +15,7 @@ A layout the user set (GPU count, tensor parallel, pipeline stages) is the only 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ..hardware.catalog import GPU, get_gpu
@@ -29,8 +30,8 @@ from ..perf.workload import workload_for
 from ..pricing.billing import replicas_for_traffic
 from ..pricing.offers import Offer
 from ..results.plan import Pick, Rejected, layout_label
-from ..scenario.deployment import Traffic
-from ..scenario.parts import Parallelism
+from ..scenario.deployment import Pricing, RuntimeAssumptions, Traffic
+from ..scenario.parts import Formats, Parallelism, Request
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaQuestion, evaluate_replica, workload_key
 from .layouts import Layout, Served
@@ -60,21 +61,48 @@ def layouts_to_try(m: ModelArch, par: Parallelism, fixed: bool = False) -> list[
     return [(t, 1) for t in tps] + ([(8, p) for p in PP_STAGES] if 8 in tps else [])
 
 
-def replica_question(m: ModelArch, sc: Scenario, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaQuestion:
-    """What a replica of this layout reads of the scenario (capacity.py's key)."""
-    tr, req = sc.traffic, sc.request
+@dataclass(frozen=True)
+class ServingAsk:
+    """The parts of the scenario the serving search reads: the request, the traffic and its targets, the formats,
+    the runtime assumptions, the layout the user set and the prices' terms. Not the site, the model source or the
+    training inputs (the model arrives resolved)."""
+
+    request: Request
+    traffic: Traffic
+    formats: Formats
+    assumptions: RuntimeAssumptions
+    parallelism: Parallelism
+    pricing: Pricing
+    interactive: bool
+
+    @classmethod
+    def of(cls, sc: Scenario) -> ServingAsk:
+        return cls(
+            sc.request,
+            sc.traffic,
+            sc.formats,
+            sc.assumptions,
+            sc.parallelism,
+            sc.pricing,
+            sc.job.serving == "interactive",
+        )
+
+
+def replica_question(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaQuestion:
+    """What a replica of this layout reads of the question (capacity.py's key)."""
+    tr, req = ask.traffic, ask.request
     return ReplicaQuestion(
         model=m,
         gpu=gpu,
-        workload=workload_key(workload_for(sc.formats, sc.assumptions, tp, pp, fmt)),
+        workload=workload_key(workload_for(ask.formats, ask.assumptions, tp, pp, fmt)),
         kv_sequences=kv,
         batch=kv if req.batch == "max" else min(req.batch, kv),
         input_tokens=req.input_tokens,
         output_tokens=req.output_tokens,
-        limits=scenario_limits(gpu, sc.assumptions),
-        engine=sc.assumptions.engine,
+        limits=scenario_limits(gpu, ask.assumptions),
+        engine=ask.assumptions.engine,
         shape=shape_for(tr),
-        targets=(tr.ttft_target_s, tr.tpot_target_s) if sc.job.serving == "interactive" else (None, None),
+        targets=(tr.ttft_target_s, tr.tpot_target_s) if ask.interactive else (None, None),
         traffic=bool(tr.requests_per_day),
     )
 
@@ -91,36 +119,35 @@ def kv_sequences(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int | None:
 
 def evaluate_layouts(
     m: ModelArch,
-    sc: Scenario,
+    ask: ServingAsk,
     gpu: GPU,
     fmt: str,
+    memory: MemoryRequest,
     fixed: bool = False,
     *,
     offers: list[Offer] | None = None,
-    memory: MemoryRequest | None = None,
 ) -> tuple[list[Layout], list[Rejected]]:
     """Every layout of this GPU and format that holds the complete memory budget (stages only when no single
     machine does, and then the fewest), judged on the traffic or the static batch. With ``offers`` (this GPU's),
     a layout none of them can rent is only recorded as rejected, not judged (the serving search is the costly
-    part). ``memory``: the scenario's memory question in this format, when the caller has it."""
+    part). ``memory``: the question's memory budget in this format."""
     layouts: list[Layout] = []
     fitting: list[tuple[int, int]] = []
     rejected: list[Rejected] = []
-    base = memory or memory_request(sc, weights_format=fmt)
-    for tp, pp in layouts_to_try(m, sc.parallelism, fixed):
+    for tp, pp in layouts_to_try(m, ask.parallelism, fixed):
         if pp > 1 and any(p == 1 or p < pp for _, p in fitting):
             break  # a machine (or fewer stages) already holds it
-        kv = kv_sequences(m, base.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
+        kv = kv_sequences(m, memory.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
         if kv is None:
             continue
-        if kv < sc.request.batch_or_one:  # the complete budget at the scenario's batch (one notion)
+        if kv < ask.request.batch_or_one:  # the complete budget at the scenario's batch (one notion)
             continue
         fitting.append((tp, pp))
         problems = [o.layout_problem(tp, pp) for o in offers or []]
         if offers and all(problems):
             rejected.append(Rejected(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp)))
             continue
-        judged = evaluate_replica(replica_question(m, sc, gpu, fmt, tp, pp, kv))
+        judged = evaluate_replica(replica_question(m, ask, gpu, fmt, tp, pp, kv))
         layouts.append(Layout(gpu, fmt, tp, pp, kv, judged))
     if not fitting:
         return [], [Rejected(gpu.gpu, NO_FIT, fmt)]
@@ -170,15 +197,16 @@ def inference_candidates(
     for o in offers:
         by_gpu.setdefault(o.gpu, []).append(o)
     memory = {fmt: memory_request(sc, weights_format=fmt) for fmt in formats}
+    ask = ServingAsk.of(sc)
     for gid, gpu_offers in by_gpu.items():
         gpu = get_gpu(gid)
         for fmt in formats:
-            lays, rej = evaluate_layouts(m, sc, gpu, fmt, fixed, offers=gpu_offers, memory=memory[fmt])
+            lays, rej = evaluate_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
             rejected += rej
             layouts += lays
-            judged = [(lay, served(lay, sc.traffic)) for lay in lays]
+            judged = [(lay, served(lay, ask.traffic)) for lay in lays]
             for o in gpu_offers:
-                priced = [rent(m, lay, s, o, sc.traffic, sc.pricing) for lay, s in judged]
+                priced = [rent(m, lay, s, o, ask.traffic, ask.pricing) for lay, s in judged]
                 ok = [p for p in priced if isinstance(p, Pick)]
                 if ok:
                     picks += ok
