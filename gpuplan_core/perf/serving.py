@@ -37,6 +37,7 @@ class Sim:
         self.r, self.shape, self.times = r, shape or Shape(), StepTimes(r)
         self._max_rate: float | None = None
         self._runs: dict[tuple, Run] = {}
+        self._missed: set[tuple] = set()  # open-loop rates whose run stopped once its p95 TTFT was certainly late
 
     def run(self, concurrency: int | None = None, request_rate: float | None = None) -> Run:
         key = (concurrency, request_rate)
@@ -44,6 +45,23 @@ class Sim:
             load = Load(concurrency=concurrency, request_rate=request_rate, shape=self.shape)
             self._runs[key] = simulate(self.r, load, self.times)
         return self._runs[key]
+
+    def misses_ttft(self, request_rate: float, ttft_p95_target_s: float | None) -> bool:
+        """Whether arrivals at ``request_rate`` certainly miss the p95 first-token target: the run stops as soon as
+        enough measured requests are late (``simulate(give_up_ttft_s=...)``). A run that completes is kept, so
+        ``run`` at this rate is not repeated; one that stopped is not a run anything else may read."""
+        key = (None, request_rate)
+        if key in self._runs or ttft_p95_target_s is None:
+            return False
+        if key in self._missed:
+            return True
+        load = Load(request_rate=request_rate, shape=self.shape)
+        run = simulate(self.r, load, self.times, give_up_ttft_s=ttft_p95_target_s)
+        if run is None:
+            self._missed.add(key)
+            return True
+        self._runs[key] = run
+        return False
 
     def open_rates(self) -> list[float]:
         """The request rates of the open-loop runs made so far."""
@@ -177,6 +195,8 @@ def capacity(
     hi = sim.max_rate()
 
     def ok(rate: float) -> bool:
+        if sim.misses_ttft(rate, ttft_p95_target_s):  # late for certain: no need to drain its queue
+            return False
         return meets(serve(r, request_rate=rate, steps=sim), ttft_p95_target_s, tpot_target_s)
 
     if ok(0.98 * hi):  # lax targets: the saturation rate, with a 2% margin, decides

@@ -149,6 +149,12 @@ class _CountedSim(Sim):
             self.rates.add(request_rate)
         return super().run(concurrency, request_rate)
 
+    def misses_ttft(self, request_rate, ttft_p95_target_s):
+        if ttft_p95_target_s is not None and (None, request_rate) not in self._runs:
+            self.loads.add((None, request_rate))
+            self.rates.add(request_rate)
+        return super().misses_ttft(request_rate, ttft_p95_target_s)
+
 
 def simulations_run() -> int:
     """Runs of the step loop the layout search has made in this process (a remembered replica adds none)."""

@@ -98,3 +98,27 @@ def test_the_kv_pool_holds_prompts_decoding_sequences_and_reservations():
     assert kv.reserve(600) and not kv.reserve(401) and kv.reserved == 600  # a refused reservation holds nothing
     kv.free(600)
     assert kv.reserve(1000)
+
+
+def test_a_run_gives_up_exactly_when_its_p95_first_token_is_certainly_late():
+    """Of 400 open-loop arrivals the middle 320 are measured; numpy's linear p95 of 320 values lies at or above the
+    value at floor(0.95 x 319) = 303 in sorted order, so 320 - 303 = 17 late first tokens decide it. A run given a
+    target stops (None) exactly at the rates whose full run has a p95 over the target, and runs on otherwise."""
+    import numpy as np
+
+    from gpuplan_core.perf.simulate import late_enough_to_miss, measured_window
+
+    assert late_enough_to_miss(320) == 17 and len(measured_window(400, closed=False)) == 320
+    assert late_enough_to_miss(1) == 1 and len(measured_window(10, closed=False)) == 10
+    r = _replica(2000, 200)
+    target_s = 1.0
+    outcomes = set()
+    for rate in (2.0, 8.0, 14.0, 20.0, 40.0):
+        full = simulate(r, Load(request_rate=rate))
+        late = float(np.quantile(full.ttft_s, 0.95)) > target_s
+        stopped = simulate(r, Load(request_rate=rate), give_up_ttft_s=target_s)
+        assert (stopped is None) == late, rate
+        if stopped is not None:
+            assert np.array_equal(stopped.ttft_s, full.ttft_s)
+        outcomes.add(late)
+    assert outcomes == {True, False}  # the rates span both sides of the target
