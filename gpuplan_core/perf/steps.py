@@ -23,6 +23,7 @@ from .roofline import Part, StepCost, Workload, decode_phase, prefill_phase
 # decoding sequences at which decode steps are evaluated exactly: every count to 16, then ~10% apart
 SEQ_GRID: list[float] = sorted({float(n) for n in range(1, 17)} | {float(round(16 * 1.1**i)) for i in range(1, 90)})
 CTX_RATIO = 1.01  # mean contexts at which decode steps are evaluated exactly: 1% apart
+_LOG_RATIO = math.log(CTX_RATIO)
 
 
 def _ctx_point(i: int) -> int:
@@ -74,6 +75,7 @@ class StepTimes:
         self.r = r
         self.model = StepModel(r.m, r.gpu, r.wl, r.pa)
         self.memo: dict[tuple, float] = {}
+        self.cells: dict[tuple[float, int], tuple[int, int, float, float]] = {}  # (n, context cell) -> its points
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)
@@ -95,13 +97,15 @@ class StepTimes:
         return t_lo + (t_hi - t_lo) * (n - lo) / (hi - lo)
 
     def _decode_at(self, n: float, ctx_mean: float) -> float:
-        x = math.log(max(1.0, ctx_mean)) / math.log(CTX_RATIO)
-        j = math.floor(x)
-        c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
-        t_lo = self._exact(n, c_lo, ())
+        j = math.floor(math.log(max(1.0, ctx_mean)) / _LOG_RATIO)
+        cell = self.cells.get((n, j))
+        if cell is None:  # the grid cell's two exact points, remembered
+            c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
+            t_lo = self._exact(n, c_lo, ())
+            cell = self.cells[n, j] = (c_lo, c_hi, t_lo, t_lo if c_hi == c_lo else self._exact(n, c_hi, ()))
+        c_lo, c_hi, t_lo, t_hi = cell
         if c_hi == c_lo:
             return t_lo
-        t_hi = self._exact(n, c_hi, ())
         return t_lo + (t_hi - t_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
 
     def mixed(self, n: int, ctx_mean: float, chunks: tuple[tuple[int, int, int], ...]) -> float:
