@@ -250,24 +250,44 @@ def kv_elements_per_rank(m: ModelArch, tp: int) -> int:
     return 2 * heads_per_rank * m.d
 
 
+class KVCacheBytes:
+    """KV cache bytes on one GPU of a TP x PP group, for one model and KV format: ``(context_tokens, sequences)``.
+
+    Sliding-window layers hold at most ``sliding_window_tokens`` tokens per sequence. Pipeline stages hold their
+    share of the layers (rounded up: the fullest stage). The per-context term is remembered (the step loop asks the
+    same contexts again and again)."""
+
+    __slots__ = ("per_layer", "full", "swa", "window", "share", "_per_context")
+
+    def __init__(self, m: ModelArch, kv_bytes_per_value: float, tp: int = 1, pp: int = 1):
+        self.per_layer = kv_elements_per_rank(m, tp) * kv_bytes_per_value
+        self.swa = m.sliding_window_layers
+        self.full = m.num_layers - self.swa
+        self.window = m.sliding_window_tokens
+        self.share = _ceil_div(m.num_layers, pp) / m.num_layers if pp > 1 else None
+        self._per_context: dict[int, float] = {}
+
+    def __call__(self, context_tokens: int, sequences: float) -> float:
+        if context_tokens <= 0 or sequences <= 0:
+            return 0.0
+        per = self._per_context.get(context_tokens)
+        if per is None:
+            tokens_swa = min(context_tokens, self.window) if self.swa else 0
+            per = self._per_context[context_tokens] = self.per_layer * (
+                self.full * context_tokens + self.swa * tokens_swa
+            )
+        total = per * sequences
+        if self.share is not None:
+            total *= self.share
+        return total
+
+
 def kv_cache_bytes(
     m: ModelArch, kv_bytes_per_value: float, context_tokens: int, sequences: int, tp: int = 1, pp: int = 1
 ) -> float:
-    """KV cache for ``sequences`` sequences of ``context_tokens`` tokens on one GPU of a TP x PP group.
-
-    Sliding-window layers hold at most ``sliding_window_tokens`` tokens per sequence.
-    Pipeline stages hold their share of the layers (rounded up: the fullest stage).
-    """
-    if context_tokens <= 0 or sequences <= 0:
-        return 0.0
-    per_layer = kv_elements_per_rank(m, tp) * kv_bytes_per_value
-    swa = m.sliding_window_layers
-    full = m.num_layers - swa
-    tokens_swa = min(context_tokens, m.sliding_window_tokens) if swa else 0
-    total = per_layer * (full * context_tokens + swa * tokens_swa) * sequences
-    if pp > 1:
-        total *= _ceil_div(m.num_layers, pp) / m.num_layers
-    return total
+    """KV cache for ``sequences`` sequences of ``context_tokens`` tokens on one GPU of a TP x PP group
+    (``KVCacheBytes``)."""
+    return KVCacheBytes(m, kv_bytes_per_value, tp, pp)(context_tokens, sequences)
 
 
 def _ceil_div(a: int, b: int) -> int:

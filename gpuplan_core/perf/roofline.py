@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 
 from ..hardware.catalog import GPU
-from ..model.arch import ModelArch, input_embedding_params, kv_cache_bytes, matmul_params_active
+from ..model.arch import KVCacheBytes, ModelArch, input_embedding_params, matmul_params_active
 from ..model.formats import NumberFormat, get_format
 from ..results.perf import PhaseReport
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, moe_efficiency_factor, weight_mbu_max
@@ -190,7 +190,7 @@ class StepCost:
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
         self.shard = wl.tp * wl.pp
         self.fmt = get_format(wl.weights_format)
-        self.kvb = get_format(wl.kv_format).bytes_per_value
+        self.kv_bytes = KVCacheBytes(m, get_format(wl.kv_format).bytes_per_value, wl.tp, wl.pp)
         self.act_bytes = get_format(wl.activation_format).bytes_per_value
         self.lm_head = m.vocab_size * m.hidden_size
         self.dense_params = matmul_params_active(m) - self.lm_head
@@ -225,13 +225,13 @@ class StepCost:
 
     def _parts_sums(self, parts) -> tuple[float, float, float, float]:
         """tokens, logits, attention FLOPs and KV bytes of ``parts`` (``(sequences, cached, new, logits)`` each)."""
-        m, kvb, tp, pp, per_pair = self.m, self.kvb, self.wl.tp, self.wl.pp, self.per_pair
+        m, kv_bytes, per_pair = self.m, self.kv_bytes, self.per_pair
         tokens = lm_tokens = attn = kv = 0
         for seqs, cached, new, lm in parts:
             tokens += seqs * new
             lm_tokens += lm
             attn += per_pair * _attended(m, cached, new) * seqs
-            kv += kv_cache_bytes(m, kvb, cached, seqs, tp, pp) + kv_cache_bytes(m, kvb, new, seqs, tp, pp)
+            kv += kv_bytes(cached, seqs) + kv_bytes(new, seqs)
         return tokens, lm_tokens, attn, kv
 
     def work(self, name: str, parts: list[Part], overhead_s: float) -> StepWork:
