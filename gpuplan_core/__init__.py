@@ -91,14 +91,12 @@ from .report.cost import (
     TrainingCostRow,
 )
 from .report.memory_answer import memory_answer
-from .report.results import PerfReport
-from .report.serving import ServeReport
 from .report.training import TrainingAccuracy, training_accuracy
 from .results.growth import Growth, GrowthMonth
 from .results.memory import MemoryReport
-from .results.perf import GpuAtLoad, GpuPerf, NoFit, StaticPerf
+from .results.perf import GpuAtLoad, GpuPerf, NoFit, PerfReport, StaticPerf
 from .results.plan import Plan
-from .results.serving import ServingCurve, ServingResult
+from .results.serving import ServeReport, ServingCurve, ServingResult
 from .scenario.scenario import Scenario
 from .scenario.site import Site
 

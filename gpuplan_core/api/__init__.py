@@ -1,5 +1,5 @@
-"""The public API: scenario in, a typed report out (report/: results.py for memory and speed, cost.py,
-serving.py, calibration.py). Pages, the CLI and notebooks call these and read the reports' fields;
+"""The public API: scenario in, a typed report out (results/: memory.py, perf.py and serving.py for memory and
+speed; report/: cost.py, calibration.py). Pages, the CLI and notebooks call these and read the reports' fields;
 cli_text.py lays reports out for a terminal, and the CLI's JSON is each report's ``model_dump()``.
 
 Report keys are documented in the README ("JSON output"); byte counts are integers of bytes, times are seconds,

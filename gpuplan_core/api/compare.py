@@ -27,7 +27,7 @@ def _split(sc: Scenario, p) -> str:
     x DP 16, ZeRO-0' (training)."""
     if sc.job.mode != "inference":
         req = pick_request(sc, p)
-        return f"TP {req.tp} x PP {req.pp} x DP {req.dp}, ZeRO-{req.zero_stage}"
+        return f"TP {req.parallelism.tp} x PP {req.parallelism.pp} x DP {req.dp}, ZeRO-{req.parallelism.zero_stage}"
     n = p.tp * p.pp
     one = "one GPU" if n == 1 else f"{n} GPUs (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")"
     return one if p.replicas == 1 else f"{p.replicas:,} replicas of {one}"

@@ -58,12 +58,12 @@ def memory_report(
         label=gpu.label,
         gpus=p.gpus,
         replicas=p.replicas,
-        layout=Layout(gpus=req.gpus, tp=req.tp, pp=req.pp, dp=req.dp),
-        zero_stage=req.zero_stage if sc.job.mode != "inference" else None,
+        layout=Layout(gpus=req.parallelism.gpus, tp=req.parallelism.tp, pp=req.parallelism.pp, dp=req.dp),
+        zero_stage=req.parallelism.zero_stage if sc.job.mode != "inference" else None,
         micro_batch=req.batch,
-        weights_format=req.weights_format,
+        weights_format=req.formats.weights_format,
         per_gpu_bytes=per_gpu,
-        budget_bytes=round(budget_bytes(gpu, req.assumptions)),
+        budget_bytes=round(budget_bytes(gpu, req.runtime)),
         where=search_layout_text(sc, p, req),
     )
     own = round(memory_budget(sc.model(), memory_request(sc)).per_gpu_bytes)
@@ -93,28 +93,28 @@ def _report(
     if extra_gpu is not None and extra_gpu not in catalog:
         catalog = (*catalog, extra_gpu)
     fits = evaluate_catalog(m, req, catalog)
-    weights = "nf4-dq" if req.mode != "inference" and req.method == "qlora" else req.weights_format
+    weights = "nf4-dq" if req.job.mode != "inference" and req.job.method == "qlora" else req.formats.weights_format
     return MemoryReport(
         **model_summary(sc).model_dump(),
-        mode=req.mode,
-        method=req.method,
+        mode=req.job.mode,
+        method=req.job.method,
         weights_format=weights,
-        kv_format=req.kv_format,
-        engine=req.engine,
+        kv_format=req.formats.kv_format,
+        engine=req.runtime.engine,
         context_tokens=req.context_tokens,
         batch=req.batch,
-        layout=Layout(gpus=req.gpus, tp=req.tp, pp=req.pp, dp=req.dp),
+        layout=Layout(gpus=req.parallelism.gpus, tp=req.parallelism.tp, pp=req.parallelism.pp, dp=req.dp),
         scope=budget.scope,
         weights_bytes_total=round(model_weight_bytes(m, get_format(weights))),
         components={k: round(v) for k, v in budget.components.items()},
         provenance={k: component_provenance(k) for k in budget.components},
-        offload=req.offload,
+        offload=req.parallelism.offload,
         offloaded={k: round(v) for k, v in budget.offloaded.items()},
         host_bytes_per_node=round(budget.host_bytes_per_node),
         budgets={k: round(v) for k, v in budget.budgets.items()},
         per_gpu_bytes=round(budget.per_gpu_bytes),
         total_bytes=round(budget.total_bytes),
-        memory_utilization=req.assumptions.memory_utilization,
+        memory_utilization=req.runtime.memory_utilization,
         notes=budget.notes,
         gpus=[
             GpuFit(
@@ -157,7 +157,13 @@ def search_fits(sc: Scenario, offers, pick: Pick | None, cost=None) -> dict[str,
 
     def fit(p: Pick, answer: bool) -> SearchFit:
         req = pick_request(sc, p)
-        key = (req.weights_format, req.tp, req.pp, req.gpus, req.zero_stage)
+        key = (
+            req.formats.weights_format,
+            req.parallelism.tp,
+            req.parallelism.pp,
+            req.parallelism.gpus,
+            req.parallelism.zero_stage,
+        )
         if key not in budgets:
             budgets[key] = round(memory_budget(m, req).per_gpu_bytes)
         return SearchFit(
@@ -166,7 +172,7 @@ def search_fits(sc: Scenario, offers, pick: Pick | None, cost=None) -> dict[str,
             tp=p.tp,
             pp=p.pp,
             dp=req.dp,
-            zero_stage=req.zero_stage if sc.job.mode != "inference" else None,
+            zero_stage=req.parallelism.zero_stage if sc.job.mode != "inference" else None,
             per_gpu_bytes=budgets[key],
             meets_targets=p.meets_target,
             answer=answer,
@@ -192,7 +198,8 @@ def search_layout_text(sc: Scenario, p: Pick, req: MemoryRequest) -> str:
         n = p.tp * p.pp
         split = f" (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")" if n > 1 else ""
         return f"{n} x {label}{split}" + (f"; {p.replicas:,} replicas" if p.replicas > 1 else "")
-    return f"{p.gpus:,} x {label} (TP {req.tp} x PP {req.pp} x DP {req.dp}, ZeRO-{req.zero_stage})"
+    par = req.parallelism
+    return f"{p.gpus:,} x {label} (TP {par.tp} x PP {par.pp} x DP {req.dp}, ZeRO-{par.zero_stage})"
 
 
 def _rank(r: Pick) -> float:

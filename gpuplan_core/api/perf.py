@@ -14,11 +14,9 @@ from typing import Any
 from ..memory.request import memory_request
 from ..perf.replica import DEFAULT_GPU
 from ..perf.workload import workload_for
-from ..report.results import PerfReport
-from ..report.serving import ServeReport
-from ..results.perf import GpuAtLoad, GpuPerf, NoFit
+from ..results.perf import GpuAtLoad, GpuPerf, NoFit, PerfReport
 from ..results.plan import Pick
-from ..results.serving import ServingCurve
+from ..results.serving import ServeReport, ServingCurve
 from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
 from ._shared import catalog_of, model_summary, scenario_of

@@ -6,8 +6,9 @@ from __future__ import annotations
 from ..common.units import GB, GiB
 from ..report.calibration import CalibrationReport
 from ..report.cost import CostReport
-from ..report.results import GpuPerf, MemoryReport, NoFit, PerfReport
-from ..report.serving import ServeReport
+from ..results.memory import MemoryReport
+from ..results.perf import GpuPerf, NoFit, PerfReport
+from ..results.serving import ServeReport
 
 
 def _gb(n: float) -> str:

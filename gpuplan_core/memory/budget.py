@@ -33,15 +33,15 @@ from .training import training_budget
 
 
 def memory_budget(m: ModelArch, req: MemoryRequest) -> MemoryBudget:
-    """The whole per-GPU budget of one configuration (req.gpus GPUs, tp x pp x dp)."""
-    check_tp(m, req.tp)
-    if req.pp > m.num_layers:
-        raise ValueError(f"pp: {req.pp} pipeline stages exceed the model's {m.num_layers} layers")
+    """The whole per-GPU budget of one configuration (req.parallelism.gpus GPUs, tp x pp x dp)."""
+    check_tp(m, req.parallelism.tp)
+    if req.parallelism.pp > m.num_layers:
+        raise ValueError(f"pp: {req.parallelism.pp} pipeline stages exceed the model's {m.num_layers} layers")
     return _budget(m, req, req.batch, req.context_tokens)
 
 
 def _budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> MemoryBudget:
     """memory_budget with batch and context as arguments (the inverse searches call this)."""
-    if req.mode == "inference":
+    if req.job.mode == "inference":
         return inference_budget(m, req, batch, context)
     return training_budget(m, req, batch, context)

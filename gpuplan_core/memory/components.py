@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..common.units import GiB
-from ..hardware.engines import Engine
 from ..model.arch import (
     ModelArch,
     _ceil_div,
@@ -20,26 +19,16 @@ from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.fields import (
     MAX_BATCH,
     MAX_CONTEXT_TOKENS,
-    Accounting,
-    CrossEntropy,
-    LoraTargets,
-    Method,
-    Mode,
-    Offload,
-    Optimizer,
-    Precision,
-    QloraLibrary,
-    Recompute,
 )
 from ..scenario.parts import Formats, Job, Parallelism, Request, Training
 
 
 class Assumptions(BaseModel):
-    """Named, adjustable overheads with their defaults' sources (see Methodology)."""
+    """Named, adjustable overheads with their defaults' sources (see Methodology). The memory a job may fill is the
+    Scenario's own (``MemoryRequest.runtime.memory_utilization``), not repeated here."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    memory_utilization: float = RuntimeAssumptions.model_fields["memory_utilization"]  # declared once, there
     cuda_context_bytes: float = Field(
         0.25 * GiB,
         ge=0,
@@ -100,63 +89,94 @@ class Assumptions(BaseModel):
     gpus_per_node: int = Field(8, ge=1, le=64, description="GPUs sharing one host's RAM (offload)")
 
 
-_JOB, _FORMATS, _REQUEST = Job.model_fields, Formats.model_fields, Request.model_fields
-_PAR, _TRAIN, _RUNTIME = Parallelism.model_fields, Training.model_fields, RuntimeAssumptions.model_fields
+# The Scenario's parts the memory engine reads, by the attribute a MemoryRequest holds them under.
+MEMORY_PARTS: dict[str, type[BaseModel]] = {
+    "job": Job,
+    "formats": Formats,
+    "parallelism": Parallelism,
+    "training": Training,
+    "runtime": RuntimeAssumptions,
+}
+PART_OF: dict[str, str] = {f: p for p, cls in MEMORY_PARTS.items() for f in cls.model_fields}  # flat name -> part
+_BATCH = Request.model_fields["batch"]
 
 
 class MemoryRequest(BaseModel):
-    """What the user asks about. Validated; every field is named in error messages. Each field shared with the
-    Scenario is the Scenario's own field (one default, one bound, one description: scenario/parts.py); the ones
-    only the memory engine has are declared here. ``memory_request(sc)`` fills it from a scenario."""
+    """What the user asks about, as the memory engine reads it: the Scenario's own parts (its job, formats, layout,
+    training settings and runtime: one default, one bound, one description each, in scenario/), the lengths the
+    budget is taken at, and the memory engine's own assumptions. ``memory_request(sc)`` builds it from a scenario.
+
+    Flat names route to their part, as in ``Scenario``: ``MemoryRequest(tp=2, gpus=2, kv_format="fp8")`` and
+    ``req.model_copy(update={"tp": 2, "gpus": 2})`` set ``req.parallelism.tp``, ``req.formats.kv_format``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    mode: Mode = _JOB["mode"]
-    method: Method = _JOB["method"]
-    weights_format: str = _FORMATS["weights_format"]
-    kv_format: str = _FORMATS["kv_format"]
-    activation_format: str = "bf16"
-    context_tokens: int = _REQUEST["sequence_tokens"]  # a sequence's tokens: input + output, or the training length
-    batch: int = Field(_REQUEST["batch"].default, ge=1, le=MAX_BATCH, description="sequences held at once")
-    gpus: int = _PAR["gpus"]
-    tp: int = _PAR["tp"]
-    pp: int = _PAR["pp"]
-    zero_stage: int = _PAR["zero_stage"]
-    accounting: Accounting = _TRAIN["accounting"]
-    optimizer: Optimizer = _TRAIN["optimizer"]
-    recompute: Recompute = _TRAIN["recompute"]
-    recompute_every: int = _TRAIN["recompute_every"]
-    precision: Precision = _TRAIN["precision"]
-    cross_entropy: CrossEntropy = _TRAIN["cross_entropy"]
-    cp: int = _PAR["cp"]
-    flash_attention: bool = True
-    lora_rank: int = _TRAIN["lora_rank"]
-    lora_targets: LoraTargets = _TRAIN["lora_targets"]
-    lora_dropout: float = _TRAIN["lora_dropout"]
-    qlora_library: QloraLibrary = _TRAIN["qlora_library"]
-    offload: Offload = _PAR["offload"]
-    engine: Engine = _RUNTIME["engine"]
+    job: Job = Job()
+    formats: Formats = Formats()
+    parallelism: Parallelism = Parallelism()
+    training: Training = Training()
+    runtime: RuntimeAssumptions = RuntimeAssumptions()
+    # The lengths the budget is taken at (derived from the Scenario's request, not fields of it):
+    context_tokens: int = Field(
+        Request.model_fields["sequence_tokens"].default,
+        ge=1,
+        le=MAX_CONTEXT_TOKENS,
+        description="a sequence's tokens at its longest: input + output (inference), the training sequence length",
+    )
+    batch: int = Field(
+        _BATCH.default,
+        ge=1,
+        le=MAX_BATCH,
+        description="sequences held at once: the Scenario's batch resolved ('max' read as 1) or a micro-batch",
+    )
     prefill_tokens: int | None = Field(None, ge=1, le=MAX_CONTEXT_TOKENS, description="prompt tokens (inference)")
+    # The memory engine's own:
+    activation_format: str = "bf16"
+    flash_attention: bool = True
     assumptions: Assumptions = Assumptions()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, data):
+        """Flat names (``tp``, ``kv_format``, ``engine``) go to their part, over the part when it is given too."""
+        if not isinstance(data, dict) or not any(k in PART_OF for k in data):
+            return data
+        out = {k: v for k, v in data.items() if k not in PART_OF}
+        for k, v in data.items():
+            if k in PART_OF:
+                part = out.get(PART_OF[k], {})
+                out[PART_OF[k]] = {**(part.model_dump() if isinstance(part, BaseModel) else part), k: v}
+        return out
+
+    def model_copy(self, *, update=None, deep: bool = False) -> MemoryRequest:
+        """A copy with these fields changed, flat names into their part (not validated, as pydantic's)."""
+        if update and any(k in PART_OF for k in update):
+            nested = {k: v for k, v in update.items() if k not in PART_OF}
+            for k, v in update.items():
+                if k in PART_OF:
+                    p = PART_OF[k]
+                    nested.setdefault(p, {})[k] = v
+            update = {
+                k: getattr(self, k).model_copy(update=v) if k in MEMORY_PARTS and isinstance(v, dict) else v
+                for k, v in nested.items()
+            }
+        return super().model_copy(update=update, deep=deep)
 
     @model_validator(mode="after")
     def _check(self) -> MemoryRequest:
-        for fld in ("weights_format", "kv_format", "activation_format"):
-            try:
-                get_format(getattr(self, fld))
-            except ValueError as exc:
-                raise ValueError(f"{fld}: {exc}") from None
-        if self.gpus % (self.tp * self.pp * self.cp):
-            n = self.tp * self.pp * self.cp
-            what = "tp x pp x cp" if self.cp > 1 else "tp x pp"
-            raise ValueError(f"gpus: {self.gpus} must be a multiple of {what} = {n}")
-        if self.offload == "optimizer+params" and self.zero_stage != 3:
+        try:
+            get_format(self.activation_format)
+        except ValueError as exc:
+            raise ValueError(f"activation_format: {exc}") from None
+        par = self.parallelism
+        if par.offload == "optimizer+params" and par.zero_stage != 3:
             raise ValueError("offload: parameters are offloaded only at ZeRO stage 3 (choose stage 3 or 'optimizer')")
         return self
 
     @property
     def dp(self) -> int:
-        return self.gpus // (self.tp * self.pp * self.cp)
+        par = self.parallelism
+        return par.gpus // (par.tp * par.pp * par.cp)
 
 
 @dataclass
@@ -248,7 +268,7 @@ def model_weight_bytes(m: ModelArch, fmt) -> float:
 def overheads(req: MemoryRequest) -> dict[str, float]:
     asm = req.assumptions
     out = {"CUDA context": asm.cuda_context_bytes}
-    if req.tp > 1:
+    if req.parallelism.tp > 1:
         out["communication buffers"] = asm.comm_buffer_bytes
     return out
 

@@ -86,11 +86,11 @@ def engine_memory_fraction(req: MemoryRequest, gpu: GPU) -> float:
     asm = req.assumptions
     if asm.engine_memory_fraction is not None:
         return asm.engine_memory_fraction
-    if req.engine == "sglang":
-        return sglang_default_mem_fraction(gpu.vram_usable_bytes, req.tp, req.pp)
-    if req.engine == "trtllm":
+    if req.runtime.engine == "sglang":
+        return sglang_default_mem_fraction(gpu.vram_usable_bytes, req.parallelism.tp, req.parallelism.pp)
+    if req.runtime.engine == "trtllm":
         return TRTLLM_DEFAULT_FREE_FRACTION
-    return asm.memory_utilization
+    return req.runtime.memory_utilization
 
 
 @dataclass(frozen=True)
@@ -109,14 +109,16 @@ class StartupKV:
 
 
 def _bytes_per_token(m: ModelArch, req: MemoryRequest) -> float:
-    kvf = get_format(req.kv_format).bytes_per_value
-    one = kv_cache_bytes(m, kvf, 1, 1, tp=req.tp, pp=req.pp)  # every layer holds the token (windows >= 1)
-    return one if one > 0 else kvf * stage_fraction(m, req.pp)
+    kvf = get_format(req.formats.kv_format).bytes_per_value
+    one = kv_cache_bytes(
+        m, kvf, 1, 1, tp=req.parallelism.tp, pp=req.parallelism.pp
+    )  # every layer holds the token (windows >= 1)
+    return one if one > 0 else kvf * stage_fraction(m, req.parallelism.pp)
 
 
 def startup_kv(m: ModelArch, req: MemoryRequest, gpu: GPU) -> StartupKV:
     """The KV pool the engine of ``req`` allocates at start-up on one GPU of the layout (module docstring)."""
-    check_tp(m, req.tp)
+    check_tp(m, req.parallelism.tp)
     asm = req.assumptions
     b = inference_budget(m, req, 1, req.context_tokens)
     comps = {k: v for k, v in b.components.items() if k != "KV cache"}
@@ -124,21 +126,27 @@ def startup_kv(m: ModelArch, req: MemoryRequest, gpu: GPU) -> StartupKV:
     frac = engine_memory_fraction(req, gpu)
     version = parse_version(asm.engine_version)
     outside: dict[str, float] = {}
-    if req.engine == "vllm" and "CUDA graphs" in comps and not vllm_counts_cuda_graphs(version, asm.enforce_eager):
+    if (
+        req.runtime.engine == "vllm"
+        and "CUDA graphs" in comps
+        and not vllm_counts_cuda_graphs(version, asm.enforce_eager)
+    ):
         outside["CUDA graphs"] = comps.pop("CUDA graphs")
-    if req.engine == "sglang":  # only weights (and the context) sit inside mem_fraction_static
+    if req.runtime.engine == "sglang":  # only weights (and the context) sit inside mem_fraction_static
         inside = {k: v for k, v in comps.items() if k in ("weights", KEPT_COMPONENT, "CUDA context")}
         outside.update({k: v for k, v in comps.items() if k not in inside})
         comps = inside
         pool = frac * total - sum(comps.values())
-    elif req.engine == "trtllm":
+    elif req.runtime.engine == "trtllm":
         pool = frac * (total - sum(comps.values()))
     else:
         pool = frac * total - sum(comps.values())
     per_tok = _bytes_per_token(m, req)
-    block = asm.kv_block_tokens if req.engine == "vllm" else 1  # SGLang pages of 1; TRT-LLM logs unrounded tokens
+    block = (
+        asm.kv_block_tokens if req.runtime.engine == "vllm" else 1
+    )  # SGLang pages of 1; TRT-LLM logs unrounded tokens
     tokens = max(0, int(pool // (per_tok * block)) * block)
-    return StartupKV(req.engine, frac, total, comps, outside, max(0.0, pool), per_tok, block, tokens)
+    return StartupKV(req.runtime.engine, frac, total, comps, outside, max(0.0, pool), per_tok, block, tokens)
 
 
 def startup_settings(setup: str) -> dict[str, float | bool]:
@@ -166,8 +174,9 @@ def startup_request(
     s = startup_settings(setup)
     frac = next((float(s[k]) for k in _FRACTION_KEYS if k in s), None)
     asm: dict = {"engine_version": framework, "engine_memory_fraction": frac}
+    runtime: dict = {"engine": engine}
     if engine == "vllm" and frac is not None:
-        asm["memory_utilization"] = frac
+        runtime["memory_utilization"] = frac
     for key, name in (("max_num_batched_tokens", "max_batched_tokens"), ("max_num_seqs", "max_sampled_sequences")):
         if key in s:
             asm[name] = int(s[key])
@@ -179,7 +188,7 @@ def startup_request(
     from .components import Assumptions  # local: keeps the import list short
 
     return MemoryRequest(
-        engine=engine,
+        runtime=runtime,
         weights_format=weights_format,
         kv_format=kv_format,
         tp=tp,

@@ -15,41 +15,44 @@ from ..model.arch import (
     valid_tp_degrees,
 )
 from ..model.formats import get_format
+from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.fields import MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_LAYOUT_GPUS
 from .budget import _budget, memory_budget
-from .components import Assumptions, MemoryBudget, MemoryRequest, stage_fraction
+from .components import MemoryBudget, MemoryRequest, stage_fraction
 from .engine_kv import STARTUP_ENGINES, startup_kv
 
 
-def budget_bytes(gpu: GPU, asm: Assumptions) -> float:
-    """What a job may fill on one GPU: usable VRAM x memory utilization."""
-    return gpu.vram_usable_bytes * asm.memory_utilization
+def budget_bytes(gpu: GPU, runtime: RuntimeAssumptions) -> float:
+    """What a job may fill on one GPU: usable VRAM x the runtime's memory utilization."""
+    return gpu.vram_usable_bytes * runtime.memory_utilization
 
 
 def kv_capacity_tokens(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
     """Tokens of KV cache the engine of ``req`` allocates at start-up on one GPU (memory/engine_kv.py: vLLM,
     SGLang and TensorRT-LLM each by their own rule and version); transformers: what fits beside the budget."""
-    check_tp(m, req.tp)
-    if req.engine in STARTUP_ENGINES:
+    check_tp(m, req.parallelism.tp)
+    if req.runtime.engine in STARTUP_ENGINES:
         return startup_kv(m, req, gpu).tokens
     b = _budget(m, req, 1, req.context_tokens)
     fixed = b.per_gpu_bytes - b.components["KV cache"]
-    pool = budget_bytes(gpu, req.assumptions) - fixed
-    per_tok = kv_bytes_per_token(m, get_format(req.kv_format).bytes_per_value, req.tp) * stage_fraction(m, req.pp)
+    pool = budget_bytes(gpu, req.runtime) - fixed
+    per_tok = kv_bytes_per_token(
+        m, get_format(req.formats.kv_format).bytes_per_value, req.parallelism.tp
+    ) * stage_fraction(m, req.parallelism.pp)
     return max(0, int(pool // per_tok))
 
 
 def max_batch(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
     """Largest batch (sequences) at req.context_tokens that fits one GPU of this layout; 0 if none. A serving
     engine: its start-up KV pool / one sequence's KV at the context (same components as the budget)."""
-    check_tp(m, req.tp)
+    check_tp(m, req.parallelism.tp)
     one_seq = _budget(m, req, 1, req.context_tokens).components.get("KV cache", 0.0)
-    if req.engine in STARTUP_ENGINES and one_seq > 0:  # a serving budget (training holds no KV cache)
+    if req.runtime.engine in STARTUP_ENGINES and one_seq > 0:  # a serving budget (training holds no KV cache)
         return int(min(MAX_BATCH, startup_kv(m, req, gpu).pool_bytes // one_seq))
     one = _budget(m, req, 1, req.context_tokens).per_gpu_bytes
     two = _budget(m, req, 2, req.context_tokens).per_gpu_bytes
     per_seq = two - one
-    room = budget_bytes(gpu, req.assumptions) - (one - per_seq)
+    room = budget_bytes(gpu, req.runtime) - (one - per_seq)
     if room < per_seq:
         return 0
     return int(min(MAX_BATCH, room // per_seq)) if per_seq > 0 else MAX_BATCH
@@ -57,10 +60,10 @@ def max_batch(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
 
 def max_context(m: ModelArch, req: MemoryRequest, gpu: GPU, limit: int | None = None) -> int:
     """Largest context (tokens) at req.batch that fits one GPU of this layout; 0 if none."""
-    cap = budget_bytes(gpu, req.assumptions)
+    cap = budget_bytes(gpu, req.runtime)
     hi = limit or MAX_CONTEXT_TOKENS
 
-    check_tp(m, req.tp)
+    check_tp(m, req.parallelism.tp)
 
     def fits(c: int) -> bool:
         return _budget(m, req, req.batch, c).per_gpu_bytes <= cap
@@ -69,10 +72,12 @@ def max_context(m: ModelArch, req: MemoryRequest, gpu: GPU, limit: int | None = 
         return 0
     if fits(hi):
         return hi
-    if req.mode == "inference":  # KV is piecewise linear in context: solve, then check the neighbours
+    if req.job.mode == "inference":  # KV is piecewise linear in context: solve, then check the neighbours
         block = req.assumptions.kv_block_tokens
         fixed = _budget(m, req, req.batch, 0).per_gpu_bytes
-        per_tok_layer = kv_cache_bytes(m, get_format(req.kv_format).bytes_per_value, 1, req.batch, req.tp, req.pp)
+        per_tok_layer = kv_cache_bytes(
+            m, get_format(req.formats.kv_format).bytes_per_value, 1, req.batch, req.parallelism.tp, req.parallelism.pp
+        )
         per_tok_layer /= m.num_layers
         room = (cap - fixed) / per_tok_layer  # token-layers that fit
         full, swa, w = m.num_layers - m.sliding_window_layers, m.sliding_window_layers, m.sliding_window_tokens
@@ -130,19 +135,19 @@ def layout_table(
     rows = []
     for tp in tps:
         for pp in pps:
-            n0 = tp * pp * req.cp  # context parallel: the user's, kept
+            n0 = tp * pp * req.parallelism.cp  # context parallel: the user's, kept
             if n0 > max_count:
                 continue
             r1 = req.model_copy(update={"tp": tp, "pp": pp, "gpus": n0})
             b1 = _budget(m, r1, req.batch, req.context_tokens).per_gpu_bytes
-            if req.mode == "inference" or req.zero_stage == 0:
+            if req.job.mode == "inference" or req.parallelism.zero_stage == 0:
                 rows.append((n0, tp, pp, 0.0, b1))
                 continue
             r2 = req.model_copy(update={"tp": tp, "pp": pp, "gpus": 2 * n0})
             b2 = _budget(m, r2, req.batch, req.context_tokens).per_gpu_bytes
             sharded = 2 * (b1 - b2)  # per-GPU = sharded / dp + unsharded
             rows.append((n0, tp, pp, sharded, b1 - sharded))
-    if req.mode == "inference":  # at equal GPU count, prefer tensor parallel (lower latency) over stages
+    if req.job.mode == "inference":  # at equal GPU count, prefer tensor parallel (lower latency) over stages
         rows.sort(key=lambda r: (r[0], -r[1]))
     return rows
 
@@ -151,7 +156,7 @@ def min_gpus(
     m: ModelArch, req: MemoryRequest, gpu: GPU, max_count: int = MAX_LAYOUT_GPUS, table: list | None = None
 ) -> Layout | None:
     """The smallest GPU count (and its tp x pp x dp layout) whose per-GPU budget fits this GPU."""
-    cap = budget_bytes(gpu, req.assumptions)
+    cap = budget_bytes(gpu, req.runtime)
     best: Layout | None = None
     for n0, tp, pp, sharded, unsharded in table if table is not None else layout_table(m, req, max_count):
         if best and n0 >= best.gpus:
@@ -191,7 +196,7 @@ def fit_on_gpu(
     m: ModelArch, req: MemoryRequest, gpu: GPU, budget: MemoryBudget | None = None, table: list | None = None
 ) -> GpuFit:
     budget = budget or memory_budget(m, req)
-    cap = budget_bytes(gpu, req.assumptions)
+    cap = budget_bytes(gpu, req.runtime)
     ctx_limit = max(m.max_context_tokens, req.context_tokens)
     return GpuFit(
         gpu=gpu,
@@ -201,7 +206,7 @@ def fit_on_gpu(
         min_layout=min_gpus(m, req, gpu, table=table),
         max_batch=max_batch(m, req, gpu),
         max_context=max_context(m, req, gpu, limit=ctx_limit),
-        kv_capacity_tokens=kv_capacity_tokens(m, req, gpu) if req.mode == "inference" else None,
+        kv_capacity_tokens=kv_capacity_tokens(m, req, gpu) if req.job.mode == "inference" else None,
     )
 
 

@@ -66,21 +66,32 @@ def inference_activation_bytes(
 
 
 def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> MemoryBudget:
-    wf, kvf, af = get_format(req.weights_format), get_format(req.kv_format), get_format(req.activation_format)
+    wf, kvf, af = (
+        get_format(req.formats.weights_format),
+        get_format(req.formats.kv_format),
+        get_format(req.activation_format),
+    )
     asm = req.assumptions
-    shard = req.tp * req.pp
+    shard = req.parallelism.tp * req.parallelism.pp
     body, kept = weight_split(m, wf)
     w = (body + kept) / shard
     weight_parts = {"weights": body / shard}
     if kept:
         weight_parts[KEPT_COMPONENT] = kept / shard
-    eng = ENGINES[req.engine]
+    eng = ENGINES[req.runtime.engine]
     block = asm.kv_block_tokens if eng.name == "vllm" else eng.kv_block_tokens
     ctx = _ceil_div(context, block) * block
-    kv = kv_cache_bytes(m, kvf.bytes_per_value, ctx, batch, tp=req.tp, pp=req.pp)
+    kv = kv_cache_bytes(m, kvf.bytes_per_value, ctx, batch, tp=req.parallelism.tp, pp=req.parallelism.pp)
     prompt = min(req.prefill_tokens or context, context)
     act = inference_activation_bytes(
-        m, asm, af.bytes_per_value, req.tp, eng, batch * prompt, logits_sequences=batch, context_tokens=context
+        m,
+        asm,
+        af.bytes_per_value,
+        req.parallelism.tp,
+        eng,
+        batch * prompt,
+        logits_sequences=batch,
+        context_tokens=context,
     )
     comps = {
         **weight_parts,
@@ -96,9 +107,11 @@ def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
         notes.append(
             "The architecture is derived from a bare parameter count: KV cache and activations are approximate."
         )
-    if m.is_mla and req.tp > 1:
+    if m.is_mla and req.parallelism.tp > 1:
         notes.append("MLA latent KV is not split by heads: every tensor-parallel rank holds all of it.")
-    if not m.is_mla and req.tp > m.num_kv_heads:
-        notes.append(f"tp {req.tp} exceeds the {m.num_kv_heads} KV heads: KV heads are replicated, one per rank.")
+    if not m.is_mla and req.parallelism.tp > m.num_kv_heads:
+        notes.append(
+            f"tp {req.parallelism.tp} exceeds the {m.num_kv_heads} KV heads: KV heads are replicated, one per rank."
+        )
     budgets = {"weights only": w, "whole runtime": sum(comps.values())}
-    return MemoryBudget(components=comps, budgets=budgets, gpus=req.gpus, notes=notes)
+    return MemoryBudget(components=comps, budgets=budgets, gpus=req.parallelism.gpus, notes=notes)

@@ -5,39 +5,26 @@ from __future__ import annotations
 from ..model.formats import get_format
 from ..results.plan import Pick
 from ..scenario.scenario import Scenario
-from .components import Assumptions, MemoryRequest
+from .components import MemoryRequest
 
 
 def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRequest:
-    """The memory question of a scenario: its job, formats, context, batch, layout, training settings and the
-    memory it may fill (``update`` overrides any MemoryRequest field)."""
-    job, req, par, tr = sc.job, sc.request, sc.parallelism, sc.training
+    """The memory question of a scenario: its own job, formats, layout, training and runtime parts, the lengths
+    and batch the budget is taken at (``update`` overrides any field, flat names into their part). The job's method
+    is the one the run trains with; what is offloaded is what the layout allows (``Parallelism.effective_offload``);
+    inference splits no sequence (cp 1); the GPU type is the engines' argument, not part of the question."""
+    job, req, par = sc.job, sc.request, sc.parallelism
+    inference = job.mode == "inference"
+    layout = {"gpu": None, "offload": par.effective_offload, "cp": 1 if inference else par.cp}
     fields = dict(
-        mode=job.mode,
-        method=job.training_method,
-        weights_format=get_format(sc.formats.weights_format).name,
-        kv_format=get_format(sc.formats.kv_format).name,
+        job=job.model_copy(update={"method": job.training_method}),
+        formats=sc.formats,
+        parallelism=par.model_copy(update=layout),
+        training=sc.training,
+        runtime=sc.assumptions,
         context_tokens=sc.context_tokens,
         batch=batch if batch is not None else req.batch_or_one,
-        gpus=par.gpus,
-        tp=par.tp,
-        pp=par.pp,
-        zero_stage=par.zero_stage,
-        offload=par.effective_offload,
-        accounting=tr.accounting,
-        optimizer=tr.optimizer,
-        recompute=tr.recompute,
-        recompute_every=tr.recompute_every,
-        precision=tr.precision,
-        cross_entropy=tr.cross_entropy,
-        cp=par.cp if job.mode != "inference" else 1,
-        lora_targets=tr.lora_targets,
-        lora_dropout=tr.lora_dropout,
-        qlora_library=tr.qlora_library,
-        lora_rank=tr.lora_rank,
-        engine=sc.assumptions.engine,
-        prefill_tokens=req.input_tokens if job.mode == "inference" else None,
-        assumptions=Assumptions(memory_utilization=sc.assumptions.memory_utilization),
+        prefill_tokens=req.input_tokens if inference else None,
     )
     fields.update(update)
     return MemoryRequest(**fields)

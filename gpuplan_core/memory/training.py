@@ -95,32 +95,40 @@ def _shard_of(name: str, zero_stage: int) -> bool:
 
 def _model_states(m: ModelArch, req: MemoryRequest, notes: list[str]) -> tuple[dict, dict, int]:
     """(on the GPU, offloaded to the host, trainable parameters): the model states per GPU."""
-    shard, dp = req.tp * req.pp, req.dp * req.cp  # FSDP shards over the data- and context-parallel ranks
+    shard, dp = (
+        req.parallelism.tp * req.parallelism.pp,
+        req.dp * req.parallelism.cp,
+    )  # FSDP shards over the data- and context-parallel ranks
     comps: dict[str, float] = {}
-    lora = req.mode == "finetune" and req.method in ("lora", "qlora")
-    precision = req.precision
+    lora = req.job.mode == "finetune" and req.job.method in ("lora", "qlora")
+    precision = req.training.precision
     if lora:
-        base_fmt = get_format("nf4-dq" if req.method == "qlora" else req.weights_format)
-        trainable = lora_params(m, req.lora_rank, req.lora_targets)
+        base_fmt = get_format("nf4-dq" if req.job.method == "qlora" else req.formats.weights_format)
+        trainable = lora_params(m, req.training.lora_rank, req.training.lora_targets)
         base = model_weight_bytes(m, base_fmt) / shard
-        if req.zero_stage == 3:
+        if req.parallelism.zero_stage == 3:
             base /= dp
         comps["frozen base weights"] = base
         per = {
             f"adapter {k}": v
-            for k, v in model_state_bytes_per_param(req.accounting, req.optimizer, precision=precision).items()
+            for k, v in model_state_bytes_per_param(
+                req.training.accounting, req.training.optimizer, precision=precision
+            ).items()
         }
         notes.append(
-            f"{req.method.upper()}: base frozen in {base_fmt.label}; {trainable:,} adapter parameters "
-            f"(rank {req.lora_rank}, {req.lora_targets}) carry gradients and optimizer states."
+            f"{req.job.method.upper()}: base frozen in {base_fmt.label}; {trainable:,} adapter parameters "
+            f"(rank {req.training.lora_rank}, {req.training.lora_targets}) carry gradients and optimizer states."
         )
     else:
         trainable = params_total(m)
         per = model_state_bytes_per_param(
-            req.accounting, req.optimizer, fp32_weights=req.weights_format == "fp32", precision=precision
+            req.training.accounting,
+            req.training.optimizer,
+            fp32_weights=req.formats.weights_format == "fp32",
+            precision=precision,
         )
-    moved = {"optimizer": ("gradients", "master weights", "optimizer states")}.get(req.offload, ())
-    if req.offload == "optimizer+params":
+    moved = {"optimizer": ("gradients", "master weights", "optimizer states")}.get(req.parallelism.offload, ())
+    if req.parallelism.offload == "optimizer+params":
         moved = ("gradients", "master weights", "optimizer states", "weights")
     offloaded: dict[str, float] = {}
     for name, bpp in per.items():
@@ -128,10 +136,10 @@ def _model_states(m: ModelArch, req: MemoryRequest, notes: list[str]) -> tuple[d
             continue
         val = trainable * bpp / shard
         base_name = name.removeprefix("adapter ")
-        if _shard_of(base_name, req.zero_stage):
+        if _shard_of(base_name, req.parallelism.zero_stage):
             val /= dp
         (offloaded if base_name in moved else comps)[name] = val
-    if lora and req.offload == "optimizer+params":
+    if lora and req.parallelism.offload == "optimizer+params":
         offloaded["frozen base weights"] = comps.pop("frozen base weights")
     return comps, offloaded, trainable
 
@@ -140,23 +148,27 @@ def _working_buffers(m: ModelArch, req: MemoryRequest) -> dict[str, float]:
     """What the framework holds while a block runs: FSDP's gathered and prefetched blocks, its gradient
     reduce-scatter, a low-precision copy of one block's weights, QLoRA's per-library buffers."""
     out: dict[str, float] = {}
-    block = block_params(m) / req.tp
-    if req.zero_stage == 3:
+    block = block_params(m) / req.parallelism.tp
+    if req.parallelism.zero_stage == 3:
         out["FSDP gathered block"] = 2.0 * block
         out["FSDP prefetched block"] = 2.0 * block * req.assumptions.fsdp_prefetch_blocks
-        grad_bytes = 2.0 if req.precision == "bf16" else 4.0
-        if not (req.mode == "finetune" and req.method in ("lora", "qlora")):
+        grad_bytes = 2.0 if req.training.precision == "bf16" else 4.0
+        if not (req.job.mode == "finetune" and req.job.method in ("lora", "qlora")):
             out["FSDP gradient reduce-scatter"] = grad_bytes * block
-    if req.precision in LOW_PRECISION_LINEAR_BYTES:
-        out[f"{req.precision.upper()} weight copies"] = 2 * LOW_PRECISION_LINEAR_BYTES[req.precision] * block
-    if req.mode == "finetune" and req.method == "qlora":
-        largest = largest_layer_params(m, decoder_only=True) / req.tp
+    if req.training.precision in LOW_PRECISION_LINEAR_BYTES:
+        out[f"{req.training.precision.upper()} weight copies"] = (
+            2 * LOW_PRECISION_LINEAR_BYTES[req.training.precision] * block
+        )
+    if req.job.mode == "finetune" and req.job.method == "qlora":
+        largest = largest_layer_params(m, decoder_only=True) / req.parallelism.tp
         out["QLoRA dequantised layer"] = 2.0 * largest
-        if req.qlora_library in ("peft", "bitsandbytes"):
+        if req.training.qlora_library in ("peft", "bitsandbytes"):
             per = req.assumptions.qlora_bnb_overhead_bytes_per_param
-            out["QLoRA bitsandbytes buffers"] = per * params_total(m) / (req.tp * req.pp)
-        if req.qlora_library == "peft":
-            out["QLoRA 16-bit weights upcast to FP32"] = 2.0 * kept_16bit_params(m) / (req.tp * req.pp)
+            out["QLoRA bitsandbytes buffers"] = per * params_total(m) / (req.parallelism.tp * req.parallelism.pp)
+        if req.training.qlora_library == "peft":
+            out["QLoRA 16-bit weights upcast to FP32"] = (
+                2.0 * kept_16bit_params(m) / (req.parallelism.tp * req.parallelism.pp)
+            )
     return out
 
 
@@ -167,36 +179,44 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
     comps, offloaded, trainable = _model_states(m, req, notes)
     states = sum(comps.values())
     comps.update(_working_buffers(m, req))
-    lora = req.mode == "finetune" and req.method in ("lora", "qlora")
+    lora = req.job.mode == "finetune" and req.job.method in ("lora", "qlora")
     setup = ActivationSetup(
-        recompute=req.recompute,
-        recompute_every=req.recompute_every,
+        recompute=req.training.recompute,
+        recompute_every=req.training.recompute_every,
         flash=req.flash_attention,
         frozen_base=lora,
-        lora_targets=req.lora_targets if lora else None,
-        lora_rank=req.lora_rank,
-        lora_dropout=req.lora_dropout,
-        tp=req.tp,
-        cp=req.cp,
+        lora_targets=req.training.lora_targets if lora else None,
+        lora_rank=req.training.lora_rank,
+        lora_dropout=req.training.lora_dropout,
+        tp=req.parallelism.tp,
+        cp=req.parallelism.cp,
     )
     tokens = float(context) * batch
     comps.update(layer_activation_bytes(m, tokens, af.bytes_per_value, setup))  # 1F1B: pp micro-batches in flight
-    head = lora and req.lora_targets == "all-linear+head"
-    ce = "fp32" if req.cross_entropy == "full" else "chunked"
-    comps[f"logits ({ce})"] = logits_bytes(m, tokens, req.cross_entropy, head, req.tp, req.cp)
+    head = lora and req.training.lora_targets == "all-linear+head"
+    ce = "fp32" if req.training.cross_entropy == "full" else "chunked"
+    comps[f"logits ({ce})"] = logits_bytes(
+        m, tokens, req.training.cross_entropy, head, req.parallelism.tp, req.parallelism.cp
+    )
     comps.update(overheads(req))
     if asm.framework_reserve_fraction:
         comps["allocator reserve"] = asm.framework_reserve_fraction * sum(comps.values())
-    if req.precision == "mixed":
-        acc = "ZeRO paper (16 B/param)" if req.accounting == "zero" else "Hugging Face (18 B/param)"
-        notes.append(f"Mixed precision, accounting {acc}; optimizer {req.optimizer}; ZeRO stage {req.zero_stage}.")
+    if req.training.precision == "mixed":
+        acc = "ZeRO paper (16 B/param)" if req.training.accounting == "zero" else "Hugging Face (18 B/param)"
+        notes.append(
+            f"Mixed precision, accounting {acc}; optimizer {req.training.optimizer}; "
+            f"ZeRO stage {req.parallelism.zero_stage}."
+        )
     else:
-        notes.append(f"Precision recipe {req.precision}; optimizer {req.optimizer}; ZeRO stage {req.zero_stage}.")
+        notes.append(
+            f"Precision recipe {req.training.precision}; optimizer {req.training.optimizer}; "
+            f"ZeRO stage {req.parallelism.zero_stage}."
+        )
     if m.approximate:
         notes.append("The architecture is derived from a bare parameter count: activations are approximate.")
     host = 0.0
     if offloaded:
-        per_node = min(req.gpus, asm.gpus_per_node)
+        per_node = min(req.parallelism.gpus, asm.gpus_per_node)
         host = sum(offloaded.values()) * per_node * asm.offload_buffer_factor
         notes.append(
             f"Offloaded to host RAM ({', '.join(offloaded)}): {host / 1e9:,.1f} GB per machine of {per_node} GPU(s), "
@@ -213,12 +233,17 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
             "then holds: the GPU must hold the loading peak."
         )
     return MemoryBudget(
-        components=comps, budgets=budgets, gpus=req.gpus, notes=notes, offloaded=offloaded, host_bytes_per_node=host
+        components=comps,
+        budgets=budgets,
+        gpus=req.parallelism.gpus,
+        notes=notes,
+        offloaded=offloaded,
+        host_bytes_per_node=host,
     )
 
 
 def loading_peak_bytes(m: ModelArch, req: MemoryRequest, weights_bytes: float) -> float:
     """Loading the checkpoint: the GPU's share of the weights, plus the largest tensor read in 16 bit before it is
     quantised (QLoRA) or sharded, plus the CUDA context."""
-    largest = largest_layer_params(m) * 2.0 / req.tp
+    largest = largest_layer_params(m) * 2.0 / req.parallelism.tp
     return weights_bytes + largest + req.assumptions.cuda_context_bytes

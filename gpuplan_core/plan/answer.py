@@ -179,11 +179,11 @@ def _pick_memory(sc: Scenario, p: Pick) -> tuple[int, str]:
     layout for training), and where, in words."""
     req = pick_request(sc, p)
     if sc.job.mode == "inference":
-        where = f"{req.gpus} x {p.gpu}" + (
-            f" (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")" if req.gpus > 1 else ""
+        where = f"{req.parallelism.gpus} x {p.gpu}" + (
+            f" (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")" if req.parallelism.gpus > 1 else ""
         )
     else:
-        where = f"{req.gpus:,} x {p.gpu}, TP {p.tp}, PP {p.pp}, ZeRO {req.zero_stage}"
+        where = f"{req.parallelism.gpus:,} x {p.gpu}, TP {p.tp}, PP {p.pp}, ZeRO {req.parallelism.zero_stage}"
     return round(memory_budget(sc.model(), req).per_gpu_bytes), where
 
 

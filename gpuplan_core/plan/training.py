@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pydantic import ConfigDict, Field, InstanceOf
+
 from ..common.text import figure
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU
@@ -50,7 +52,7 @@ from ..pricing.billing import gpu_hours, run_cost, training_flops
 from ..pricing.offers import Offer
 from ..results.plan import Pick
 from ..scenario.scenario import Scenario
-from .search import Rejection, layout_label
+from .search import Rejection
 from .training_layout import TrainingLayout, machines_of
 
 PRE_TRAINING_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2 and 3's 4M-token batches; fine-tuning: one micro-batch
@@ -62,32 +64,27 @@ def count_set(sc: Scenario) -> bool:
     return sc.parallelism.gpus > 1
 
 
-@dataclass
-class TrainingCandidate:
-    gpu: str
-    weights_format: str
-    offer: Offer
-    gpus: int
-    nodes: int  # machines: ceil(GPUs / the offer's GPUs per machine)
-    tp: int
-    pp: int
-    zero_stage: int
-    run_cost_usd: float
-    wall_hours: float
-    gpu_hours: float
-    monthly_usd: float | None = None
-    replicas: int = 1  # data-parallel ranks: gpus / (tp x pp x cp)
-    output_cost_per_million_usd: float | None = None
-    input_cost_per_million_usd: float | None = None
-    misses: list[str] = field(default_factory=list)
-    why: list[str] = field(default_factory=list)
-    count_reason: str = ""  # how the count was chosen, for the why-chain
-    mfu: float | None = None  # the MFU the run's GPU-hours use (predicted, or the user's)
-    step: TrainingStep | None = None  # the predicted step (None when the user set the MFU)
-    alternative_to: int | None = None  # the count asked, when this is the nearest count that runs instead
-    micro_batch: int = 1  # sequences per GPU per micro-batch, as the search chose it
-    tried: list[str] = field(default_factory=list)  # what the search tried and why this won, for the why-chain
-    fewest: TrainingCandidate | None = None  # no count set: the run on the fewest GPUs that hold the job
+class TrainingCandidate(Pick):
+    """A priced training configuration: the Pick it is (its fields, its JSON), with what the search and the
+    why-chain read beside it (left out of the JSON)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    offer: Offer = Field(exclude=True)
+    gpu_hours: float = Field(exclude=True)
+    count_reason: str = Field("", exclude=True, description="how the count was chosen, for the why-chain")
+    step: InstanceOf[TrainingStep] | None = Field(
+        None, exclude=True, description="the predicted step (None when the user set the MFU)"
+    )
+    alternative_to: int | None = Field(
+        None, exclude=True, description="the count asked, when this is the nearest count that runs instead"
+    )
+    tried: list[str] = Field(
+        default_factory=list, exclude=True, description="what the search tried and why this won, for the why-chain"
+    )
+    fewest: TrainingCandidate | None = Field(
+        None, exclude=True, description="no count set: the run on the fewest GPUs that hold the job"
+    )
 
     @property
     def rank_cost(self) -> float:
@@ -100,47 +97,9 @@ class TrainingCandidate:
         return f"ZeRO-{self.zero_stage}, " + " x ".join(split)
 
     def to_pick(self) -> Pick:
-        """The Pick this candidate is (plan/recommend.py's ``_pick``): the offer, the layout, the cost, the MFU,
-        whether predicted, its band and the tokens per second per GPU it means."""
-        o, band = self.offer, {}
-        if self.step is not None:
-            b = training_band(moe=self.step.moe)
-            band = dict(
-                mfu_low=self.mfu * (1 - b),
-                mfu_high=self.mfu * (1 + b),
-                tokens_per_s_per_gpu=self.step.tokens_per_s_per_gpu,
-            )
-        return Pick(
-            gpu=self.gpu,
-            weights_format=self.weights_format,
-            offer_id=o.offer_id,
-            provider=o.provider,
-            product=o.product,
-            billing_model=o.billing_model,
-            gpus=self.gpus,
-            nodes=self.nodes,
-            tp=self.tp,
-            pp=self.pp,
-            layout=layout_label(self.gpu, self.tp, self.pp),
-            replicas=self.replicas,
-            zero_stage=self.zero_stage,
-            micro_batch=self.micro_batch,
-            monthly_usd=self.monthly_usd,
-            run_cost_usd=self.run_cost_usd,
-            price_per_gpu_hour_usd=o.price_per_gpu_hour_usd,
-            wall_hours=self.wall_hours,
-            output_cost_per_million_usd=self.output_cost_per_million_usd,
-            input_cost_per_million_usd=self.input_cost_per_million_usd,
-            meets_target=not self.misses,
-            misses=self.misses,
-            why=self.why,
-            source=o.source,
-            price_as_of=o.price_as_of,
-            user_price=o.user_price,
-            mfu=self.mfu,
-            mfu_predicted=self.step is not None,
-            **band,
-        )
+        """The plain Pick this candidate is (plan/recommend.py's ``_pick``), meeting the targets unless the search
+        has found it misses one since it was priced."""
+        return Pick(**{**self.model_dump(), "meets_target": not self.misses})
 
 
 @dataclass
@@ -238,15 +197,21 @@ def priced(
     prec = sc.training.precision
     if step is not None and prec in ("fp8", "mxfp8", "nvfp4") and not low_precision_runs(gpu, prec):
         why.append(f"the {gpu.label} has no {prec.upper()} tensor cores: the recipe's matmuls run at BF16 speed")
-    return TrainingCandidate(
+    band = {}
+    if step is not None:
+        b = training_band(moe=step.moe)
+        band = dict(mfu_low=mfu * (1 - b), mfu_high=mfu * (1 + b), tokens_per_s_per_gpu=step.tokens_per_s_per_gpu)
+    return TrainingCandidate.renting(
+        o,
+        offer=o,
         gpu=gpu.gpu,
         weights_format=sc.formats.weights_format,
-        offer=o,
         gpus=count,
         nodes=machines_of(o, count),
         tp=lay.tp,
         pp=lay.pp,
         zero_stage=lay.zero_stage,
+        monthly_usd=None,
         run_cost_usd=rc.run_cost_usd * (1 + sc.training.overhead_factor),
         wall_hours=wall,
         gpu_hours=gh,
@@ -255,8 +220,10 @@ def priced(
         why=why,
         count_reason=lay.reason,
         mfu=mfu,
+        mfu_predicted=step is not None,
         step=step,
         micro_batch=lay.micro_batch,
+        **band,
     )
 
 

@@ -145,7 +145,7 @@ class ShapeGrid:
         if gpu.gpu not in self._by_gpu:
             par, out = self.sc.parallelism, []
             for zero, b, req, rows in self.rows:
-                cap = budget_bytes(gpu, req.assumptions)
+                cap = budget_bytes(gpu, req.runtime)
                 fit = [
                     TrainingShape(zero, tp, pp, dp, par.cp, b)
                     for _, tp, pp, sh, un in sorted(rows, key=lambda r: r[2])

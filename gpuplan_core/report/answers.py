@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 
 from ..common.text import figure, gb, ms, pct, rate, usd
 from ..plan.answer import ScenarioAnswer, checks_of
+from ..results.perf import GpuPerf, NoFit
+from ..results.serving import ServingCurve
 from ..scenario.scenario import Scenario
-from .results import GpuPerf, NoFit
-from .serving import ServingCurve
 
 
 class Headline(BaseModel):

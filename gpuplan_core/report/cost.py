@@ -17,8 +17,8 @@ from ..pricing.billing import MARKET_ESTIMATES, lifetime, market_projection
 from ..pricing.energy import OwnReport, PriceTier
 from ..results.base import _Report, _Sparse
 from ..results.growth import Growth
+from ..results.memory import ModelSummary
 from ..results.plan import InferenceCostRow, Pick, Rejected, TrainingCostRow
-from .results import ModelSummary
 
 
 class CostReport(ModelSummary, _Sparse):

@@ -1,7 +1,7 @@
 """Typed speed results: one engine step on the roofline (``PhaseReport``, what ``perf/roofline.py`` returns), the
 static views of the step model (``StaticPerf``: one request alone or a batch of B at once, what ``perf/predict.py``
 returns) and one GPU type's full speed report (``GpuPerf``: the static view with its calibration band, the batch
-sweep and the roofs the roofline chart draws).
+sweep and the roofs the roofline chart draws), and ``perf --json`` of them all (``PerfReport``).
 
 Keys and their order are the CLI's stable ``perf --json`` (README). Units live in the names: ``_s`` seconds,
 ``_per_s`` per second, ``_bytes`` bytes.
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from .bands import ErrorBand
 from .base import _Report
+from .memory import ModelSummary
 
 
 class PhaseReport(_Report):
@@ -135,3 +136,18 @@ class GpuAtLoad(_Report):
     misses: list[str]
     offer_id: str
     is_pick: bool = Field(description="this is the answer's pick")
+
+
+class PerfReport(ModelSummary):
+    """``perf --json``: the scenario's GPU (``main``, flattened into the top level of the JSON) and every GPU asked
+    for."""
+
+    main: GpuPerf | NoFit
+    gpus: list[GpuPerf | NoFit]
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler):
+        d = handler(self)
+        main = d.pop("main")
+        gpus = d.pop("gpus")
+        return {**d, **main, "gpus": gpus}

@@ -1,6 +1,6 @@
 """Typed serving results: one replica under one load (``perf/serving.serve`` returns ``ServingResult``; ``serve
 --json`` flattens it), the band of each predicted number, and one replica's latency against the request rate (the
-Performance page's load charts, ``ServingCurve``).
+Performance page's load charts, ``ServingCurve``); ``serve --json`` of one replica (``ServeReport``).
 
 Times are seconds (``_s``), rates per second (``_per_s``); a replica is one copy of the model on tp x pp GPUs.
 """
@@ -13,7 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .bands import ErrorBand
-from .base import _Report
+from .base import _Report, _Sparse
+from .memory import ModelSummary
 
 
 class ServingResult(BaseModel):
@@ -105,3 +106,34 @@ class ServingCurve(_Report):
     def peak_per_replica_requests_per_s(self) -> float | None:
         """The traffic's peak over the replicas it needs: the load each replica carries at the peak."""
         return self.peak_requests_per_s / self.replicas if self.peak_requests_per_s and self.replicas else None
+
+
+class ServeReport(ModelSummary, _Sparse):
+    """One replica of the scenario on its GPU under a load, with its capacity within the targets and the replicas
+    the traffic needs. ``at_load`` is flattened into the top level of the JSON. Capacity is there only when the
+    scenario sets a target, the peak and the replicas only with a traffic estimate as well."""
+
+    SOMETIMES = ("capacity_requests_per_s", "peak_requests_per_s", "replicas")
+
+    gpu: str
+    tp: int
+    pp: int
+    input_tokens: int
+    output_tokens: int
+    max_num_batched_tokens: int = Field(description="the engine's token budget per step")
+    max_num_seqs: int = Field(description="the engine's limit of sequences running at once")
+    at_load: ServingResult = Field(description="the replica under the load asked for")
+    max_requests_per_s: float = Field(description="the request rate at which one replica saturates")
+    error_band: ServingBands = Field(description="per predicted quantity: the serving calibration's band")
+    provenance: dict[str, str]
+    capacity_requests_per_s: float | None = Field(
+        None, description="the largest request rate with p95 TTFT and mean TPOT within the targets"
+    )
+    peak_requests_per_s: float | None = Field(None, description="requests per day / 86,400 x peak-to-average")
+    replicas: int | None = Field(None, description="ceil(peak / capacity); None when no load meets the targets")
+
+    def _shape(self, d: dict) -> dict:
+        at = d.pop("at_load")
+        keys = list(d)
+        cut = keys.index("max_requests_per_s")
+        return {**{k: d[k] for k in keys[:cut]}, **at, **{k: d[k] for k in keys[cut:]}}

@@ -95,19 +95,18 @@ def test_vllm_kv_capacity_anchor():
     activation 1.89 GiB (CUDA graphs inside), non-torch 0.25 GiB -> 476,016 tokens; fp8 KV 952,032."""
     m = get_preset("Llama-3.1-8B")
     asm = Assumptions(
-        memory_utilization=0.95,
         activation_workspace_bytes=1.89 * GiB,
         cuda_context_bytes=0.25 * GiB,
         cuda_graph_bytes=0,
     )
     h100 = get_gpu("H100")
     assert h100.vram_usable_gib == 79.19
-    tokens = kv_capacity_tokens(m, MemoryRequest(assumptions=asm), h100)
+    tokens = kv_capacity_tokens(m, MemoryRequest(memory_utilization=0.95, assumptions=asm), h100)
     assert tokens == pytest.approx(476_016, rel=0.01)
     # by hand: (79.19 x 0.95 - 2 x 8,030,261,248 / 2^30 - 1.89 - 0.25) GiB / 131,072 B
     by_hand = (79.19 * 0.95 * GiB - 2 * 8_030_261_248 - 2.14 * GiB) / 131_072
     assert tokens == int(by_hand) // 16 * 16  # whole blocks of 16 tokens, as vLLM allocates
-    fp8 = kv_capacity_tokens(m, MemoryRequest(assumptions=asm, kv_format="fp8"), h100)
+    fp8 = kv_capacity_tokens(m, MemoryRequest(memory_utilization=0.95, assumptions=asm, kv_format="fp8"), h100)
     assert fp8 == pytest.approx(2 * tokens, abs=1)
     assert fp8 == pytest.approx(952_032, rel=0.01)
 
@@ -360,5 +359,5 @@ def test_offload_params_needs_zero3():
     with pytest.raises(ValueError, match="offload"):
         _train_req(zero_stage=2, offload="optimizer+params")
     sc = Scenario(preset="Llama-3.1-8B", mode="finetune", zero_stage=1, offload="optimizer+params")
-    assert memory_request(sc).offload == "optimizer"
+    assert memory_request(sc).parallelism.offload == "optimizer"
     assert any("ZeRO stage 3" in w for w in sc.warnings())

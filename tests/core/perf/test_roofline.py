@@ -13,7 +13,7 @@ from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.predict import predict
 from gpuplan_core.perf.roofline import Workload, decode_phase, expected_experts_touched, prefill_phase
-from gpuplan_core.report.results import NoFit
+from gpuplan_core.results.perf import NoFit
 
 PA = PerfAssumptions()
 L8 = get_preset("Llama-3.1-8B")

@@ -105,7 +105,9 @@ def test_training_fits_the_complete_budget_at_the_chosen_zero_stage_or_the_lowes
     import gpuplan_core.plan.training_layout as plan_mod
 
     real = plan_mod.layout_table
-    monkeypatch.setattr(plan_mod, "layout_table", lambda m, req, n: [] if req.zero_stage < 2 else real(m, req, n))
+    monkeypatch.setattr(
+        plan_mod, "layout_table", lambda m, req, n: [] if req.parallelism.zero_stage < 2 else real(m, req, n)
+    )
     p = api.plan_report({"params": 70_000_000_000, "mode": "training", "zero_stage": 0, "gpu": "H100-SXM"}).picks[0]
     assert p.zero_stage == 2 and any("ZeRO-2: at ZeRO-0 the model states do not fit this GPU" in w for w in p.why)
 

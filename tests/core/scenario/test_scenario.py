@@ -6,7 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from gpuplan_core.common.errors import describe
-from gpuplan_core.memory.components import Assumptions
+from gpuplan_core.memory.components import Assumptions, MemoryRequest
+from gpuplan_core.memory.request import memory_request
 from gpuplan_core.scenario.deployment import Traffic
 from gpuplan_core.scenario.fields import MAX_LAYOUT_GPUS
 from gpuplan_core.scenario.scenario import FIELDS, JOB_DEFAULTS, PARTS, Scenario, default_for, field_bounds
@@ -119,12 +120,10 @@ def test_your_prices_are_a_validated_mapping():
 
 
 def test_memory_utilization_is_declared_once():
-    """The memory budget's Assumptions take the Scenario's field as theirs: one default, one range."""
-    mine, budget = (
-        PARTS["assumptions"].model_fields["memory_utilization"],
-        Assumptions.model_fields["memory_utilization"],
-    )
-    assert (budget.default, budget.metadata, budget.description) == (mine.default, mine.metadata, mine.description)
-    assert mine.default == Scenario().assumptions.memory_utilization == 0.90
+    """The memory question holds the Scenario's runtime part: one default, one range, none in Assumptions."""
+    assert "memory_utilization" not in Assumptions.model_fields
+    assert MemoryRequest.model_fields["runtime"].annotation is PARTS["assumptions"]
+    assert memory_request(Scenario(memory_utilization=0.85)).runtime.memory_utilization == 0.85
+    assert MemoryRequest().runtime.memory_utilization == Scenario().assumptions.memory_utilization == 0.90
     assert field_bounds("memory_utilization") == (0.5, False, 1.0, False)
     assert field_bounds("gpus")[2] == MAX_LAYOUT_GPUS == 4096

@@ -1,4 +1,4 @@
-"""The typed serving reports (report/serving.py): ``serve --json`` flattens the replica's result into its top level
+"""The typed serving reports (results/serving.py): ``serve --json`` flattens the replica's result into its top level
 and has capacity only with a target; the load curve's numbers follow from its points."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from gpuplan_core import api
 from gpuplan_core.perf.serving import ServingResult
-from gpuplan_core.report.serving import ServeReport, ServingCurve
+from gpuplan_core.results.serving import ServeReport, ServingCurve
 
 # no traffic estimate and no targets unless a test sets them (the scenario's defaults have both)
 BASE = {"preset": "Llama-3.1-8B", "gpu": "H100", "requests_per_day": None, "ttft_target_s": None, "tpot_target_s": None}

@@ -1,0 +1,51 @@
+"""The one-sentence answers (report/answers.py): what to rent in words, and what the numbers rest on."""
+
+from __future__ import annotations
+
+import datetime as dt
+from types import SimpleNamespace
+
+import pytest
+
+from gpuplan_core.report.answers import data_answer, gpus_text
+
+
+@pytest.mark.parametrize(
+    "args, text",
+    [
+        (("RTX-3090", 1), "one RTX 3090 24GB"),
+        (("H100", 8), "8 x H100 SXM"),
+        (("H100", 64, 8), "8 machines of 8 x H100 SXM"),
+        (("H200", 24, 3, 3), "3 machines of 8 x H200 (a copy of the model on each)"),  # 24 / 3 = 8 per copy
+        (("H200", 32, 4, 2), "4 machines of 8 x H200 (2 copies of the model, 16 GPUs each)"),  # 32 / 2 = 16
+        (("H200", 32, 4, 8), "4 machines of 8 x H200"),  # 8 copies of 4 GPUs share machines: the layout says it
+        (("H100", 68, 9), "68 x H100 SXM on 9 machines"),  # 68 is not 9 whole machines of equal size
+        (("H100", 2, 2), "2 machines of one H100 SXM"),
+    ],
+)
+def test_gpus_text(args, text):
+    assert gpus_text(*args) == text
+
+
+def test_data_answer_counts_providers_and_stale_prices():
+    """Four offers from three providers: one dated 100 days ago (stale past 30), one 10 days ago, two undated."""
+    today = dt.date.today()
+    offers = [
+        SimpleNamespace(provider="A", price_as_of=(today - dt.timedelta(days=100)).isoformat()),
+        SimpleNamespace(provider="A", price_as_of=(today - dt.timedelta(days=10)).isoformat()),
+        SimpleNamespace(provider="B", price_as_of=None),
+        SimpleNamespace(provider="C", price_as_of="undated"),
+    ]
+    a = data_answer(22, offers, 30)
+    assert a.sentence == (
+        "gpuplan sizes against 22 GPU types and prices 4 offers from 3 providers: 1 price is older than 30 days and "
+        "2 undated (catalog snapshots), each with its source below."
+    )
+    assert [(h.label, h.value) for h in a.headlines] == [
+        ("GPU types", "22"),
+        ("Offers", "4"),
+        ("Providers", "3"),
+        ("Oldest dated price", "100 days"),
+    ]
+    none_dated = data_answer(1, offers[2:], 30)
+    assert "0 prices are older" in none_dated.sentence and none_dated.headlines[-1].value == "n/a"
