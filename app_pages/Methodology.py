@@ -15,7 +15,7 @@ page.show(tables_reference.engines(), "engines")
 
 st.markdown(methodology.TRUST)
 page.show(cached.calibration_regimes_table(), "regimes")
-st.markdown(methodology.SERVING_TRUST)
+st.markdown(methodology.serving_trust(cached.calibration_report()))
 page.show(cached.serving_calibration_table(), "serving_regimes")
 st.markdown(methodology.EFFICIENCY)
 page.show(tables_reference.efficiency(), "efficiency")

@@ -2,6 +2,10 @@
 measurements, and print the held-out error before and after. Prints figures; changes nothing.
 
     python bench/fit_serving.py
+    python bench/fit_serving.py --write-loso   # every source left out in turn: data/serving_loso.csv
+
+Each engine's ``request_in_s`` is fitted as below; ``--write-loso`` refits it once per source on every other
+source's rows and stores that source's predictions (gpuplan_core/perf/serving_loso.py), then prints the errors.
 
 Each engine's ``request_in_s`` is the median, over its training TTFT rows at light load (a closed loop of at most 4
 clients, or the lowest request rate of a curve), of measured - predicted with the engine's costs set to zero.
@@ -49,7 +53,23 @@ def summary(table, label):
         )
 
 
+def loso() -> None:
+    from gpuplan_core.perf import serving_loso
+
+    n = serving_loso.write_loso_table()
+    serving_loso.loso_table.cache_clear()
+    print(f"{n:,} left-out-source predictions written to {serving_loso.LOSO_FILE}")
+    for s in serving_loso.left_out_summary(serving_loso.loso_table()):
+        print(
+            f"  {s['by']:<12} {s['group']:<24} {s['metric']:<20} n={s['points']:>4} "
+            f"median |err| {s['median_abs_error']:6.1%}  bias {s['median_error']:+6.1%}"
+        )
+
+
 def main() -> None:
+    if "--write-loso" in sys.argv:
+        loso()
+        return
     meta = sc_cal.load_serving_measurements().set_index("id")
     before = sc_cal.compute_serving_table()
     summary(before, "now")

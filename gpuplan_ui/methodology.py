@@ -283,6 +283,29 @@ SERVING_TRUST = (
     "constants fitted on serving data, the engines' fixed request costs, used the other two thirds."
 )
 
+
+def serving_trust(cal) -> str:
+    """The serving paragraph with validation by source: each published source left out in turn (request costs
+    fitted on the others), its figures from the report (``serving_left_out_source``)."""
+    by = {(e.by, e.group, e.metric): e for e in cal.serving_left_out_source}
+    sources = len({e.group for e in cal.serving_left_out_source if e.by == "source"})
+
+    def line(group: str) -> str:
+        cells = [by.get(("regime", group, m)) for m in ("ttft", "itl", "output_tokens_per_s")]
+        if not all(cells):
+            return "no points"
+        return "TTFT {:.0%}, time per token {:.0%}, output tokens/s {:.0%}".format(*(c.median_abs_error for c in cells))
+
+    return (
+        SERVING_TRUST
+        + f" **Validation by source**: each of the {sources} sources left out in turn (the request costs fitted "
+        "again on the others, its runs simulated with them; `data/serving_loso.csv`, `calibrate --json` "
+        f"`serving_left_out_source`), median error of online dense serving {line('online, dense')}; "
+        f"mixture-of-experts {line('MoE')}. First-token time transfers worst: a request cost fitted on one "
+        "benchmark client's runs does not hold for another's."
+    )
+
+
 EFFICIENCY = (
     "Weight-read efficiency per GPU generation and format family, where measurements pin it (elsewhere the defaults "
     "below apply by width: 8-bit 0.7 on HBM, 4-bit 0.45): `data/efficiency.csv`."

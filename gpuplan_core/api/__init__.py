@@ -34,6 +34,7 @@ def calibration_report() -> CalibrationReport:
         serving_summary,
         serving_table,
     )
+    from ..perf.serving_loso import left_out_summary, loso_table
 
     table = calibration_table()
     serving = serving_table()
@@ -48,4 +49,5 @@ def calibration_report() -> CalibrationReport:
         serving_regimes=SERVING_REGIMES,
         serving_summary=serving_summary(serving),
         serving_predicted_saturated=[p["id"] for p in serving if p["predicted_saturated"]],
+        serving_left_out_source=left_out_summary(loso_table()),
     )

@@ -206,46 +206,55 @@ def _predicted_value(row: dict, pred: dict | None) -> float | None:
     return pred[key] * (1e3 if row["unit"] == "ms" else 1.0)
 
 
-def compute_serving_table(path: str | None = None) -> list[dict]:
-    """Every published serving point predicted now (slow: one simulated run per setup)."""
+def predict_row(row: dict) -> dict | None:
+    """One published serving point predicted now, with the engines' request costs as they stand (None for a
+    burst's first-token time where the row does not state the burst's size)."""
+    load = float(row["load"])
+    if (
+        row["metric"] == "ttft"
+        and (math.isinf(load) or row.get("arrival") == "all_at_once")
+        and _blank(row.get("requests"))
+    ):
+        return None  # a burst's first-token time depends on its size, which the row does not state
+    pred = _prediction(
+        row["model_preset"],
+        row["gpu"],
+        int(row["tensor_parallel"]),
+        _format_of(row["weights_format"]),
+        _format_of(row["kv_format"]),
+        int(row["input_tokens"]),
+        o=int(row["output_tokens"]),
+        kind=row["load_kind"],
+        load=load,
+        engine=engine_of(row["engine"]),
+        shape=shape_of(row),
+    )
+    value = _predicted_value(row, pred)
+    measured = float(row["measured"])
+    return {
+        "id": row["id"],
+        "split": "held out" if held_out(row) else "training",
+        "regime": serving_regime(row),
+        "metric": "itl" if row["metric"] == "tpot" else row["metric"],
+        "statistic": str(row.get("statistic") or "mean"),
+        "measured": measured,
+        "predicted": value,
+        "error": None if value is None else (value - measured) / measured,
+        "predicted_saturated": bool(pred and pred["saturated"]),
+    }
+
+
+def compute_serving_table(path: str | None = None, sources: frozenset[str] | None = None) -> list[dict]:
+    """Every published serving point predicted now (slow: one simulated run per setup); ``sources``: only the
+    rows of those sources (row-id prefixes)."""
     frame = load_serving_measurements(path)
     rows = []
     for row in frame.to_dict("records"):
-        load = float(row["load"])
-        pred = _prediction(
-            row["model_preset"],
-            row["gpu"],
-            int(row["tensor_parallel"]),
-            _format_of(row["weights_format"]),
-            _format_of(row["kv_format"]),
-            int(row["input_tokens"]),
-            o=int(row["output_tokens"]),
-            kind=row["load_kind"],
-            load=load,
-            engine=engine_of(row["engine"]),
-            shape=shape_of(row),
-        )
-        if (
-            row["metric"] == "ttft"
-            and (math.isinf(load) or row.get("arrival") == "all_at_once")
-            and _blank(row.get("requests"))
-        ):
-            continue  # a burst's first-token time depends on its size, which the row does not state
-        value = _predicted_value(row, pred)
-        measured = float(row["measured"])
-        rows.append(
-            {
-                "id": row["id"],
-                "split": "held out" if held_out(row) else "training",
-                "regime": serving_regime(row),
-                "metric": "itl" if row["metric"] == "tpot" else row["metric"],
-                "statistic": str(row.get("statistic") or "mean"),
-                "measured": measured,
-                "predicted": value,
-                "error": None if value is None else (value - measured) / measured,
-                "predicted_saturated": bool(pred and pred["saturated"]),
-            }
-        )
+        if sources is not None and source_of(row["id"]) not in sources:
+            continue
+        out = predict_row(row)
+        if out is not None:
+            rows.append(out)
     return rows
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..results.base import _Report
+from ..results.serving_validation import LeftOutSourceError
 
 
 class CalibrationPoint(_Report):
@@ -87,6 +88,14 @@ class CalibrationReport(_Report):
     serving_regimes: dict[str, str] = Field(description="regime -> what it covers")
     serving_summary: list[ServingError]
     serving_predicted_saturated: list[str] = Field(description="ids of points the model puts beyond one replica")
+    serving_left_out_source: list[LeftOutSourceError] = Field(
+        default_factory=list,
+        description="each source left out in turn (request costs fitted on the others): error per source, engine, "
+        "GPU, model class and metric, from data/serving_loso.csv",
+    )
+    serving_left_out_source_file: str = Field(
+        default="data/serving_loso.csv", description="the stored left-out-source predictions"
+    )
 
     @property
     def measured_regimes(self) -> list[RegimeError]:

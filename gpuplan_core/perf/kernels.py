@@ -1,0 +1,145 @@
+"""Measured kernel times per operation where a GPU and engine are covered, the roofline elsewhere (named).
+
+The tables (data/kernel_times/, extracted by bench/extract_kernel_times.py) are a subset of NVIDIA's
+aiconfigurator-core 0.12.0 perf database (Apache-2.0; systems/data/<gpu>/<op>/<engine>/<version>/*.parquet):
+dense GEMMs (BF16, per-tensor FP8) for tokens 1-16,384 and N, K 128-65,536; prefill and decode attention with
+128-wide heads; NCCL all-reduce in half precision; on H100-SXM, H200 and B200 with vLLM 0.24.0, SGLang 0.5.14 and
+TensorRT-LLM 1.3.0rc20. A shape on the table's grid is its row ("measured"); between grid points the time is
+interpolated multilinearly in log time over log sizes, as aiconfigurator interpolates between measured shapes
+("interpolated"); a GPU, engine, format or shape the tables do not cover gets the roofline ("roofline": the larger of
+FLOPs at the GPU's dense peak and bytes at its memory or link bandwidth, no efficiency), with the reason.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from functools import lru_cache
+
+import pandas as pd
+
+from ..common.data import DATA_DIR
+from ..hardware.catalog import get_gpu
+from ..results.kernels import KernelTime
+
+TABLES = DATA_DIR / "kernel_times"
+PACKAGE = "aiconfigurator-core 0.12.0"
+HEAD_DIM = 128
+_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+
+
+class _Table:
+    """One table's rows keyed by (coverage key, grid point), with each axis's grid per coverage key."""
+
+    def __init__(self, frame: pd.DataFrame, keys: list[str], axes: list[str], label: str):
+        self.axes, self.label = axes, label
+        self.rows: dict[tuple, dict[tuple, float]] = {}
+        self.versions: dict[tuple, str] = {}
+        for key, g in frame.groupby(keys):
+            key = tuple(key) if isinstance(key, tuple) else (key,)
+            self.rows[key] = {
+                tuple(int(v) for v in p): float(ms) for *p, ms in g[[*axes, "ms"]].itertuples(index=False)
+            }
+            self.versions[key] = str(g["version"].iloc[0])
+        self.grids = {k: [sorted({p[i] for p in pts}) for i in range(len(axes))] for k, pts in self.rows.items()}
+
+    def look_up(self, key: tuple, point: tuple[int, ...]) -> tuple[float, str] | str:
+        """(seconds, 'measured' or 'interpolated') or the reason there is no figure."""
+        if key not in self.rows:
+            return f"no {self.label} table for {' '.join(map(str, key))}"
+        rows, grids = self.rows[key], self.grids[key]
+        if point in rows:
+            return rows[point] / 1e3, "measured"
+        brackets = []
+        for x, grid, axis in zip(point, grids, self.axes, strict=True):
+            if not grid[0] <= x <= grid[-1]:
+                return f"{axis} {x:,} outside the measured {grid[0]:,}-{grid[-1]:,}"
+            hi = bisect.bisect_left(grid, x)
+            lo = hi if grid[hi] == x else hi - 1
+            w = 0.0 if lo == hi else (math.log(x) - math.log(grid[lo])) / (math.log(grid[hi]) - math.log(grid[lo]))
+            brackets.append(((grid[lo], 1.0 - w), (grid[hi], w)) if lo != hi else ((grid[lo], 1.0),))
+        log_ms = 0.0
+        for corner in _corners(brackets):
+            p = tuple(c[0] for c in corner)
+            if p not in rows:
+                return f"no measured shape {p} beside the one asked"
+            log_ms += math.prod(c[1] for c in corner) * math.log(rows[p])
+        return math.exp(log_ms) / 1e3, "interpolated"
+
+    def source(self, key: tuple) -> str:
+        rest = f" ({', '.join(map(str, key[2:]))})" if key[2:] else ""
+        return f"{PACKAGE} {self.label}: {key[0]} {key[1]} {self.versions[key]}{rest}"
+
+
+def _corners(brackets: list[tuple]) -> list[tuple]:
+    out = [()]
+    for b in brackets:
+        out = [c + (x,) for c in out for x in b]
+    return out
+
+
+@lru_cache(maxsize=4)
+def _table(name: str) -> _Table:
+    frame = pd.read_csv(TABLES / f"{name}.csv.gz")
+    if name == "gemm":
+        return _Table(frame, ["gpu", "engine", "dtype"], ["m", "n", "k"], "GEMM")
+    if name == "all_reduce":
+        return _Table(frame, ["gpu", "library"], ["num_gpus", "message_elements"], "NCCL all-reduce")
+    length = "prompt_tokens" if name == "attention_prefill" else "past_tokens"
+    keys = ["gpu", "engine", "kv_dtype", "num_heads", "num_key_value_heads"]
+    label = "prefill attention" if name == "attention_prefill" else "decode attention"
+    return _Table(frame, keys, ["batch", length], label)
+
+
+def _answer(op: str, table: str, key: tuple, point: tuple, roofline_s: float) -> KernelTime:
+    t = _table(table)
+    found = t.look_up(key, point)
+    if isinstance(found, str):
+        return KernelTime(op, roofline_s, "roofline", f"roofline ({found})")
+    return KernelTime(op, found[0], found[1], t.source(key))
+
+
+def _peak_flops(gpu: str, dtype: str) -> float:
+    g = get_gpu(gpu)
+    tflops = g.fp8_dense_tflops if dtype == "fp8" and g.fp8_dense_tflops else g.bf16_dense_tflops
+    return tflops * 1e12
+
+
+def gemm_time(gpu: str, engine: str, dtype: str, m: int, n: int, k: int) -> KernelTime:
+    """A dense GEMM of m tokens x k inputs -> n outputs with ``dtype`` weights and activations ('bf16', 'fp8')."""
+    b = _BYTES.get(dtype, 2)
+    roof = max(
+        2 * m * n * k / _peak_flops(gpu, dtype), ((m * k + k * n) * b + m * n * 2) / (get_gpu(gpu).bandwidth_gb_s * 1e9)
+    )
+    return _answer("gemm", "gemm", (gpu, engine, dtype), (m, n, k), roof)
+
+
+def prefill_attention_time(
+    gpu: str, engine: str, batch: int, prompt_tokens: int, heads: int, kv_heads: int, kv_dtype: str = "bf16"
+) -> KernelTime:
+    """Causal attention over whole prompts (heads and KV heads per GPU, 128 wide)."""
+    flops = 2 * 2 * batch * heads * HEAD_DIM * prompt_tokens * prompt_tokens / 2
+    roof = flops / _peak_flops(gpu, "bf16")
+    return _answer(
+        "prefill_attention", "attention_prefill", (gpu, engine, kv_dtype, heads, kv_heads), (batch, prompt_tokens), roof
+    )
+
+
+def decode_attention_time(
+    gpu: str, engine: str, batch: int, past_tokens: int, heads: int, kv_heads: int, kv_dtype: str = "bf16"
+) -> KernelTime:
+    """One decode step's attention: ``batch`` new tokens, each over ``past_tokens`` cached ones (aiconfigurator's
+    ``step``), heads and KV heads per GPU."""
+    kv_bytes = 2 * batch * past_tokens * kv_heads * HEAD_DIM * _BYTES.get(kv_dtype, 2)
+    roof = kv_bytes / (get_gpu(gpu).bandwidth_gb_s * 1e9)
+    return _answer(
+        "decode_attention", "attention_decode", (gpu, engine, kv_dtype, heads, kv_heads), (batch, past_tokens), roof
+    )
+
+
+def all_reduce_time(gpu: str, num_gpus: int, message_elements: int) -> KernelTime:
+    """An all-reduce of ``message_elements`` half-precision values (tokens x hidden) over ``num_gpus`` in one node:
+    the roofline moves 2 (n - 1) / n of the bytes over one GPU's link."""
+    link = get_gpu(gpu).link_gb_s_per_direction or 32.0
+    roof = 2 * (num_gpus - 1) / num_gpus * message_elements * 2 / (link * 1e9) if num_gpus > 1 else 0.0
+    return _answer("all_reduce", "all_reduce", (gpu, "nccl"), (num_gpus, message_elements), roof)

@@ -1,0 +1,19 @@
+"""Typed results of validation by source (perf/serving_loso.py): each published serving source left out in turn."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .base import _Report
+
+
+class LeftOutSourceError(_Report):
+    """Error on the runs of sources left out of every fit (each source predicted with request costs fitted on
+    every other source), for one grouping, group and metric."""
+
+    by: str = Field(description="'all', 'source', 'engine', 'gpu' or 'model_class' (dense / MoE / MLA)")
+    group: str = Field(description="the source's row-id prefix, engine profile, GPU or model class; 'all'")
+    metric: str = Field(description="ttft, itl (time per output token) or output_tokens_per_s")
+    points: int
+    median_abs_error: float
+    median_error: float = Field(description="median signed error: + where the prediction is above the measurement")
