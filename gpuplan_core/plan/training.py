@@ -88,6 +88,7 @@ class TrainingCandidate:
     micro_batch: int = 1  # sequences per GPU per micro-batch, as the search chose it
     tried: list[str] = field(default_factory=list)  # what the search tried and why this won, for the why-chain
     fewest: TrainingCandidate | None = None  # no count set: the run on the fewest GPUs that hold the job
+    recompute: str = "full"  # activation checkpointing, as searched (or set)
 
     @property
     def rank_cost(self) -> float:
@@ -125,6 +126,7 @@ class TrainingCandidate:
             replicas=self.replicas,
             zero_stage=self.zero_stage,
             micro_batch=self.micro_batch,
+            recompute=self.recompute,
             monthly_usd=self.monthly_usd,
             run_cost_usd=self.run_cost_usd,
             price_per_gpu_hour_usd=o.price_per_gpu_hour_usd,
@@ -195,7 +197,7 @@ def step_layout(m: ModelArch, sc: Scenario, o: Offer | None, lay: TrainingLayout
         global_batch_tokens=max(glob, micro * seq * dp),
         precision=tr.precision,
         frozen_base=frozen,
-        recompute=tr.recompute,
+        recompute=lay.recompute or tr.recompute,
         recompute_every=tr.recompute_every,
         gpus_per_node=per_node,
         inter_node_gbit_s_per_gpu=gbit / per_node,
@@ -210,7 +212,7 @@ def run_mfu(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer | None, lay: Training
     if work.mfu is not None:
         return work.mfu, None
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
-    key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch)
+    key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute)
     if (step := work.steps.get(key)) is None:
         step = work.steps[key] = training_step(m, gpu, step_layout(m, sc, o, lay))
     return step.mfu, step
@@ -228,8 +230,10 @@ def priced(
     late = sc.training.deadline_hours and wall > sc.training.deadline_hours * 1.0001
     rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
     how = "predicted for this layout" if step is not None else "as you set it"
+    rec = lay.recompute or sc.training.recompute
     why = [
-        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}, micro-batch {lay.micro_batch}), "
+        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}, micro-batch {lay.micro_batch}, "
+        f"recompute {rec}), "
         f"{figure(gh, 4)} GPU-hours at MFU {mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
         f"+{sc.training.overhead_factor:.0%} for failed runs and sweeps",
         *rc.notes,
@@ -257,6 +261,7 @@ def priced(
         mfu=mfu,
         step=step,
         micro_batch=lay.micro_batch,
+        recompute=rec,
     )
 
 
