@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..common.text import figure
 from ..common.units import SECONDS_PER_HOUR
@@ -207,6 +208,13 @@ def step_layout(m: ModelArch, sc: Scenario, o: Offer | None, lay: TrainingLayout
     )
 
 
+@lru_cache(maxsize=16384)
+def _step(m: ModelArch, gpu: GPU, lay: StepLayout) -> TrainingStep:
+    """The step model's answer, kept across searches (all three frozen): a change of tokens, deadline or prices
+    re-times nothing."""
+    return training_step(m, gpu, lay)
+
+
 def run_mfu(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer | None, lay: TrainingLayout, work: TrainingWork):
     """(MFU, the predicted step or None when the user set the MFU)."""
     if work.mfu is not None:
@@ -214,7 +222,7 @@ def run_mfu(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer | None, lay: Training
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
     key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute)
     if (step := work.steps.get(key)) is None:
-        step = work.steps[key] = training_step(m, gpu, step_layout(m, sc, o, lay))
+        step = work.steps[key] = _step(m, gpu, step_layout(m, sc, o, lay))
     return step.mfu, step
 
 

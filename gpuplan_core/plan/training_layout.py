@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..hardware.catalog import GPU
 from ..memory.budget import memory_budget
@@ -136,6 +137,9 @@ def _dp_min(sharded: float, unsharded: float, cap: float) -> int | None:
     return dp
 
 
+_SHAPES: dict[tuple, dict[str, list[TrainingShape]]] = {}  # per grid (its model and memory questions): shapes by GPU
+
+
 class ShapeGrid:
     """The job's per-GPU bytes for every ZeRO stage x recompute x micro-batch x tp x pp tried (GPU-independent), and
     the shapes that fit one GPU type, in order of preference: the lower stage, the recompute set (then the faster),
@@ -153,11 +157,15 @@ class ShapeGrid:
                 for b in micro_batches(sc):
                     req = memory_request(sc.with_(zero_stage=zero, recompute=rec), batch=b)
                     self.rows.append((zero, rec, b, req, self._table(req, zero)))
-        self._by_gpu: dict[str, list[TrainingShape]] = {}
+        par = sc.parallelism
+        key = (m, tuple(r[:4] for r in self.rows), par.tp, par.pp, par.cp, sc.training.recompute)
+        self._by_gpu: dict[str, list[TrainingShape]] = _SHAPES.setdefault(key, {})
+        if len(_SHAPES) > 64:  # a bounded cache: the oldest grids go first
+            _SHAPES.pop(next(iter(_SHAPES)))
 
     def _table(self, req: MemoryRequest, zero: int) -> list:
         par = self.sc.parallelism
-        rows = layout_table(self.m, req, MAX_TRAINING_GPUS)
+        rows = list(_layout_table(self.m, req))
         if all((tp, pp) != (par.tp, par.pp) for _, tp, pp, _, _ in rows):
             try:  # the user's own tp x pp, off the grid: its bytes at dp 1 and 2 give the split
                 own = par.tp * par.pp * par.cp
@@ -193,6 +201,13 @@ class ShapeGrid:
 
             self._by_gpu[gpu.gpu] = sorted(out, key=order)
         return self._by_gpu[gpu.gpu]
+
+
+@lru_cache(maxsize=512)
+def _layout_table(m: ModelArch, req: MemoryRequest) -> tuple:
+    """fit.layout_table up to MAX_TRAINING_GPUS, kept per model and memory question (both frozen): an answer's two
+    searches (the plan and its cost table) and the search beside a fixed stage or recompute share their rows."""
+    return tuple(layout_table(m, req, MAX_TRAINING_GPUS))
 
 
 def runnable(shapes: list[TrainingShape], o: Offer) -> list[TrainingShape]:

@@ -67,7 +67,7 @@ def training_candidates(
             by_gpu.setdefault(o.gpu, []).append(o)
     grid = ShapeGrid(m, sc)
     free = _freed(sc) if work.mfu is None else {}
-    full = ShapeGrid(m, sc, free.get("zeros"), free.get("recompute")) if free else None
+    full = ShapeGrid(m, _searched(sc), free.get("zeros"), free.get("recompute")) if free else None
     for gid, gpu_offers in by_gpu.items():
         cands += _search_gpu(m, sc, get_gpu(gid), gpu_offers, work, rejected, grid, full)
     if not count_set(sc):
@@ -115,8 +115,7 @@ def _search_gpu(m, sc, gpu, offers, work, rejected, grid, full) -> list[Training
     mine = [c for c in out if c.alternative_to is None]
     if full is not None and mine:  # what the user fixed, searched: on the cheapest offer of this GPU type
         c = min(mine, key=lambda c: c.run_cost_usd)
-        auto = sc.with_(zero_auto=True, recompute_auto=True)
-        alt = search(m, auto, gpu, c.offer, full.shapes(gpu), work, [])
+        alt = search(m, _searched(sc), gpu, c.offer, full.shapes(gpu), work, [])
         if alt is not None and alt.run_cost_usd < c.run_cost_usd * 0.995 and (line := _cheaper_beside(c, alt, sc)):
             c.why.append(line)
             c.tried.insert(0, line)
@@ -125,16 +124,23 @@ def _search_gpu(m, sc, gpu, offers, work, rejected, grid, full) -> list[Training
 
 def _freed(sc: Scenario) -> dict:
     """What the user fixed that the search would otherwise choose: the ZeRO stages and recompute policies to try
-    beside it (empty: nothing fixed)."""
+    beside it, and whether a TP x PP was set (empty: nothing fixed)."""
     out = {}
     if not sc.parallelism.zero_auto:
         out["zeros"] = [0, 1, 2, 3]
     if not sc.training.recompute_auto:
         out["recompute"] = list(RECOMPUTES)
+    if sc.parallelism.tp * sc.parallelism.pp > 1:
+        out["layout"] = True
     if out:
         out.setdefault("zeros", zero_stages(sc))
         out.setdefault("recompute", recomputes(sc))
     return out
+
+
+def _searched(sc: Scenario) -> Scenario:
+    """The scenario with what the user fixed left to the search: the ZeRO stage, the recompute, TP x PP."""
+    return sc.with_(zero_auto=True, recompute_auto=True, tp=1, pp=1)
 
 
 def _cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, sc: Scenario) -> str | None:
@@ -147,6 +153,10 @@ def _cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, sc: Scenario) 
     if not sc.training.recompute_auto and alt.recompute != c.recompute:
         what.append(_REC[alt.recompute])
         kept.append(_REC[c.recompute])
+    par = sc.parallelism
+    if par.tp * par.pp > 1 and (alt.tp, alt.pp) != (c.tp, c.pp):
+        what.append(f"TP {alt.tp} x PP {alt.pp}")
+        kept.append(f"TP {c.tp} x PP {c.pp}")
     if not what:
         return None
     saved = 1 - alt.run_cost_usd / c.run_cost_usd

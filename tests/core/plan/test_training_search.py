@@ -173,3 +173,14 @@ def test_full_recompute_costs_one_more_forward_pass_of_the_matmuls_by_hand():
     assert steps["full"].matmul_s / steps["none"].matmul_s == pytest.approx(8 / 6, rel=1e-12)
     assert steps["selective"].matmul_s / steps["none"].matmul_s == pytest.approx(7 / 6, rel=1e-12)
     assert steps["full"].attention_s / steps["none"].attention_s == pytest.approx(4.5 / 3.5, rel=1e-12)
+
+
+def test_a_tensor_x_pipeline_layout_set_is_kept_and_the_cheaper_one_stated_beside_it():
+    sc = _sc(**ISSUE, tp=2, pp=2)
+    p = api.plan_report(sc).picks[0]
+    free = api.plan_report(_sc(**ISSUE).with_(recompute_auto=True)).picks[0]  # nothing fixed: the search's own
+    assert (p.tp, p.pp, p.recompute) == (2, 2, "full") and (free.tp, free.pp) == (1, 1)
+    line = next(w for w in p.why if "kept as set" in w)
+    saving = 1 - free.run_cost_usd / p.run_cost_usd
+    assert line.startswith(f"no recompute with TP 1 x PP 1 would be {saving:.0%} cheaper: ")
+    assert f"{free.run_cost_usd:,.0f} USD; full recompute and TP 2 x PP 2 are kept as set" in line
