@@ -288,39 +288,70 @@ def _largest_micro_batch(shapes: list[TrainingShape]) -> list[TrainingShape]:
     return [s for s in shapes if (k := s.key) not in seen and not seen.add(k)]
 
 
+SHARE_ACROSS_OFFERS = True  # offers alike in what the step and layout read share one ranking (False: each its own)
+
+
+def _machine(o: Offer) -> tuple:
+    """What the planner's layouts and steps read of an offer (all but its price and billing)."""
+    return o.machine_gpus, o.inter_node_gbit_s, o.inter_node_network, o.intra_node_link
+
+
 def _at_planners_count(m, sc, gpu, o, shapes, work, rejected) -> TrainingCandidate | None:
     """No count set: per shape, the fewest GPUs that hold it, grown to finish within the deadline (or the default
-    deadline); across machines only over a fast network."""
+    deadline); across machines only over a fast network. Offers of the same machine and network rank the same
+    layouts (``_ranked``, computed once for them); each prices the best of them on its own bill."""
+    key = ("ranked", gpu.gpu, _machine(o), tuple(shapes))
+    if not SHARE_ACROSS_OFFERS or (ranked := work.steps.get(key)) is None:
+        ranked = work.steps[key] = _ranked(m, sc, gpu, o, shapes, work)
+    if isinstance(ranked, str):
+        what = layout_label(gpu.gpu, shapes[0].tp, shapes[0].pp) if ranked != "network" else None
+        reason = o.layout_problem(shapes[0].tp, 1) if ranked != "network" else None
+        if ranked == "network":
+            need = min(s.fewest_gpus for s in runnable(shapes, o))
+            reason = (
+                f"needs {need} GPUs across machines: a coupled job needs a fast RDMA "
+                f"network; this offer has {network_text(o)}"
+            )
+        rejected.append(Rejection(gpu.gpu, reason, sc.formats.weights_format, o.offer_id, *([what] if what else [])))
+        return None
+    entries, chosen, first_fewest, aim = ranked
+    cands, smallest = [], None
+    for i in chosen:
+        s, n, why = entries[i]
+        c = priced(m, o, gpu, s.layout(n, why), work, sc)
+        cands.append(c)
+        if i == first_fewest:
+            smallest = c
+    deadline = sc.training.deadline_hours
+    pick = _finish(_best(cands, aim), cands, sc)
+    if not sc.parallelism.zero_auto and pick.zero_stage != sc.parallelism.zero_stage:
+        pick.why.append(
+            f"ZeRO-{pick.zero_stage}: at ZeRO-{sc.parallelism.zero_stage} the model states do not fit this GPU"
+        )
+    pick.fewest = smallest if smallest is not None and pick.gpus > smallest.gpus else None
+    if aim and pick.wall_hours > aim * 1.0001 and not deadline:
+        pick.why.append(
+            f"takes {pick.wall_hours:,.0f} h, beyond the {aim:,.0f} h a run is usually given: this offer cannot "
+            "couple enough GPUs"
+        )
+    return pick
+
+
+def _ranked(m, sc, gpu, o, shapes, work):
+    """The planner's layouts on this offer's machines: (entries (shape, count, why), the indices to price (the
+    PRICED_PER_OFFER fastest by GPU-hours billed, the fewest GPUs, the fastest of each ZeRO stage and recompute),
+    the index of the fewest, the wall-time aim), or why none runs: "layout" (no tensor parallel it allows),
+    "network" (it needs machines it cannot couple)."""
     usable = runnable(shapes, o)
     if not usable:
-        s = shapes[0]
-        rejected.append(
-            Rejection(
-                gpu.gpu,
-                o.layout_problem(s.tp, 1),
-                sc.formats.weights_format,
-                o.offer_id,
-                layout_label(gpu.gpu, s.tp, s.pp),
-            )
-        )
-        return None
+        return "layout"
     local = _largest_micro_batch([s for s in usable if o.fast_network or s.fewest_gpus <= o.machine_gpus])
     if not local:
-        need = min(s.fewest_gpus for s in usable)
-        rejected.append(
-            Rejection(
-                gpu.gpu,
-                f"needs {need} GPUs across machines: a coupled job needs a fast RDMA "
-                f"network; this offer has {network_text(o)}",
-                sc.formats.weights_format,
-                o.offer_id,
-            )
-        )
-        return None
+        return "network"
     deadline = sc.training.deadline_hours
     aim = deadline or sc.training.default_deadline_hours
     fewest = min(s.fewest_gpus for s in local)
-    cands, entries, smallest = [], [], None
+    entries = []
     at_fewest = [s for s in local if s.holds(fewest)]
     if not aim or _within(m, sc, gpu, o, at_fewest, fewest, work, aim):
         local, aim = at_fewest, None  # the fewest GPUs that hold the job (in time), at the cheapest layout of them
@@ -347,24 +378,8 @@ def _at_planners_count(m, sc, gpu, o, shapes, work, rejected) -> TrainingCandida
     for i in ranked:
         per_stage.setdefault(entries[i][0].zero_stage, i)
         per_stage.setdefault(entries[i][0].recompute, i)
-    for i in sorted({*ranked[:PRICED_PER_OFFER], first_fewest, *per_stage.values()}):
-        s, n, why = entries[i]
-        c = priced(m, o, gpu, s.layout(n, why), work, sc)
-        cands.append(c)
-        if i == first_fewest:
-            smallest = c
-    pick = _finish(_best(cands, aim), cands, sc)
-    if not sc.parallelism.zero_auto and pick.zero_stage != sc.parallelism.zero_stage:
-        pick.why.append(
-            f"ZeRO-{pick.zero_stage}: at ZeRO-{sc.parallelism.zero_stage} the model states do not fit this GPU"
-        )
-    pick.fewest = smallest if smallest is not None and pick.gpus > smallest.gpus else None
-    if aim and pick.wall_hours > aim * 1.0001 and not deadline:
-        pick.why.append(
-            f"takes {pick.wall_hours:,.0f} h, beyond the {aim:,.0f} h a run is usually given: this offer cannot "
-            "couple enough GPUs"
-        )
-    return pick
+    chosen = sorted({*ranked[:PRICED_PER_OFFER], first_fewest, *per_stage.values()})
+    return entries, chosen, first_fewest, aim
 
 
 # ---- a count set ----------------------------------------------------------------------------------------
