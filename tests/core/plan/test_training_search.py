@@ -144,9 +144,12 @@ def test_the_recompute_policy_is_searched_with_the_layout_memory_against_speed()
     """recompute_auto: none, selective and full are tried with the ZeRO stage, layout and micro-batch. On the issue's
     64 x H100 question no recompute wins: it holds only smaller micro-batches (memory), but saves the recompute's
     extra forward pass (speed), and the pick is at or below each policy forced."""
-    base = _sc(**ISSUE)
-    forced = {r: api.plan_report(base.with_(recompute=r)).picks[0] for r in ("none", "selective", "full")}
-    pick = api.plan_report(base.with_(recompute_auto=True)).picks[0]
+    assert INPUTS["recompute"].default == "full" and not _sc(**ISSUE).training.recompute_auto  # set unless asked
+    searched = _sc(**ISSUE, recompute="auto")  # the link's recompute=auto
+    assert searched.training.recompute_auto
+    assert "recompute=Searched+with+the+layout" in link_query({**ISSUE, "recompute": "auto"})  # a label, as every value
+    forced = {r: api.plan_report(_sc(**ISSUE, recompute=r)).picks[0] for r in ("none", "selective", "full")}
+    pick = api.plan_report(searched).picks[0]
     assert pick.run_cost_usd <= min(p.run_cost_usd for p in forced.values()) * (1 + 1e-9)
     assert pick.recompute == "none" and forced["full"].recompute == "full"
     assert pick.micro_batch < forced["full"].micro_batch  # no recompute holds fewer sequences per GPU
