@@ -62,6 +62,7 @@ BILLING = {
 }
 PRICE_SOURCES = {"add": "Bundled + yours (yours win on the same offer id)", "only": "Yours only"}
 ACCOUNTING = {"zero": "ZeRO paper, 16 B/param", "hf": "Hugging Face, 18 B/param"}
+RECOMPUTE_SEARCHED = {"auto": "Searched with the layout: the cheapest that fits"}
 RECOMPUTE = {
     "full": "Full (recompute every layer; the usual fine-tuning setting)",
     "selective": "Selective, per op (keep matmul outputs, recompute the rest; torchtitan)",
@@ -218,6 +219,10 @@ def _batch_fields(v: Any, values: Mapping[str, Any]) -> dict[str, Any]:
 
 def _zero_fields(v: Any, values: Mapping[str, Any]) -> dict[str, Any]:
     return {"zero_auto": True} if v == "auto" else {"zero_stage": int(v), "zero_auto": False}
+
+
+def _recompute_fields(v: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    return {"recompute_auto": True} if v == "auto" else {"recompute": str(v), "recompute_auto": False}
 
 
 # ---- the records' groups ----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from .options import (
     PRECISIONS,
     QLORA_LIBRARIES,
     RECOMPUTE,
+    RECOMPUTE_SEARCHED,
     SEQUENCE_LENGTHS,
     SIZES_B,
     TP_CHOICES,
@@ -27,6 +28,7 @@ from .options import (
     _gpu_label,
     _job_fields,
     _presets,
+    _recompute_fields,
     _zero_fields,
     tokens_label,
 )
@@ -281,10 +283,17 @@ JOB_RECORDS: tuple[Input, ...] = (
         "Activation checkpointing",
         "select",
         group=TRAIN,
-        field="recompute",
-        options=tuple(RECOMPUTE),
-        labels=RECOMPUTE,
+        options=(*RECOMPUTE, *RECOMPUTE_SEARCHED),
+        labels={**RECOMPUTE, **RECOMPUTE_SEARCHED},
+        to_fields=_recompute_fields,
+        sets=("recompute", "recompute_auto"),
+        default="full",
         jobs=TRAINING,
+        help="Activation checkpointing. Full: keep only each layer's input and recompute the rest in the backward "
+        "pass (one more forward pass, far less memory). Selective, per op (torchtitan's default): keep the matmul and "
+        "attention outputs, recompute the rest (half a forward pass more). None: keep every activation. Searched: "
+        "the planner tries all three with the layout and keeps the cheapest that fits; a policy set here is kept, "
+        "and a cheaper one is shown beside it.",
     ),
     Input(
         "ac_every", "Checkpoint every k-th layer", "number", group=TRAIN, field="recompute_every", step=1, jobs=TRAINING

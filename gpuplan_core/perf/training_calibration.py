@@ -55,6 +55,12 @@ def run_model(key: str) -> ModelArch:
     return get_preset(key)
 
 
+def source_key(source: str) -> str:
+    """The repository or paper of a ``source`` cell: 'pytorch/torchtitan benchmarks/x.md @sha, ...' ->
+    'pytorch/torchtitan' (torchtitan's three benchmark files are one source; NeMo and Megatron-Bridge two)."""
+    return str(source).replace(",", " ").split()[0]
+
+
 def held_out(run_id: str) -> bool:
     """A third of the runs, fixed by the id's CRC-32 (so a new row does not move the others)."""
     return zlib.crc32(run_id.encode()) % 3 == 0
@@ -115,6 +121,8 @@ class RunError:
     held_out: bool
     measured: float
     predicted: float
+    source: str = ""  # the repository or paper (source_key)
+    architecture: str = ""  # the GPU's generation (Ampere, Hopper, Blackwell)
 
     @property
     def error(self) -> float:
@@ -132,9 +140,9 @@ def run_errors(eff: TrainingEfficiency, mfu: float | None = None) -> list[RunErr
         pred = step.tokens_per_s_per_gpu
         if mfu is not None:  # the same run at a fixed MFU: tokens/s = MFU x peak / FLOPs per token
             pred = pred * mfu / step.mfu
-        out.append(
-            RunError(row.id, row.publisher, regime_of(row, m), held_out(row.id), float(row.tokens_per_s_per_gpu), pred)
-        )
+        reg, src = regime_of(row, m), source_key(row.source)
+        measured = float(row.tokens_per_s_per_gpu)
+        out.append(RunError(row.id, row.publisher, reg, held_out(row.id), measured, pred, src, gpu.architecture))
     return out
 
 

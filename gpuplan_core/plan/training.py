@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from pydantic import ConfigDict, Field, InstanceOf
 
@@ -154,7 +155,7 @@ def step_layout(m: ModelArch, sc: Scenario, o: Offer | None, lay: TrainingLayout
         global_batch_tokens=max(glob, micro * seq * dp),
         precision=tr.precision,
         frozen_base=frozen,
-        recompute=tr.recompute,
+        recompute=lay.recompute or tr.recompute,
         recompute_every=tr.recompute_every,
         gpus_per_node=per_node,
         inter_node_gbit_s_per_gpu=gbit / per_node,
@@ -164,14 +165,21 @@ def step_layout(m: ModelArch, sc: Scenario, o: Offer | None, lay: TrainingLayout
     )
 
 
+@lru_cache(maxsize=16384)
+def _step(m: ModelArch, gpu: GPU, lay: StepLayout) -> TrainingStep:
+    """The step model's answer, kept across searches (all three frozen): a change of tokens, deadline or prices
+    re-times nothing."""
+    return training_step(m, gpu, lay)
+
+
 def run_mfu(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer | None, lay: TrainingLayout, work: TrainingWork):
     """(MFU, the predicted step or None when the user set the MFU)."""
     if work.mfu is not None:
         return work.mfu, None
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
-    key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch)
+    key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute)
     if (step := work.steps.get(key)) is None:
-        step = work.steps[key] = training_step(m, gpu, step_layout(m, sc, o, lay))
+        step = work.steps[key] = _step(m, gpu, step_layout(m, sc, o, lay))
     return step.mfu, step
 
 
@@ -187,8 +195,10 @@ def priced(
     late = sc.training.deadline_hours and wall > sc.training.deadline_hours * 1.0001
     rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
     how = "predicted for this layout" if step is not None else "as you set it"
+    rec = lay.recompute or sc.training.recompute
     why = [
-        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}, micro-batch {lay.micro_batch}), "
+        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}, micro-batch {lay.micro_batch}, "
+        f"recompute {rec}), "
         f"{figure(gh, 4)} GPU-hours at MFU {mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
         f"+{sc.training.overhead_factor:.0%} for failed runs and sweeps",
         *rc.notes,
@@ -224,6 +234,7 @@ def priced(
         step=step,
         micro_batch=lay.micro_batch,
         **band,
+        recompute=rec,
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..hardware.catalog import GPU
 from ..memory.budget import memory_budget
@@ -43,6 +44,7 @@ class TrainingLayout:
     notes: list[str] = field(default_factory=list)  # what differs from what was asked, and why
     reason: str = ""  # how the count was chosen, for the why-chain
     micro_batch: int = 1  # sequences per GPU per micro-batch
+    recompute: str = ""  # activation checkpointing as searched ("": the scenario's)
 
 
 def machines_of(o: Offer, gpus: int) -> int:
@@ -64,6 +66,14 @@ def zero_stages(sc: Scenario) -> list[int]:
     return [0, 1, 2, 3] if sc.parallelism.zero_auto else list(range(sc.parallelism.zero_stage, 4))
 
 
+RECOMPUTES = ("none", "selective", "full")  # fastest first: each keeps fewer activations and recomputes more
+
+
+def recomputes(sc: Scenario) -> list[str]:
+    """The recompute policies tried: all three when searched (``recompute_auto``), else the one set."""
+    return list(RECOMPUTES) if sc.training.recompute_auto else [sc.training.recompute]
+
+
 def micro_batches(sc: Scenario) -> list[int]:
     """The micro-batches tried: the one given, then each half of it down to 1 (8, 4, 2, 1)."""
     b, out = sc.request.batch_or_one, []
@@ -83,6 +93,12 @@ class TrainingShape:
     dp_min: int
     cp: int = 1  # context parallel: the user's, kept on every shape
     micro_batch: int = 1
+    recompute: str = "full"  # activation checkpointing
+
+    @property
+    def key(self) -> tuple[int, int, int, str]:
+        """ZeRO stage, tp, pp, recompute: the shape but its micro-batch and data-parallel ranks."""
+        return self.zero_stage, self.tp, self.pp, self.recompute
 
     @property
     def per_copy(self) -> int:
@@ -98,7 +114,15 @@ class TrainingShape:
         return gpus % n0 == 0 and gpus // n0 >= self.dp_min
 
     def layout(self, gpus: int, reason: str = "") -> TrainingLayout:
-        return TrainingLayout(self.tp, self.pp, gpus, self.zero_stage, reason=reason, micro_batch=self.micro_batch)
+        return TrainingLayout(
+            self.tp,
+            self.pp,
+            gpus,
+            self.zero_stage,
+            reason=reason,
+            micro_batch=self.micro_batch,
+            recompute=self.recompute,
+        )
 
 
 def _dp_min(sharded: float, unsharded: float, cap: float) -> int | None:
@@ -113,24 +137,35 @@ def _dp_min(sharded: float, unsharded: float, cap: float) -> int | None:
     return dp
 
 
-class ShapeGrid:
-    """The job's per-GPU bytes for every ZeRO stage x micro-batch x tp x pp tried (GPU-independent), and the shapes
-    that fit one GPU type, in order of preference: the lower stage, the user's tp x pp, the larger micro-batch (the
-    one given first), fewer GPUs per copy."""
+_SHAPES: dict[tuple, dict[str, list[TrainingShape]]] = {}  # per grid (its model and memory questions): shapes by GPU
 
-    def __init__(self, m: ModelArch, sc: Scenario, zeros: list[int] | None = None):
+
+class ShapeGrid:
+    """The job's per-GPU bytes for every ZeRO stage x recompute x micro-batch x tp x pp tried (GPU-independent), and
+    the shapes that fit one GPU type, in order of preference: the lower stage, the recompute set (then the faster),
+    the user's tp x pp, the larger micro-batch (the one given first), fewer GPUs per copy."""
+
+    def __init__(
+        self, m: ModelArch, sc: Scenario, zeros: list[int] | None = None, recompute: list[str] | None = None
+    ) -> None:
         self.m, self.sc = m, sc
         self.zeros = zeros if zeros is not None else zero_stages(sc)
-        self.rows: list[tuple[int, int, MemoryRequest, list]] = []
+        self.recomputes = recompute if recompute is not None else recomputes(sc)
+        self.rows: list[tuple[int, str, int, MemoryRequest, list]] = []
         for zero in self.zeros:
-            for b in micro_batches(sc):
-                req = memory_request(sc.with_(zero_stage=zero), batch=b)
-                self.rows.append((zero, b, req, self._table(req, zero)))
-        self._by_gpu: dict[str, list[TrainingShape]] = {}
+            for rec in self.recomputes:
+                for b in micro_batches(sc):
+                    req = memory_request(sc.with_(zero_stage=zero, recompute=rec), batch=b)
+                    self.rows.append((zero, rec, b, req, self._table(req, zero)))
+        par = sc.parallelism
+        key = (m, tuple(r[:4] for r in self.rows), par.tp, par.pp, par.cp, sc.training.recompute)
+        self._by_gpu: dict[str, list[TrainingShape]] = _SHAPES.setdefault(key, {})
+        if len(_SHAPES) > 64:  # a bounded cache: the oldest grids go first
+            _SHAPES.pop(next(iter(_SHAPES)))
 
     def _table(self, req: MemoryRequest, zero: int) -> list:
         par = self.sc.parallelism
-        rows = layout_table(self.m, req, MAX_TRAINING_GPUS)
+        rows = list(_layout_table(self.m, req))
         if all((tp, pp) != (par.tp, par.pp) for _, tp, pp, _, _ in rows):
             try:  # the user's own tp x pp, off the grid: its bytes at dp 1 and 2 give the split
                 own = par.tp * par.pp * par.cp
@@ -144,10 +179,10 @@ class ShapeGrid:
     def shapes(self, gpu: GPU) -> list[TrainingShape]:
         if gpu.gpu not in self._by_gpu:
             par, out = self.sc.parallelism, []
-            for zero, b, req, rows in self.rows:
+            for zero, rec, b, req, rows in self.rows:
                 cap = budget_bytes(gpu, req.runtime)
                 fit = [
-                    TrainingShape(zero, tp, pp, dp, par.cp, b)
+                    TrainingShape(zero, tp, pp, dp, par.cp, b, rec)
                     for _, tp, pp, sh, un in sorted(rows, key=lambda r: r[2])
                     if (dp := _dp_min(sh, un, cap)) is not None
                 ]
@@ -158,11 +193,21 @@ class ShapeGrid:
                     if (sh.tp, sh.pp) == (par.tp, par.pp) or kept.get(sh.tp, 0) < PIPELINE_DEPTHS_TRIED:
                         kept[sh.tp] = kept.get(sh.tp, 0) + 1
                         out.append(sh)
-            mine = (par.tp, par.pp)
-            self._by_gpu[gpu.gpu] = sorted(
-                out, key=lambda s: (s.zero_stage, (s.tp, s.pp) != mine, -s.micro_batch, s.tp * s.pp, s.tp)
-            )
+            mine, own = (par.tp, par.pp), self.sc.training.recompute
+
+            def order(s: TrainingShape) -> tuple:
+                rec = (s.recompute != own, RECOMPUTES.index(s.recompute))
+                return (s.zero_stage, rec, (s.tp, s.pp) != mine, -s.micro_batch, s.tp * s.pp, s.tp)
+
+            self._by_gpu[gpu.gpu] = sorted(out, key=order)
         return self._by_gpu[gpu.gpu]
+
+
+@lru_cache(maxsize=512)
+def _layout_table(m: ModelArch, req: MemoryRequest) -> tuple:
+    """fit.layout_table up to MAX_TRAINING_GPUS, kept per model and memory question (both frozen): an answer's two
+    searches (the plan and its cost table) and the search beside a fixed stage or recompute share their rows."""
+    return tuple(layout_table(m, req, MAX_TRAINING_GPUS))
 
 
 def runnable(shapes: list[TrainingShape], o: Offer) -> list[TrainingShape]:
@@ -171,11 +216,12 @@ def runnable(shapes: list[TrainingShape], o: Offer) -> list[TrainingShape]:
 
 
 def best_per_shape(shapes: list[TrainingShape], gpus: int) -> list[TrainingShape]:
-    """Of the shapes that hold ``gpus``, per ZeRO stage and tp x pp the largest micro-batch (the first in order)."""
-    seen: set[tuple[int, int, int]] = set()
+    """Of the shapes that hold ``gpus``, per ZeRO stage, recompute and tp x pp the largest micro-batch (the first in
+    order)."""
+    seen: set[tuple] = set()
     out = []
     for s in shapes:
-        if s.holds(gpus) and (k := (s.zero_stage, s.tp, s.pp)) not in seen:
+        if s.holds(gpus) and (k := s.key) not in seen:
             seen.add(k)
             out.append(s)
     return out

@@ -23,6 +23,7 @@ from .search import Rejection, layout_label
 from .training import TrainingCandidate, TrainingWork, count_set, priced, run_mfu, training_work
 from .training_layout import (
     MAX_TRAINING_GPUS,
+    RECOMPUTES,
     ShapeGrid,
     TrainingShape,
     cannot_run,
@@ -30,9 +31,12 @@ from .training_layout import (
     machines_of,
     nearest_count,
     network_text,
+    recomputes,
     runnable,
+    zero_stages,
 )
 
+_REC = {"none": "no recompute", "selective": "selective recompute", "full": "full recompute"}
 PRICED_PER_OFFER = 8  # the planner's count: the layouts priced per offer, the fastest by GPU-hours billed
 
 # the part of a step an alternative spends more on, in words (its key in TrainingStep.parts())
@@ -62,7 +66,8 @@ def training_candidates(
         if not o.is_serverless:
             by_gpu.setdefault(o.gpu, []).append(o)
     grid = ShapeGrid(m, sc)
-    full = ShapeGrid(m, sc, [0, 1, 2, 3]) if not sc.parallelism.zero_auto and work.mfu is None else None
+    free = _freed(sc) if work.mfu is None else {}
+    full = ShapeGrid(m, _searched(sc), free.get("zeros"), free.get("recompute")) if free else None
     for gid, gpu_offers in by_gpu.items():
         cands += _search_gpu(m, sc, get_gpu(gid), gpu_offers, work, rejected, grid, full)
     if not count_set(sc):
@@ -106,23 +111,60 @@ def _search_gpu(m, sc, gpu, offers, work, rejected, grid, full) -> list[Training
     search = _at_users_count if count_set(sc) else _at_planners_count
     if not sc.parallelism.zero_auto and not count_set(sc):  # the stage set, else the lowest above that holds it
         shapes = [s for s in shapes if s.zero_stage == shapes[0].zero_stage]
-    auto = sc.with_(zero_auto=True) if full is not None else None
-    out = []
-    for o in offers:
-        c = search(m, sc, gpu, o, shapes, work, rejected)
-        if c is None:
-            continue
-        if auto is not None and c.alternative_to is None:
-            alt = search(m, auto, gpu, o, full.shapes(gpu), work, [])
-            if alt is not None and alt.zero_stage != c.zero_stage and alt.run_cost_usd < c.run_cost_usd * 0.995:
-                saved = 1 - alt.run_cost_usd / c.run_cost_usd
-                c.why.append(
-                    f"searching the ZeRO stage (zero=auto) finds a cheaper run: {alt.label} on {alt.gpus:,} GPUs, MFU "
-                    f"{alt.mfu:.2f}, {alt.run_cost_usd:,.0f} USD ({saved:.0%} less); ZeRO-{c.zero_stage} is kept as set"
-                )
-                c.tried.insert(0, c.why[-1])
-        out.append(c)
+    out = [c for o in offers if (c := search(m, sc, gpu, o, shapes, work, rejected)) is not None]
+    mine = [c for c in out if c.alternative_to is None]
+    if full is not None and mine:  # what the user fixed, searched: on the cheapest offer of this GPU type
+        c = min(mine, key=lambda c: c.run_cost_usd)
+        alt = search(m, _searched(sc), gpu, c.offer, full.shapes(gpu), work, [])
+        if alt is not None and alt.run_cost_usd < c.run_cost_usd * 0.995 and (line := _cheaper_beside(c, alt, sc)):
+            c.why.append(line)
+            c.tried.insert(0, line)
     return out
+
+
+def _freed(sc: Scenario) -> dict:
+    """What the user fixed that the search would otherwise choose: the ZeRO stages and recompute policies to try
+    beside it, and whether a TP x PP was set (empty: nothing fixed)."""
+    out = {}
+    if not sc.parallelism.zero_auto:
+        out["zeros"] = [0, 1, 2, 3]
+    if not sc.training.recompute_auto:
+        out["recompute"] = list(RECOMPUTES)
+    if sc.parallelism.tp * sc.parallelism.pp > 1:
+        out["layout"] = True
+    if out:
+        out.setdefault("zeros", zero_stages(sc))
+        out.setdefault("recompute", recomputes(sc))
+    return out
+
+
+def _searched(sc: Scenario) -> Scenario:
+    """The scenario with what the user fixed left to the search: the ZeRO stage, the recompute, TP x PP."""
+    return sc.with_(zero_auto=True, recompute_auto=True, tp=1, pp=1)
+
+
+def _cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, sc: Scenario) -> str | None:
+    """'ZeRO-3 would be 22% cheaper: ZeRO-3, DP 64 on 64 GPUs, MFU 0.34, 119,115 USD; ZeRO-0 is kept as set'
+    (None where the cheaper run differs only in what the search chose anyway)."""
+    what, kept = [], []
+    if not sc.parallelism.zero_auto and alt.zero_stage != c.zero_stage:
+        what.append(f"ZeRO-{alt.zero_stage}")
+        kept.append(f"ZeRO-{c.zero_stage}")
+    if not sc.training.recompute_auto and alt.recompute != c.recompute:
+        what.append(_REC[alt.recompute])
+        kept.append(_REC[c.recompute])
+    par = sc.parallelism
+    if par.tp * par.pp > 1 and (alt.tp, alt.pp) != (c.tp, c.pp):
+        what.append(f"TP {alt.tp} x PP {alt.pp}")
+        kept.append(f"TP {c.tp} x PP {c.pp}")
+    if not what:
+        return None
+    saved = 1 - alt.run_cost_usd / c.run_cost_usd
+    return (
+        f"{' with '.join(what)} would be {saved:.0%} cheaper: {alt.label}, micro-batch {alt.micro_batch}, recompute "
+        f"{alt.recompute}, on {alt.gpus:,} GPUs, MFU {alt.mfu:.2f}, {alt.run_cost_usd:,.0f} USD; "
+        f"{' and '.join(kept)} {'is' if len(kept) == 1 else 'are'} kept as set"
+    )
 
 
 def _best(cands: list[TrainingCandidate], aim: float | None = None) -> TrainingCandidate:
@@ -143,10 +185,14 @@ def _per_gpu_token(step: TrainingStep) -> dict[str, float]:
     return {k: v * step.gpus / step.tokens_per_step for k, v in step.parts().items()}
 
 
-def _why_over(pick: TrainingCandidate, alt: TrainingCandidate) -> str:
-    """'ZeRO-3 over ZeRO-0 (TP 2 x PP 2 x DP 16): no pipeline bubble, MFU 0.34 vs 0.26, 22% cheaper'."""
+def _why_over(pick: TrainingCandidate, alt: TrainingCandidate, by: str = "zero") -> str:
+    """'ZeRO-3 over ZeRO-0 (TP 2 x PP 2 x DP 16): no pipeline bubble, MFU 0.34 vs 0.26, 22% cheaper' (``by``
+    "recompute": 'selective recompute over full (ZeRO-1, DP 64, micro-batch 2): ...')."""
     split = alt.label.split(", ", 1)[1]
-    head = f"ZeRO-{pick.zero_stage} over ZeRO-{alt.zero_stage} ({split}, micro-batch {alt.micro_batch})"
+    if by == "recompute":
+        head = f"{_REC[pick.recompute]} over {_REC[alt.recompute]} ({alt.label}, micro-batch {alt.micro_batch})"
+    else:
+        head = f"ZeRO-{pick.zero_stage} over ZeRO-{alt.zero_stage} ({split}, micro-batch {alt.micro_batch})"
     if alt.misses and not pick.misses:
         return f"{head}: it misses the deadline ({alt.misses[0]})"
     parts = []
@@ -179,6 +225,15 @@ def _tried(pick: TrainingCandidate, cands: list[TrainingCandidate], stages: list
             out.append(_why_over(pick, alt))
     if same:
         out.append(f"{', '.join(same)}: within 0.5% of ZeRO-{pick.zero_stage}'s cost here")
+    if sc.training.recompute_auto:
+        for r in RECOMPUTES:
+            mine = [c for c in cands if c.recompute == r]
+            if r == pick.recompute:
+                continue
+            if not mine:
+                out.append(f"{_REC[r]}: no layout holds the job here")
+                continue
+            out.append(_why_over(pick, _best(mine), "recompute"))
     asked = sc.request.batch_or_one
     if pick.micro_batch < asked:
         out.append(f"micro-batch {pick.micro_batch}, not the {asked} given: the largest that fits this layout")
@@ -229,43 +284,74 @@ def _within(m, sc, gpu, o, shapes: list[TrainingShape], n: int, work: TrainingWo
 
 def _largest_micro_batch(shapes: list[TrainingShape]) -> list[TrainingShape]:
     """Per ZeRO stage and tp x pp, the shape of the largest micro-batch that fits (the first in order)."""
-    seen: set[tuple[int, int, int]] = set()
-    return [s for s in shapes if (k := (s.zero_stage, s.tp, s.pp)) not in seen and not seen.add(k)]
+    seen: set[tuple] = set()
+    return [s for s in shapes if (k := s.key) not in seen and not seen.add(k)]
+
+
+SHARE_ACROSS_OFFERS = True  # offers alike in what the step and layout read share one ranking (False: each its own)
+
+
+def _machine(o: Offer) -> tuple:
+    """What the planner's layouts and steps read of an offer (all but its price and billing)."""
+    return o.machine_gpus, o.inter_node_gbit_s, o.inter_node_network, o.intra_node_link
 
 
 def _at_planners_count(m, sc, gpu, o, shapes, work, rejected) -> TrainingCandidate | None:
     """No count set: per shape, the fewest GPUs that hold it, grown to finish within the deadline (or the default
-    deadline); across machines only over a fast network."""
+    deadline); across machines only over a fast network. Offers of the same machine and network rank the same
+    layouts (``_ranked``, computed once for them); each prices the best of them on its own bill."""
+    key = ("ranked", gpu.gpu, _machine(o), tuple(shapes))
+    if not SHARE_ACROSS_OFFERS or (ranked := work.steps.get(key)) is None:
+        ranked = work.steps[key] = _ranked(m, sc, gpu, o, shapes, work)
+    if isinstance(ranked, str):
+        what = layout_label(gpu.gpu, shapes[0].tp, shapes[0].pp) if ranked != "network" else None
+        reason = o.layout_problem(shapes[0].tp, 1) if ranked != "network" else None
+        if ranked == "network":
+            need = min(s.fewest_gpus for s in runnable(shapes, o))
+            reason = (
+                f"needs {need} GPUs across machines: a coupled job needs a fast RDMA "
+                f"network; this offer has {network_text(o)}"
+            )
+        rejected.append(Rejection(gpu.gpu, reason, sc.formats.weights_format, o.offer_id, *([what] if what else [])))
+        return None
+    entries, chosen, first_fewest, aim = ranked
+    cands, smallest = [], None
+    for i in chosen:
+        s, n, why = entries[i]
+        c = priced(m, o, gpu, s.layout(n, why), work, sc)
+        cands.append(c)
+        if i == first_fewest:
+            smallest = c
+    deadline = sc.training.deadline_hours
+    pick = _finish(_best(cands, aim), cands, sc)
+    if not sc.parallelism.zero_auto and pick.zero_stage != sc.parallelism.zero_stage:
+        pick.why.append(
+            f"ZeRO-{pick.zero_stage}: at ZeRO-{sc.parallelism.zero_stage} the model states do not fit this GPU"
+        )
+    pick.fewest = smallest if smallest is not None and pick.gpus > smallest.gpus else None
+    if aim and pick.wall_hours > aim * 1.0001 and not deadline:
+        pick.why.append(
+            f"takes {pick.wall_hours:,.0f} h, beyond the {aim:,.0f} h a run is usually given: this offer cannot "
+            "couple enough GPUs"
+        )
+    return pick
+
+
+def _ranked(m, sc, gpu, o, shapes, work):
+    """The planner's layouts on this offer's machines: (entries (shape, count, why), the indices to price (the
+    PRICED_PER_OFFER fastest by GPU-hours billed, the fewest GPUs, the fastest of each ZeRO stage and recompute),
+    the index of the fewest, the wall-time aim), or why none runs: "layout" (no tensor parallel it allows),
+    "network" (it needs machines it cannot couple)."""
     usable = runnable(shapes, o)
     if not usable:
-        s = shapes[0]
-        rejected.append(
-            Rejection(
-                gpu.gpu,
-                o.layout_problem(s.tp, 1),
-                sc.formats.weights_format,
-                o.offer_id,
-                layout_label(gpu.gpu, s.tp, s.pp),
-            )
-        )
-        return None
+        return "layout"
     local = _largest_micro_batch([s for s in usable if o.fast_network or s.fewest_gpus <= o.machine_gpus])
     if not local:
-        need = min(s.fewest_gpus for s in usable)
-        rejected.append(
-            Rejection(
-                gpu.gpu,
-                f"needs {need} GPUs across machines: a coupled job needs a fast RDMA "
-                f"network; this offer has {network_text(o)}",
-                sc.formats.weights_format,
-                o.offer_id,
-            )
-        )
-        return None
+        return "network"
     deadline = sc.training.deadline_hours
     aim = deadline or sc.training.default_deadline_hours
     fewest = min(s.fewest_gpus for s in local)
-    cands, entries, smallest = [], [], None
+    entries = []
     at_fewest = [s for s in local if s.holds(fewest)]
     if not aim or _within(m, sc, gpu, o, at_fewest, fewest, work, aim):
         local, aim = at_fewest, None  # the fewest GPUs that hold the job (in time), at the cheapest layout of them
@@ -288,27 +374,12 @@ def _at_planners_count(m, sc, gpu, o, shapes, work, rejected) -> TrainingCandida
         entries += [(s, n, why) for n, why in counts.items() if s.holds(n)]
     ranked = sorted(range(len(entries)), key=lambda i: _estimate(m, sc, gpu, o, *entries[i][:2], work))
     first_fewest = next(i for i, e in enumerate(entries) if e[1] == fewest)
-    per_stage = {}  # the fastest of each ZeRO stage, for the why-chain's comparison
+    per_stage = {}  # the fastest of each ZeRO stage and recompute policy, for the why-chain's comparison
     for i in ranked:
         per_stage.setdefault(entries[i][0].zero_stage, i)
-    for i in sorted({*ranked[:PRICED_PER_OFFER], first_fewest, *per_stage.values()}):
-        s, n, why = entries[i]
-        c = priced(m, o, gpu, s.layout(n, why), work, sc)
-        cands.append(c)
-        if i == first_fewest:
-            smallest = c
-    pick = _finish(_best(cands, aim), cands, sc)
-    if not sc.parallelism.zero_auto and pick.zero_stage != sc.parallelism.zero_stage:
-        pick.why.append(
-            f"ZeRO-{pick.zero_stage}: at ZeRO-{sc.parallelism.zero_stage} the model states do not fit this GPU"
-        )
-    pick.fewest = smallest if smallest is not None and pick.gpus > smallest.gpus else None
-    if aim and pick.wall_hours > aim * 1.0001 and not deadline:
-        pick.why.append(
-            f"takes {pick.wall_hours:,.0f} h, beyond the {aim:,.0f} h a run is usually given: this offer cannot "
-            "couple enough GPUs"
-        )
-    return pick
+        per_stage.setdefault(entries[i][0].recompute, i)
+    chosen = sorted({*ranked[:PRICED_PER_OFFER], first_fewest, *per_stage.values()})
+    return entries, chosen, first_fewest, aim
 
 
 # ---- a count set ----------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from ..memory.training_measurements import peak_summary
 from ..perf.training_calibration import stored_calibration
+from ..perf.training_sources import holdout_sentence
 
 PAGED = "paged optimizers (full fine-tuning)"
 
@@ -30,6 +31,9 @@ class TrainingAccuracy(BaseModel):
     speed_moe_median: float = Field(description="held-out mixture-of-experts runs")
     speed_moe_points: int
     speed_moe_band: float = Field(description="a mixture-of-experts prediction's band (held-out 80th percentile)")
+    speed_by_source: str = Field(
+        "", description="median |error| per class and per source with each source left out of the fit in turn"
+    )
 
     @property
     def memory_points(self) -> int:
@@ -73,4 +77,5 @@ def training_accuracy() -> TrainingAccuracy:
         speed_moe_median=held["mixture of experts"]["median_abs_error"],
         speed_moe_points=held["mixture of experts"]["points"],
         speed_moe_band=held["mixture of experts"]["p80_abs_error"],
+        speed_by_source=holdout_sentence(),
     )

@@ -137,6 +137,7 @@ class Pick(BaseModel):
     replicas: int = Field(description="copies of the layout: serving replicas, or a training job's data-parallel ranks")
     zero_stage: int | None = None
     micro_batch: int | None = Field(None, description="training: sequences per GPU per micro-batch, as chosen")
+    recompute: str | None = Field(None, description="training: activation checkpointing (none, selective, full)")
     monthly_usd: float | None
     run_cost_usd: float | None
     price_per_gpu_hour_usd: float

@@ -320,6 +320,12 @@ class Training(Part):
     lora_rank: int = Field(
         16, ge=1, le=4096, description="Rank of the adapters (LoRA and QLoRA): adapter parameters grow with it."
     )
+    recompute_auto: bool = Field(
+        False,
+        description="Training: the planner searches activation checkpointing (none, selective, full) with the "
+        "layout and keeps the cheapest that fits (memory vs speed). False: the recompute set is kept, and a cheaper "
+        "policy is shown beside it.",
+    )
     deadline_hours: float | None = Field(None, gt=0, le=1e6, description="The run's completion-time target.")
     default_deadline_hours: float | None = Field(
         720.0,

@@ -51,7 +51,9 @@ def test_the_issue_question_picks_at_or_below_the_cheapest_of_the_four_forced_st
     line = next(w for w in pick.why if w.startswith(f"ZeRO-{pick.zero_stage} over ZeRO-0"))
     assert f"no pipeline bubble, MFU {pick.mfu:.2f} vs {forced[0].mfu:.2f}, {saving:.0%} cheaper" in line
     # the stage set is kept, and the cheaper run is stated beside it
-    assert any(w.startswith("searching the ZeRO stage (zero=auto) finds a cheaper run") for w in forced[0].why)
+    beside = next(w for w in forced[0].why if "kept as set" in w)
+    assert beside.startswith(f"ZeRO-{pick.zero_stage} with no recompute would be ")
+    assert beside.endswith("ZeRO-0 and full recompute are kept as set")
 
 
 def _zero3_over_pp(gbit_per_node: float):
@@ -134,4 +136,54 @@ def test_the_search_step_names_what_was_tried():
     cands, _ = _cands(sc, [P5])
     step = search_step(cands[0])
     assert step.label == "Layout searched" and step.value == "ZeRO-1, DP 64"
-    assert step.detail.startswith("ZeRO-1 over ZeRO-0 (PP 2 x DP 32, micro-batch 2): no pipeline bubble")
+    assert "; ZeRO-1 over ZeRO-0 (PP 2 x DP 32, micro-batch 2): no pipeline bubble" in step.detail
+    assert step.detail.startswith("no recompute would be 22% cheaper: ")  # the recompute set (full), kept
+
+
+def test_the_recompute_policy_is_searched_with_the_layout_memory_against_speed():
+    """recompute_auto: none, selective and full are tried with the ZeRO stage, layout and micro-batch. On the issue's
+    64 x H100 question no recompute wins: it holds only smaller micro-batches (memory), but saves the recompute's
+    extra forward pass (speed), and the pick is at or below each policy forced."""
+    assert INPUTS["recompute"].default == "full" and not _sc(**ISSUE).training.recompute_auto  # set unless asked
+    searched = _sc(**ISSUE, recompute="auto")  # the link's recompute=auto
+    assert searched.training.recompute_auto
+    assert "recompute=Searched+with+the+layout" in link_query({**ISSUE, "recompute": "auto"})  # a label, as every value
+    forced = {r: api.plan_report(_sc(**ISSUE, recompute=r)).picks[0] for r in ("none", "selective", "full")}
+    pick = api.plan_report(searched).picks[0]
+    assert pick.run_cost_usd <= min(p.run_cost_usd for p in forced.values()) * (1 + 1e-9)
+    assert pick.recompute == "none" and forced["full"].recompute == "full"
+    assert pick.micro_batch < forced["full"].micro_batch  # no recompute holds fewer sequences per GPU
+    line = next(w for w in pick.why if w.startswith("no recompute over full recompute ("))
+    saving = 1 - pick.run_cost_usd / forced["full"].run_cost_usd
+    assert line.endswith(f"{saving:.0%} cheaper") and f"MFU {pick.mfu:.2f} vs {forced['full'].mfu:.2f}" in line
+    # the policy set is kept, with the cheaper one beside it
+    kept = next(w for w in forced["full"].why if "kept as set" in w)
+    assert kept.startswith("no recompute would be ") and kept.endswith("full recompute is kept as set")
+
+
+def test_full_recompute_costs_one_more_forward_pass_of_the_matmuls_by_hand():
+    """The step model: matmuls 2 forward + 4 backward passes, + 2 more with full recompute (8 / 6), selective half
+    a forward (7 / 6); FlashAttention 1 + 2.5 passes, + 1 recomputed forward."""
+    from gpuplan_core.perf.training_step import StepLayout, training_step
+
+    m, gpu = _sc(**ISSUE).model(), OFFERS["aws-p5-48xl-use1-spot"].gpu
+    from gpuplan_core.hardware.catalog import get_gpu
+
+    steps = {
+        r: training_step(m, get_gpu(gpu), StepLayout(gpus=64, zero_stage=1, recompute=r))
+        for r in ("none", "selective", "full")
+    }
+    assert steps["full"].matmul_s / steps["none"].matmul_s == pytest.approx(8 / 6, rel=1e-12)
+    assert steps["selective"].matmul_s / steps["none"].matmul_s == pytest.approx(7 / 6, rel=1e-12)
+    assert steps["full"].attention_s / steps["none"].attention_s == pytest.approx(4.5 / 3.5, rel=1e-12)
+
+
+def test_a_tensor_x_pipeline_layout_set_is_kept_and_the_cheaper_one_stated_beside_it():
+    sc = _sc(**ISSUE, tp=2, pp=2)
+    p = api.plan_report(sc).picks[0]
+    free = api.plan_report(_sc(**ISSUE).with_(recompute_auto=True)).picks[0]  # nothing fixed: the search's own
+    assert (p.tp, p.pp, p.recompute) == (2, 2, "full") and (free.tp, free.pp) == (1, 1)
+    line = next(w for w in p.why if "kept as set" in w)
+    saving = 1 - free.run_cost_usd / p.run_cost_usd
+    assert line.startswith(f"no recompute with TP 1 x PP 1 would be {saving:.0%} cheaper: ")
+    assert f"{free.run_cost_usd:,.0f} USD; full recompute and TP 2 x PP 2 are kept as set" in line
