@@ -199,6 +199,15 @@ def _gpu_label(gid: str) -> str:
     return get_gpu(gid).label
 
 
+def _gpu_named(name: str) -> str:
+    """The catalog id a GPU's name or alias stands for ('TPU v6e', 'H100', 'Gaudi 3'); KeyError/ValueError if none."""
+    from ..hardware.catalog import get_gpu
+
+    if not name.isprintable() or name != name.strip():  # a crafted value is not a name ('H100\\x00')
+        raise ValueError(f"not a GPU name: {name!r}")
+    return get_gpu(name).gpu
+
+
 def _presets() -> list[str]:
     from ..model.presets import load_presets
 

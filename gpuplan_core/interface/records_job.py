@@ -28,6 +28,7 @@ from .options import (
     _batch_fields,
     _gpu_ids,
     _gpu_label,
+    _gpu_named,
     _job_fields,
     _presets,
     _zero_fields,
@@ -180,6 +181,7 @@ JOB_RECORDS: tuple[Input, ...] = (
         options=lambda: ["any", *_gpu_ids()],
         labels=lambda g: "Any GPU" if g == "any" else _gpu_label(g),
         none_when="any",
+        resolve=_gpu_named,  # gpu=TPU v6e, gpu=H100 in a link: the catalog's aliases
     ),
     Input(
         "meeting",

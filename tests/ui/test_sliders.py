@@ -58,3 +58,23 @@ def test_model_size_only_takes_any_size_and_the_older_link_form():
     at.sidebar.select_slider(key="size_b__slider").set_value(72.0).run()  # the next published size
     assert at.session_state["gpuplan_run"].scenario.model_source.params == 72_000_000_000
     assert at.query_params["size_b"] == "72"
+
+
+def test_in_the_served_app_a_slider_step_reruns_its_pair_and_the_page_alone(monkeypatch):
+    """With page reruns on (as served), the slider's change reruns the page and the pair's fragment: the box shows
+    the slider's value, the rest of the sidebar is not sent again, and the answer is a whole run's for that value."""
+    from streamlit.testing.v1 import AppTest
+
+    from gpuplan_ui.state import PAGE_RERUNS_ENV
+    from tests.ui.apptest import APP
+
+    monkeypatch.setenv(PAGE_RERUNS_ENV, "1")
+    at = AppTest.from_file(APP, default_timeout=90).run()
+    at.sidebar.select_slider(key="in__slider").set_value(3000.0).run()
+    assert not at.exception
+    assert [(w.key, w.value) for w in at.sidebar.get("number_input")] == [("in", 3000)]
+    assert not at.sidebar.get("selectbox")  # the job, the model, the GPU: not sent again
+    whole = AppTest.from_file(APP, default_timeout=90)
+    whole.query_params["in"] = "3000"
+    whole.run()
+    assert [(m.label, m.value) for m in at.metric] == [(m.label, m.value) for m in whole.metric]

@@ -272,3 +272,17 @@ def test_a_scenario_file_without_a_pricing_file_or_with_a_broken_one():
         ["scenario file: 'pricing_file' must be an object with its 'csv' text; its prices are not used"],
     )
     assert scenario_pricing_file("not json") == (None, [])
+
+
+def test_a_gpu_named_by_its_alias_in_a_link_is_that_gpu():
+    """gpu=TPU v6e (the catalog's label is 'TPU v6e (Trillium)'), gpu=H100, b_gpu=Gaudi 3: the catalog's aliases."""
+    values, notes = read_link({"gpu": "TPU v6e", "accel": "true", "b_gpu": "Gaudi 3"})
+    assert (values["gpu"], values["b_gpu"], notes) == ("TPU-v6e", "Gaudi3", [])
+    assert read_link({"gpu": "H100"})[0]["gpu"] == "H100-SXM"
+    assert dict(parse_qsl(link_query({**DEFAULTS, **values}))) == {
+        "gpu": "TPU v6e (Trillium)",  # written again as the selector shows it
+        "accel": "true",
+        "b_gpu": "Gaudi 3 OAM",
+    }
+    values, notes = read_link({"gpu": "TPU v9"})
+    assert "gpu" not in values and "not allowed" in notes[0]
