@@ -43,7 +43,8 @@ with page.guard("Memory budget"):
                 st.markdown("**Budgets by scope (per GPU)**")
                 st.markdown(
                     "\n".join(f"- *{scope}*: {fmt.gb(v, 2)} ({fmt.gib(v, 2)})" for scope, v in mem.budgets.items())
-                    + f"\n- *all {mem.layout.gpus} GPU(s) of the layout, whole runtime*: {fmt.gb(mem.total_bytes, 2)}"
+                    + f"\n- *all {fmt.counted(mem.layout.gpus, 'GPU')} of the layout, whole runtime*: "
+                    + fmt.gb(mem.total_bytes, 2)
                 )
                 if mem.notes:
                     st.caption("\n\n".join(fmt.md_escape(n) for n in mem.notes))

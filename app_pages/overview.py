@@ -62,9 +62,12 @@ if plan is not None:
                 st.markdown("**Cheaper, but they miss the target**")
                 st.markdown(
                     "\n".join(
-                        f"- {p.offer_id} ({p.layout}, {p.weights_format}, "
-                        f"{fmt.usd(p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd)}): "
-                        + "; ".join(p.misses)
+                        "- "
+                        + fmt.md_escape(
+                            f"{p.offer_id} ({p.layout}, {p.weights_format}, "
+                            f"{fmt.usd(p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd)}): "
+                            + "; ".join(p.misses)
+                        )
                         for p in ans.near_misses
                     )
                 )

@@ -19,7 +19,7 @@ The streamlit app never imports a sub-package directly: every name it needs is r
 
 from . import api
 from .common.errors import describe
-from .common.text import count, gb, gib, ms, pct, rate, usd
+from .common.text import count, counted, gb, gib, ms, pct, rate, usd
 from .common.units import GB
 from .hardware.catalog import GPU, get_gpu, load_efficiency, load_gpus
 from .hardware.engines import ENGINES

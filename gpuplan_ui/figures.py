@@ -15,7 +15,7 @@ import math
 
 import plotly.graph_objects as go
 
-from gpuplan_core import GB, MemoryReport
+from gpuplan_core import GB, MemoryReport, counted
 
 # One colour per GPU, the same on every chart.
 GPU_COLORS = {
@@ -309,7 +309,7 @@ def memory_figure(report: MemoryReport) -> go.Figure:
     else:
         fewest = report.fewest  # the one the page's answer names
         more = f"; the fewest: {fewest.min_gpus:,} x {fewest.label}" if fewest else ""
-        title = f"Needs {need:,.1f} GB{per}: no GPU type holds it at {n} GPU(s){more}"
+        title = f"Needs {need:,.1f} GB{per}: no GPU type holds it at {counted(n, 'GPU')}{more}"
     top = max([need, *(g.vram_nominal_bytes / GB for g in gpus)])
     layout = chart_layout(
         title,

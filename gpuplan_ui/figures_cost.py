@@ -9,7 +9,7 @@ from datetime import date
 
 import plotly.graph_objects as go
 
-from gpuplan_core import GB, Growth, InferenceCostRow, Lifetime, MarketProjection, TrainingCostRow
+from gpuplan_core import GB, Growth, InferenceCostRow, Lifetime, MarketProjection, TrainingCostRow, counted
 
 from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks, x_marker
 
@@ -178,8 +178,8 @@ def growth_figure(g: Growth, title: str, start: date | None = None) -> go.Figure
             name="monthly bill (right axis)",
             yaxis="y2",
             line={"color": "#f97316", "shape": "hv"},
-            customdata=[m.replicas for m in rows],
-            hovertemplate="month %{x}: %{y:$,.0f} for %{customdata} replica(s)<extra></extra>",
+            customdata=[counted(m.replicas, "replica") for m in rows],
+            hovertemplate="month %{x}: %{y:$,.0f} for %{customdata}<extra></extra>",
         ),
     ]
     shapes, notes = [], []

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpuplan_core import count, gb, gib, ms, pct, rate, usd
+from gpuplan_core import count, counted, gb, gib, ms, pct, rate, usd
 
-__all__ = ["count", "gb", "gib", "md_escape", "ms", "pct", "rate", "usd"]
+__all__ = ["count", "counted", "gb", "gib", "md_escape", "ms", "pct", "rate", "usd"]
 
 _MD_SPECIAL = "\\`*_[]<>#|~$"
 

@@ -39,6 +39,8 @@ def setup(title: str, needs_model: bool = True) -> tuple[Scenario, dict[str, Any
             )
         notes()
         st.stop()
+    if line := prices.no_offer_line(run.scenario.parallelism.gpu):
+        st.info(md_escape(line), icon=":material/info:")
     return run.scenario, run.values
 
 

@@ -8,6 +8,7 @@ A link naming a file this server does not hold gets a note on every page (``link
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -19,6 +20,7 @@ from gpuplan_core import (
     Offer,
     StoreError,
     apply_price_overrides,
+    get_gpu,
     load_pricing,
     load_pricing_text,
     merge_offers,
@@ -205,3 +207,19 @@ def prices_in_use() -> str:
     """One line saying which prices the page uses when they are not the bundled catalog's alone (a loaded file,
     your prices), shown wherever prices are used."""
     return " ".join(x for x in (_file_line(), price_overrides_line()[0]) if x)
+
+
+@functools.lru_cache(maxsize=16)
+def _offered_gpus(key: str) -> frozenset[str]:
+    return frozenset(get_gpu(o.gpu).gpu for o in offers_for(key))
+
+
+def no_offer_line(gpu: str | None) -> str:
+    """A catalog GPU type chosen that no offer in the prices in use rents (Gaudi 3 in the bundled prices), in words;
+    empty when one does or none is chosen. Every page says it under its title."""
+    if not gpu or gpu in _offered_gpus(pricing_key()):
+        return ""
+    return (
+        f"{get_gpu(gpu).label} is in the catalog, but no offer in the prices in use rents it: its memory and speed "
+        "are shown, with no cost and no recommendation for it (an offer of your own on Data & pricing upload adds one)."
+    )

@@ -99,11 +99,12 @@ def shape(values: dict[str, Any]) -> tuple:
     )
 
 
-def _changed() -> None:
+def _changed(*also: str) -> None:
     """on_change of every sidebar input (but the use case, which sets others): a change that leaves the sidebar as
-    it was reruns only the page; any other reruns the whole app (Streamlit's default)."""
+    it was reruns only the page (and ``also``, the fragments named: a number's box and slider, gpuplan_ui/stepped.py);
+    any other reruns the whole app (Streamlit's default)."""
     if page_reruns() and st.session_state.get(SHAPE) == shape(values_now(read_link(st.query_params.to_dict())[0])):
-        st.rerun(PAGE_FRAGMENT)
+        st.rerun([PAGE_FRAGMENT, *also] if also else PAGE_FRAGMENT)
 
 
 def _container(title: str, lazy: bool, records: list[Input], values: dict[str, Any]):

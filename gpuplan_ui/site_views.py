@@ -72,10 +72,12 @@ def own_section(ans: ScenarioAnswer) -> None:
         if o.break_even_utilization is not None
         else "renting wins at any utilization"
     )
-    st.caption(
-        f"{o.gpus:,} GPUs at {fmt.usd(o.server_usd_per_gpu)} each ({fmt.md_escape(o.server_price_source)}), "
-        f"amortised over {o.amortisation_years:g} years, busy {o.utilization:.0%} of hours; against the rental at "
-        f"{o.rent_usd_per_gpu_hour:,.2f} USD/GPU-hour: {wins}."
+    st.caption(  # escaped whole: two "$" in one line would read as math and eat its spaces ("within 5years")
+        fmt.md_escape(
+            f"{fmt.counted(o.gpus, 'GPU')} at {fmt.usd(o.server_usd_per_gpu)} each ({o.server_price_source}), "
+            f"amortised over {o.amortisation_years:g} years, busy {o.utilization:.0%} of hours; against the rental "
+            f"at {o.rent_usd_per_gpu_hour:,.2f} USD/GPU-hour: {wins}."
+        )
     )
 
 

@@ -11,6 +11,7 @@ which makes Streamlit log a warning with a stack trace on every rerun) and round
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,6 +20,7 @@ import streamlit as st
 from gpuplan_core import DEFAULTS, INPUTS, USE_CASES, Input
 
 from .state import NEEDS_FULL_RUN
+from .stepped import stepped
 
 BIND: dict[str, Any] = {"bind": "query-params"}
 PAGE_INPUTS = "page_inputs"  # session key: the pages' own inputs, as last written to the link
@@ -47,6 +49,9 @@ def render(
         return where.select_slider(label, options=opts, value=inp.default, format_func=inp.label_of, **kw)
     if inp.widget == "slider":
         return where.slider(label, float(inp.lo), float(inp.hi), value=float(inp.default), step=float(inp.step), **kw)
+    if inp.widget == "number" and inp.steps and bind:
+        with contextlib.nullcontext() if where is st else where:
+            return stepped(inp, label, {k: v for k, v in kw.items() if k != "on_change"}, kw.get("on_change"))
     if inp.widget == "number":
         return where.number_input(
             label,

@@ -43,6 +43,12 @@ def rate(x: float | None, unit: str = "tokens/s") -> str:
     return f"{v} {unit}"
 
 
+def counted(n: float, unit: str, units: str | None = None) -> str:
+    """A count and its unit, singular for one: '1 GPU', '2 GPUs', '1,024 machines' (``units``: an irregular plural)."""
+    word = unit if n == 1 else units or unit + "s"
+    return f"{n:,g} {word}" if isinstance(n, float) and not n.is_integer() else f"{n:,.0f} {word}"
+
+
 def count(n: float | None) -> str:
     if n is None:
         return "-"

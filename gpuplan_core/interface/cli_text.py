@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..common.text import counted
 from ..common.units import GB, GiB
 from ..report.calibration import CalibrationReport
 from ..report.cost import CostReport
@@ -164,7 +165,7 @@ def _format_plan(ans) -> str:
     lines = [f"{plan.model} ({plan.mode}), {plan.candidates} candidates; cost in {plan.unit}"]
     if ans.pick is not None:
         lines.append(
-            f"answer: {ans.pick.offer_id} ({ans.pick.layout}, {ans.pick.replicas} replica(s)) "
+            f"answer: {ans.pick.offer_id} ({ans.pick.layout}, {counted(ans.pick.replicas, 'replica')}) "
             f"{ans.cost_usd:,.0f} USD per {ans.cost_per}; memory per GPU {_gb(ans.memory_per_gpu_bytes)} at "
             f"{ans.memory_layout}" + "".join(f"; {c.text()}" for c in ans.checks)
         )
@@ -172,7 +173,9 @@ def _format_plan(ans) -> str:
         lines.append(plan.message)
     for i, p in enumerate(plan.picks, 1):
         cost = p.monthly_usd if p.monthly_usd is not None else p.run_cost_usd
-        lines.append(f"{i}. {p.offer_id} ({p.layout}, {p.replicas} replica(s), {p.weights_format}): {cost:,.0f} USD")
+        lines.append(
+            f"{i}. {p.offer_id} ({p.layout}, {counted(p.replicas, 'replica')}, {p.weights_format}): {cost:,.0f} USD"
+        )
         lines += [f"     - {w}" for w in p.why]
         if p.ttft_s is not None:
             tpot = "" if p.tpot_s is None else f", TPOT {p.tpot_s * 1e3:,.1f} ms"

@@ -52,6 +52,33 @@ SIZES_B = (
     2000,
 )
 SEQUENCE_LENGTHS = tuple(2**i for i in range(7, 21))  # 128 ... 1,048,576
+
+
+def round_steps(lo: float, hi: float) -> tuple[int, ...]:
+    """Log-spaced round numbers from lo to hi: 1, 1.5, 2, 3, 4, 5, 6, 8 x each power of ten (about 1.3x apart, the
+    use cases' lengths among them)."""
+    out = []
+    for exp in range(0, 9):
+        for m in (1, 1.5, 2, 3, 4, 5, 6, 8):
+            v = m * 10**exp
+            if lo <= v <= hi and float(v).is_integer():
+                out.append(int(v))
+    return tuple(out)
+
+
+INPUT_TOKEN_STEPS = round_steps(100, 1_000_000)  # the input-tokens slider's stops (the box takes any value)
+OUTPUT_TOKEN_STEPS = round_steps(10, 100_000)
+BATCH_STEPS = tuple(2**i for i in range(13))  # 1 ... 4,096 sequences
+
+
+def short_number(v: float) -> str:
+    """A slider stop as a person reads it: 300, 1.5k, 128k, 1M; a value between round ones in full (7,936)."""
+    for div, unit in ((1e6, "M"), (1e3, "k")):
+        if v >= div and round(v / div, 1) * div == v:
+            return f"{v / div:g}{unit}"
+    return f"{v:,g}" if v < 1e6 else f"{v:,.0f}"
+
+
 METHODS = {"full": "Full fine-tuning", "lora": "LoRA", "qlora": "QLoRA (4-bit base)"}
 BILLING = {
     "any": "Any billing",
@@ -171,6 +198,15 @@ def _gpu_label(gid: str) -> str:
     from ..hardware.catalog import get_gpu
 
     return get_gpu(gid).label
+
+
+def _gpu_named(name: str) -> str:
+    """The catalog id a GPU's name or alias stands for ('TPU v6e', 'H100', 'Gaudi 3'); KeyError/ValueError if none."""
+    from ..hardware.catalog import get_gpu
+
+    if not name.isprintable() or name != name.strip():  # a crafted value is not a name ('H100\\x00')
+        raise ValueError(f"not a GPU name: {name!r}")
+    return get_gpu(name).gpu
 
 
 def _presets() -> list[str]:

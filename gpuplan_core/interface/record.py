@@ -71,6 +71,11 @@ class Input:
     labels: Mapping | Callable[[Any], str] | None = None  # option -> label shown and written to links
     step: float | None = None
     fmt: str | None = None  # number display format
+    # A number's slider stops (natural steps: powers of two, log-spaced sizes), drawn under its number box; the box
+    # still takes any value in range and the slider gains the value it holds (a link's in=3000 stays 3000).
+    steps: Sequence[float] | None = None
+    suffix: str = ""  # a unit an older link form wrote after the number (size_b=70B): read and dropped
+    resolve: Callable[[str], Any] | None = None  # a choice's other names -> its option (a GPU's aliases: TPU v6e)
     scale: float = 1.0  # Scenario value = widget value x scale (ms -> s, billions -> count)
     none_when: Any = _UNSET  # the widget value that means "not set" (the field gets None)
     jobs: frozenset[str] = ALL_JOBS  # the jobs it applies to
@@ -182,6 +187,8 @@ class Input:
             for o in self.option_list():
                 if text == self.label_of(o) or text == str(o):
                     return o, None
+            if (other := self._resolved(text)) is not None:
+                return other, None
             return self.default, f"{shown} is not allowed (allowed: {self.allowed()}); the default is used."
         if self.widget == "toggle":
             if isinstance(raw, bool):
@@ -193,6 +200,8 @@ class Input:
             if len(text) > self.max_chars:
                 return self.default, f"{self.key} is longer than {self.max_chars} characters; the default is used."
             return text, None
+        if self.suffix and text.endswith(self.suffix):
+            text = text.removesuffix(self.suffix)
         try:
             v = float(text.replace(",", "")) if not isinstance(raw, bool) else math.nan
         except ValueError:
@@ -202,6 +211,22 @@ class Input:
         if self.whole and not v.is_integer():
             return float(round(v)), f"{shown} is not a whole number; {round(v)} is used."
         return v, None
+
+    def slider_stops(self, value: Any) -> list[float]:
+        """The slider's stops for a number with ``steps``: those in range, and ``value`` (the exact value the number
+        box holds, which a link or a typed number may set between two stops), in order."""
+        stops = {float(s) for s in self.steps or () if self.in_range(float(s))}
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            stops.add(float(value))
+        return sorted(stops)
+
+    def _resolved(self, text: str) -> Any:
+        """The option another name stands for (``resolve``), or None."""
+        try:
+            got = self.resolve(text) if self.resolve is not None else None
+        except (KeyError, ValueError):
+            return None
+        return got if got in self.option_list() else None
 
     def means_none(self, value: Any) -> bool:
         """Is this the widget value that means "not set" ("0 = none", "Any GPU", "same as A")?"""

@@ -6,12 +6,15 @@ from __future__ import annotations
 from ..model.formats import FORMATS, KV_FORMATS, WEIGHT_FORMATS
 from .options import (
     ACCOUNTING,
+    BATCH_STEPS,
     CROSS_ENTROPY,
+    INPUT_TOKEN_STEPS,
     LORA_TARGETS,
     METHODS,
     MODEL_SOURCES,
     OFFLOAD,
     OPTIMIZERS,
+    OUTPUT_TOKEN_STEPS,
     PAR,
     PP_CHOICES,
     PRECISIONS,
@@ -26,10 +29,12 @@ from .options import (
     _batch_fields,
     _gpu_ids,
     _gpu_label,
+    _gpu_named,
     _job_fields,
     _presets,
     _recompute_fields,
     _zero_fields,
+    short_number,
     tokens_label,
 )
 from .record import DEFAULT_JOB, DEFAULT_SOURCE, INFERENCE, JOBS, TRAINING, Input
@@ -73,10 +78,13 @@ JOB_RECORDS: tuple[Input, ...] = (
     Input(
         "size_b",
         "Model size (billions of parameters)",
-        "select_slider",
+        "number",
         field="params",
-        options=SIZES_B,
+        steps=SIZES_B,
         labels=lambda v: f"{v:g}B",
+        suffix="B",  # links before the number box wrote the slider's label (size_b=70B)
+        step=1,
+        fmt="%g",
         scale=1e9,
         source="size",
         default=7,
@@ -103,7 +111,7 @@ JOB_RECORDS: tuple[Input, ...] = (
     Input(
         "weights",
         "Weights format",
-        "select",
+        "select_slider",  # the formats in order, from 32 bits per weight down to 4
         field="weights_format",
         options=tuple(WEIGHT_FORMATS),
         labels=lambda f: FORMATS[f].label,
@@ -119,7 +127,15 @@ JOB_RECORDS: tuple[Input, ...] = (
     ),
     # the request shape
     Input(
-        "in", "Input tokens per request", "number", field="input_tokens", step=100, jobs=INFERENCE, short="input tokens"
+        "in",
+        "Input tokens per request",
+        "number",
+        field="input_tokens",
+        step=100,
+        steps=INPUT_TOKEN_STEPS,
+        labels=short_number,
+        jobs=INFERENCE,
+        short="input tokens",
     ),
     Input(
         "out",
@@ -127,6 +143,8 @@ JOB_RECORDS: tuple[Input, ...] = (
         "number",
         field="output_tokens",
         step=50,
+        steps=OUTPUT_TOKEN_STEPS,
+        labels=short_number,
         jobs=INFERENCE,
         short="output tokens",
     ),
@@ -153,6 +171,7 @@ JOB_RECORDS: tuple[Input, ...] = (
         "number",
         field="batch",
         step=1,
+        steps=BATCH_STEPS,
         to_fields=_batch_fields,
         job_labels={"pretrain": "Micro-batch per GPU", "finetune": "Micro-batch per GPU"},
     ),
@@ -164,6 +183,7 @@ JOB_RECORDS: tuple[Input, ...] = (
         options=lambda: ["any", *_gpu_ids()],
         labels=lambda g: "Any GPU" if g == "any" else _gpu_label(g),
         none_when="any",
+        resolve=_gpu_named,  # gpu=TPU v6e, gpu=H100 in a link: the catalog's aliases
     ),
     Input(
         "meeting",

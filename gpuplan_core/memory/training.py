@@ -24,6 +24,7 @@ torchao NF4 (torchtune) keeps them in BF16.
 
 from __future__ import annotations
 
+from ..common.text import counted
 from ..model.arch import ModelArch, embedding_params, kept_16bit_params, params_total
 from ..model.formats import get_format
 from .activations import ActivationSetup, layer_activation_bytes, logits_bytes
@@ -219,7 +220,8 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
         per_node = min(req.parallelism.gpus, asm.gpus_per_node)
         host = sum(offloaded.values()) * per_node * asm.offload_buffer_factor
         notes.append(
-            f"Offloaded to host RAM ({', '.join(offloaded)}): {host / 1e9:,.1f} GB per machine of {per_node} GPU(s), "
+            f"Offloaded to host RAM ({', '.join(offloaded)}): {host / 1e9:,.1f} GB per machine of "
+            f"{counted(per_node, 'GPU')}, "
             f"x{asm.offload_buffer_factor:g} for DeepSpeed's buffers; the optimizer step runs on the CPU, so steps "
             "are slower (the time and cost estimates do not include that)."
         )

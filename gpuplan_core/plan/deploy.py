@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 
+from ..common.text import counted
 from ..model.formats import get_format
 from ..results.plan import Pick
 from ..scenario.scenario import Scenario
@@ -107,7 +108,7 @@ def skypilot_yaml(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_se
     cloud = pick.provider.lower().split("-")[0]
     run = shlex.join(vllm_args(sc, pick, hf_id, max_num_seqs))
     lines = [
-        f"# gpuplan: {pick.layout}, {pick.replicas} replica(s) for the traffic; offer {pick.offer_id}",
+        f"# gpuplan: {pick.layout}, {counted(pick.replicas, 'replica')} for the traffic; offer {pick.offer_id}",
         f"name: gpuplan-{(sc.model_source.preset or 'model').lower().replace('.', '-')}",
         "resources:",
         f"  accelerators: {accel}",

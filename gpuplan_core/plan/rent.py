@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..common.text import exact, figure, usd
+from ..common.text import counted, exact, figure, usd
 from ..common.units import GB
 from ..memory.components import model_weight_bytes
 from ..model.arch import ModelArch
@@ -94,7 +94,8 @@ def rent(m: ModelArch, lay: Layout, s: Served, o: Offer, traffic: Traffic, prici
         else:
             monthly = sl.monthly_usd
             why.append(
-                f"serverless: {sl.workers_average} warm worker(s), up to {sl.workers} at peak, each batching up to "
+                f"serverless: {counted(sl.workers_average, 'warm worker')}, up to {sl.workers} at peak, each "
+                "batching up to "
                 f"{s.capacity_per_s:,.2f} req/s; {sl.billed_seconds_per_month / 3600:,.0f} billed h/month incl. "
                 f"{sl.cold_starts_per_month:,.0f} cold starts (after idle gaps longer than the idle timeout)"
             )

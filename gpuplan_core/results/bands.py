@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from ..common.text import counted
+
 
 class ErrorBand(BaseModel):
     """How far to trust one predicted number: the typical error of comparable published measurements (those of
@@ -21,7 +23,7 @@ class ErrorBand(BaseModel):
     @property
     def provenance(self) -> str:
         if self.points:
-            return f"calibrated roofline: {self.points} comparable published measurement(s) ({self.regime})"
+            return f"calibrated roofline: {counted(self.points, 'comparable published measurement')} ({self.regime})"
         return f"roofline estimate: no comparable measurement ({self.regime})"
 
     @computed_field

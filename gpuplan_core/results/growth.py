@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from ..common.text import counted
 from .base import _Report
 
 
@@ -48,8 +49,9 @@ class Growth(_Report):
             trend.append(f"a {self.spike_factor:g}x spike in month {self.spike_month}")
         last = self.months[-1]
         out = (
-            f"Re-planned month by month with {' and '.join(trend) or 'steady traffic'}: {self.pick_replicas} "
-            f"replica(s) of {self.layout} ({self.requests_per_s_per_replica:,.2f} req/s each within the targets) "
+            f"Re-planned month by month with {' and '.join(trend) or 'steady traffic'}: "
+            f"{counted(self.pick_replicas, 'replica')} of {self.layout} ({self.requests_per_s_per_replica:,.2f} "
+            "req/s each within the targets) "
             "carry today's traffic"
         )
         if self.more_replicas_month is None:
@@ -59,4 +61,4 @@ class Growth(_Report):
             f"; month {self.more_replicas_month} needs {self.next_step_replicas}, {self.next_step_monthly_usd:,.0f} "
             f"USD a month ({extra:+,.0f})"
         )
-        return out + f"; month {last.month}: {last.replicas} replica(s), {last.monthly_usd:,.0f} USD a month."
+        return out + f"; month {last.month}: {counted(last.replicas, 'replica')}, {last.monthly_usd:,.0f} USD a month."

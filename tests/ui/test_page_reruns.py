@@ -27,7 +27,10 @@ def test_a_value_change_reruns_only_the_page_with_the_answer_of_a_whole_run(monk
     assert at.sidebar.number_input(key="out").value == 300  # the chat use case's answer length
     at.sidebar.number_input(key="out").set_value(700.0).run()
     assert not at.exception
-    assert len(at.sidebar.children) == 0  # the sidebar was not sent again: only the page ran
+    # the sidebar was not sent again: only the page ran, and the box's own pair (its slider follows the box)
+    assert [w.key for w in at.sidebar.get("number_input")] == ["out"]
+    assert [(w.key, w.value) for w in at.sidebar.get("select_slider")] == [("out__slider", 700)]
+    assert not at.sidebar.get("selectbox")
     partial = _headline(at)
     whole = _overview({"out": "700"})
     assert len(whole.sidebar.children) > 0

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from gpuplan_core.common.text import E_NOTATION_FROM, count, exact, figure, gb, gib, ms, pct, rate, usd
+from gpuplan_core.common.text import E_NOTATION_FROM, count, counted, exact, figure, gb, gib, ms, pct, rate, usd
 
 LLAMA_8B_BF16_WEIGHTS_BYTES = 2 * 8_030_261_248  # 2 bytes per BF16 parameter = 16,060,522,496 bytes
 
@@ -95,3 +95,11 @@ def test_exact_refuses_what_it_cannot_print_exactly():
     assert exact(1 / 3) is None  # more than 6 decimals: print it with figure
     assert exact(0.1234567) is None and exact(0.1234567, max_decimals=7) == "0.1234567"
     assert exact(math.nan) is None and exact(math.inf) is None
+
+
+def test_a_count_of_one_is_singular_and_every_other_plural():
+    """'1 GPUs on 1 machine(s)' was on the Overview: one word per count, never '(s)'."""
+    assert [counted(n, "GPU") for n in (1, 2, 0, 1024)] == ["1 GPU", "2 GPUs", "0 GPUs", "1,024 GPUs"]
+    assert counted(1, "machine") == "1 machine" and counted(3, "machine") == "3 machines"
+    assert counted(1.0, "replica") == "1 replica" and counted(2.5, "warm worker") == "2.5 warm workers"
+    assert counted(2, "query", "queries") == "2 queries"

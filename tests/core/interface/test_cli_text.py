@@ -54,7 +54,8 @@ def test_plan_text_leads_with_the_answer():
     ans = api.answer_report(SC)
     lines = format_report("plan", ans).splitlines()
     assert lines[0].startswith(f"Llama-3.1-8B (inference), {ans.plan.candidates} candidates; cost in ")
-    assert lines[1].startswith(f"answer: {ans.pick.offer_id} ({ans.pick.layout}, {ans.pick.replicas} replica(s)) ")
+    replicas = f"{ans.pick.replicas} replica" + ("" if ans.pick.replicas == 1 else "s")  # never "1 replica(s)"
+    assert lines[1].startswith(f"answer: {ans.pick.offer_id} ({ans.pick.layout}, {replicas}) ")
     assert f"{ans.cost_usd:,.0f} USD per {ans.cost_per}" in lines[1]
     assert lines[2].startswith(f"1. {ans.plan.picks[0].offer_id} (")
 

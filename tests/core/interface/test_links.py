@@ -126,7 +126,8 @@ def test_a_version_1_scenario_file_still_imports():
         "workload=Fine-tuning&method=QLoRA+%284-bit+base%29&gpu=L4&gpus=4",
         "model=Llama-3.1-70B&rpd=50000&in=8000",
         "model=Llama-3.1-70B&weights=FP8+%28E4M3%29&gpu=H100+SXM&b_gpu=H200",
-        "src=Model+size+only&size_b=70B&spec_b=1.5&ttft_ms=0",  # the labels the widgets show
+        "src=Model+size+only&size_b=70&spec_b=1.5&ttft_ms=0",  # the labels the widgets show
+        "src=Model+size+only&size_b=12.5",  # between two of the slider's stops: the number box holds it
     ],
 )
 def test_a_link_read_into_a_scenario_and_written_again_is_the_same_link(query):
@@ -136,6 +137,14 @@ def test_a_link_read_into_a_scenario_and_written_again_is_the_same_link(query):
     again = link_query({**DEFAULTS, **values})
     assert dict(parse_qsl(again)) == dict(parse_qsl(query))  # the same keys and values
     assert to_scenario(read_link(dict(parse_qsl(again)))[0])[0] == sc  # the same question
+
+
+def test_a_model_size_in_the_older_link_form_is_read_and_written_as_a_number():
+    """Links made while the model size was a slider of labels said size_b=70B; the number box writes size_b=70."""
+    values, notes = read_link({"src": "Model size only", "size_b": "70B"})
+    assert values["size_b"] == 70.0 and notes == []
+    assert dict(parse_qsl(link_query({**DEFAULTS, **values}))) == {"src": "Model size only", "size_b": "70"}
+    assert to_scenario(values)[0].model_source.params == 70_000_000_000
 
 
 def test_the_issue_s_links_reach_the_scenario_they_name():
@@ -263,3 +272,17 @@ def test_a_scenario_file_without_a_pricing_file_or_with_a_broken_one():
         ["scenario file: 'pricing_file' must be an object with its 'csv' text; its prices are not used"],
     )
     assert scenario_pricing_file("not json") == (None, [])
+
+
+def test_a_gpu_named_by_its_alias_in_a_link_is_that_gpu():
+    """gpu=TPU v6e (the catalog's label is 'TPU v6e (Trillium)'), gpu=H100, b_gpu=Gaudi 3: the catalog's aliases."""
+    values, notes = read_link({"gpu": "TPU v6e", "accel": "true", "b_gpu": "Gaudi 3"})
+    assert (values["gpu"], values["b_gpu"], notes) == ("TPU-v6e", "Gaudi3", [])
+    assert read_link({"gpu": "H100"})[0]["gpu"] == "H100-SXM"
+    assert dict(parse_qsl(link_query({**DEFAULTS, **values}))) == {
+        "gpu": "TPU v6e (Trillium)",  # written again as the selector shows it
+        "accel": "true",
+        "b_gpu": "Gaudi 3 OAM",
+    }
+    values, notes = read_link({"gpu": "TPU v9"})
+    assert "gpu" not in values and "not allowed" in notes[0]
