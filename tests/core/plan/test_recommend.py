@@ -121,7 +121,9 @@ def test_nothing_qualifies_names_the_binding_constraint_with_numbers():
 offer_ids = sorted(OFFERS)
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])  # each example a search (CI time)
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)  # each example a search (CI time)
 @given(
     st.sampled_from(["Llama-3.1-8B", "Llama-3.1-70B", "Qwen2.5-72B", "Mixtral-8x7B-v0.1", "Llama-3.1-405B"]),
     st.sampled_from(["bf16", "fp8"]),
