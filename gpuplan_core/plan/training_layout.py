@@ -158,12 +158,12 @@ class ShapeGrid:
                     req = memory_request(sc.with_(zero_stage=zero, recompute=rec), batch=b)
                     self.rows.append((zero, rec, b, req, self._table(req, zero)))
         par = sc.parallelism
-        key = (m, tuple(r[:4] for r in self.rows), par.tp, par.pp, par.cp, sc.training.recompute)
+        key = (m, tuple(self.rows), par.tp, par.pp, par.cp, sc.training.recompute)
         self._by_gpu: dict[str, list[TrainingShape]] = _SHAPES.setdefault(key, {})
         if len(_SHAPES) > 64:  # a bounded cache: the oldest grids go first
             _SHAPES.pop(next(iter(_SHAPES)))
 
-    def _table(self, req: MemoryRequest, zero: int) -> list:
+    def _table(self, req: MemoryRequest, zero: int) -> tuple:
         par = self.sc.parallelism
         rows = list(_layout_table(self.m, req))
         if all((tp, pp) != (par.tp, par.pp) for _, tp, pp, _, _ in rows):
@@ -174,7 +174,7 @@ class ShapeGrid:
                 rows.append((own, par.tp, par.pp, sharded, b1 - sharded))
             except ValueError:
                 pass
-        return rows
+        return tuple(rows)
 
     def shapes(self, gpu: GPU) -> list[TrainingShape]:
         if gpu.gpu not in self._by_gpu:
@@ -203,11 +203,15 @@ class ShapeGrid:
         return self._by_gpu[gpu.gpu]
 
 
-@lru_cache(maxsize=512)
 def _layout_table(m: ModelArch, req: MemoryRequest) -> tuple:
     """fit.layout_table up to MAX_TRAINING_GPUS, kept per model and memory question (both frozen): an answer's two
     searches (the plan and its cost table) and the search beside a fixed stage or recompute share their rows."""
-    return tuple(layout_table(m, req, MAX_TRAINING_GPUS))
+    return _kept_table(layout_table, m, req)
+
+
+@lru_cache(maxsize=512)
+def _kept_table(table, m: ModelArch, req: MemoryRequest) -> tuple:
+    return tuple(table(m, req, MAX_TRAINING_GPUS))  # keyed on the function too: a stand-in for it is its own
 
 
 def runnable(shapes: list[TrainingShape], o: Offer) -> list[TrainingShape]:
