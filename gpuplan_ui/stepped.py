@@ -68,10 +68,16 @@ def stepped(inp: Input, label: str, kw: dict[str, Any], on_change: Callable | No
     return st.fragment(draw, key=fragment_key(inp.key))() if in_fragment else draw()
 
 
+def session_value(inp: Input, value: Any) -> Any:
+    """A value to put in st.session_state for this input's widget. A whole number goes in as an int: Streamlit
+    writes a value set from code to the link with str(), which would make ``in=7936.0`` of a float."""
+    if inp.widget == "number" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _slid(inp: Input, on_change: Callable | None, also: tuple[str, ...]) -> None:
     """The slider moved: the number box (bound to the link) takes its value, then the rerun the box's change asks."""
-    from .widgets import session_value
-
     st.session_state[inp.key] = session_value(inp, st.session_state[slider_key(inp.key)])
     if on_change is not None:
         on_change(*also)
