@@ -2,10 +2,11 @@
 
 The number box is the input: bound to the link under the input's key, it takes any value in range, as typed or as a
 link gives it. The slider under it moves on the natural steps (powers of two, log-spaced sizes) and gains the exact
-value the box holds, so ``in=3000`` shows 3,000 on both and a drag or an arrow key moves on from there. Each follows
-the other: the slider's callback writes the box's value (and so the link); the box's new value is the slider's before
-it is drawn. Streamlit's sliders send their value when a drag ends (on release; an arrow key sends each stop): a drag
-through many stops asks one question, the one it stops on (tests/e2e/test_sliders.py counts the runs).
+value the box holds, so ``in=3000`` shows 3,000 on both and a drag moves on from there. Each follows the other: the
+slider's callback writes the box's value (and so the link); the box's new value is the slider's before it is drawn.
+Streamlit's slider sends its value when a drag ends (on release), not while it moves: a drag through many stops asks
+one question, the one it stops on (tests/e2e/test_sliders.py checks that nothing is sent while it moves). Arrow keys
+move the thumb at once but send late (Chromium: when the focus leaves the slider): type the value to be exact.
 
 In the served app the pair is its own fragment: a change reruns the pair (so the other widget follows) and the page,
 not the whole sidebar (``sidebar._changed``).
@@ -67,10 +68,16 @@ def stepped(inp: Input, label: str, kw: dict[str, Any], on_change: Callable | No
     return st.fragment(draw, key=fragment_key(inp.key))() if in_fragment else draw()
 
 
+def session_value(inp: Input, value: Any) -> Any:
+    """A value to put in st.session_state for this input's widget. A whole number goes in as an int: Streamlit
+    writes a value set from code to the link with str(), which would make ``in=7936.0`` of a float."""
+    if inp.widget == "number" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def _slid(inp: Input, on_change: Callable | None, also: tuple[str, ...]) -> None:
     """The slider moved: the number box (bound to the link) takes its value, then the rerun the box's change asks."""
-    from .widgets import session_value
-
     st.session_state[inp.key] = session_value(inp, st.session_state[slider_key(inp.key)])
     if on_change is not None:
         on_change(*also)

@@ -20,7 +20,7 @@ import streamlit as st
 from gpuplan_core import DEFAULTS, INPUTS, USE_CASES, Input
 
 from .state import NEEDS_FULL_RUN
-from .stepped import stepped
+from .stepped import session_value, stepped
 
 BIND: dict[str, Any] = {"bind": "query-params"}
 PAGE_INPUTS = "page_inputs"  # session key: the pages' own inputs, as last written to the link
@@ -71,14 +71,6 @@ def _apply_use_case() -> None:
     """on_change of the use-case preset: set the values it stands for (a callback, so before the widgets render)."""
     preset = USE_CASES.get(st.session_state.get("usecase"), {})
     set_inputs({k: v for k, v in preset.items() if k != "label"})
-
-
-def session_value(inp: Input, value: Any) -> Any:
-    """A value to put in st.session_state for this input's widget. A whole number goes in as an int: Streamlit
-    writes a value set from code to the link with str(), which would make ``in=7936.0`` of a float."""
-    if inp.widget == "number" and isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def current(inp: Input, link: Mapping[str, Any]) -> Any:

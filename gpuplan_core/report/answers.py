@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..common.text import figure, gb, ms, pct, rate, usd
+from ..common.text import counted, figure, gb, ms, pct, rate, usd
 from ..plan.answer import ScenarioAnswer, checks_of
 from ..results.perf import GpuPerf, NoFit
 from ..results.serving import ServingCurve
@@ -45,7 +45,7 @@ def gpus_text(gpu: str, count_: int, machines: int = 1, replicas: int = 1) -> st
     if replicas > 1 and per == k:
         return f"{rent} (a copy of the model on each)"
     if replicas > 1 and per > k:
-        return f"{rent} ({replicas:,} copies of the model, {per:,} GPUs each)"
+        return f"{rent} ({replicas:,} copies of the model, {counted(per, 'GPU')} each)"
     return rent
 
 
@@ -313,7 +313,7 @@ def site_answer(ans: ScenarioAnswer) -> Answer | None:
             if o.break_even_months is not None
             else f"does not pay back within {o.amortisation_years:g} years at this use"
         )
-        sentence += f"; owning the {o.gpus:,} GPUs ({usd(o.capex_usd)}) {pays}"
+        sentence += f"; owning the {counted(o.gpus, 'GPU')} ({usd(o.capex_usd)}) {pays}"
         heads += [
             Headline(label="Owning a month", value=usd(o.monthly_own_usd)),
             Headline(

@@ -39,7 +39,7 @@ def test_cold_deep_link_reproduces_scenario(browser, tmp_path, path, title):
         open_app(pg, f"{url}/{path}?{DEEP}")
         expect(pg.get_by_role("heading", level=1)).to_contain_text(title)
         expect(pg.get_by_role("combobox", name="Published model")).to_have_value("Llama-3.1-70B")
-        expect(pg.get_by_role("combobox", name="Weights format")).to_have_value("FP8 (E4M3)")
+        expect(pg.get_by_role("slider", name="Weights format")).to_have_attribute("aria-valuetext", "FP8 (E4M3)")
         no_traceback(pg)
         screenshot(pg, path or "Overview")
         ctx.close()
