@@ -5,7 +5,7 @@ import streamlit as st
 
 from gpuplan_core import STALE_AFTER_DAYS, STORE_EXPIRY_DAYS, data_answer, offers_to_csv
 from gpuplan_ui import cached, page, prices, pricing_file
-from gpuplan_ui.fmt import md_escape
+from gpuplan_ui.fmt import counted, md_escape
 
 sc, values = page.setup("Data & pricing upload", needs_model=False)
 pricing_file.settle()  # a load's pricefile is in the link now
@@ -59,12 +59,13 @@ if (loaded := pricing_file.loaded()) is not None:
     with page.guard("Your pricing file"):
         if errors:
             st.error(
-                f"{len(errors)} problem(s) in {md_escape(name)}; {len(offers)} of {n} rows are usable.",
+                f"{counted(len(errors), 'problem')} in {md_escape(name)}; {len(offers)} of {n} rows are usable.",
                 icon=":material/error:",
             )
             page.show(pd.DataFrame({"problem": errors}), "problems")
         if warnings:
-            st.warning(f"{len(warnings)} warning(s): the rows are kept, but check them.", icon=":material/warning:")
+            kept = f"{counted(len(warnings), 'warning')}: the rows are kept, but check them."
+            st.warning(kept, icon=":material/warning:")
             page.show(pd.DataFrame({"warning": warnings}), "warnings")
         if offers:
             using = f"Using {len(offers)} offers from {md_escape(name)}"

@@ -13,6 +13,7 @@ from gpuplan_core import (
     CalibrationReport,
     Offer,
     PerfAssumptions,
+    counted,
     load_efficiency,
     price_age_days,
     staleness,
@@ -216,7 +217,7 @@ def engines() -> pd.DataFrame:
                 if e.prefill_chunk_tokens
                 else "the whole prompt of every sequence",
                 "logits held (fp32)": f"{e.logits_sequences:,} sequences" if e.logits_sequences else "one per sequence",
-                "KV block": f"{e.kv_block_tokens} token(s)",
+                "KV block": counted(e.kv_block_tokens, "token"),
                 "source": e.source,
             }
             for e in ENGINES.values()

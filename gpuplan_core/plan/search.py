@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..common.text import counted
 from ..hardware.catalog import GPU, get_gpu
 from ..memory.components import MemoryRequest
 from ..memory.fit import max_batch
@@ -176,7 +177,7 @@ def served(lay: Layout, traffic: Traffic) -> Served:
         at = r.at(peak / replicas)
     line = (
         f"{peak:,.2f} req/s at peak ({traffic.requests_per_day:,.0f}/day x {traffic.peak_to_average:g}) over "
-        f"{replicas} replica(s) of {r.capacity_per_s:,.2f} req/s each (continuous batching: p95 TTFT "
+        f"{counted(replicas, 'replica')} of {r.capacity_per_s:,.2f} req/s each (continuous batching: p95 TTFT "
         f"{at.ttft_p95_s * 1e3:,.0f} ms, TPOT {at.tpot_mean_s * 1e3:,.1f} ms at that load)"
     )
     return Served(replicas, r.capacity_per_s, at.ttft_p95_s, at.tpot_mean_s, at.e2e_mean_s, (), (line,))

@@ -12,7 +12,7 @@ def test_a_calibrated_band_in_words():
         "Typically within ±12% of 9 comparable published measurements (decode, H100, bf16); there the model has "
         "been optimistic (faster than measured) by 25% at the median."
     )
-    assert b.provenance == "calibrated roofline: 9 comparable published measurement(s) (decode, H100, bf16)"
+    assert b.provenance == "calibrated roofline: 9 comparable published measurements (decode, H100, bf16)"
 
 
 def test_small_bias_unsaid_and_one_measurement_singular():

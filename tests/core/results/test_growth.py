@@ -40,16 +40,16 @@ def _growth(**kw) -> Growth:
 
 def test_lifetime_with_a_step_up():
     assert _growth().text() == (
-        "Re-planned month by month with 10% more traffic a month: 1 replica(s) of 1 x H100-SXM (1.23 req/s each "
+        "Re-planned month by month with 10% more traffic a month: 1 replica of 1 x H100-SXM (1.23 req/s each "
         "within the targets) carry today's traffic; month 6 needs 2, 4,000 USD a month (+2,000); month 12: 3 "
-        "replica(s), 6,000 USD a month."
+        "replicas, 6,000 USD a month."
     )
 
 
 def test_steady_traffic_with_a_spike_and_no_step():
     g = _growth(monthly_growth=0.0, spike_month=3, more_replicas_month=None, months=[_month(0, 1, 2000.0)])
     assert g.text() == (
-        "Re-planned month by month with a 3x spike in month 3: 1 replica(s) of 1 x H100-SXM (1.23 req/s each within "
+        "Re-planned month by month with a 3x spike in month 3: 1 replica of 1 x H100-SXM (1.23 req/s each within "
         "the targets) carry today's traffic through month 0."
     )
     assert (
