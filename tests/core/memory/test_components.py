@@ -121,6 +121,14 @@ def test_pick_request_uses_the_picks_layout():
     assert (req.parallelism.gpus, req.parallelism.tp, req.parallelism.zero_stage, req.batch, req.dp) == (24, 8, 3, 2, 3)
     odd = pick_request(sc, pick.model_copy(update={"gpus": 12}))
     assert odd.parallelism.gpus == 8  # 12 is not a multiple of 8: one tp x pp group is budgeted
+    assert req.training.recompute == sc.training.recompute == "full"  # a pick without its own: the scenario's
+    chosen = pick_request(sc, pick.model_copy(update={"recompute": "none"}))
+    assert chosen.training.recompute == "none"  # the search chose no recompute: memory is budgeted so
+    from gpuplan_core.memory.budget import memory_budget
+    from gpuplan_core.model.presets import get_preset
+
+    m = get_preset("Llama-3.1-8B")
+    assert memory_budget(m, chosen).per_gpu_bytes > memory_budget(m, req).per_gpu_bytes  # activations kept
 
 
 def test_weight_split_by_hand():
