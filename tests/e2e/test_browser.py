@@ -64,7 +64,7 @@ def test_memory_numbers_follow_the_link(page, app_url):
 def test_slider_updates_chart_and_url(page, app_url):
     open_app(page, f"{app_url}/Memory?workload=Pre-training")
     before = page.get_by_test_id("stPlotlyChart").first.inner_html()
-    thumb = page.get_by_test_id("stSidebar").get_by_role("slider").first
+    thumb = page.get_by_test_id("stSidebar").get_by_role("slider", name="Sequence length (tokens)")
     thumb.focus()
     thumb.press("ArrowRight")  # sequence length 4k -> 8k
     wait_for_app(page)
@@ -176,7 +176,7 @@ def test_malformed_pricing_upload_shows_row_errors(page, app_url, tmp_path):
     open_app(page, f"{app_url}/Data")
     page.get_by_test_id("stMainBlockContainer").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(bad))
     wait_for_app(page)
-    expect(page.get_by_text(re.compile(r"2 problem\(s\) in prices\.csv; 1 of 3 rows are usable"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"2 problems in prices\.csv; 1 of 3 rows are usable"))).to_be_visible()
     no_traceback(page)
     screenshot(page, "Data-upload-errors")
 

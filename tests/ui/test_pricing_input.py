@@ -122,7 +122,7 @@ def test_a_zero_or_negative_price_in_an_upload_is_a_row_error_naming_the_offer()
     )
     at = upload(run("app_pages/Data.py"), "zero.csv", data)
     assert not at.exception
-    assert "2 problem(s) in zero.csv; 1 of 3 rows are usable." in at.error[0].value
+    assert "2 problems in zero.csv; 1 of 3 rows are usable." in at.error[0].value
     problems = list(next(d.value for d in at.dataframe if "problem" in d.value.columns)["problem"])
     assert problems == [
         "line 2 (offer team-free), column price_per_gpu_hour_usd: 0 is not allowed; "
