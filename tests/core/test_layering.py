@@ -109,9 +109,12 @@ def import_cycles(root: Path = ROOT) -> list[tuple[str, ...]]:
     modules = {_module_of(p, root): p for p in _core_files(core) if p.stem != "__main__"}
     graph = {m: {d for _, d in _imports(p, root) if d in modules and d != m} for m, p in modules.items()}
     cycles: set[tuple[str, ...]] = set()
+    component = _components(graph)  # a cycle never leaves its strongly connected component
 
     def walk(start: str, node: str, path: tuple[str, ...]) -> None:
         for nxt in sorted(graph[node]):
+            if component[nxt] != component[start]:
+                continue
             if nxt == start:
                 cycles.add(path)
             elif nxt > start and nxt not in path:
@@ -120,6 +123,45 @@ def import_cycles(root: Path = ROOT) -> list[tuple[str, ...]]:
     for m in sorted(graph):
         walk(m, m, (m,))
     return sorted(cycles)
+
+
+def _components(graph: dict[str, set[str]]) -> dict[str, int]:
+    """Each module's strongly connected component (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    comp: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, nexts = work[-1]
+            nxt = next(nexts, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp[w] = index[node]
+                    if w == node:
+                        break
+    return comp
 
 
 # Cycles known on this branch and removed on another (the lead deletes an entry when the merge removes its cycle;
