@@ -26,6 +26,17 @@ from .state import page_reruns
 SLIDER = "__slider"  # the slider's session key: the input's key + this (not in the link: the number box is)
 
 
+def number_args(inp: Input) -> dict[str, Any]:
+    """A number box's bounds, default, step and format, as the input record states them."""
+    return {
+        "min_value": float(inp.lo),
+        "max_value": float(inp.hi),
+        "value": float(inp.default),
+        "step": float(inp.step),
+        "format": inp.fmt or ("%.0f" if inp.whole else None),
+    }
+
+
 def slider_key(key: str) -> str:
     return key + SLIDER
 
@@ -40,17 +51,7 @@ def stepped(inp: Input, label: str, kw: dict[str, Any], on_change: Callable | No
     also = (fragment_key(inp.key),) if in_fragment else ()
 
     def draw() -> float:
-        value = st.number_input(
-            label,
-            min_value=float(inp.lo),
-            max_value=float(inp.hi),
-            value=float(inp.default),
-            step=float(inp.step),
-            format=inp.fmt or ("%.0f" if inp.whole else None),
-            on_change=on_change,
-            args=also,
-            **kw,
-        )
+        value = st.number_input(label, **number_args(inp), on_change=on_change, args=also, **kw)
         skey = slider_key(inp.key)
         if not same_value(st.session_state.get(skey), value):
             st.session_state[skey] = float(value)  # the box's value, before the slider is drawn

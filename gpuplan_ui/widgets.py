@@ -20,7 +20,7 @@ import streamlit as st
 from gpuplan_core import DEFAULTS, INPUTS, USE_CASES, Input
 
 from .state import NEEDS_FULL_RUN
-from .stepped import session_value, stepped
+from .stepped import number_args, session_value, stepped
 
 BIND: dict[str, Any] = {"bind": "query-params"}
 PAGE_INPUTS = "page_inputs"  # session key: the pages' own inputs, as last written to the link
@@ -53,15 +53,7 @@ def render(
         with contextlib.nullcontext() if where is st else where:
             return stepped(inp, label, {k: v for k, v in kw.items() if k != "on_change"}, kw.get("on_change"))
     if inp.widget == "number":
-        return where.number_input(
-            label,
-            min_value=float(inp.lo),
-            max_value=float(inp.hi),
-            value=float(inp.default),
-            step=float(inp.step),
-            format=inp.fmt or ("%.0f" if inp.whole else None),
-            **kw,
-        )
+        return where.number_input(label, **number_args(inp), **kw)
     if inp.widget == "toggle":
         return where.toggle(label, value=bool(inp.default), **kw)
     return where.text_input(label, value=inp.default, max_chars=inp.max_chars, placeholder="owner/name", **kw)
