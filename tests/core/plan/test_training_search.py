@@ -9,7 +9,8 @@ from gpuplan_core.interface.inputs import INPUTS, to_scenario
 from gpuplan_core.interface.links import link_query
 from gpuplan_core.model.arch import params_total
 from gpuplan_core.perf.training_step import fitted_efficiency
-from gpuplan_core.plan.training_search import search_step, training_candidates
+from gpuplan_core.plan.training_search import training_candidates
+from gpuplan_core.plan.training_tried import search_step
 from gpuplan_core.pricing.csv_file import load_pricing
 
 OFFERS = {o.offer_id: o for o in load_pricing().offers}
