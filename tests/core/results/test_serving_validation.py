@@ -47,9 +47,6 @@ def test_every_row_of_the_stored_table_is_one_and_its_all_rows_are_the_medians_o
         assert all_row.median_error == statistics.median(errs)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the 'by' description leaves out the 'regime' grouping serving_loso.GROUPINGS reports"
-)
 def test_the_by_field_s_description_names_every_grouping():
     text = LeftOutSourceError.model_fields["by"].description
     assert all(f"'{g}'" in text for g in GROUPINGS)
