@@ -34,7 +34,7 @@ _MAX_M = 16_384  # and their largest m
 
 @lru_cache(maxsize=1)
 def _covered_keys() -> frozenset[tuple[str, str, str]]:
-    return frozenset(kernels._table("gemm").rows)
+    return kernels._table("gemm").covered_keys
 
 
 def covered(gpu: str, engine: str, weights_format: str) -> bool:
@@ -102,7 +102,7 @@ class MeasuredSteps:
         )
         self.lm_head = (math.ceil(m.vocab_size / tp), hidden)
         self._per_tokens: dict[tuple[int, int], tuple[float | None, float | None]] = {}
-        self.version = kernels._table("gemm").versions[(self.gpu, engine, self.dtype)]
+        self.version = kernels._table("gemm").version((self.gpu, engine, self.dtype))
 
     def label(self) -> str:
         """What the UI says a measured step's figures come from."""
