@@ -7,13 +7,14 @@ measurements, and print the held-out error before and after. Prints figures; cha
 Each engine's ``request_in_s`` is fitted as below; ``--write-loso`` refits it once per source on every other
 source's rows and stores that source's predictions (gpuplan_core/perf/serving_loso.py), then prints the errors.
 
-Each engine's ``request_in_s`` is the median, over its training TTFT rows at light load (a closed loop of at most 4
-clients, or the lowest request rate of a curve), of measured - predicted with the engine's costs set to zero.
+Each engine's ``request_in_s`` is fitted by ``serving_loso.fit_request_costs`` on the training rows that
+``serving_loso.fit_rows`` keeps: first-token rows at light load (a closed loop of at most 4 clients, or at most 2
+requests/s) with prompts of at most 1,024 tokens in runs whose time per token is predicted within 25%, measured -
+predicted with the engines' costs set to zero, the median per source and then the median over sources.
 """
 
 from __future__ import annotations
 
-import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -35,13 +36,6 @@ def table_with(overrides: dict[str, float]) -> list[dict]:
         schedulers.LOOPS.clear()
         schedulers.LOOPS.update(saved)
         sc_cal._prediction.cache_clear()
-
-
-def light(row: dict, meta) -> bool:
-    m = meta.loc[row["id"]]
-    if m["load_kind"] == "concurrency":
-        return float(m["load"]) <= 4
-    return float(m["load"]) <= 2.0
 
 
 def summary(table, label):
@@ -70,31 +64,18 @@ def main() -> None:
     if "--write-loso" in sys.argv:
         loso()
         return
+    from gpuplan_core.perf import serving_loso
+
     meta = sc_cal.load_serving_measurements().set_index("id")
     before = sc_cal.compute_serving_table()
     summary(before, "now")
     zero = table_with({k: 0.0 for k in schedulers.LOOPS})
+    rows = serving_loso.fit_rows(zero, meta, keep=lambda r: r["split"] == "training")
     fitted = {}
-    for engine in ("vllm", "sglang", "trtllm"):
-        rows = [
-            r
-            for r in zero
-            if r["split"] == "training"
-            and r["metric"] == "ttft"
-            and r["error"] is not None
-            and r["regime"] == sc_cal.HEADLINE_REGIME
-            and light(r, meta)
-            and sc_cal.engine_of(meta.loc[r["id"], "engine"]) == engine
-        ]
-        if not rows:
-            print(f"{engine}: no light-load training TTFT rows; kept {schedulers.LOOPS[engine].request_in_s}")
-            continue
-        secs = [(r["measured"] - r["predicted"]) / (1e3 if meta.loc[r["id"], "unit"] == "ms" else 1.0) for r in rows]
-        fitted[engine] = max(0.0, statistics.median(secs))
-        print(
-            f"{engine}: request_in_s = {fitted[engine] * 1e3:.1f} ms from {len(rows)} training rows "
-            f"({sorted({sc_cal.source_of(r['id']) for r in rows})})"
-        )
+    for engine, (cost, fit_from, n) in serving_loso.fit_request_costs(rows, ("vllm", "sglang", "trtllm")).items():
+        fitted[engine] = round(cost, 4)
+        sources = sorted({r["source"] for r in rows if r["engine"] == engine})
+        print(f"{engine}: request_in_s = {cost * 1e3:.1f} ms ({fit_from}) from {n} training rows ({sources})")
     after = table_with(fitted)
     summary(after, "fitted")
 

@@ -29,53 +29,84 @@ _BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 
 
 class _Table:
-    """One table's rows keyed by (coverage key, grid point), with each axis's grid per coverage key."""
+    """One table's rows keyed by (coverage key, grid point), with each axis's grid per coverage key; a key's rows
+    are indexed on first use (a replica asks for one GPU, engine and format)."""
 
     def __init__(self, frame: pd.DataFrame, keys: list[str], axes: list[str], label: str):
         self.axes, self.label = axes, label
-        self.rows: dict[tuple, dict[tuple, float]] = {}
-        self.versions: dict[tuple, str] = {}
-        for key, g in frame.groupby(keys):
-            key = tuple(key) if isinstance(key, tuple) else (key,)
-            self.rows[key] = {
-                tuple(int(v) for v in p): float(ms) for *p, ms in g[[*axes, "ms"]].itertuples(index=False)
-            }
-            self.versions[key] = str(g["version"].iloc[0])
-        self.grids = {k: [sorted({p[i] for p in pts}) for i in range(len(axes))] for k, pts in self.rows.items()}
+        self._frame = frame
+        self._positions = {
+            (k if isinstance(k, tuple) else (k,)): v for k, v in frame.groupby(keys, sort=False).indices.items()
+        }
+        self.covered_keys = frozenset(self._positions)
+        self._built: dict[tuple, tuple[dict, dict, list[list[int]]]] = {}
+        self._versions: dict[tuple, str] = {}
+        self._sources: dict[tuple, str] = {}
+
+    def _data(self, key: tuple) -> tuple[dict, dict, list[list[int]]] | None:
+        """(point -> ms, point -> log ms, each axis's grid) of one coverage key, or None."""
+        got = self._built.get(key)
+        if got is None:
+            pos = self._positions.get(key)
+            if pos is None:
+                return None
+            g = self._frame.iloc[pos]
+            points = list(zip(*(g[a].astype(int).tolist() for a in self.axes), strict=True))
+            ms = g["ms"].astype(float).tolist()
+            rows = dict(zip(points, ms, strict=True))
+            logs = {p: math.log(v) for p, v in rows.items()}
+            grids = [sorted({p[i] for p in rows}) for i in range(len(self.axes))]
+            got = self._built[key] = (rows, logs, grids)
+        return got
+
+    def version(self, key: tuple) -> str:
+        got = self._versions.get(key)
+        if got is None:
+            got = self._versions[key] = str(self._frame["version"].iloc[self._positions[key][0]])
+        return got
 
     def look_up(self, key: tuple, point: tuple[int, ...]) -> tuple[float, str] | str:
         """(seconds, 'measured' or 'interpolated') or the reason there is no figure."""
-        if key not in self.rows:
+        data = self._data(key)
+        if data is None:
             return f"no {self.label} table for {' '.join(map(str, key))}"
-        rows, grids = self.rows[key], self.grids[key]
-        if point in rows:
-            return rows[point] / 1e3, "measured"
-        brackets = []
+        rows, logs, grids = data
+        ms = rows.get(point)
+        if ms is not None:
+            return ms / 1e3, "measured"
+        los, his, ws = [], [], []
         for x, grid, axis in zip(point, grids, self.axes, strict=True):
             if not grid[0] <= x <= grid[-1]:
                 return f"{axis} {x:,} outside the measured {grid[0]:,}-{grid[-1]:,}"
             hi = bisect.bisect_left(grid, x)
-            lo = hi if grid[hi] == x else hi - 1
-            w = 0.0 if lo == hi else (math.log(x) - math.log(grid[lo])) / (math.log(grid[hi]) - math.log(grid[lo]))
-            brackets.append(((grid[lo], 1.0 - w), (grid[hi], w)) if lo != hi else ((grid[lo], 1.0),))
-        log_ms = 0.0
-        for corner in _corners(brackets):
-            p = tuple(c[0] for c in corner)
-            if p not in rows:
-                return f"no measured shape {p} beside the one asked"
-            log_ms += math.prod(c[1] for c in corner) * math.log(rows[p])
+            lo, up = (x, x) if grid[hi] == x else (grid[hi - 1], grid[hi])
+            los.append(lo)
+            his.append(up)
+            ws.append(0.0 if lo == up else (math.log(x) - math.log(lo)) / (math.log(up) - math.log(lo)))
+        log_ms, d = 0.0, len(point)
+        for mask in range(1 << d):  # the 2^d corners around the point, each weighted by its share on every axis
+            corner, w = [], 1.0
+            for i in range(d):
+                if mask >> i & 1:
+                    corner.append(his[i])
+                    w *= ws[i]
+                else:
+                    corner.append(los[i])
+                    w *= 1.0 - ws[i]
+            if w == 0.0:
+                continue
+            lv = logs.get(tuple(corner))
+            if lv is None:
+                return f"no measured shape {tuple(corner)} beside the one asked"
+            log_ms += w * lv
         return math.exp(log_ms) / 1e3, "interpolated"
 
     def source(self, key: tuple) -> str:
-        rest = f" ({', '.join(map(str, key[2:]))})" if key[2:] else ""
-        return f"{PACKAGE} {self.label}: {key[0]} {key[1]} {self.versions[key]}{rest}"
-
-
-def _corners(brackets: list[tuple]) -> list[tuple]:
-    out = [()]
-    for b in brackets:
-        out = [c + (x,) for c in out for x in b]
-    return out
+        got = self._sources.get(key)
+        if got is None:
+            rest = f" ({', '.join(map(str, key[2:]))})" if key[2:] else ""
+            got = self._sources[key] = f"{PACKAGE} {self.label}: {key[0]} {key[1]} {self.version(key)}{rest}"
+        return got
 
 
 @lru_cache(maxsize=4)
@@ -91,11 +122,12 @@ def _table(name: str) -> _Table:
     return _Table(frame, keys, ["batch", length], label)
 
 
-def _answer(op: str, table: str, key: tuple, point: tuple, roofline_s: float) -> KernelTime:
+def _answer(op: str, table: str, key: tuple, point: tuple, roofline_s) -> KernelTime:
+    """The table's answer, or ``roofline_s()`` (worked out only then) with the reason."""
     t = _table(table)
     found = t.look_up(key, point)
     if isinstance(found, str):
-        return KernelTime(op, roofline_s, "roofline", f"roofline ({found})")
+        return KernelTime(op, roofline_s(), "roofline", f"roofline ({found})")
     return KernelTime(op, found[0], found[1], t.source(key))
 
 
@@ -108,9 +140,11 @@ def _peak_flops(gpu: str, dtype: str) -> float:
 def gemm_time(gpu: str, engine: str, dtype: str, m: int, n: int, k: int) -> KernelTime:
     """A dense GEMM of m tokens x k inputs -> n outputs with ``dtype`` weights and activations ('bf16', 'fp8')."""
     b = _BYTES.get(dtype, 2)
-    roof = max(
-        2 * m * n * k / _peak_flops(gpu, dtype), ((m * k + k * n) * b + m * n * 2) / (get_gpu(gpu).bandwidth_gb_s * 1e9)
-    )
+
+    def roof() -> float:
+        bw = get_gpu(gpu).bandwidth_gb_s * 1e9
+        return max(2 * m * n * k / _peak_flops(gpu, dtype), ((m * k + k * n) * b + m * n * 2) / bw)
+
     return _answer("gemm", "gemm", (gpu, engine, dtype), (m, n, k), roof)
 
 
@@ -119,9 +153,12 @@ def prefill_attention_time(
 ) -> KernelTime:
     """Causal attention over whole prompts (heads and KV heads per GPU, 128 wide)."""
     flops = 2 * 2 * batch * heads * HEAD_DIM * prompt_tokens * prompt_tokens / 2
-    roof = flops / _peak_flops(gpu, "bf16")
     return _answer(
-        "prefill_attention", "attention_prefill", (gpu, engine, kv_dtype, heads, kv_heads), (batch, prompt_tokens), roof
+        "prefill_attention",
+        "attention_prefill",
+        (gpu, engine, kv_dtype, heads, kv_heads),
+        (batch, prompt_tokens),
+        lambda: flops / _peak_flops(gpu, "bf16"),
     )
 
 
@@ -131,15 +168,21 @@ def decode_attention_time(
     """One decode step's attention: ``batch`` new tokens, each over ``past_tokens`` cached ones (aiconfigurator's
     ``step``), heads and KV heads per GPU."""
     kv_bytes = 2 * batch * past_tokens * kv_heads * HEAD_DIM * _BYTES.get(kv_dtype, 2)
-    roof = kv_bytes / (get_gpu(gpu).bandwidth_gb_s * 1e9)
     return _answer(
-        "decode_attention", "attention_decode", (gpu, engine, kv_dtype, heads, kv_heads), (batch, past_tokens), roof
+        "decode_attention",
+        "attention_decode",
+        (gpu, engine, kv_dtype, heads, kv_heads),
+        (batch, past_tokens),
+        lambda: kv_bytes / (get_gpu(gpu).bandwidth_gb_s * 1e9),
     )
 
 
 def all_reduce_time(gpu: str, num_gpus: int, message_elements: int) -> KernelTime:
     """An all-reduce of ``message_elements`` half-precision values (tokens x hidden) over ``num_gpus`` in one node:
     the roofline moves 2 (n - 1) / n of the bytes over one GPU's link."""
-    link = get_gpu(gpu).link_gb_s_per_direction or 32.0
-    roof = 2 * (num_gpus - 1) / num_gpus * message_elements * 2 / (link * 1e9) if num_gpus > 1 else 0.0
+
+    def roof() -> float:
+        link = get_gpu(gpu).link_gb_s_per_direction or 32.0
+        return 2 * (num_gpus - 1) / num_gpus * message_elements * 2 / (link * 1e9) if num_gpus > 1 else 0.0
+
     return _answer("all_reduce", "all_reduce", (gpu, "nccl"), (num_gpus, message_elements), roof)

@@ -64,11 +64,13 @@ def predict(
     *,
     pa: PerfAssumptions | None = None,
     with_compute_bound_batch: bool = True,
+    engine: str | None = None,
 ) -> StaticPerf:
     """``batch`` requests of ``prompt`` + ``output`` tokens arriving together on an empty replica: one prefill
-    step of every prompt (TTFT), then decode steps of the whole batch (TPOT: their mean over the contexts)."""
+    step of every prompt (TTFT), then decode steps of the whole batch (TPOT: their mean over the contexts).
+    ``engine``: time the steps with that engine's measured kernels where its tables cover them (steps.StepModel)."""
     pa = pa or PerfAssumptions()
-    sm = StepModel(m, gpu, wl, pa)
+    sm = StepModel(m, gpu, wl, pa, engine)
     if batch < 1 or prompt < 1 or output < 1:
         raise ValueError("batch, input_tokens and output_tokens must be >= 1")
     fmt = get_format(wl.weights_format)
@@ -84,7 +86,7 @@ def predict(
     if wl.spec_draft is not None:
         k, alpha = wl.spec_tokens, wl.spec_acceptance
         expected = k + 1 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
-        draft_t, _ = _mean_decode_time(StepModel(wl.spec_draft, gpu, wl, pa), batch, prompt, output)
+        draft_t, _ = _mean_decode_time(StepModel(wl.spec_draft, gpu, wl, pa, engine), batch, prompt, output)
         verify_t, dec = _mean_decode_time(sm, batch, prompt, output, tokens_per_seq=k + 1)
         tpot = (k * draft_t + verify_t) / expected
         notes.append(
@@ -133,10 +135,16 @@ def predict(
 
 
 def decode_sweep(
-    m: ModelArch, gpu: GPU, wl: Workload, context: int, max_batch: int, pa: PerfAssumptions | None = None
+    m: ModelArch,
+    gpu: GPU,
+    wl: Workload,
+    context: int,
+    max_batch: int,
+    pa: PerfAssumptions | None = None,
+    engine: str | None = None,
 ) -> list[SweepPoint]:
     """Decode step at batch 1, 2, 4, ... up to max_batch (and max_batch itself): the roofline's batch sweep."""
-    sm = StepModel(m, gpu, wl, pa or PerfAssumptions())
+    sm = StepModel(m, gpu, wl, pa or PerfAssumptions(), engine)
     out = []
     batches = [1 << i for i in range(0, 21) if (1 << i) < max(1, max_batch)] + [max(1, max_batch)]
     for b in batches:

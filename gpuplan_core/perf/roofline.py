@@ -28,6 +28,7 @@ from ..hardware.catalog import GPU
 from ..model.arch import KVCacheBytes, ModelArch, input_embedding_params, matmul_params_active
 from ..model.formats import NumberFormat, get_format
 from ..results.perf import PhaseReport
+from . import kernel_steps
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, moe_efficiency_factor, weight_mbu_max
 
 Phase = PhaseReport  # one phase on the roofline, per GPU of the replica (results/perf.py)
@@ -186,8 +187,12 @@ class StepCost:
     host's time to launch the pass without CUDA graphs; it runs ahead of the GPU, so the pass takes the longer
     of the two."""
 
-    def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions):
+    def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, engine: str | None = None):
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
+        # measured kernel times where the engine's tables cover the replica (kernel_steps.py); None: roofline only
+        self.kernels, self.kernels_reason = (
+            kernel_steps.for_replica(m, gpu, engine, wl.weights_format, wl.kv_format, wl.tp) if engine else (None, None)
+        )
         self.shard = wl.tp * wl.pp
         self.fmt = get_format(wl.weights_format)
         self.kv_bytes = KVCacheBytes(m, get_format(wl.kv_format).bytes_per_value, wl.tp, wl.pp)
@@ -264,7 +269,15 @@ class StepCost:
         w_bytes, acts, comm, ex_flops, ex_bytes, ex_tokens = self._token_terms(tokens)
         mm_flops = (2 * self.dense_params * tokens + 2 * self.lm_head * lm_tokens) / self.shard
         ops = self._op_times(tokens, mm_flops, attn / self.shard, w_bytes, kv, acts, ex_flops, ex_bytes, ex_tokens)
+        if self.kernels is not None:
+            ops, comm, _ = self._measured(ops, comm, parts, tokens, lm_tokens, acts)
         return self._total(ops, comm, self.host_s, overhead_s)[0]
+
+    def _measured(self, ops, comm_s, parts, tokens, lm_tokens, acts_bytes):
+        """``ops`` and the all-reduce time with each group the kernel tables cover at its measured time."""
+        measured = self.kernels.groups(parts, tokens, lm_tokens)
+        acts_s = acts_bytes / (self.gpu.bandwidth_bytes_per_s * self.w_mbu_max)
+        return kernel_steps.measured_ops(ops, comm_s, measured, acts_s, self.wl.pp)
 
     def _op_times(self, tokens, mm_flops, attn_flops, weights_bytes, kv_bytes, other_bytes, ex_flops, ex_bytes, ex_tok):
         """(compute, memory) seconds of the dense matmuls, the routed experts and attention, per GPU."""
@@ -291,11 +304,13 @@ class StepCost:
         return core + comm_s + waiting + overhead_s, core, waiting
 
     def phase(self, name: str, parts: list[Part], overhead_s: float) -> Phase:
-        """One engine step of ``parts`` on the roofline, reported."""
-        return self.phase_of(self.work(name, parts, overhead_s))
+        """One engine step of ``parts`` (measured kernels where the tables cover them, the roofline elsewhere)."""
+        return self.phase_of(self.work(name, parts, overhead_s), parts)
 
-    def phase_of(self, w: StepWork) -> Phase:
-        """The report of one pass's work: its time, the compute / memory / overhead split and what bounds it."""
+    def phase_of(self, w: StepWork, parts: list[Part] | None = None) -> Phase:
+        """The report of one pass's work: its time, the compute / memory / overhead split and what bounds it
+        (``parts`` given: with the kernel tables' times where they cover the step, and ``kernel_source`` says
+        so)."""
         ops = self._op_times(
             w.tokens,
             w.matmul_flops,
@@ -307,10 +322,15 @@ class StepCost:
             w.expert_weight_bytes,
             w.expert_tokens,
         )
-        t, core, waiting = self._total(ops, w.comm_s, w.host_s, w.overhead_s)
+        comm_s, names = w.comm_s, []
+        if parts is not None and self.kernels is not None:
+            tuples = [(p.sequences, p.cached, p.new, p.lm_head_tokens) for p in parts]
+            lm_tokens = sum(p.lm_head_tokens for p in parts)
+            ops, comm_s, names = self._measured(ops, comm_s, tuples, w.tokens, lm_tokens, w.activation_bytes)
+        t, core, waiting = self._total(ops, comm_s, w.host_s, w.overhead_s)
         compute_part = sum(c for c, b in ops if c >= b)
         memory_part = sum(b for c, b in ops if b > c)
-        if core < w.overhead_s + w.comm_s + waiting:
+        if core < w.overhead_s + comm_s + waiting:
             bound = "overhead"
         else:
             bound = "compute" if compute_part >= memory_part else "memory"
@@ -327,13 +347,14 @@ class StepCost:
             compute_time_s=sum(c for c, _ in ops) * pp,
             memory_time_s=sum(b for _, b in ops) * pp,
             overhead_time_s=w.overhead_s + waiting,
-            comm_time_s=w.comm_s,
+            comm_time_s=comm_s,
             bound=bound,
             intensity_flops_per_byte=flops / nbytes if nbytes else math.inf,
             achieved_flops_per_s=flops * pp / t,
             achieved_bytes_per_s=nbytes * pp / t,
             mfu=flops * pp / t / peak,
             mbu=nbytes * pp / t / bw,
+            kernel_source=kernel_steps.source_label(self.kernels, self.kernels_reason, names),
         )
 
 

@@ -53,6 +53,14 @@ def model_class(preset: str) -> str:
     return "MLA" if m.is_mla else "MoE" if m.is_moe else "dense"
 
 
+# A fixed per-request cost is read only where the run's GPU time is small and modelled right: prompts of at most
+# FIT_MAX_INPUT_TOKENS (longer ones put the prefill model's error into the gap) in runs whose time per token the
+# step model predicts within FIT_MAX_ITL_ERROR (a run it misses by more, say a ROCm fork of vLLM 0.6 on MI300X at
+# 2x, is slow on the GPU: its first token's gap is that, not the request's cost).
+FIT_MAX_INPUT_TOKENS = 1024
+FIT_MAX_ITL_ERROR = 0.25
+
+
 def light_load(meta_row: dict) -> bool:
     """The light-load runs the request cost is fitted on: a closed loop of at most 4 clients, or at most 2
     requests/s (bench/fit_serving.py)."""
@@ -76,9 +84,25 @@ def request_costs(overrides: dict[str, float]):
         cal._prediction.cache_clear()
 
 
-def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str) -> list[dict]:
-    """The light-load first-token rows of online dense serving outside ``left_out``, predicted with zero request
-    costs (each with ``engine`` and ``gap_s`` = measured - predicted in seconds)."""
+def _run_key(meta: pd.DataFrame, row_id: str) -> str:
+    return cal.setup_key(meta.loc[row_id].to_dict() | {"id": row_id})
+
+
+def itl_errors(zero: list[dict], meta: pd.DataFrame) -> dict[str, float]:
+    """Each run's time-per-token error (its mean's where published, else the median of its statistics)."""
+    by_run: dict[str, dict[str, float]] = {}
+    for r in zero:
+        if r["metric"] == "itl" and r["error"] is not None:
+            by_run.setdefault(_run_key(meta, r["id"]), {})[r["statistic"]] = r["error"]
+    return {k: v.get("mean", statistics.median(v.values())) for k, v in by_run.items()}
+
+
+def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, keep=None) -> list[dict]:
+    """The light-load first-token rows of online dense serving outside ``left_out`` (and where ``keep(row)``) with
+    prompts of at most FIT_MAX_INPUT_TOKENS in runs whose time per token is predicted within FIT_MAX_ITL_ERROR,
+    predicted with zero request costs (each with ``engine``, ``source`` and ``gap_s`` = measured - predicted in
+    seconds)."""
+    itl = itl_errors(zero, meta)
     out = []
     for r in zero:
         m = meta.loc[r["id"]]
@@ -87,23 +111,39 @@ def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str) -> list[dict]:
             and r["error"] is not None
             and r["regime"] == cal.HEADLINE_REGIME
             and cal.source_of(r["id"]) != left_out
+            and (keep is None or keep(r))
             and light_load(m)
+            and int(m["input_tokens"]) <= FIT_MAX_INPUT_TOKENS
+            and abs(itl.get(_run_key(meta, r["id"]), math.inf)) <= FIT_MAX_ITL_ERROR
         ):
             scale = 1e3 if m["unit"] == "ms" else 1.0
-            out.append({"engine": cal.engine_of(m["engine"]), "gap_s": (r["measured"] - r["predicted"]) / scale})
+            out.append(
+                {
+                    "engine": cal.engine_of(m["engine"]),
+                    "source": cal.source_of(r["id"]),
+                    "gap_s": (r["measured"] - r["predicted"]) / scale,
+                }
+            )
     return out
 
 
+def _by_source(rows: list[dict]) -> list[float]:
+    """One figure per source: the median gap of its rows (a source with many runs gets one vote, as one with few)."""
+    sources = sorted({r["source"] for r in rows})
+    return [statistics.median(r["gap_s"] for r in rows if r["source"] == s) for s in sources]
+
+
 def fit_request_costs(rows: list[dict], engines) -> dict[str, tuple[float, str, int]]:
-    """engine -> (request_in_s, 'engine' or 'pooled', rows it was fitted on)."""
-    pooled = [r["gap_s"] for r in rows]
+    """engine -> (request_in_s, 'engine' or 'pooled', rows it was fitted on): the median over sources of each
+    source's median gap for that engine; an engine no row has, the median over every (source, engine)'s."""
+    pooled = [v for e in engines for v in _by_source([r for r in rows if r["engine"] == e])]
     out = {}
     for e in engines:
-        own = [r["gap_s"] for r in rows if r["engine"] == e]
+        own = [r for r in rows if r["engine"] == e]
         if own:
-            out[e] = (max(0.0, statistics.median(own)), "engine", len(own))
+            out[e] = (max(0.0, statistics.median(_by_source(own))), "engine", len(own))
         else:
-            out[e] = (max(0.0, statistics.median(pooled)) if pooled else 0.0, "pooled", len(pooled))
+            out[e] = (max(0.0, statistics.median(pooled)) if pooled else 0.0, "pooled", len(rows))
     return out
 
 

@@ -18,7 +18,7 @@ from ..model.arch import ModelArch
 from ..results.perf import PhaseReport
 from .efficiency import PerfAssumptions
 from .replica import Replica
-from .roofline import Part, StepCost, Workload, decode_phase, prefill_phase
+from .roofline import Part, StepCost, Workload
 
 # decoding sequences at which decode steps are evaluated exactly: every count to 16, then ~10% apart
 SEQ_GRID: list[float] = sorted({float(n) for n in range(1, 17)} | {float(round(16 * 1.1**i)) for i in range(1, 90)})
@@ -38,11 +38,13 @@ def nearest_ctx(ctx_mean: float) -> int:
 class StepModel:
     """The engine step of one replica (model, GPU, formats and layout) on the per-op roofline: every latency the
     product shows is a sum of these steps, whether a static batch (``predict``) or the step loop under load
-    (``simulate``)."""
+    (``simulate``). ``engine`` given (the replica's): each step's GEMMs, attention and all-reduces are the measured
+    kernel times where that engine's tables cover the replica (kernel_steps.py), the calibrated roofline elsewhere;
+    the step's report names which (``PhaseReport.kernel_source``)."""
 
-    def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions):
+    def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, engine: str | None = None):
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
-        self.cost = StepCost(m, gpu, wl, pa)
+        self.cost = StepCost(m, gpu, wl, pa, engine)
 
     def step_s(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         """``step(decodes, ctx, chunks).time_s``, without building the report (the step loop's question)."""
@@ -61,11 +63,14 @@ class StepModel:
 
     def prefill(self, batch: int, prompt: int) -> PhaseReport:
         """``batch`` whole prompts read in one step (a static batch's prefill; one request alone at batch 1)."""
-        return prefill_phase(self.m, self.gpu, self.wl, batch, prompt, self.pa)
+        cached = int(prompt * self.wl.prefix_cache_fraction)
+        new = max(1, prompt - cached)
+        return self.cost.phase("prefill", [Part(batch, cached, new, batch)], self.pa.prefill_overhead_s)
 
     def decode(self, batch: float, ctx: int, tokens_per_seq: int = 1) -> PhaseReport:
         """A decode step of ``batch`` sequences at context ``ctx`` (a speculative verify step: ``tokens_per_seq``)."""
-        return decode_phase(self.m, self.gpu, self.wl, batch, ctx, self.pa, tokens_per_seq=tokens_per_seq)
+        part = Part(batch, ctx, tokens_per_seq, batch * tokens_per_seq)
+        return self.cost.phase("decode", [part], self.pa.decode_step_overhead_s)
 
 
 class StepTimes:
@@ -73,7 +78,7 @@ class StepTimes:
 
     def __init__(self, r: Replica):
         self.r = r
-        self.model = StepModel(r.m, r.gpu, r.wl, r.pa)
+        self.model = StepModel(r.m, r.gpu, r.wl, r.pa, r.engine)
         self.memo: dict[tuple, float] = {}
         self.cells: dict[tuple[float, int], tuple[int, int, float, float]] = {}  # (n, context cell) -> its points
 

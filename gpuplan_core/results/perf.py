@@ -37,6 +37,11 @@ class PhaseReport(_Report):
     achieved_bytes_per_s: float
     mfu: float
     mbu: float
+    kernel_source: str = Field(
+        "roofline",
+        description="where the step's time came from: 'roofline', or the measured kernel tables (package, GPU, "
+        "engine and version) and which groups of the step they timed (perf/kernel_steps.py)",
+    )
 
 
 class SweepPoint(_Report):

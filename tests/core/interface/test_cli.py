@@ -238,13 +238,15 @@ def test_cost_with_a_broken_pricing_file(tmp_path):
 
 def test_memory_at_the_answer_is_the_answer_s_memory_per_gpu():
     """`memory --at-answer --json` budgets the layout the answer runs: its per-GPU bytes and GPU count are
-    `plan --json`'s (the 70B at 8,000 input tokens: 2 x B200 at TP 2, not the 167 GB one GPU would need)."""
+    `plan --json`'s (the 70B at 500,000 requests a day and 8,000 input tokens: B200s at TP 2, not the 167 GB one
+    GPU would need)."""
     from gpuplan_core import api
 
-    flags = ("--preset", "Llama-3.1-70B", "--requests-per-day", "50000", "--input-tokens", "8000")
+    flags = ("--preset", "Llama-3.1-70B", "--requests-per-day", "500000", "--input-tokens", "8000")
     mem = json.loads(run("memory", *flags, "--at-answer", "--json").stdout)
-    ans = api.answer_report({"preset": "Llama-3.1-70B", "requests_per_day": 50000, "input_tokens": 8000})
+    ans = api.answer_report({"preset": "Llama-3.1-70B", "requests_per_day": 500000, "input_tokens": 8000})
     p = ans.pick
+    assert p.tp == 2
     assert mem["layout_source"] == "answer"
     assert mem["per_gpu_bytes"] == ans.memory_per_gpu_bytes
     assert mem["layout"]["tp"] == p.tp and mem["layout"]["gpus"] == p.tp * p.pp

@@ -14,7 +14,7 @@ from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.predict import predict
 from gpuplan_core.perf.replica import EngineLimits, Replica, engine_limits, replica_for
-from gpuplan_core.perf.roofline import Part, Workload, step_phase
+from gpuplan_core.perf.roofline import Part, StepCost, Workload, step_phase
 from gpuplan_core.perf.schedulers import engine_loop
 from gpuplan_core.perf.serving import Shape, Sim, capacity, max_request_rate, meets, serve
 from gpuplan_core.perf.steps import StepTimes, nearest_ctx
@@ -53,7 +53,7 @@ def test_one_client_is_the_single_request_prediction(i, o, gpu):
     r = replica(i, o, gpu=g)
     assert i <= r.limits.max_num_batched_tokens
     one = serve(r, concurrency=1)
-    single = predict(L8, g, Workload(), 1, i, o, pa=PA)
+    single = predict(L8, g, Workload(), 1, i, o, pa=PA, engine="vllm")
     assert one.ttft_mean_s == pytest.approx(single.ttft_s + IN, rel=1e-9)
     assert one.ttft_p95_s == pytest.approx(single.ttft_s + IN, rel=1e-9)
     assert one.tpot_mean_s == pytest.approx(single.tpot_s, rel=2e-3)  # per-step contexts vs 9 sampled ones
@@ -67,7 +67,7 @@ def test_identical_clients_fall_into_waves():
     TTFT = request_in + step(4 prompts of 2,000 tokens), not one prompt's prefill."""
     r = replica()
     res = serve(r, concurrency=4, shape=Shape(requests=40))
-    wave = step_phase("w", L8, H100, Workload(), PA, [Part(1, 0, 2000, 1)] * 4, overhead_s=PA.prefill_overhead_s)
+    wave = StepCost(L8, H100, Workload(), PA, "vllm").phase("w", [Part(1, 0, 2000, 1)] * 4, PA.prefill_overhead_s)
     assert res.ttft_mean_s == pytest.approx(IN + wave.time_s, rel=1e-9)
     assert res.ttft_p95_s == pytest.approx(IN + wave.time_s, rel=1e-9)
     alone = serve(r, concurrency=1).ttft_mean_s
@@ -126,8 +126,9 @@ def test_a_decode_step_carrying_a_prompt_chunk_is_slower_by_the_chunks_work():
     """8 sequences decoding at context 2,100 plus a 2,000-token prompt chunk in the same step (Llama-3.1-8B, H100,
     BF16). Per op, time = max(FLOPs / (peak x MFU(tokens)), bytes / (bandwidth x MBU)); the chunk adds 2,000 tokens
     of matmul work (the weights are read once either way: the matmuls turn compute-bound), its own attention over
-    2,000 x 2,001 / 2 causal pairs, and its KV writes."""
-    r = replica()
+    2,000 x 2,001 / 2 causal pairs, and its KV writes. (An engine without kernel tables, so the steps are the
+    roofline's.)"""
+    r = replica(engine="transformers")
     times = StepTimes(r)
     n, ctx, chunk = 8, nearest_ctx(2100), 2000
     assert abs(ctx - 2100) <= 11  # the context grid is 1% apart

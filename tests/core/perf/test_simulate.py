@@ -28,7 +28,7 @@ def _alone(r):
 def test_one_request_alone_waits_for_its_prefill_step_and_then_one_decode_step_per_token():
     r = _replica(2000, 300)
     run = _alone(r)
-    sm = StepModel(r.m, r.gpu, r.wl, r.pa)
+    sm = StepModel(r.m, r.gpu, r.wl, r.pa, r.engine)
     prefill_s = sm.step(0, 0, ((0, 2000, 1),)).time_s  # the whole prompt in one step: 2,000 < 8,192 per step
     assert prefill_s == sm.prefill(1, 2000).time_s  # the static view's prefill is that same step
     assert run.ttft_s[0] == pytest.approx(engine_loop("vllm").request_in_s + prefill_s, rel=1e-12)
@@ -37,7 +37,8 @@ def test_one_request_alone_waits_for_its_prefill_step_and_then_one_decode_step_p
     first, last = times.decode(1, 2000), times.decode(1, 2298)
     assert run.tpot_s[0] == pytest.approx((first + last) / 2, rel=1e-9)
     assert run.tpot_s[0] == pytest.approx(sm.decode(1, 2149).time_s, rel=2e-3)  # the step at the mean context
-    static = predict(r.m, r.gpu, r.wl, 1, 2000, 300, pa=r.pa)  # one request alone, the static view: the same
+    # one request alone, the static view: the same
+    static = predict(r.m, r.gpu, r.wl, 1, 2000, 300, pa=r.pa, engine=r.engine)
     assert run.ttft_s[0] - engine_loop("vllm").request_in_s == pytest.approx(static.ttft_s, rel=1e-12)
     assert run.tpot_s[0] == pytest.approx(static.tpot_s, rel=2e-3)
     assert run.preemptions == 0 and run.running_max == 1
@@ -46,7 +47,7 @@ def test_one_request_alone_waits_for_its_prefill_step_and_then_one_decode_step_p
 def test_a_prompt_longer_than_the_step_budget_is_read_in_chunks():
     r = _replica(20000, 10)
     run = _alone(r)
-    sm = StepModel(r.m, r.gpu, r.wl, r.pa)
+    sm = StepModel(r.m, r.gpu, r.wl, r.pa, r.engine)
     # 8,192 + 8,192 + 3,616 prompt tokens, each chunk attending to the ones before; logits on the last only
     chunks = [(0, 8192, 0), (8192, 8192, 0), (16384, 3616, 1)]
     steps_s = sum(sm.step(0, 0, (c,)).time_s for c in chunks)
@@ -79,7 +80,7 @@ def test_a_saturated_replica_makes_max_running_sequences_tokens_per_decode_step(
     second = 4 / the decode step of 4 sequences at the mean context (prefill is one step in a thousand)."""
     r = _replica(16, 1000, limits=EngineLimits(max_num_seqs=4))
     run = simulate(r, Load(concurrency=4, shape=Shape(requests=40)))
-    step_s = StepModel(r.m, r.gpu, r.wl, r.pa).decode(4, 16 + 500).time_s
+    step_s = StepModel(r.m, r.gpu, r.wl, r.pa, r.engine).decode(4, 16 + 500).time_s
     assert run.running_max == 4
     assert run.output_tokens_per_s == pytest.approx(4 / step_s, rel=0.01)
 

@@ -9,7 +9,7 @@ from gpuplan_core.hardware.catalog import get_gpu
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.replica import Replica, engine_limits
-from gpuplan_core.perf.roofline import Part, Workload, step_phase
+from gpuplan_core.perf.roofline import Part, StepCost, Workload, step_phase
 from gpuplan_core.perf.steps import CTX_RATIO, SEQ_GRID, StepTimes, nearest_ctx
 
 L8, H100, PA = get_preset("Llama-3.1-8B"), get_gpu("H100-SXM"), PerfAssumptions()
@@ -22,7 +22,16 @@ def times() -> StepTimes:
 
 
 def _exact(parts: list[Part], overhead_s: float) -> float:
-    return step_phase("step", L8, H100, Workload(), PA, parts, overhead_s=overhead_s).time_s
+    """One step exactly, as the replica's engine (vLLM: measured kernels on H100, steps.StepModel) times it."""
+    return StepCost(L8, H100, Workload(), PA, "vllm").phase("step", parts, overhead_s).time_s
+
+
+def test_the_exact_step_of_an_engine_without_tables_is_the_roofline_step():
+    parts = [Part(8, 2000, 1, 8)]
+    roofline = step_phase("step", L8, H100, Workload(), PA, parts, overhead_s=PA.decode_step_overhead_s)
+    got = StepCost(L8, H100, Workload(), PA, "transformers").phase("step", parts, PA.decode_step_overhead_s)
+    assert got.time_s == roofline.time_s
+    assert got.kernel_source == "roofline (no kernel tables for engine transformers)"
 
 
 def test_the_sequence_grid():
@@ -97,9 +106,10 @@ def test_the_step_loops_time_alone_is_the_reported_steps_time_bit_for_bit(preset
 
     rng = random.Random(7)
     m = get_preset(preset)
-    for wl in (Workload(), Workload(weights_format="fp8", tp=2, eager=True), Workload(tp=8, pp=2)):
-        model = StepModel(m, H100, wl, PA)
-        for _ in range(60):
+    layouts = (Workload(), Workload(weights_format="fp8", tp=2, eager=True), Workload(tp=8, pp=2))
+    for wl, engine in [(wl, engine) for wl in layouts for engine in (None, "vllm")]:
+        model = StepModel(m, H100, wl, PA, engine)
+        for _ in range(30):
             decodes = rng.choice([0, 1, 2.5, 40, 300])
             chunks = tuple((rng.randint(0, 9000), rng.randint(1, 8192), rng.randint(0, 1)) for _ in range(3))
             chunks = chunks[: rng.randint(0 if decodes else 1, 3)]
