@@ -27,6 +27,10 @@ _LOSES_ON = {
 }
 
 
+_RECOMPUTED = ("matmuls", "attention", "elementwise ops", "per-layer fixed cost")  # the parts a recompute repeats
+_RECOMPUTED_WORDS = ("no forward pass recomputed", "less of the forward pass recomputed")
+
+
 def cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, ask: TrainingAsk) -> str | None:
     """'ZeRO-3 would be 22% cheaper: ZeRO-3, DP 64 on 64 GPUs, MFU 0.34, 119,115 USD; ZeRO-0 is kept as set'
     (None where the cheaper run differs only in what the search chose anyway)."""
@@ -85,6 +89,8 @@ def _why_over(pick: TrainingCandidate, alt: TrainingCandidate, by: str = "zero")
         part = max(a, key=lambda k: a[k] - p.get(k, 0.0))
         if a[part] > p.get(part, 0.0):
             none, less = _LOSES_ON.get(part, (f"less {part}", f"less {part}"))
+            if by == "recompute" and part in _RECOMPUTED:  # the alternative's extra time is its recomputed forward
+                none = less = _RECOMPUTED_WORDS[RECOMPUTES.index(pick.recompute) > 0]
             parts.append(none if p.get(part, 0.0) <= 0 else less)
         parts.append(f"MFU {pick.mfu:.2f} vs {alt.mfu:.2f}")
     dearer = alt.run_cost_usd / pick.run_cost_usd - 1

@@ -29,6 +29,7 @@ from ..scenario.scenario import Scenario
 from .training import TrainingCandidate
 from .training_ask import TrainingAsk
 from .training_layout import network_text
+from .training_tried import search_step
 
 
 def _n(count: float, unit: str) -> str:
@@ -132,7 +133,8 @@ def _billed(o: Offer, wall: float, spot: float, billed: Term) -> Calc:
 
 
 def why_training(scenario: Scenario | TrainingAsk, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
-    """Compute -> GPUs (and how the count was chosen) -> GPU-hours -> wall time -> machines -> price per hour ->
+    """Compute -> GPUs (and how the count was chosen) -> the layout searched (what else was tried and why the pick
+    won, training_tried.search_step) -> GPU-hours -> wall time -> machines -> price per hour ->
     hours billed -> cost. ``scenario``: the question's TrainingAsk (a Scenario is read as its ask)."""
     ask = TrainingAsk.of(scenario)
     o, gpu = c.offer, get_gpu(c.gpu)
@@ -166,6 +168,7 @@ def why_training(scenario: Scenario | TrainingAsk, c: TrainingCandidate, summary
             value=f"{c.gpus:,}",
             detail=f"{c.count_reason}; TP {c.tp} x PP {c.pp} x {c.replicas:,} data-parallel, ZeRO-{c.zero_stage}",
         ),
+        *([searched] if (searched := search_step(c)) is not None else []),
         WhyStep.of(
             "GPU-hours",
             Calc(
