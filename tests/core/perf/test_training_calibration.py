@@ -12,6 +12,7 @@ from gpuplan_core.perf.training_calibration import (
     error_summary,
     held_out,
     measured_runs,
+    packed_example_tokens,
     run_layout,
     source_key,
 )
@@ -115,3 +116,14 @@ def test_a_stand_in_row_reads_defaults_for_what_is_not_stated():
     assert (lay.tp, lay.pp, lay.micro_batch, lay.zero_stage, lay.frozen_base) == (1, 1, 1, 1, True)
     assert lay.global_batch_tokens == 1 * 16 * 4 * 8192  # micro x dp x grad accumulation x sequence
     assert lay.inter_node_gbit_s_per_gpu == 200.0  # Ampere
+
+
+def test_a_packed_fine_tuning_run_attends_within_its_examples():
+    """NeMo's SQuAD runs pack examples into 4,096-token sequences: the run's layout carries the dataset's example
+    length (data/training_packed_samples.json); a pre-training run packs nothing."""
+    _, _, lora = run_layout(_row("nemo2407-h100-lora-llama2-7b-g8"))
+    assert (lora.seq_len, lora.packed_example_tokens, lora.attention_tokens) == (4096, 210, 210)
+    _, _, pre = run_layout(_row(LLMFOUNDRY_70B))
+    assert pre.packed_example_tokens is None and pre.attention_tokens == pre.seq_len == 2048
+    assert packed_example_tokens("SFT fine-tuning: SQuAD v1.1 packed to 4096 tokens; dp derived") == 210
+    assert packed_example_tokens("SQuAD v1.1 at 4096 tokens, not packed") is None
