@@ -2,8 +2,10 @@
 a third of them held out by CRC-32 of the run's id) and write data/training_calibration.json with the held-out
 error per regime, next to the error of a fixed MFU of 0.40 (gpuplan's earlier default) on the same runs.
 
-    python -m bench.fit_training          # fit, print, write
-    python -m bench.fit_training --check  # print the error of the constants as stored
+    python -m bench.fit_training            # fit, print, write
+    python -m bench.fit_training --check    # print the error of the constants as stored
+    python -m bench.fit_training --restate  # the stored constants kept, their errors written again (after a change
+                                            # to how the runs are read, e.g. packed examples' attention)
 
 Dense and mixture-of-experts runs are fitted together (the experts' efficiency is the one MoE constant).
 """
@@ -90,6 +92,12 @@ def report(eff: TrainingEfficiency) -> dict:
 
 def main(argv: list[str]) -> int:
     if "--check" in argv:
+        print(json.dumps(report(fitted_efficiency()), indent=1))
+        return 0
+    if "--restate" in argv:
+        path = DATA_DIR / CALIBRATION_FILE
+        out = {**json.loads(path.read_text()), **report(fitted_efficiency())}
+        path.write_text(json.dumps(out, indent=1) + "\n")
         print(json.dumps(report(fitted_efficiency()), indent=1))
         return 0
     eff, loss = fit()

@@ -32,6 +32,10 @@ from .record import NO_FLAG, plain
 
 # Flags kept under an older name too.
 ALIASES = {"prefix_cache_fraction": ("--prefix-cache",), "max_num_batched_tokens": ("--max-batched-tokens",)}
+# Values a flag takes beside its field's choices, and the fields each sets: --recompute auto searches the policy
+# (--recompute-auto true, the older spelling, still works); --recompute none|selective|full keeps the one given.
+FLAG_VALUES = {"recompute": {"auto": {"recompute_auto": True}}}
+FLAG_DEFAULTS = {"recompute": "auto"}  # what a flag reads as when not given, where a FLAG_VALUES value is it
 NONE = "none"  # the value of a flag that sets a field to None (--ttft-target-s none: no first-token target)
 
 
@@ -47,6 +51,7 @@ def add_cli_flags(parser: argparse.ArgumentParser) -> None:
     for name in flag_fields():
         info = field_info(name)
         choices = field_choices(name)
+        choices = (*FLAG_VALUES.get(name, {}), *choices) if choices else choices
         extra = [", ".join(map(str, choices))] if choices else []
         if field_optional(name):
             extra.append(f"{NONE}: not set")
@@ -56,6 +61,7 @@ def add_cli_flags(parser: argparse.ArgumentParser) -> None:
         text = (info.description or name) + (f" [{'; '.join(extra)}]" if extra else "")
         per_job = [f"{job}: {d[name]}" for job, d in JOB_DEFAULTS.items() if name in d]
         shown = [str(default_for(name))] if default_for(name) not in (None, {}) else []
+        shown = [FLAG_DEFAULTS[name]] if name in FLAG_DEFAULTS else shown
         text += f" (default: {'; '.join(shown + per_job)})" if shown or per_job else ""
         flag = "--" + name.replace("_", "-")
         parser.add_argument(flag, *ALIASES.get(name, ()), dest=name, default=None, help=text.replace("%", "%%"))
@@ -71,6 +77,9 @@ def cli_fields(args: argparse.Namespace) -> dict[str, Any]:
             continue
         if raw.strip().lower() == NONE and field_optional(name):
             out[name] = None
+            continue
+        if (fields := FLAG_VALUES.get(name, {}).get(raw.strip().lower())) is not None:
+            out = {**fields, **out}  # a flag of the field itself (--recompute-auto) given too wins
             continue
         if field_is_int(name):
             try:

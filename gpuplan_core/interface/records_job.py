@@ -303,17 +303,17 @@ JOB_RECORDS: tuple[Input, ...] = (
         "Activation checkpointing",
         "select",
         group=TRAIN,
-        options=(*RECOMPUTE, *RECOMPUTE_SEARCHED),
-        labels={**RECOMPUTE, **RECOMPUTE_SEARCHED},
+        options=(*RECOMPUTE_SEARCHED, *RECOMPUTE),
+        labels={**RECOMPUTE_SEARCHED, **RECOMPUTE},
         to_fields=_recompute_fields,
         sets=("recompute", "recompute_auto"),
-        default="full",
+        default="auto",
         jobs=TRAINING,
         help="Activation checkpointing. Full: keep only each layer's input and recompute the rest in the backward "
         "pass (one more forward pass, far less memory). Selective, per op (torchtitan's default): keep the matmul and "
-        "attention outputs, recompute the rest (half a forward pass more). None: keep every activation. Searched: "
-        "the planner tries all three with the layout and keeps the cheapest that fits; a policy set here is kept, "
-        "and a cheaper one is shown beside it.",
+        "attention outputs, recompute the rest (half a forward pass more). None: keep every activation. Searched "
+        "(auto, the default): the planner tries all three with the ZeRO stage, layout and micro-batch and keeps the "
+        "cheapest that fits; a policy set here is kept, and a cheaper one is shown beside it.",
     ),
     Input(
         "ac_every", "Checkpoint every k-th layer", "number", group=TRAIN, field="recompute_every", step=1, jobs=TRAINING

@@ -26,6 +26,7 @@ from .training_step import StepLayout, TrainingEfficiency, training_step
 
 MEASUREMENTS_FILE = "training_speed_measurements.csv"
 MODELS_FILE = "training_speed_models.json"
+PACKED_FILE = "training_packed_samples.json"
 SHARDING_ZERO = {
     "ddp": 0,
     "zero1": 1,
@@ -59,6 +60,21 @@ def source_key(source: str) -> str:
     """The repository or paper of a ``source`` cell: 'pytorch/torchtitan benchmarks/x.md @sha, ...' ->
     'pytorch/torchtitan' (torchtitan's three benchmark files are one source; NeMo and Megatron-Bridge two)."""
     return str(source).replace(",", " ").split()[0]
+
+
+@cache
+def _packed_datasets() -> dict[str, int]:
+    raw = json.loads((DATA_DIR / PACKED_FILE).read_text())["datasets"]
+    return {name: int(v["mean_example_tokens"]) for name, v in raw.items()}
+
+
+def packed_example_tokens(notes: str) -> int | None:
+    """A run that packs a dataset's examples into each sequence ('SQuAD v1.1 packed to 4096 tokens' in its notes):
+    the dataset's mean example length (data/training_packed_samples.json); None for unpacked runs."""
+    for name, tokens in _packed_datasets().items():
+        if f"{name} packed to" in notes:
+            return tokens
+    return None
 
 
 def held_out(run_id: str) -> bool:
@@ -101,6 +117,7 @@ def run_layout(row) -> tuple[ModelArch, object, StepLayout]:
         ep=int(_num(row.ep, 1)),
         gpus_per_node=72 if nvl72 else 8,
         inter_node_gbit_s_per_gpu=GBIT_PER_GPU.get(gpu.architecture, 400.0),
+        packed_example_tokens=packed_example_tokens(notes),
     )
     return m, gpu, lay
 

@@ -6,7 +6,8 @@ step (global batch / (b x dp)):
     matmuls      = (2 forward + 4 backward, 2 with a frozen base + recompute) x matmul params / (tp pp) x b s
                    / (dense peak x GEMM efficiency(h / tp))          GEMM efficiency = e_max x w / (w + w_half)
     attention    = 4 x layers / pp x s x (heads x head_dim) / tp / cp x b s x (1 forward + 2.5 backward + recompute)
-                   / 2 (causal) / (BF16 peak x attention efficiency)
+                   / 2 (causal) / (BF16 peak x attention efficiency); examples packed into a sequence attend
+                   within themselves: s is then an example's length (data/training_packed_samples.json)
     elementwise  = norms, activations, rotary, residuals: bytes moved per token per layer / HBM bandwidth
     context par. = ring attention: each rank passes its keys and values (b s / cp x 2 kv-width x 2 bytes) to the
                    next cp - 1 times per layer, forward and twice in backward; not hidden
@@ -122,6 +123,12 @@ class StepLayout:
     dequant_bytes_per_param: float = 0.0  # QLoRA: HBM bytes per base linear parameter per pass to dequantise it
     gpus_per_node: int = 8
     inter_node_gbit_s_per_gpu: float = 400.0  # the network per GPU across machines
+    packed_example_tokens: int | None = None  # examples packed into a sequence: attention runs within each
+
+    @property
+    def attention_tokens(self) -> int:
+        """The tokens each token attends over (at most): the sequence's, or a packed example's own length."""
+        return min(self.seq_len, self.packed_example_tokens or self.seq_len)
 
     @property
     def dp(self) -> int:
@@ -249,7 +256,7 @@ def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, 
 def _attention_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> float:
     """FlashAttention: causal 2 x layers x s x (heads x head_dim) FLOPs per token forward, 2.5 x that backward."""
     width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
-    forward = 2 * m.num_layers / lay.pp * lay.seq_len * width / lay.tp * tokens
+    forward = 2 * m.num_layers / lay.pp * lay.attention_tokens * width / lay.tp * tokens
     passes = 1.0 + 2.5 + (1.0 if lay.recompute in ("full", "selective") else 0.0) / max(1, lay.recompute_every)
     return forward * passes / (gpu.dense_peak_flops("bf16")[0] * eff.attention_efficiency)
 
@@ -355,7 +362,7 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         data_parallel_exposed_s=_data_parallel_s(m, gpu, lay, eff, compute),
         optimizer_s=_optimizer_s(m, gpu, lay),
         tokens_per_step=tokens_step,
-        model_flops_per_step=model_flops_per_token(m, lay.seq_len, lay.frozen_base) * tokens_step,
+        model_flops_per_step=model_flops_per_token(m, lay.attention_tokens, lay.frozen_base) * tokens_step,
         gpus=lay.gpus,
         peak_flops_per_s=gpu.dense_peak_flops("bf16")[0],
         moe=m.is_moe,

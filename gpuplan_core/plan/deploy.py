@@ -9,6 +9,7 @@ the command says in a comment.
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 
 from ..common.text import counted
 from ..model.formats import get_format
@@ -59,28 +60,55 @@ SKYPILOT_GPU = {
 SKYPILOT_CLOUDS = {"aws", "gcp", "azure", "lambda", "runpod", "nebius", "vast", "hyperstack", "scaleway", "crusoe"}
 
 
-def model_id(sc: Scenario, hf_id: str | None = None) -> str:
-    if sc.model_source.preset:
-        return HF_IDS.get(sc.model_source.preset, sc.model_source.preset)
+@dataclass(frozen=True)
+class DeployAsk:
+    """What the export reads of the question: the preset (its Hugging Face id), the longest sequence (input +
+    output tokens), the engine's memory utilization and the KV cache's format."""
+
+    preset: str | None
+    max_model_len: int
+    memory_utilization: float
+    kv_format: str
+
+    @classmethod
+    def of(cls, sc: Scenario | DeployAsk) -> DeployAsk:
+        if isinstance(sc, DeployAsk):
+            return sc
+        req = sc.request
+        return cls(
+            sc.model_source.preset,
+            req.input_tokens + req.output_tokens,
+            sc.assumptions.memory_utilization,
+            sc.formats.kv_format,
+        )
+
+
+def model_id(scenario: Scenario | DeployAsk, hf_id: str | None = None) -> str:
+    preset = DeployAsk.of(scenario).preset
+    if preset:
+        return HF_IDS.get(preset, preset)
     return hf_id or "<your-model-id>"
 
 
-def vllm_args(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> list[str]:
+def vllm_args(
+    scenario: Scenario | DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None
+) -> list[str]:
     """``vllm serve`` and its flags for this pick (one replica)."""
+    ask = DeployAsk.of(scenario)
     args = [
         "vllm",
         "serve",
-        model_id(sc, hf_id),
+        model_id(ask, hf_id),
         "--tensor-parallel-size",
         str(pick.tp),
         "--pipeline-parallel-size",
         str(pick.pp),
         "--max-model-len",
-        str(sc.request.input_tokens + sc.request.output_tokens),
+        str(ask.max_model_len),
         "--gpu-memory-utilization",
-        f"{sc.assumptions.memory_utilization:g}",
+        f"{ask.memory_utilization:g}",
         "--kv-cache-dtype",
-        "fp8" if get_format(sc.formats.kv_format).name == "fp8" else "auto",
+        "fp8" if get_format(ask.kv_format).name == "fp8" else "auto",
     ]
     w = get_format(pick.weights_format).name
     if w == "fp8":
@@ -92,24 +120,29 @@ def vllm_args(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_seqs: 
     return args
 
 
-def vllm_command(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> str:
-    cmd = shlex.join(vllm_args(sc, pick, hf_id, max_num_seqs))
+def vllm_command(
+    scenario: Scenario | DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None
+) -> str:
+    cmd = shlex.join(vllm_args(scenario, pick, hf_id, max_num_seqs))
     w = get_format(pick.weights_format).name
     if w in ("int4-g128", "nvfp4", "mxfp4", "nf4", "nf4-dq"):
         cmd = f"# needs a checkpoint already quantised to {get_format(w).label}\n{cmd}"
     return cmd
 
 
-def skypilot_yaml(sc: Scenario, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> str:
+def skypilot_yaml(
+    scenario: Scenario | DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None
+) -> str:
     """A SkyPilot task for one replica of the pick (``sky launch task.yaml``; ``sky serve`` scales replicas)."""
+    ask = DeployAsk.of(scenario)
     per_node = pick.tp if pick.pp > 1 else pick.tp * pick.pp
     nodes = pick.pp if pick.pp > 1 else 1
     accel = f"{SKYPILOT_GPU.get(pick.gpu, pick.gpu)}:{per_node}"
     cloud = pick.provider.lower().split("-")[0]
-    run = shlex.join(vllm_args(sc, pick, hf_id, max_num_seqs))
+    run = shlex.join(vllm_args(ask, pick, hf_id, max_num_seqs))
     lines = [
         f"# gpuplan: {pick.layout}, {counted(pick.replicas, 'replica')} for the traffic; offer {pick.offer_id}",
-        f"name: gpuplan-{(sc.model_source.preset or 'model').lower().replace('.', '-')}",
+        f"name: gpuplan-{(ask.preset or 'model').lower().replace('.', '-')}",
         "resources:",
         f"  accelerators: {accel}",
     ]

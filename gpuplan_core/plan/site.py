@@ -1,7 +1,12 @@
 """The answer's energy, carbon, owning and price tiers: the pricing/energy.py arithmetic applied to the pick of a
-scenario, at the scenario's site (its region, PUE, electricity price, grid intensity and an owner's costs)."""
+scenario, at the scenario's site (its region, PUE, electricity price, grid intensity and an owner's costs).
+
+Each function reads a ``SiteAsk``: the site, the prices' terms (hours a month, utilization, spot restarts), the
+phase and the traffic's output tokens, built once from the Scenario (a Scenario given is read as its ask)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..hardware.catalog import get_gpu
 from ..pricing.energy import (
@@ -19,11 +24,30 @@ from ..pricing.energy import (
 )
 from ..pricing.offers import Offer
 from ..results.plan import Pick
+from ..scenario.deployment import Pricing
 from ..scenario.scenario import Scenario
+from ..scenario.site import Site
 
 
-def _site(sc: Scenario):
-    s = sc.site
+@dataclass(frozen=True)
+class SiteAsk:
+    """What the answer's energy, owning and price tiers read of the question."""
+
+    site: Site
+    pricing: Pricing
+    phase: str  # "serving" or "training"
+    requests_per_day: float | None = None
+    output_tokens: int = 0
+
+    @classmethod
+    def of(cls, sc: Scenario | SiteAsk) -> SiteAsk:
+        if isinstance(sc, SiteAsk):
+            return sc
+        phase = "serving" if sc.job.mode == "inference" else "training"
+        return cls(sc.site, sc.pricing, phase, sc.traffic.requests_per_day, sc.request.output_tokens)
+
+
+def _site(s: Site):
     return site_figures(s.region, s.pue, s.electricity_usd_per_kwh, s.grid_gco2_per_kwh)
 
 
@@ -32,11 +56,11 @@ def _busy_gpus(p: Pick) -> int:
     return p.tp * p.pp * p.replicas
 
 
-def pick_energy(sc: Scenario, p: Pick) -> EnergyReport | None:
+def pick_energy(scenario: Scenario | SiteAsk, p: Pick) -> EnergyReport | None:
     """The pick's energy, cost and CO2 at the site (None for a chip with no published power figure)."""
-    gpu = get_gpu(p.gpu)
-    phase = "serving" if sc.job.mode == "inference" else "training"
-    draw, site = power_draw(gpu, phase), _site(sc)
+    ask = SiteAsk.of(scenario)
+    gpu, phase = get_gpu(p.gpu), ask.phase
+    draw, site = power_draw(gpu, phase), _site(ask.site)
     if draw is None:
         return None
     common = dict(
@@ -61,14 +85,14 @@ def pick_energy(sc: Scenario, p: Pick) -> EnergyReport | None:
         return EnergyReport(
             **common, energy_kwh=kwh, energy_cost_usd=kwh * site.usd_per_kwh, co2_kg=co2_kg(kwh, site.gco2_per_kwh)
         )
-    monthly = energy_kwh(_busy_gpus(p) * sc.pricing.hours_per_month, draw.watts, site.pue)
-    capacity = (p.requests_per_s_per_replica or 0) * p.replicas * sc.request.output_tokens  # output tokens/s
+    monthly = energy_kwh(_busy_gpus(p) * ask.pricing.hours_per_month, draw.watts, site.pue)
+    capacity = (p.requests_per_s_per_replica or 0) * p.replicas * ask.output_tokens  # output tokens/s
     tokens, basis = monthly_output_tokens(
-        sc.traffic.requests_per_day,
-        sc.request.output_tokens,
-        sc.pricing.hours_per_month,
+        ask.requests_per_day,
+        ask.output_tokens,
+        ask.pricing.hours_per_month,
         capacity,
-        sc.pricing.utilization,
+        ask.pricing.utilization,
     )
     per_m = None if not tokens else kwh_per_million_tokens(monthly, tokens)
     return EnergyReport(
@@ -84,39 +108,39 @@ def pick_energy(sc: Scenario, p: Pick) -> EnergyReport | None:
     )
 
 
-def pick_own(sc: Scenario, p: Pick) -> OwnReport | None:
+def pick_own(scenario: Scenario | SiteAsk, p: Pick) -> OwnReport | None:
     """Owning the pick's GPUs (None where no server price is known and the user gave none)."""
-    gpu = get_gpu(p.gpu)
-    if sc.site.server_usd_per_gpu is not None:
-        price, source = sc.site.server_usd_per_gpu, "your price"
+    ask = SiteAsk.of(scenario)
+    gpu, own = get_gpu(p.gpu), ask.site
+    if own.server_usd_per_gpu is not None:
+        price, source = own.server_usd_per_gpu, "your price"
     elif (known := server_price_per_gpu(gpu)) is not None:
         price, source = known
     else:
         return None
-    phase = "serving" if sc.job.mode == "inference" else "training"
-    draw, site = power_draw(gpu, phase), _site(sc)
+    draw, site = power_draw(gpu, ask.phase), _site(own)
     if draw is None:
         return None
     o = own_vs_rent(
         p.gpus,
         price,
-        sc.site.amortisation_years,
+        own.amortisation_years,
         draw.watts,
         gpu.tdp_w + draw.host_watts,
         site.pue,
         site.usd_per_kwh,
-        sc.site.hosting_usd_per_kw_month,
+        own.hosting_usd_per_kw_month,
         p.price_per_gpu_hour_usd,
-        sc.pricing.hours_per_month,
-        sc.site.own_utilization,
+        ask.pricing.hours_per_month,
+        own.own_utilization,
     )
     return OwnReport(
         gpu=gpu.gpu,
         gpus=p.gpus,
         server_usd_per_gpu=price,
         server_price_source=source,
-        amortisation_years=sc.site.amortisation_years,
-        utilization=sc.site.own_utilization,
+        amortisation_years=own.amortisation_years,
+        utilization=own.own_utilization,
         capex_usd=o.capex_usd,
         monthly_own_usd=o.monthly_own_usd,
         monthly_capex_usd=o.monthly_capex_usd,
@@ -136,8 +160,9 @@ COMMITMENT = {
 }
 
 
-def price_tiers(sc: Scenario, p: Pick, offers: list[Offer]) -> list[PriceTier]:
+def price_tiers(scenario: Scenario | SiteAsk, p: Pick, offers: list[Offer]) -> list[PriceTier]:
     """For the pick's GPU type: the cheapest offer of each billing model (serverless aside), at the pick's GPUs."""
+    pricing = SiteAsk.of(scenario).pricing
     best: dict[str, Offer] = {}
     for o in offers:
         if o.gpu != p.gpu or o.is_serverless or o.layout_problem(p.tp, 1):
@@ -152,7 +177,7 @@ def price_tiers(sc: Scenario, p: Pick, offers: list[Offer]) -> list[PriceTier]:
         if bm not in best:
             continue
         o = best[bm]
-        eff = o.price_per_gpu_hour_usd * (1 + sc.pricing.spot_restart_overhead if bm == "spot" else 1)
+        eff = o.price_per_gpu_hour_usd * (1 + pricing.spot_restart_overhead if bm == "spot" else 1)
         out.append(
             PriceTier(
                 billing_model=bm,
@@ -160,7 +185,7 @@ def price_tiers(sc: Scenario, p: Pick, offers: list[Offer]) -> list[PriceTier]:
                 provider=o.provider,
                 price_per_gpu_hour_usd=o.price_per_gpu_hour_usd,
                 effective_usd_per_gpu_hour=eff,
-                monthly_usd=eff * p.gpus * sc.pricing.hours_per_month,
+                monthly_usd=eff * p.gpus * pricing.hours_per_month,
                 commitment=COMMITMENT.get(bm, bm),
             )
         )

@@ -54,15 +54,16 @@ from ..pricing.offers import Offer
 from ..results.plan import Pick
 from ..scenario.scenario import Scenario
 from .search import Rejection
+from .training_ask import TrainingAsk
 from .training_layout import TrainingLayout, machines_of
 
 PRE_TRAINING_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2 and 3's 4M-token batches; fine-tuning: one micro-batch
 NETWORK_GBIT_S_PER_GPU_UNSTATED = 100.0  # an offer that does not state its network speed (a 100 Gbit/s-class NIC)
 
 
-def count_set(sc: Scenario) -> bool:
+def count_set(ask: Scenario | TrainingAsk) -> bool:
     """Whether the user set the GPU count: any count above the default of 1 (see the module docstring)."""
-    return sc.parallelism.gpus > 1
+    return ask.parallelism.gpus > 1
 
 
 class TrainingCandidate(Pick):
@@ -118,32 +119,32 @@ class TrainingWork:
         return {k: getattr(self, k) for k in ("training_flops", "training_tokens", "mfu", "tokens_note")}
 
 
-def training_tokens_of(sc: Scenario, m: ModelArch) -> tuple[float, str | None]:
-    if sc.training.training_tokens:
-        return sc.training.training_tokens, None
+def training_tokens_of(ask: TrainingAsk, m: ModelArch) -> tuple[float, str | None]:
+    if ask.training.training_tokens:
+        return ask.training.training_tokens, None
     tokens = 20.0 * params_total(m)
     return tokens, f"no training tokens given: {tokens:.3g} assumed (20 tokens per parameter, Chinchilla)"
 
 
-def training_work(m: ModelArch, sc: Scenario) -> TrainingWork:
-    tokens, note = training_tokens_of(sc, m)
-    method = sc.job.method if sc.job.mode == "finetune" else "full"
+def training_work(m: ModelArch, ask: TrainingAsk) -> TrainingWork:
+    tokens, note = training_tokens_of(ask, m)
     attn_width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
-    flops = training_flops(params_active(m), tokens, m.num_layers, sc.context_tokens, attn_width, method)
-    return TrainingWork(flops, tokens, sc.training.mfu, note)
+    flops = training_flops(params_active(m), tokens, m.num_layers, ask.context_tokens, attn_width, ask.method)
+    return TrainingWork(flops, tokens, ask.training.mfu, note)
 
 
-def step_layout(m: ModelArch, sc: Scenario, o: Offer | None, lay: TrainingLayout) -> StepLayout:
+def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay: TrainingLayout) -> StepLayout:
     """The step the run takes on the layout's GPUs of this offer (its GPUs per machine and network per GPU)."""
+    ask = TrainingAsk.of(ask)
     per_node = o.machine_gpus if o is not None else 8
     gbit = (o.inter_node_gbit_s if o is not None else None) or NETWORK_GBIT_S_PER_GPU_UNSTATED * per_node
-    tr, cp = sc.training, sc.parallelism.cp
-    micro, seq, tp, pp = lay.micro_batch, sc.context_tokens, lay.tp, lay.pp
+    tr, cp = ask.training, ask.parallelism.cp
+    micro, seq, tp, pp = lay.micro_batch, ask.context_tokens, lay.tp, lay.pp
     dp = max(1, lay.gpus // (tp * pp * cp))
-    frozen = sc.job.mode == "finetune" and sc.job.training_method in ("lora", "qlora")
+    frozen = ask.method in ("lora", "qlora")
     # pre-training: a 4M-token batch; fine-tuning: one micro-batch per rank a step, 4 x the stages with a pipeline
     pipe = 4 * pp if pp > 1 else 1
-    glob = PRE_TRAINING_GLOBAL_BATCH_TOKENS if sc.job.mode == "training" else micro * seq * dp * pipe
+    glob = PRE_TRAINING_GLOBAL_BATCH_TOKENS if ask.job.mode == "training" else micro * seq * dp * pipe
     return StepLayout(
         gpus=lay.gpus,
         tp=tp,
@@ -161,7 +162,7 @@ def step_layout(m: ModelArch, sc: Scenario, o: Offer | None, lay: TrainingLayout
         inter_node_gbit_s_per_gpu=gbit / per_node,
         adapter_params=lora_params(m, tr.lora_rank, tr.lora_targets) if frozen else 0.0,
         adapter_rank=tr.lora_rank,
-        dequant_bytes_per_param=dequant_bytes_per_param(tr.qlora_library) if sc.job.training_method == "qlora" else 0.0,
+        dequant_bytes_per_param=dequant_bytes_per_param(tr.qlora_library) if ask.method == "qlora" else 0.0,
     )
 
 
@@ -172,39 +173,39 @@ def _step(m: ModelArch, gpu: GPU, lay: StepLayout) -> TrainingStep:
     return training_step(m, gpu, lay)
 
 
-def run_mfu(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer | None, lay: TrainingLayout, work: TrainingWork):
+def run_mfu(m: ModelArch, ask: TrainingAsk, gpu: GPU, o: Offer | None, lay: TrainingLayout, work: TrainingWork):
     """(MFU, the predicted step or None when the user set the MFU)."""
     if work.mfu is not None:
         return work.mfu, None
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
     key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute)
     if (step := work.steps.get(key)) is None:
-        step = work.steps[key] = _step(m, gpu, step_layout(m, sc, o, lay))
+        step = work.steps[key] = _step(m, gpu, step_layout(m, ask, o, lay))
     return step.mfu, step
 
 
 def priced(
-    m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: TrainingWork, sc: Scenario
+    m: ModelArch, o: Offer, gpu: GPU, lay: TrainingLayout, work: TrainingWork, ask: TrainingAsk
 ) -> TrainingCandidate:
     """One offer running the job on the layout's GPUs: its GPU-hours, wall time and cost."""
     count = lay.gpus
     peak = gpu.dense_peak_flops("bf16")[0]
-    mfu, step = run_mfu(m, sc, gpu, o, lay, work)
+    mfu, step = run_mfu(m, ask, gpu, o, lay, work)
     gh = gpu_hours(work.training_flops, peak, mfu)
     wall = gh / count
-    late = sc.training.deadline_hours and wall > sc.training.deadline_hours * 1.0001
-    rc = run_cost(o, count, wall * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
+    late = ask.training.deadline_hours and wall > ask.training.deadline_hours * 1.0001
+    rc = run_cost(o, count, wall * SECONDS_PER_HOUR, ask.pricing.spot_restart_overhead, ask.pricing.hours_per_month)
     how = "predicted for this layout" if step is not None else "as you set it"
-    rec = lay.recompute or sc.training.recompute
+    rec = lay.recompute or ask.training.recompute
     why = [
         f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}, micro-batch {lay.micro_batch}, "
         f"recompute {rec}), "
         f"{figure(gh, 4)} GPU-hours at MFU {mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
-        f"+{sc.training.overhead_factor:.0%} for failed runs and sweeps",
+        f"+{ask.training.overhead_factor:.0%} for failed runs and sweeps",
         *rc.notes,
         *lay.notes,
     ]
-    prec = sc.training.precision
+    prec = ask.training.precision
     if step is not None and prec in ("fp8", "mxfp8", "nvfp4") and not low_precision_runs(gpu, prec):
         why.append(f"the {gpu.label} has no {prec.upper()} tensor cores: the recipe's matmuls run at BF16 speed")
     band = {}
@@ -215,18 +216,18 @@ def priced(
         o,
         offer=o,
         gpu=gpu.gpu,
-        weights_format=sc.formats.weights_format,
+        weights_format=ask.formats.weights_format,
         gpus=count,
         nodes=machines_of(o, count),
         tp=lay.tp,
         pp=lay.pp,
         zero_stage=lay.zero_stage,
         monthly_usd=None,
-        run_cost_usd=rc.run_cost_usd * (1 + sc.training.overhead_factor),
+        run_cost_usd=rc.run_cost_usd * (1 + ask.training.overhead_factor),
         wall_hours=wall,
         gpu_hours=gh,
-        replicas=count // (lay.tp * lay.pp * sc.parallelism.cp),
-        misses=[f"{wall:,.0f} h > deadline {sc.training.deadline_hours:,.0f} h"] if late else [],
+        replicas=count // (lay.tp * lay.pp * ask.parallelism.cp),
+        misses=[f"{wall:,.0f} h > deadline {ask.training.deadline_hours:,.0f} h"] if late else [],
         why=why,
         count_reason=lay.reason,
         mfu=mfu,
@@ -238,15 +239,18 @@ def priced(
     )
 
 
-def training_message(sc: Scenario, missed: list[TrainingCandidate], rejected: list[Rejection]) -> str:
+def training_message(
+    scenario: Scenario | TrainingAsk, missed: list[TrainingCandidate], rejected: list[Rejection]
+) -> str:
     """Why nothing qualifies: the count set cannot run (the reasons, the most common first, and what the nearest
     count that runs would cost), the deadline set cannot be met, or the job fits no layout (memory)."""
+    ask = TrainingAsk.of(scenario)
     alts = sorted((c for c in missed if c.alternative_to), key=lambda c: c.rank_cost)
     common = [r for r, _ in Counter(r.reason for r in rejected).most_common(2)]
-    if count_set(sc) and not any(c.alternative_to is None for c in missed):
+    if count_set(ask) and not any(c.alternative_to is None for c in missed):
         why = [r for r, _ in Counter(r.reason for r in rejected if r.offer_id).most_common(2)]
         text = (
-            f"{sc.parallelism.gpus:,} GPUs cannot run this job: " + ("; ".join(why) or "no offer rents this GPU") + "."
+            f"{ask.parallelism.gpus:,} GPUs cannot run this job: " + ("; ".join(why) or "no offer rents this GPU") + "."
         )
         if alts:
             a = alts[0]
@@ -257,9 +261,9 @@ def training_message(sc: Scenario, missed: list[TrainingCandidate], rejected: li
             )
         return text
     late = sorted({x for c in missed if not c.alternative_to for x in c.misses})[:2]
-    if sc.training.deadline_hours and late:
+    if ask.training.deadline_hours and late:
         return (
-            f"No configuration finishes within the {sc.training.deadline_hours:,.0f} h deadline: "
+            f"No configuration finishes within the {ask.training.deadline_hours:,.0f} h deadline: "
             + "; ".join(late)
             + ". Allow a later deadline, more GPUs, or offers with a fast network between machines."
         )
@@ -267,6 +271,6 @@ def training_message(sc: Scenario, missed: list[TrainingCandidate], rejected: li
         "No configuration fits: "
         + ("; ".join(common) or "no offer can run it")
         + ". Try a larger GPU, a shorter sequence, full activation checkpointing, "
-        + ("a higher ZeRO stage, " if not sc.parallelism.zero_auto and sc.parallelism.zero_stage < 3 else "")
+        + ("a higher ZeRO stage, " if not ask.parallelism.zero_auto and ask.parallelism.zero_stage < 3 else "")
         + "or CPU offload."
     )

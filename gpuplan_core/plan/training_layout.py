@@ -29,7 +29,7 @@ from ..memory.request import memory_request
 from ..model.arch import ModelArch
 from ..pricing.offers import FAST_NETWORK_GBIT_S, Offer
 from ..scenario.fields import MAX_LAYOUT_GPUS
-from ..scenario.scenario import Scenario
+from .training_ask import TrainingAsk
 
 MAX_TRAINING_GPUS = MAX_LAYOUT_GPUS  # the largest count searched for a layout that holds the job
 PIPELINE_DEPTHS_TRIED = 2  # per tensor-parallel degree, ZeRO stage and micro-batch: the fewest stages that fit
@@ -60,23 +60,23 @@ def network_text(o: Offer) -> str:
     return f"{net} at {gbit:,.{0 if gbit >= 1 else 1}f} Gbit/s" if gbit else f"{net} of unstated speed"
 
 
-def zero_stages(sc: Scenario) -> list[int]:
+def zero_stages(ask: TrainingAsk) -> list[int]:
     """The ZeRO stages tried: all four when searched, else the stage set and those above it (used only where the
     set stage fits nowhere)."""
-    return [0, 1, 2, 3] if sc.parallelism.zero_auto else list(range(sc.parallelism.zero_stage, 4))
+    return [0, 1, 2, 3] if ask.parallelism.zero_auto else list(range(ask.parallelism.zero_stage, 4))
 
 
 RECOMPUTES = ("none", "selective", "full")  # fastest first: each keeps fewer activations and recomputes more
 
 
-def recomputes(sc: Scenario) -> list[str]:
+def recomputes(ask: TrainingAsk) -> list[str]:
     """The recompute policies tried: all three when searched (``recompute_auto``), else the one set."""
-    return list(RECOMPUTES) if sc.training.recompute_auto else [sc.training.recompute]
+    return list(RECOMPUTES) if ask.training.recompute_auto else [ask.training.recompute]
 
 
-def micro_batches(sc: Scenario) -> list[int]:
+def micro_batches(ask: TrainingAsk) -> list[int]:
     """The micro-batches tried: the one given, then each half of it down to 1 (8, 4, 2, 1)."""
-    b, out = sc.request.batch_or_one, []
+    b, out = ask.request.batch_or_one, []
     while b >= 1:
         out.append(b)
         b //= 2
@@ -146,25 +146,25 @@ class ShapeGrid:
     the user's tp x pp, the larger micro-batch (the one given first), fewer GPUs per copy."""
 
     def __init__(
-        self, m: ModelArch, sc: Scenario, zeros: list[int] | None = None, recompute: list[str] | None = None
+        self, m: ModelArch, ask: TrainingAsk, zeros: list[int] | None = None, recompute: list[str] | None = None
     ) -> None:
-        self.m, self.sc = m, sc
-        self.zeros = zeros if zeros is not None else zero_stages(sc)
-        self.recomputes = recompute if recompute is not None else recomputes(sc)
+        self.m, self.ask = m, ask
+        self.zeros = zeros if zeros is not None else zero_stages(ask)
+        self.recomputes = recompute if recompute is not None else recomputes(ask)
         self.rows: list[tuple[int, str, int, MemoryRequest, list]] = []
         for zero in self.zeros:
             for rec in self.recomputes:
-                for b in micro_batches(sc):
-                    req = memory_request(sc.with_(zero_stage=zero, recompute=rec), batch=b)
+                for b in micro_batches(ask):
+                    req = memory_request(ask.with_(zero_stage=zero, recompute=rec), batch=b)
                     self.rows.append((zero, rec, b, req, self._table(req, zero)))
-        par = sc.parallelism
-        key = (m, tuple(self.rows), par.tp, par.pp, par.cp, sc.training.recompute)
+        par = ask.parallelism
+        key = (m, tuple(self.rows), par.tp, par.pp, par.cp, ask.training.recompute)
         self._by_gpu: dict[str, list[TrainingShape]] = _SHAPES.setdefault(key, {})
         if len(_SHAPES) > 64:  # a bounded cache: the oldest grids go first
             _SHAPES.pop(next(iter(_SHAPES)))
 
     def _table(self, req: MemoryRequest, zero: int) -> tuple:
-        par = self.sc.parallelism
+        par = self.ask.parallelism
         rows = list(_layout_table(self.m, req))
         if all((tp, pp) != (par.tp, par.pp) for _, tp, pp, _, _ in rows):
             try:  # the user's own tp x pp, off the grid: its bytes at dp 1 and 2 give the split
@@ -178,7 +178,7 @@ class ShapeGrid:
 
     def shapes(self, gpu: GPU) -> list[TrainingShape]:
         if gpu.gpu not in self._by_gpu:
-            par, out = self.sc.parallelism, []
+            par, out = self.ask.parallelism, []
             for zero, rec, b, req, rows in self.rows:
                 cap = budget_bytes(gpu, req.runtime)
                 fit = [
@@ -193,7 +193,7 @@ class ShapeGrid:
                     if (sh.tp, sh.pp) == (par.tp, par.pp) or kept.get(sh.tp, 0) < PIPELINE_DEPTHS_TRIED:
                         kept[sh.tp] = kept.get(sh.tp, 0) + 1
                         out.append(sh)
-            mine, own = (par.tp, par.pp), self.sc.training.recompute
+            mine, own = (par.tp, par.pp), self.ask.training.recompute
 
             def order(s: TrainingShape) -> tuple:
                 rec = (s.recompute != own, RECOMPUTES.index(s.recompute))
@@ -231,21 +231,21 @@ def best_per_shape(shapes: list[TrainingShape], gpus: int) -> list[TrainingShape
     return out
 
 
-def held_at(shapes: list[TrainingShape], gpus: int, o: Offer, sc: Scenario) -> list[TrainingShape]:
+def held_at(shapes: list[TrainingShape], gpus: int, o: Offer, ask: TrainingAsk) -> list[TrainingShape]:
     """Every shape that holds the job on exactly ``gpus`` GPUs on this offer, each at its largest micro-batch: all
     stages when searched, else the lowest stage that holds it; the user's tp x pp alone where they set one."""
     held = best_per_shape(runnable(shapes, o), gpus)
     if not held:
         return []
-    if not sc.parallelism.zero_auto:
+    if not ask.parallelism.zero_auto:
         held = [s for s in held if s.zero_stage == held[0].zero_stage]
-    par = sc.parallelism
+    par = ask.parallelism
     if par.tp * par.pp > 1 and (own := [s for s in held if (s.tp, s.pp) == (par.tp, par.pp)]):
         held = own
     return held
 
 
-def cannot_run(shapes: list[TrainingShape], gpus: int, o: Offer, gpu: GPU, sc: Scenario) -> str | None:
+def cannot_run(shapes: list[TrainingShape], gpus: int, o: Offer, gpu: GPU, ask: TrainingAsk) -> str | None:
     """Why ``gpus`` GPUs of this offer cannot run the job (None: they can)."""
     if gpus > o.machine_gpus and not o.fast_network:
         return (
@@ -253,14 +253,14 @@ def cannot_run(shapes: list[TrainingShape], gpus: int, o: Offer, gpu: GPU, sc: S
             f"machines needs a fast RDMA network (InfiniBand, RoCE or EFA, {FAST_NETWORK_GBIT_S:,.0f} Gbit/s or "
             f"more); this offer has {network_text(o)}"
         )
-    if held_at(shapes, gpus, o, sc):
+    if held_at(shapes, gpus, o, ask):
         return None
     held = next((s for s in shapes if s.holds(gpus)), None)
     if held is not None:  # the memory allows it, the machine does not
         return f"{gpus:,} x {gpu.label} hold the job only at tensor parallel {held.tp}: {o.layout_problem(held.tp, 1)}"
-    zero = sc.parallelism.zero_stage
+    zero = ask.parallelism.zero_stage
     stages = (
-        "any ZeRO stage" if sc.parallelism.zero_auto else f"ZeRO-{zero}" + (" or any stage above" if zero < 3 else "")
+        "any ZeRO stage" if ask.parallelism.zero_auto else f"ZeRO-{zero}" + (" or any stage above" if zero < 3 else "")
     )
     return (
         f"{gpus:,} x {gpu.label} cannot hold the job: no tensor x pipeline x data-parallel layout of {gpus:,} GPUs "
@@ -268,7 +268,9 @@ def cannot_run(shapes: list[TrainingShape], gpus: int, o: Offer, gpu: GPU, sc: S
     )
 
 
-def nearest_count(shapes: list[TrainingShape], gpus: int, o: Offer, sc: Scenario) -> tuple[int, list[TrainingShape]]:
+def nearest_count(
+    shapes: list[TrainingShape], gpus: int, o: Offer, ask: TrainingAsk
+) -> tuple[int, list[TrainingShape]]:
     """The count nearest ``gpus`` that runs on this offer (the larger on a tie) and the shapes that hold it; (0, [])
     when none up to the cap does. A shape holds the multiples of its tp x pp x cp from its fewest GPUs up: the
     nearest below and above of each shape the offer allows are the only counts to compare."""
@@ -282,4 +284,4 @@ def nearest_count(shapes: list[TrainingShape], gpus: int, o: Offer, sc: Scenario
     if not near:
         return 0, []
     n = min(near, key=lambda n: (abs(n - gpus), -n))
-    return n, held_at(shapes, n, o, sc)
+    return n, held_at(shapes, n, o, ask)

@@ -19,6 +19,7 @@ from ..pricing.offers import Offer
 from ..scenario.scenario import Scenario
 from .search import Rejection, layout_label
 from .training import TrainingCandidate, TrainingWork, count_set, priced, run_mfu, training_work
+from .training_ask import TrainingAsk
 from .training_layout import (
     MAX_TRAINING_GPUS,
     RECOMPUTES,
@@ -39,32 +40,34 @@ PRICED_PER_OFFER = 8  # the planner's count: the layouts priced per offer, the f
 
 
 def training_candidates(
-    m: ModelArch, sc: Scenario, offers: list[Offer]
+    m: ModelArch, scenario: Scenario | TrainingAsk, offers: list[Offer]
 ) -> tuple[list[TrainingCandidate], list[Rejection], dict]:
     """Every GPU type x offer (serverless aside) priced for the run at its cheapest layout; the rejected with their
-    reasons; the job's FLOPs, tokens and MFU."""
-    work = training_work(m, sc)
+    reasons; the job's FLOPs, tokens and MFU. ``scenario``: the question's TrainingAsk (a Scenario is read as its
+    ask)."""
+    ask = TrainingAsk.of(scenario)
+    work = training_work(m, ask)
     cands: list[TrainingCandidate] = []
     rejected: list[Rejection] = []
     by_gpu: dict[str, list[Offer]] = {}
     for o in offers:
         if not o.is_serverless:
             by_gpu.setdefault(o.gpu, []).append(o)
-    grid = ShapeGrid(m, sc)
-    free = _freed(sc) if work.mfu is None else {}
-    full = ShapeGrid(m, _searched(sc), free.get("zeros"), free.get("recompute")) if free else None
+    grid = ShapeGrid(m, ask)
+    free = _freed(ask) if work.mfu is None else {}
+    full = ShapeGrid(m, _searched(ask), free.get("zeros"), free.get("recompute")) if free else None
     for gid, gpu_offers in by_gpu.items():
-        cands += _search_gpu(m, sc, get_gpu(gid), gpu_offers, work, rejected, grid, full)
-    if not count_set(sc):
-        _fewest_alternative(sc, cands)
+        cands += _search_gpu(m, ask, get_gpu(gid), gpu_offers, work, rejected, grid, full)
+    if not count_set(ask):
+        _fewest_alternative(ask, cands)
     return cands, rejected, work.summary()
 
 
-def _fewest_alternative(sc: Scenario, cands: list[TrainingCandidate]) -> None:
+def _fewest_alternative(ask: TrainingAsk, cands: list[TrainingCandidate]) -> None:
     """No count set: where some offers finish within the default deadline, the others are its near misses; each
     candidate grown beyond the fewest GPUs that hold the job states them (on the cheapest offer of its GPU type)."""
-    aim = sc.training.default_deadline_hours
-    if aim and not sc.training.deadline_hours and any(c.wall_hours <= aim * 1.0001 for c in cands):
+    aim = ask.training.default_deadline_hours
+    if aim and not ask.training.deadline_hours and any(c.wall_hours <= aim * 1.0001 for c in cands):
         for c in cands:
             if c.wall_hours > aim * 1.0001:
                 c.misses.append(f"{c.wall_hours:,.0f} h > the default deadline of {aim:,.0f} h (30 days)")
@@ -82,7 +85,7 @@ def _fewest_alternative(sc: Scenario, cands: list[TrainingCandidate]) -> None:
         )
 
 
-def _search_gpu(m, sc, gpu, offers, work, rejected, grid, full) -> list[TrainingCandidate]:
+def _search_gpu(m, ask, gpu, offers, work, rejected, grid, full) -> list[TrainingCandidate]:
     shapes = grid.shapes(gpu)
     if not shapes:
         rejected.append(
@@ -93,45 +96,45 @@ def _search_gpu(m, sc, gpu, offers, work, rejected, grid, full) -> list[Training
             )
         )
         return []
-    search = _at_users_count if count_set(sc) else _at_planners_count
-    if not sc.parallelism.zero_auto and not count_set(sc):  # the stage set, else the lowest above that holds it
+    search = _at_users_count if count_set(ask) else _at_planners_count
+    if not ask.parallelism.zero_auto and not count_set(ask):  # the stage set, else the lowest above that holds it
         shapes = [s for s in shapes if s.zero_stage == shapes[0].zero_stage]
-    out = [c for o in offers if (c := search(m, sc, gpu, o, shapes, work, rejected)) is not None]
+    out = [c for o in offers if (c := search(m, ask, gpu, o, shapes, work, rejected)) is not None]
     mine = [c for c in out if c.alternative_to is None]
     if full is not None and mine:  # what the user fixed, searched: on the cheapest offer of this GPU type
         c = min(mine, key=lambda c: c.run_cost_usd)
-        alt = search(m, _searched(sc), gpu, c.offer, full.shapes(gpu), work, [])
-        if alt is not None and alt.run_cost_usd < c.run_cost_usd * 0.995 and (line := cheaper_beside(c, alt, sc)):
+        alt = search(m, _searched(ask), gpu, c.offer, full.shapes(gpu), work, [])
+        if alt is not None and alt.run_cost_usd < c.run_cost_usd * 0.995 and (line := cheaper_beside(c, alt, ask)):
             c.why.append(line)
             c.tried.insert(0, line)
     return out
 
 
-def _freed(sc: Scenario) -> dict:
+def _freed(ask: TrainingAsk) -> dict:
     """What the user fixed that the search would otherwise choose: the ZeRO stages and recompute policies to try
     beside it, and whether a TP x PP was set (empty: nothing fixed)."""
     out = {}
-    if not sc.parallelism.zero_auto:
+    if not ask.parallelism.zero_auto:
         out["zeros"] = [0, 1, 2, 3]
-    if not sc.training.recompute_auto:
+    if not ask.training.recompute_auto:
         out["recompute"] = list(RECOMPUTES)
-    if sc.parallelism.tp * sc.parallelism.pp > 1:
+    if ask.parallelism.tp * ask.parallelism.pp > 1:
         out["layout"] = True
     if out:
-        out.setdefault("zeros", zero_stages(sc))
-        out.setdefault("recompute", recomputes(sc))
+        out.setdefault("zeros", zero_stages(ask))
+        out.setdefault("recompute", recomputes(ask))
     return out
 
 
-def _searched(sc: Scenario) -> Scenario:
+def _searched(ask: TrainingAsk) -> TrainingAsk:
     """The scenario with what the user fixed left to the search: the ZeRO stage, the recompute, TP x PP."""
-    return sc.with_(zero_auto=True, recompute_auto=True, tp=1, pp=1)
+    return ask.with_(zero_auto=True, recompute_auto=True, tp=1, pp=1)
 
 
 # ---- the planner's count --------------------------------------------------------------------------------
 
 
-def _grown(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer, s: TrainingShape, work: TrainingWork, aim: float) -> int:
+def _grown(m: ModelArch, ask: TrainingAsk, gpu: GPU, o: Offer, s: TrainingShape, work: TrainingWork, aim: float) -> int:
     """The count, in steps of the shape's tp x pp x cp, at which the run finishes within ``aim`` hours."""
     key = ("grown", gpu.gpu, o.machine_gpus, o.inter_node_gbit_s, s, aim)
     if (known := work.steps.get(key)) is not None:
@@ -139,25 +142,25 @@ def _grown(m: ModelArch, sc: Scenario, gpu: GPU, o: Offer, s: TrainingShape, wor
     peak = gpu.dense_peak_flops("bf16")[0]
     step, need = s.per_copy, s.fewest_gpus
     for _ in range(3):  # the MFU at the count needed, which changes the count a little
-        mfu, _ = run_mfu(m, sc, gpu, o, s.layout(need), work)
+        mfu, _ = run_mfu(m, ask, gpu, o, s.layout(need), work)
         need = max(need, math.ceil(gpu_hours(work.training_flops, peak, mfu) / aim - 1e-9))
         need = min(math.ceil(need / step) * step, MAX_TRAINING_GPUS // step * step)
     work.steps[key] = need
     return need
 
 
-def _estimate(m, sc, gpu, o, s: TrainingShape, n: int, work: TrainingWork) -> float:
+def _estimate(m, ask, gpu, o, s: TrainingShape, n: int, work: TrainingWork) -> float:
     """GPU-hours billed, roughly (whole machines), to rank the layouts before pricing the best of them."""
-    mfu, _ = run_mfu(m, sc, gpu, o, s.layout(n), work)
+    mfu, _ = run_mfu(m, ask, gpu, o, s.layout(n), work)
     billed = max(n, machines_of(o, n) * o.machine_gpus) if o.machine_gpus > 1 else n
     return billed / n / mfu
 
 
-def _within(m, sc, gpu, o, shapes: list[TrainingShape], n: int, work: TrainingWork, aim: float) -> bool:
+def _within(m, ask, gpu, o, shapes: list[TrainingShape], n: int, work: TrainingWork, aim: float) -> bool:
     """Whether some shape finishes on ``n`` GPUs within ``aim`` hours (then no count need grow)."""
     peak = gpu.dense_peak_flops("bf16")[0]
     for s in shapes:
-        mfu, _ = run_mfu(m, sc, gpu, o, s.layout(n), work)
+        mfu, _ = run_mfu(m, ask, gpu, o, s.layout(n), work)
         if gpu_hours(work.training_flops, peak, mfu) / n <= aim:
             return True
     return False
@@ -177,13 +180,13 @@ def _machine(o: Offer) -> tuple:
     return o.machine_gpus, o.inter_node_gbit_s, o.inter_node_network, o.intra_node_link
 
 
-def _at_planners_count(m, sc, gpu, o, shapes, work, rejected) -> TrainingCandidate | None:
+def _at_planners_count(m, ask, gpu, o, shapes, work, rejected) -> TrainingCandidate | None:
     """No count set: per shape, the fewest GPUs that hold it, grown to finish within the deadline (or the default
     deadline); across machines only over a fast network. Offers of the same machine and network rank the same
     layouts (``_ranked``, computed once for them); each prices the best of them on its own bill."""
     key = ("ranked", gpu.gpu, _machine(o), tuple(shapes))
     if not SHARE_ACROSS_OFFERS or (ranked := work.steps.get(key)) is None:
-        ranked = work.steps[key] = _ranked(m, sc, gpu, o, shapes, work)
+        ranked = work.steps[key] = _ranked(m, ask, gpu, o, shapes, work)
     if isinstance(ranked, str):
         what = layout_label(gpu.gpu, shapes[0].tp, shapes[0].pp) if ranked != "network" else None
         reason = o.layout_problem(shapes[0].tp, 1) if ranked != "network" else None
@@ -193,21 +196,21 @@ def _at_planners_count(m, sc, gpu, o, shapes, work, rejected) -> TrainingCandida
                 f"needs {need} GPUs across machines: a coupled job needs a fast RDMA "
                 f"network; this offer has {network_text(o)}"
             )
-        rejected.append(Rejection(gpu.gpu, reason, sc.formats.weights_format, o.offer_id, *([what] if what else [])))
+        rejected.append(Rejection(gpu.gpu, reason, ask.formats.weights_format, o.offer_id, *([what] if what else [])))
         return None
     entries, chosen, first_fewest, aim = ranked
     cands, smallest = [], None
     for i in chosen:
         s, n, why = entries[i]
-        c = priced(m, o, gpu, s.layout(n, why), work, sc)
+        c = priced(m, o, gpu, s.layout(n, why), work, ask)
         cands.append(c)
         if i == first_fewest:
             smallest = c
-    deadline = sc.training.deadline_hours
-    pick = finish(best(cands, aim), cands, sc)
-    if not sc.parallelism.zero_auto and pick.zero_stage != sc.parallelism.zero_stage:
+    deadline = ask.training.deadline_hours
+    pick = finish(best(cands, aim), cands, ask)
+    if not ask.parallelism.zero_auto and pick.zero_stage != ask.parallelism.zero_stage:
         pick.why.append(
-            f"ZeRO-{pick.zero_stage}: at ZeRO-{sc.parallelism.zero_stage} the model states do not fit this GPU"
+            f"ZeRO-{pick.zero_stage}: at ZeRO-{ask.parallelism.zero_stage} the model states do not fit this GPU"
         )
     pick.fewest = smallest if smallest is not None and pick.gpus > smallest.gpus else None
     if aim and pick.wall_hours > aim * 1.0001 and not deadline:
@@ -218,7 +221,7 @@ def _at_planners_count(m, sc, gpu, o, shapes, work, rejected) -> TrainingCandida
     return pick
 
 
-def _ranked(m, sc, gpu, o, shapes, work):
+def _ranked(m, ask, gpu, o, shapes, work):
     """The planner's layouts on this offer's machines: (entries (shape, count, why), the indices to price (the
     PRICED_PER_OFFER fastest by GPU-hours billed, the fewest GPUs, the fastest of each ZeRO stage and recompute),
     the index of the fewest, the wall-time aim), or why none runs: "layout" (no tensor parallel it allows),
@@ -229,19 +232,19 @@ def _ranked(m, sc, gpu, o, shapes, work):
     local = _largest_micro_batch([s for s in usable if o.fast_network or s.fewest_gpus <= o.machine_gpus])
     if not local:
         return "network"
-    deadline = sc.training.deadline_hours
-    aim = deadline or sc.training.default_deadline_hours
+    deadline = ask.training.deadline_hours
+    aim = deadline or ask.training.default_deadline_hours
     fewest = min(s.fewest_gpus for s in local)
     entries = []
     at_fewest = [s for s in local if s.holds(fewest)]
-    if not aim or _within(m, sc, gpu, o, at_fewest, fewest, work, aim):
+    if not aim or _within(m, ask, gpu, o, at_fewest, fewest, work, aim):
         local, aim = at_fewest, None  # the fewest GPUs that hold the job (in time), at the cheapest layout of them
     for s in local:
         counts = {
             (fewest if not aim else s.fewest_gpus): "no count set (1, the default): the smallest that holds the job"
         }
         if aim:
-            n = _grown(m, sc, gpu, o, s, work, aim)
+            n = _grown(m, ask, gpu, o, s, work, aim)
             what = f"the {aim:,.0f} h deadline" if deadline else f"{aim:,.0f} h (the default deadline, 30 days)"
             why = f"no count set: grown in steps of {s.per_copy} to finish within {what}"
             if n > o.machine_gpus and not o.fast_network:
@@ -253,7 +256,7 @@ def _ranked(m, sc, gpu, o, shapes, work):
                     counts.setdefault(w, why + ", to whole machines")
             counts.setdefault(n, why)
         entries += [(s, n, why) for n, why in counts.items() if s.holds(n)]
-    ranked = sorted(range(len(entries)), key=lambda i: _estimate(m, sc, gpu, o, *entries[i][:2], work))
+    ranked = sorted(range(len(entries)), key=lambda i: _estimate(m, ask, gpu, o, *entries[i][:2], work))
     first_fewest = next(i for i, e in enumerate(entries) if e[1] == fewest)
     per_stage = {}  # the fastest of each ZeRO stage and recompute policy, for the why-chain's comparison
     for i in ranked:
@@ -266,32 +269,32 @@ def _ranked(m, sc, gpu, o, shapes, work):
 # ---- a count set ----------------------------------------------------------------------------------------
 
 
-def _at_users_count(m, sc, gpu, o, shapes, work, rejected) -> TrainingCandidate | None:
+def _at_users_count(m, ask, gpu, o, shapes, work, rejected) -> TrainingCandidate | None:
     """A count set: exactly that many GPUs at the cheapest layout that holds it, or the reason it cannot run and the
     nearest count that does."""
-    n, par = sc.parallelism.gpus, sc.parallelism
-    problem = cannot_run(shapes, n, o, gpu, sc)
+    n, par = ask.parallelism.gpus, ask.parallelism
+    problem = cannot_run(shapes, n, o, gpu, ask)
     reason = "the count you set (a count above the default of 1 is used as it is)"
     if problem is None:
-        cands = [priced(m, o, gpu, s.layout(n, reason), work, sc) for s in held_at(shapes, n, o, sc)]
+        cands = [priced(m, o, gpu, s.layout(n, reason), work, ask) for s in held_at(shapes, n, o, ask)]
         pick = best(cands)
         if not par.zero_auto and pick.zero_stage != par.zero_stage:
             pick.why.append(f"ZeRO-{pick.zero_stage}: at ZeRO-{par.zero_stage} the job does not fit {n:,} GPUs")
         if (pick.tp, pick.pp) != (par.tp, par.pp) and par.tp * par.pp > 1:
             pick.why.append(f"TP {pick.tp}, PP {pick.pp}: at your TP {par.tp}, PP {par.pp} it does not fit {n:,} GPUs")
-        aim = sc.training.default_deadline_hours
-        if aim and not sc.training.deadline_hours and pick.wall_hours > aim * 1.0001:
+        aim = ask.training.default_deadline_hours
+        if aim and not ask.training.deadline_hours and pick.wall_hours > aim * 1.0001:
             pick.why.append(
                 f"takes {pick.wall_hours:,.0f} h on {n:,} GPUs, beyond the {aim:,.0f} h a run is usually "
                 "given: more GPUs finish sooner at about the same cost"
             )
-        return finish(pick, cands, sc)
-    rejected.append(Rejection(gpu.gpu, problem, sc.formats.weights_format, o.offer_id))
-    near, alts = nearest_count(shapes, n, o, sc)
+        return finish(pick, cands, ask)
+    rejected.append(Rejection(gpu.gpu, problem, ask.formats.weights_format, o.offer_id))
+    near, alts = nearest_count(shapes, n, o, ask)
     if not alts:
         return None
     why = f"the nearest count that runs on this offer, not the {n:,} you set"
-    c = best([priced(m, o, gpu, s.layout(near, why), work, sc) for s in alts])
+    c = best([priced(m, o, gpu, s.layout(near, why), work, ask) for s in alts])
     c.misses.insert(0, f"{c.gpus:,} GPUs, not the {n:,} you set: {problem}")
     c.alternative_to = n
     return c

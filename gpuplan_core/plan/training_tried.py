@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ..perf.training_step import TrainingStep
 from ..results.plan import WhyStep
-from ..scenario.scenario import Scenario
 from .training import TrainingCandidate
+from .training_ask import TrainingAsk
 from .training_layout import RECOMPUTES
 
 REC = {"none": "no recompute", "selective": "selective recompute", "full": "full recompute"}
@@ -27,17 +27,21 @@ _LOSES_ON = {
 }
 
 
-def cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, sc: Scenario) -> str | None:
+_RECOMPUTED = ("matmuls", "attention", "elementwise ops", "per-layer fixed cost")  # the parts a recompute repeats
+_RECOMPUTED_WORDS = ("no forward pass recomputed", "less of the forward pass recomputed")
+
+
+def cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, ask: TrainingAsk) -> str | None:
     """'ZeRO-3 would be 22% cheaper: ZeRO-3, DP 64 on 64 GPUs, MFU 0.34, 119,115 USD; ZeRO-0 is kept as set'
     (None where the cheaper run differs only in what the search chose anyway)."""
     what, kept = [], []
-    if not sc.parallelism.zero_auto and alt.zero_stage != c.zero_stage:
+    if not ask.parallelism.zero_auto and alt.zero_stage != c.zero_stage:
         what.append(f"ZeRO-{alt.zero_stage}")
         kept.append(f"ZeRO-{c.zero_stage}")
-    if not sc.training.recompute_auto and alt.recompute != c.recompute:
+    if not ask.training.recompute_auto and alt.recompute != c.recompute:
         what.append(REC[alt.recompute])
         kept.append(REC[c.recompute])
-    par = sc.parallelism
+    par = ask.parallelism
     if par.tp * par.pp > 1 and (alt.tp, alt.pp) != (c.tp, c.pp):
         what.append(f"TP {alt.tp} x PP {alt.pp}")
         kept.append(f"TP {c.tp} x PP {c.pp}")
@@ -85,6 +89,8 @@ def _why_over(pick: TrainingCandidate, alt: TrainingCandidate, by: str = "zero")
         part = max(a, key=lambda k: a[k] - p.get(k, 0.0))
         if a[part] > p.get(part, 0.0):
             none, less = _LOSES_ON.get(part, (f"less {part}", f"less {part}"))
+            if by == "recompute" and part in _RECOMPUTED:  # the alternative's extra time is its recomputed forward
+                none = less = _RECOMPUTED_WORDS[RECOMPUTES.index(pick.recompute) > 0]
             parts.append(none if p.get(part, 0.0) <= 0 else less)
         parts.append(f"MFU {pick.mfu:.2f} vs {alt.mfu:.2f}")
     dearer = alt.run_cost_usd / pick.run_cost_usd - 1
@@ -92,14 +98,14 @@ def _why_over(pick: TrainingCandidate, alt: TrainingCandidate, by: str = "zero")
     return f"{head}: " + ", ".join(parts)
 
 
-def tried(pick: TrainingCandidate, cands: list[TrainingCandidate], stages: list[int], sc: Scenario) -> list[str]:
+def tried(pick: TrainingCandidate, cands: list[TrainingCandidate], stages: list[int], ask: TrainingAsk) -> list[str]:
     out, same = [], []
     for z in stages:
         if z == pick.zero_stage:
             continue
         mine = [c for c in cands if c.zero_stage == z]
         if not mine:
-            if sc.parallelism.zero_auto:
+            if ask.parallelism.zero_auto:
                 out.append(f"ZeRO-{z}: no layout holds the job here")
             continue
         alt = best(mine)
@@ -109,7 +115,7 @@ def tried(pick: TrainingCandidate, cands: list[TrainingCandidate], stages: list[
             out.append(_why_over(pick, alt))
     if same:
         out.append(f"{', '.join(same)}: within 0.5% of ZeRO-{pick.zero_stage}'s cost here")
-    if sc.training.recompute_auto:
+    if ask.training.recompute_auto:
         for r in RECOMPUTES:
             mine = [c for c in cands if c.recompute == r]
             if r == pick.recompute:
@@ -118,15 +124,15 @@ def tried(pick: TrainingCandidate, cands: list[TrainingCandidate], stages: list[
                 out.append(f"{REC[r]}: no layout holds the job here")
                 continue
             out.append(_why_over(pick, best(mine), "recompute"))
-    asked = sc.request.batch_or_one
+    asked = ask.request.batch_or_one
     if pick.micro_batch < asked:
         out.append(f"micro-batch {pick.micro_batch}, not the {asked} given: the largest that fits this layout")
     return out
 
 
-def finish(pick: TrainingCandidate, cands: list[TrainingCandidate], sc: Scenario) -> TrainingCandidate:
-    stages = sorted({c.zero_stage for c in cands} | ({0, 1, 2, 3} if sc.parallelism.zero_auto else set()))
-    pick.tried = tried(pick, cands, stages, sc)
+def finish(pick: TrainingCandidate, cands: list[TrainingCandidate], ask: TrainingAsk) -> TrainingCandidate:
+    stages = sorted({c.zero_stage for c in cands} | ({0, 1, 2, 3} if ask.parallelism.zero_auto else set()))
+    pick.tried = tried(pick, cands, stages, ask)
     pick.why += pick.tried
     return pick
 

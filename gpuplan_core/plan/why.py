@@ -27,7 +27,9 @@ from ..results.plan import Calc, Pick, Term, WhyStep, hours, hours_into, money, 
 from ..scenario.deployment import Traffic
 from ..scenario.scenario import Scenario
 from .training import TrainingCandidate
+from .training_ask import TrainingAsk
 from .training_layout import network_text
+from .training_tried import search_step
 
 
 def _n(count: float, unit: str) -> str:
@@ -130,22 +132,24 @@ def _billed(o: Offer, wall: float, spot: float, billed: Term) -> Calc:
     )
 
 
-def why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
-    """Compute -> GPUs (and how the count was chosen) -> GPU-hours -> wall time -> machines -> price per hour ->
-    hours billed -> cost."""
+def why_training(scenario: Scenario | TrainingAsk, c: TrainingCandidate, summary: dict) -> list[WhyStep]:
+    """Compute -> GPUs (and how the count was chosen) -> the layout searched (what else was tried and why the pick
+    won, training_tried.search_step) -> GPU-hours -> wall time -> machines -> price per hour ->
+    hours billed -> cost. ``scenario``: the question's TrainingAsk (a Scenario is read as its ask)."""
+    ask = TrainingAsk.of(scenario)
     o, gpu = c.offer, get_gpu(c.gpu)
     flops, tokens = summary["training_flops"], summary["training_tokens"]
-    factor = 6 if sc.job.mode != "finetune" or sc.job.training_method == "full" else 4
+    factor = 6 if ask.method == "full" else 4
     peak = gpu.dense_peak_flops("bf16")[0]
     over = f", coupled over {network_text(o)}" if c.nodes > 1 else ""
     how = "predicted for this layout" if c.step is not None else "as you set it"
     flops_t = rounded(flops, "FLOPs")
     price, per_hour = _price_per_hour(o, c.gpus)
     rc = run_cost(
-        o, c.gpus, c.wall_hours * SECONDS_PER_HOUR, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month
+        o, c.gpus, c.wall_hours * SECONDS_PER_HOUR, ask.pricing.spot_restart_overhead, ask.pricing.hours_per_month
     )
     billed_h = rc.billed_s / SECONDS_PER_HOUR
-    rate = per_hour * (1 + sc.training.overhead_factor)  # what an hour billed adds to the cost
+    rate = per_hour * (1 + ask.training.overhead_factor)  # what an hour billed adds to the cost
     # hours billed differ from the wall time (spot restarts, increments, minimums): a step of their own, to the
     # precision the cost needs; else the wall time is printed to that precision
     billed = o.interruptible or hours(billed_h).text != hours(c.wall_hours).text
@@ -164,6 +168,7 @@ def why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyS
             value=f"{c.gpus:,}",
             detail=f"{c.count_reason}; TP {c.tp} x PP {c.pp} x {c.replicas:,} data-parallel, ZeRO-{c.zero_stage}",
         ),
+        *([searched] if (searched := search_step(c)) is not None else []),
         WhyStep.of(
             "GPU-hours",
             Calc(
@@ -186,14 +191,14 @@ def why_training(sc: Scenario, c: TrainingCandidate, summary: dict) -> list[WhyS
         WhyStep.of("Price per hour", Calc(terms=price, result=num(per_hour, "USD/hour")), f"{o.provider} {o.product}"),
     ]
     if billed:
-        steps.append(WhyStep.of("Hours billed", _billed(o, c.wall_hours, sc.pricing.spot_restart_overhead, hours_t)))
-    overhead = num(1 + sc.training.overhead_factor, "for failed runs and sweeps")
+        steps.append(WhyStep.of("Hours billed", _billed(o, c.wall_hours, ask.pricing.spot_restart_overhead, hours_t)))
+    overhead = num(1 + ask.training.overhead_factor, "for failed runs and sweeps")
     committed = o.commitment_months and rc.run_cost_usd > per_hour * billed_h * (1 + 1e-9)
     if committed:  # a reservation longer than the run is paid in full
         terms = [
             num(per_hour, "USD/hour"),
             num(o.commitment_months, _n(o.commitment_months, "month")),
-            num(sc.pricing.hours_per_month, "h a month"),
+            num(ask.pricing.hours_per_month, "h a month"),
             overhead,
         ]
         note = "the reservation is paid whether used or not"

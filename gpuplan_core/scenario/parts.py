@@ -321,10 +321,11 @@ class Training(Part):
         16, ge=1, le=4096, description="Rank of the adapters (LoRA and QLoRA): adapter parameters grow with it."
     )
     recompute_auto: bool = Field(
-        False,
-        description="Training: the planner searches activation checkpointing (none, selective, full) with the "
-        "layout and keeps the cheapest that fits (memory vs speed). False: the recompute set is kept, and a cheaper "
-        "policy is shown beside it.",
+        True,
+        description="Training: the planner searches activation checkpointing (none, selective, full) with the ZeRO "
+        "stage, layout and micro-batch and keeps the cheapest that fits (memory vs speed; the link's recompute=auto, "
+        "the default). False (a recompute given explicitly): the recompute set is kept, and a cheaper policy is "
+        "shown beside it.",
     )
     deadline_hours: float | None = Field(None, gt=0, le=1e6, description="The run's completion-time target.")
     default_deadline_hours: float | None = Field(
@@ -341,3 +342,11 @@ class Training(Part):
         le=2,
         description="Compute spent on top of the final run: failed runs and sweeps (industry estimates 30-50%).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _recompute_given(cls, data):
+        """A recompute policy given without saying whether to search is a policy the user set (as a ZeRO stage)."""
+        if isinstance(data, dict) and "recompute" in data and "recompute_auto" not in data:
+            return {**data, "recompute_auto": False}
+        return data

@@ -101,3 +101,22 @@ def test_a_low_precision_recipe_speeds_up_only_gpus_that_have_the_format():
     q = {"mode": "training", "preset": "Llama-3.1-8B", "gpu": "A100-80GB-SXM", "gpus": 8, "precision": "fp8"}
     why = api.plan_report(q).picks[0].why
     assert any("has no FP8 tensor cores" in w for w in why)
+
+
+def test_packed_examples_scale_only_the_attention_by_their_length():
+    """Attention FLOPs per token are over the tokens attended: packed examples of 210 tokens in a 4,096-token
+    sequence take 210 / 4,096 of the attention time; the matmuls, elementwise ops and traffic run over every token."""
+    from gpuplan_core.hardware.catalog import get_gpu
+    from gpuplan_core.model.presets import get_preset
+    from gpuplan_core.perf.training_step import StepLayout, training_step
+
+    m, gpu = get_preset("Llama-2-7B"), get_gpu("H100-SXM")
+    base = StepLayout(gpus=8, seq_len=4096, global_batch_tokens=32 * 4096, frozen_base=True)
+    packed = StepLayout(
+        gpus=8, seq_len=4096, global_batch_tokens=32 * 4096, frozen_base=True, packed_example_tokens=210
+    )
+    a, b = training_step(m, gpu, base), training_step(m, gpu, packed)
+    assert b.attention_s / a.attention_s == pytest.approx(210 / 4096, rel=1e-12)
+    assert (b.matmul_s, b.elementwise_s, b.tokens_per_step) == (a.matmul_s, a.elementwise_s, a.tokens_per_step)
+    assert b.tokens_per_s_per_gpu > a.tokens_per_s_per_gpu
+    assert StepLayout(gpus=1, seq_len=128, packed_example_tokens=210).attention_tokens == 128  # never above s

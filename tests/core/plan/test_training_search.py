@@ -39,13 +39,15 @@ def test_the_zero_stage_is_searched_by_default_and_a_stage_set_is_kept():
 
 
 def test_the_issue_question_picks_at_or_below_the_cheapest_of_the_four_forced_stages():
-    """7B on 1T tokens, 64 x H100: ZeRO-0 forced keeps a pipeline (PP 2) and its bubble; the search finds pure data
-    parallel at MFU 0.336 (issue 29: $119,115, 22% below the ZeRO-0 plan of then)."""
+    """7B on 1T tokens, 64 x H100: ZeRO-0 forced keeps a pipeline (PP 4) and its bubble; the search finds pure data
+    parallel at ZeRO-1, no recompute, micro-batch 1, MFU 0.430 (issue 29: $152,741 then at ZeRO-0 with full recompute,
+    $119,115 with the stage searched; $93,084 with the recompute searched too)."""
     forced = {z: api.plan_report(_sc(**ISSUE, zero=z)).picks[0] for z in (0, 1, 2, 3)}
     pick = api.plan_report(_sc(**ISSUE)).picks[0]
     assert pick.run_cost_usd <= min(p.run_cost_usd for p in forced.values()) * (1 + 1e-9)
     assert (pick.gpus, pick.tp, pick.pp, pick.replicas) == (64, 1, 1, 64)
-    assert pick.mfu == pytest.approx(0.336, abs=5e-4) and round(pick.run_cost_usd) == 119115
+    assert pick.mfu == pytest.approx(0.430, abs=5e-4) and round(pick.run_cost_usd) == 93084
+    assert (pick.zero_stage, pick.recompute, pick.micro_batch) == (1, "none", 1)
     assert forced[0].pp > 1 and forced[0].run_cost_usd > pick.run_cost_usd
     # the why names what was tried: ZeRO-0's best layout, what it loses on, the MFUs and the saving
     saving = 1 - pick.run_cost_usd / forced[0].run_cost_usd
@@ -53,15 +55,16 @@ def test_the_issue_question_picks_at_or_below_the_cheapest_of_the_four_forced_st
     assert f"no pipeline bubble, MFU {pick.mfu:.2f} vs {forced[0].mfu:.2f}, {saving:.0%} cheaper" in line
     # the stage set is kept, and the cheaper run is stated beside it
     beside = next(w for w in forced[0].why if "kept as set" in w)
-    assert beside.startswith(f"ZeRO-{pick.zero_stage} with no recompute would be ")
-    assert beside.endswith("ZeRO-0 and full recompute are kept as set")
+    assert beside.startswith(f"ZeRO-{pick.zero_stage} would be {saving:.0%} cheaper: ")
+    assert beside.endswith("ZeRO-0 is kept as set")
 
 
 def _zero3_over_pp(gbit_per_node: float):
-    """16 x H100 on two machines, 7B on 100B tokens: the best ZeRO-3 and ZeRO-0 runs on a P5 whose network is
-    ``gbit_per_node`` Gbit/s, and the search's pick."""
+    """16 x H100 on two machines, 7B on 100B tokens, full recompute: the best ZeRO-3 and ZeRO-0 runs on a P5 whose
+    network is ``gbit_per_node`` Gbit/s, and the search's pick."""
     o = P5.model_copy(update={"inter_node_gbit_s": gbit_per_node})
     q = {"workload": "pretrain", "src": "size", "size_b": 7, "tokens_b": 100.0, "gpu": "H100-SXM", "gpus": 16}
+    q["recompute"] = "full"  # the policy fixed: the stage against the pipeline alone
     z3, z0, auto = (_cands(_sc(**q, **z), [o])[0][0] for z in ({"zero": 3}, {"zero": 0}, {}))
     return z3, z0, auto
 
@@ -122,10 +125,15 @@ def test_a_run_without_count_or_deadline_finishes_within_the_default_deadline_an
     p = plan.picks[0]
     assert p.gpus > 1 and p.wall_hours <= 720.0
     one = next(w for w in p.why if w.startswith("the alternative: one GPU ("))
-    slow = min((n for n in plan.near_misses if n.gpus == 1), key=lambda n: n.run_cost_usd)  # 13,471 h on one B200
-    assert f"would take {slow.wall_hours:,.0f} h" in one and slow.misses == [
-        f"{slow.wall_hours:,.0f} h > the default deadline of 720 h (30 days)"
-    ]
+    offer = OFFERS[one.split("(", 1)[1].split(")", 1)[0]]  # the cheapest one-GPU offer of the pick's type
+    assert offer.gpu == p.gpu
+    grown = _cands(sc, [offer])[0][0]  # that offer's run, grown to one machine; its fewest GPUs beside it
+    slow = grown.fewest  # 13,471 h on one B200
+    assert slow.gpus == 1 and slow.wall_hours > 720.0
+    assert (
+        f"would take {slow.wall_hours:,.0f} h ({slow.wall_hours / 24:,.0f} days) for {slow.run_cost_usd:,.0f} USD"
+        in one
+    )
     # 0 = no default deadline: the fewest GPUs that hold the job, as before
     assert (
         api.plan_report(_sc(workload="pretrain", src="size", tokens_b=1000.0, default_deadline_h=0)).picks[0].gpus == 1
@@ -137,18 +145,25 @@ def test_the_search_step_names_what_was_tried():
     cands, _ = _cands(sc, [P5])
     step = search_step(cands[0])
     assert step.label == "Layout searched" and step.value == "ZeRO-1, DP 64"
-    assert "; ZeRO-1 over ZeRO-0 (PP 2 x DP 32, micro-batch 2): no pipeline bubble" in step.detail
-    assert step.detail.startswith("no recompute would be 22% cheaper: ")  # the recompute set (full), kept
+    assert step.detail.startswith("ZeRO-1 over ZeRO-0 (PP 4 x DP 16, micro-batch 1): no pipeline bubble, MFU 0.43 vs")
+    assert (
+        "; no recompute over full recompute (ZeRO-1, DP 64, micro-batch 4): no forward pass recomputed" in step.detail
+    )
+    chain = api.plan_report(sc).why  # the why-chain states it, after the GPUs
+    labels = [w.label for w in chain]
+    assert labels.index("Layout searched") == labels.index("GPUs") + 1
+    assert chain[labels.index("Layout searched")].detail == step.detail
 
 
 def test_the_recompute_policy_is_searched_with_the_layout_memory_against_speed():
-    """recompute_auto: none, selective and full are tried with the ZeRO stage, layout and micro-batch. On the issue's
-    64 x H100 question no recompute wins: it holds only smaller micro-batches (memory), but saves the recompute's
-    extra forward pass (speed), and the pick is at or below each policy forced."""
-    assert INPUTS["recompute"].default == "full" and not _sc(**ISSUE).training.recompute_auto  # set unless asked
-    searched = _sc(**ISSUE, recompute="auto")  # the link's recompute=auto
-    assert searched.training.recompute_auto
-    assert "recompute=Searched+with+the+layout" in link_query({**ISSUE, "recompute": "auto"})  # a label, as every value
+    """The recompute (none, selective, full) is searched by default with the ZeRO stage, layout and micro-batch. On the
+    issue's 64 x H100 question no recompute wins: it holds only smaller micro-batches (memory), but saves the
+    recompute's extra forward pass (speed), and the pick is at or below each policy forced."""
+    assert INPUTS["recompute"].default == "auto" and _sc(**ISSUE).training.recompute_auto  # searched unless set
+    searched = _sc(**ISSUE, recompute="auto")  # the link's recompute=auto, now the default: unwritten
+    assert searched == _sc(**ISSUE) and "recompute" not in link_query({**ISSUE, "recompute": "auto"})
+    assert "recompute=" in link_query({**ISSUE, "recompute": "full"})  # a policy set is written, and kept
+    assert not _sc(**ISSUE, recompute="full").training.recompute_auto
     forced = {r: api.plan_report(_sc(**ISSUE, recompute=r)).picks[0] for r in ("none", "selective", "full")}
     pick = api.plan_report(searched).picks[0]
     assert pick.run_cost_usd <= min(p.run_cost_usd for p in forced.values()) * (1 + 1e-9)
@@ -182,9 +197,14 @@ def test_full_recompute_costs_one_more_forward_pass_of_the_matmuls_by_hand():
 def test_a_tensor_x_pipeline_layout_set_is_kept_and_the_cheaper_one_stated_beside_it():
     sc = _sc(**ISSUE, tp=2, pp=2)
     p = api.plan_report(sc).picks[0]
-    free = api.plan_report(_sc(**ISSUE).with_(recompute_auto=True)).picks[0]  # nothing fixed: the search's own
-    assert (p.tp, p.pp, p.recompute) == (2, 2, "full") and (free.tp, free.pp) == (1, 1)
+    free = api.plan_report(_sc(**ISSUE)).picks[0]  # nothing fixed: the search's own
+    assert (p.tp, p.pp, p.recompute) == (2, 2, "none") and (free.tp, free.pp) == (1, 1)
     line = next(w for w in p.why if "kept as set" in w)
     saving = 1 - free.run_cost_usd / p.run_cost_usd
-    assert line.startswith(f"no recompute with TP 1 x PP 1 would be {saving:.0%} cheaper: ")
-    assert f"{free.run_cost_usd:,.0f} USD; full recompute and TP 2 x PP 2 are kept as set" in line
+    assert line.startswith(f"TP 1 x PP 1 would be {saving:.0%} cheaper: ") and f"{saving:.0%}" == "14%"
+    assert f"{free.run_cost_usd:,.0f} USD; TP 2 x PP 2 is kept as set" in line
+    fixed = api.plan_report(_sc(**ISSUE, tp=2, pp=2, recompute="full")).picks[0]  # the policy set too: both kept
+    assert fixed.recompute == "full"
+    both = next(w for w in fixed.why if "kept as set" in w)
+    assert both.startswith("no recompute with TP 1 x PP 1 would be ")
+    assert both.endswith("full recompute and TP 2 x PP 2 are kept as set")

@@ -290,8 +290,8 @@ def _on(offer_id: str, **changes):
 def test_hourly_billing_and_a_minimum_round_the_hours_in_the_chain(minimum_h, billed_h):
     """An offer billed in whole hours (and at least ``minimum_h``): the 3.4-hour fine-tune on one H100 bills 4 h, or
     the 5-hour minimum; the chain says so (rounded up to whole hours, at least 5 h), so that price x hours billed x
-    1.3 is the printed cost."""
-    values, _ = read_link({"workload": "finetune", "model": "Llama-3.1-8B", "gpu": "H100 SXM"})
+    1.3 is the printed cost (full recompute set: the 3.4-hour run)."""
+    values, _ = read_link({"workload": "finetune", "model": "Llama-3.1-8B", "gpu": "H100 SXM", "recompute": "full"})
     sc, _ = to_scenario(values)
     offers = _on("verda-1h100-spot", interruptible=False, billing_model="on_demand", billing_increment_s=3600,
                  min_billed_s=None if minimum_h is None else minimum_h * 3600)  # fmt: skip
