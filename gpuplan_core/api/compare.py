@@ -4,6 +4,7 @@ memory per GPU, latency and cost, exactly what the Overview shows for it), then 
 
 from __future__ import annotations
 
+from ..common.text import counted
 from ..hardware.catalog import get_gpu
 from ..memory.request import pick_request
 from ..model.formats import get_format
@@ -20,6 +21,11 @@ def _pinned(sc: Scenario) -> str | None:
         return None
     label = get_gpu(par.gpu).label
     return f"{par.gpus:,} x {label}" if par.gpus > 1 else label
+
+
+def _layout_words(par) -> str:
+    """A layout as set, in words: 'TP 1', 'TP 2 x PP 2'."""
+    return f"TP {par.tp}" + (f" x PP {par.pp}" if par.pp > 1 else "")
 
 
 def _split(sc: Scenario, p) -> str:
@@ -95,9 +101,11 @@ def compare_report(a: Scenario, b: Scenario, offers, b_count_from_a: bool = True
         free = b.with_(gpus=1, tp=1, pp=1)
         sf = compare_side(free, offers)
         if sf.fits:
+            par = b.parallelism
             notes.append(
-                f"B: nothing runs on {b.parallelism.gpus:,} x {get_gpu(b.parallelism.gpu).label} (A's count); B is "
-                f"the search on that GPU at the count it chooses ({sf.settings['GPUs']})."
+                f"B: A's layout ({counted(par.gpus, 'GPU')}, {_layout_words(par)}) does not run on the "
+                f"{get_gpu(par.gpu).label}; B is the search on that GPU at the layout it chooses "
+                f"({sf.settings['GPUs']}, {sf.settings['Layout']})."
             )
             sb = sf
     sa = compare_side(a, offers, answer_a)

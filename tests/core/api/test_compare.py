@@ -120,10 +120,12 @@ def on_l4(offers):
 
 def test_b_s_count_follows_a_s_only_while_it_runs(on_l4):
     assert on_l4.b.fits and on_l4.b.settings["Layout"] == "2 GPUs (TP 2)" and on_l4.b.gpu == "L4"
-    assert len(on_l4.notes) == 1 and on_l4.notes[0].startswith("B: nothing runs on 2 x L4 (A's count); B is the search")
+    assert on_l4.notes == [
+        "B: A's layout (2 GPUs, TP 1) does not run on the L4; B is the search on that GPU at the layout it chooses "
+        "(2 x L4, 2 GPUs (TP 2))."
+    ]
 
 
-@pytest.mark.xfail(strict=True, reason="the note says nothing runs on 2 x L4, then B runs on 2 x L4 (TP 2)")
 def test_the_note_does_not_say_nothing_runs_on_the_count_b_then_runs(on_l4):
     assert on_l4.b.settings["GPUs"] not in on_l4.notes[0].split(";")[0]
 
