@@ -23,7 +23,8 @@ import bisect
 import itertools
 import math
 import threading
-from dataclasses import dataclass, fields
+from collections import OrderedDict
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 
 from ..hardware.catalog import GPU
@@ -34,6 +35,7 @@ from ..perf.replica import EngineLimits, Replica
 from ..perf.roofline import Workload
 from ..perf.serving import ServingResult, Sim, capacity, serve
 from ..perf.simulate import Shape
+from ..perf.steps import StepTimes
 
 LOWEST_POINT = 0.05  # the first load point where the capacity search ran none low enough, as a share of it
 POINT_GAP = 0.25  # the widest gap between two load points, as a share of the capacity
@@ -136,29 +138,80 @@ _STATS = _Stats()
 
 
 class _CountedSim(Sim):
-    """A Sim that remembers the loads it ran (each distinct load is one run of the step loop)."""
+    """A Sim that remembers the loads it was asked for (the load points' grid reads them) and counts the runs of
+    the step loop it made. Its completed runs and its step times are shared (``_shared``) with every question of
+    the same replica and shape: questions that differ in their targets alone reuse each other's runs (a run does not
+    read the targets), and replicas of one step model reuse its step times (they read only the model, the GPU, the
+    workload and the efficiency assumptions). A run stopped early against a target is not shared."""
 
-    def __init__(self, r: Replica, shape: Shape):
+    def __init__(self, r: Replica, shape: Shape, runs: dict, times: StepTimes):
         super().__init__(r, shape)
+        self._runs, self.times = runs, times
         self.rates: set[float] = set()
         self.loads: set[tuple] = set()
+        self.made = 0
 
     def run(self, concurrency=None, request_rate=None):
         self.loads.add((concurrency, request_rate))
         if request_rate is not None:
             self.rates.add(request_rate)
+        if (concurrency, request_rate) not in self._runs:
+            self.made += 1
         return super().run(concurrency, request_rate)
 
     def misses_ttft(self, request_rate, ttft_p95_target_s):
-        if ttft_p95_target_s is not None and (None, request_rate) not in self._runs:
-            self.loads.add((None, request_rate))
+        key = (None, request_rate)
+        if ttft_p95_target_s is not None:  # asked, whether or not a question of other targets ran it already
+            self.loads.add(key)
             self.rates.add(request_rate)
+            self.made += key not in self._runs and key not in self._missed
         return super().misses_ttft(request_rate, ttft_p95_target_s)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _shared_runs(q: ReplicaQuestion) -> dict:
+    """The completed runs of one replica and shape, whatever the targets (``q`` with none)."""
+    return {}
+
+
+class _SharedTimes:
+    """The step times of each step model, whatever the lengths, the cache size or the engine's limits: keyed by
+    what ``StepModel`` reads (the model, the GPU, the workload, the efficiency assumptions), the most recent kept."""
+
+    def __init__(self, size: int):
+        self.size, self.lock, self.times = size, threading.Lock(), OrderedDict()
+
+    def get(self, q: ReplicaQuestion, rep: Replica) -> StepTimes:
+        key = (q.model, q.gpu, q.workload, q.pa)
+        with self.lock:
+            t = self.times.get(key)
+            if t is None:
+                t = self.times[key] = StepTimes(rep)
+                if len(self.times) > self.size:
+                    self.times.popitem(last=False)
+            self.times.move_to_end(key)
+            return t
+
+
+_TIMES = _SharedTimes(CACHE_SIZE // 4)
+
+
+def _sim(q: ReplicaQuestion, rep: Replica) -> _CountedSim:
+    return _CountedSim(rep, q.shape, _shared_runs(replace(q, targets=(None, None))), _TIMES.get(q, rep))
 
 
 def simulations_run() -> int:
     """Runs of the step loop the layout search has made in this process (a remembered replica adds none)."""
     return _STATS.simulations
+
+
+def forget() -> None:
+    """Forget every remembered replica, run and step time (a test's or a benchmark's fresh start; the layout
+    search's own memory: ``search.forget``)."""
+    evaluate_replica.cache_clear()
+    _shared_runs.cache_clear()
+    with _TIMES.lock:
+        _TIMES.times.clear()
 
 
 def cache_info():
@@ -190,7 +243,7 @@ def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
     if not q.traffic:
         return ReplicaEval(static, alone.ttft_s, alone.tpot_s, q.batch / static.e2e_request_s, q.batch)
     rep = Replica(q.model, q.gpu, wl, q.input_tokens, q.output_tokens, q.kv_sequences, q.limits, q.pa, engine=q.engine)
-    sim = _CountedSim(rep, q.shape)
+    sim = _sim(q, rep)
     try:
         cap = capacity(rep, *q.targets, steps=sim)
         batch = min(q.kv_sequences, rep.limits.max_num_seqs)
@@ -201,4 +254,4 @@ def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
         points = tuple(LoadPoint.of(serve(rep, request_rate=x, steps=sim)) for x in rates if x > 0)
         return ReplicaEval(static, alone.ttft_s, alone.tpot_s, cap, batch, points)
     finally:
-        _STATS.add(len(sim.loads))
+        _STATS.add(sim.made)

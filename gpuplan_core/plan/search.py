@@ -35,6 +35,7 @@ from ..scenario.deployment import Pricing, RuntimeAssumptions, Traffic
 from ..scenario.parts import Formats, Parallelism, Request
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaEval, ReplicaQuestion, evaluate_replica, workload_key
+from .capacity import forget as forget_replicas
 from .layouts import Layout, Served
 from .rent import rent
 
@@ -146,6 +147,12 @@ def _fitting(
 def _judged(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaEval:
     """The replica's judgement for an ask of ``_replica_part`` (its question built once, not per traffic)."""
     return evaluate_replica(replica_question(m, ask, gpu, fmt, tp, pp, kv))
+
+
+def forget() -> None:
+    """Forget every remembered layout and replica: the next question is judged from nothing (tests, benchmarks)."""
+    _judged.cache_clear()
+    forget_replicas()
 
 
 def evaluate_layouts(
