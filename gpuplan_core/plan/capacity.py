@@ -23,8 +23,7 @@ import bisect
 import itertools
 import math
 import threading
-from collections import OrderedDict
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 from ..hardware.catalog import GPU
@@ -33,9 +32,10 @@ from ..perf.efficiency import PerfAssumptions
 from ..perf.predict import PerfResult, predict
 from ..perf.replica import EngineLimits, Replica
 from ..perf.roofline import Workload
-from ..perf.serving import ServingResult, Sim, capacity, serve
+from ..perf.serving import ServingResult, capacity, serve
 from ..perf.simulate import Shape
-from ..perf.steps import StepTimes
+from .replica_runs import SharedSim
+from .replica_runs import forget as forget_runs
 
 LOWEST_POINT = 0.05  # the first load point where the capacity search ran none low enough, as a share of it
 POINT_GAP = 0.25  # the widest gap between two load points, as a share of the capacity
@@ -137,67 +137,22 @@ class _Stats:
 _STATS = _Stats()
 
 
-class _CountedSim(Sim):
-    """A Sim that remembers the loads it was asked for (the load points' grid reads them) and counts the runs of
-    the step loop it made. Its completed runs and its step times are shared (``_shared``) with every question of
-    the same replica and shape: questions that differ in their targets alone reuse each other's runs (a run does not
-    read the targets), and replicas of one step model reuse its step times (they read only the model, the GPU, the
-    workload and the efficiency assumptions). A run stopped early against a target is not shared."""
+class _CountedSim(SharedSim):
+    """A shared Sim (replica_runs.py) that remembers the loads it was asked for: the load points' grid reads them."""
 
-    def __init__(self, r: Replica, shape: Shape, runs: dict, times: StepTimes):
+    def __init__(self, r: Replica, shape: Shape):
         super().__init__(r, shape)
-        self._runs, self.times = runs, times
         self.rates: set[float] = set()
-        self.loads: set[tuple] = set()
-        self.made = 0
 
     def run(self, concurrency=None, request_rate=None):
-        self.loads.add((concurrency, request_rate))
         if request_rate is not None:
             self.rates.add(request_rate)
-        if (concurrency, request_rate) not in self._runs:
-            self.made += 1
         return super().run(concurrency, request_rate)
 
     def misses_ttft(self, request_rate, ttft_p95_target_s):
-        key = (None, request_rate)
-        if ttft_p95_target_s is not None:  # asked, whether or not a question of other targets ran it already
-            self.loads.add(key)
+        if ttft_p95_target_s is not None:
             self.rates.add(request_rate)
-            self.made += key not in self._runs and key not in self._missed
         return super().misses_ttft(request_rate, ttft_p95_target_s)
-
-
-@lru_cache(maxsize=CACHE_SIZE)
-def _shared_runs(q: ReplicaQuestion) -> dict:
-    """The completed runs of one replica and shape, whatever the targets (``q`` with none)."""
-    return {}
-
-
-class _SharedTimes:
-    """The step times of each step model, whatever the lengths, the cache size or the engine's limits: keyed by
-    what ``StepModel`` reads (the model, the GPU, the workload, the efficiency assumptions), the most recent kept."""
-
-    def __init__(self, size: int):
-        self.size, self.lock, self.times = size, threading.Lock(), OrderedDict()
-
-    def get(self, q: ReplicaQuestion, rep: Replica) -> StepTimes:
-        key = (q.model, q.gpu, q.workload, q.pa)
-        with self.lock:
-            t = self.times.get(key)
-            if t is None:
-                t = self.times[key] = StepTimes(rep)
-                if len(self.times) > self.size:
-                    self.times.popitem(last=False)
-            self.times.move_to_end(key)
-            return t
-
-
-_TIMES = _SharedTimes(CACHE_SIZE // 4)
-
-
-def _sim(q: ReplicaQuestion, rep: Replica) -> _CountedSim:
-    return _CountedSim(rep, q.shape, _shared_runs(replace(q, targets=(None, None))), _TIMES.get(q, rep))
 
 
 def simulations_run() -> int:
@@ -209,9 +164,7 @@ def forget() -> None:
     """Forget every remembered replica, run and step time (a test's or a benchmark's fresh start; the layout
     search's own memory: ``search.forget``)."""
     evaluate_replica.cache_clear()
-    _shared_runs.cache_clear()
-    with _TIMES.lock:
-        _TIMES.times.clear()
+    forget_runs()
 
 
 def cache_info():
@@ -243,7 +196,7 @@ def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
     if not q.traffic:
         return ReplicaEval(static, alone.ttft_s, alone.tpot_s, q.batch / static.e2e_request_s, q.batch)
     rep = Replica(q.model, q.gpu, wl, q.input_tokens, q.output_tokens, q.kv_sequences, q.limits, q.pa, engine=q.engine)
-    sim = _sim(q, rep)
+    sim = _CountedSim(rep, q.shape)
     try:
         cap = capacity(rep, *q.targets, steps=sim)
         batch = min(q.kv_sequences, rep.limits.max_num_seqs)

@@ -92,3 +92,29 @@ def test_a_replica_after_other_targets_has_the_same_capacity_points_and_latencie
     shared = evaluate_replica(_question(then))
     assert shared == alone  # capacity, every load point, the light load's latencies
     assert simulations_run() - runs < fresh_runs  # at least the saturation run is not made again
+
+
+def test_the_performance_curve_after_the_answer_is_the_curve_alone_without_the_answers_runs_again():
+    from gpuplan_core.api.perf import serving_curve_report
+    from gpuplan_core.perf import serving
+
+    sc = Scenario(preset="Llama-3.1-8B", gpu="H100-SXM", input_tokens=1000, requests_per_day=20_000)
+    forget()
+    ans = answer(sc, OFFERS)
+    detail = ans.detail_scenario(sc)
+    forget()
+    made = []
+    real = serving.simulate
+    serving.simulate = lambda *a, **k: made.append(1) or real(*a, **k)
+    try:
+        alone = serving_curve_report(detail)
+        runs_alone = len(made)
+        forget()
+        answer(sc, OFFERS)
+        del made[:]
+        shared = serving_curve_report(detail)
+    finally:
+        serving.simulate = real
+    assert shared == alone  # the same points: the curve sees only the runs it asked for
+    assert shared.capacity_requests_per_s == ans.pick.requests_per_s_per_replica
+    assert len(made) < runs_alone  # the saturation run and the capacity search's completed runs are not made again
