@@ -149,6 +149,11 @@ def _judged(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int,
     return evaluate_replica(replica_question(m, ask, gpu, fmt, tp, pp, kv))
 
 
+def cache_info():
+    """The layouts' judgements remembered apart from the traffic's volume and the prices (functools.lru_cache's)."""
+    return _judged.cache_info()
+
+
 def forget() -> None:
     """Forget every remembered layout and replica: the next question is judged from nothing (tests, benchmarks)."""
     _judged.cache_clear()
