@@ -4,11 +4,17 @@ with no new run of the serving step loop (the replicas' capacities are remembere
 
     python bench/bench_answer.py [--questions 24] [--seed 0]
 
+The machine is shared and its speed varies by 2x from minute to minute, so every figure is also printed as a ratio
+to a floor measured in the same run, between the questions: one step-loop run of a fixed replica (Gemma-2-9B on an
+L40, 4,000-token prompts, 0.2 requests/s, its step times warm).
+
 A "new question" is a random model, input length and traffic a PM might ask (7 models, 500-8,000 input tokens,
 2,000-200,000 requests a day), asked once in a process that has answered others before (imports and catalogs
 loaded). Each is then changed in traffic alone (requests per day x 1.2, then the peak factor 3 -> 4) and in prices
 alone (every offer 10% cheaper, then 700 hours a month), and those answers are timed and their step-loop runs
-counted.
+counted. A slider's next value is a new question that shares work with the last: the input length 10% longer
+(new replicas; the step models' step times are shared, plan/replica_runs.py) and a first-token target of 1 s
+instead of 2 s (the same replicas' completed runs are shared).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpuplan_core.plan.answer import answer
 from gpuplan_core.plan.capacity import cache_info, simulations_run
+from gpuplan_core.plan.search import cache_info as layouts_info
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.scenario.scenario import Scenario
 
@@ -60,6 +67,20 @@ def timed(sc: Scenario, offers) -> tuple[float, int, object]:
     return (time.perf_counter() - t) * 1e3, simulations_run() - runs, ans
 
 
+def floor_ms() -> float:
+    """One step-loop run of a fixed replica with its step times warm: the unit the figures are divided by."""
+    from gpuplan_core.perf.replica import replica_for
+    from gpuplan_core.perf.simulate import Load, simulate
+    from gpuplan_core.perf.steps import StepTimes
+
+    r, _ = replica_for(Scenario(preset="Gemma-2-9B", input_tokens=4000), "L40")
+    times = StepTimes(r)
+    simulate(r, Load(request_rate=0.2), times)
+    t = time.perf_counter()
+    simulate(r, Load(request_rate=0.2), times)
+    return (time.perf_counter() - t) * 1e3
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
@@ -81,11 +102,16 @@ def main() -> None:
         for o in offers
     ]
     answer(Scenario(), offers)  # a warm process: imports, catalogs, the default question
-    new, traffic, prices, runs_new, runs_changed = [], [], [], [], 0
+    new, traffic, prices, runs_new, runs_changed, floors, sliders, runs_slider = [], [], [], [], 0, [], [], []
     for sc in questions(args.questions, args.seed):
+        floors.append(floor_ms())
         ms, runs, ans = timed(sc, offers)
         new.append(ms)
         runs_new.append(runs)
+        for changed in (sc.with_(input_tokens=round(sc.request.input_tokens * 1.1)), sc.with_(ttft_target_s=1.0)):
+            ms_s, runs_s, _ = timed(changed, offers)
+            sliders.append(ms_s)
+            runs_slider.append(runs_s)
         for changed in (sc.with_(requests_per_day=sc.traffic.requests_per_day * 1.2), sc.with_(peak_to_average=4.0)):
             ms, runs, _ = timed(changed, offers)
             traffic.append(ms)
@@ -100,17 +126,23 @@ def main() -> None:
         print(f"  {what}: {new[-1]:>8.0f} ms, {runs_new[-1]:>4} step-loop runs -> {got}")
     rows = (
         ("new question (random, warm process)", new),
+        ("slider: input +10% or TTFT target 2 -> 1 s", sliders),
         ("traffic-only change (rpd x 1.2, peak 3 -> 4)", traffic),
         ("price-only change (offers -10%, 700 h/month)", prices),
     )
-    print(f"{'answer time':<46} {'p50 ms':>9} {'p95 ms':>9}")
+    floor = statistics.median(floors)
+    print(f"floor (one step-loop run, same process): p50 {floor:.1f} ms over {len(floors)} measurements")
+    print(f"{'answer time':<46} {'p50 ms':>9} {'p95 ms':>9} {'p50/floor':>10} {'p95/floor':>10}")
     for name, xs in rows:
-        print(f"{name:<46} {statistics.median(xs):>9.1f} {pct(xs, 0.95):>9.1f}")
+        p50, p95 = statistics.median(xs), pct(xs, 0.95)
+        print(f"{name:<46} {p50:>9.1f} {p95:>9.1f} {p50 / floor:>10.1f} {p95 / floor:>10.1f}")
     changes = len(traffic) + len(prices)
     print(
         f"step-loop runs: {statistics.median(runs_new):.0f} per new question (median); {runs_changed} for all "
-        f"{changes} traffic- and price-only changes (goal: 0)"
+        f"{changes} traffic- and price-only changes (goal: 0); {statistics.median(runs_slider):.0f} per slider step "
+        "(median)"
     )
+    print(f"layout cache (search._judged, in front of the replica cache): {layouts_info()}")
     print(f"replica cache: {cache_info()}")
 
 

@@ -107,11 +107,12 @@ def serve_report(
     """One replica of the scenario on its GPU under a load (``concurrency`` clients or ``request_rate`` requests
     per second), with its capacity under the scenario's targets and the replicas its traffic needs."""
     from ..perf.replica import replica_for
-    from ..perf.serving import Sim, capacity, serve, shape_for
+    from ..perf.serving import capacity, serve, shape_for
+    from ..plan.replica_runs import SharedSim
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
-    sim = Sim(r, shape_for(sc.traffic))
+    sim = SharedSim(r, shape_for(sc.traffic))  # the layout search's runs of this replica, reused
     res = serve(r, concurrency=concurrency, request_rate=request_rate, steps=sim)
     if note:
         res = res.model_copy(update={"notes": [note, *res.notes]})
@@ -146,13 +147,14 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
     """TTFT and TPOT against the request rate for one replica on the scenario's GPU, its saturation rate, its
     capacity within the targets and the replicas the traffic needs (the Performance page's chart)."""
     from ..perf.replica import replica_for
-    from ..perf.serving import Sim, capacity, load_curve, shape_for
+    from ..perf.serving import capacity, load_curve, shape_for
+    from ..plan.replica_runs import SharedSim
     from ..pricing.billing import replicas_for_traffic
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
-    sim = Sim(r, shape_for(sc.traffic))
     targets = (sc.traffic.ttft_target_s, sc.traffic.tpot_target_s) if sc.job.serving == "interactive" else (None, None)
+    sim = SharedSim(r, shape_for(sc.traffic))  # the layout search's runs of this replica, reused
     cap = capacity(r, *targets, steps=sim) if any(targets) else None
     peak = sc.traffic.peak_requests_per_s if sc.traffic.requests_per_day else None
     limit = cap if cap is not None else 0.98 * sim.max_rate()

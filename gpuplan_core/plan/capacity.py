@@ -32,8 +32,10 @@ from ..perf.efficiency import PerfAssumptions
 from ..perf.predict import PerfResult, predict
 from ..perf.replica import EngineLimits, Replica
 from ..perf.roofline import Workload
-from ..perf.serving import ServingResult, Sim, capacity, serve
+from ..perf.serving import ServingResult, capacity, serve
 from ..perf.simulate import Shape
+from .replica_runs import SharedSim
+from .replica_runs import forget as forget_runs
 
 LOWEST_POINT = 0.05  # the first load point where the capacity search ran none low enough, as a share of it
 POINT_GAP = 0.25  # the widest gap between two load points, as a share of the capacity
@@ -135,23 +137,20 @@ class _Stats:
 _STATS = _Stats()
 
 
-class _CountedSim(Sim):
-    """A Sim that remembers the loads it ran (each distinct load is one run of the step loop)."""
+class _CountedSim(SharedSim):
+    """A shared Sim (replica_runs.py) that remembers the loads it was asked for: the load points' grid reads them."""
 
     def __init__(self, r: Replica, shape: Shape):
         super().__init__(r, shape)
         self.rates: set[float] = set()
-        self.loads: set[tuple] = set()
 
     def run(self, concurrency=None, request_rate=None):
-        self.loads.add((concurrency, request_rate))
         if request_rate is not None:
             self.rates.add(request_rate)
         return super().run(concurrency, request_rate)
 
     def misses_ttft(self, request_rate, ttft_p95_target_s):
-        if ttft_p95_target_s is not None and (None, request_rate) not in self._runs:
-            self.loads.add((None, request_rate))
+        if ttft_p95_target_s is not None:
             self.rates.add(request_rate)
         return super().misses_ttft(request_rate, ttft_p95_target_s)
 
@@ -159,6 +158,13 @@ class _CountedSim(Sim):
 def simulations_run() -> int:
     """Runs of the step loop the layout search has made in this process (a remembered replica adds none)."""
     return _STATS.simulations
+
+
+def forget() -> None:
+    """Forget every remembered replica, run and step time (a test's or a benchmark's fresh start; the layout
+    search's own memory: ``search.forget``)."""
+    evaluate_replica.cache_clear()
+    forget_runs()
 
 
 def cache_info():
@@ -201,4 +207,4 @@ def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
         points = tuple(LoadPoint.of(serve(rep, request_rate=x, steps=sim)) for x in rates if x > 0)
         return ReplicaEval(static, alone.ttft_s, alone.tpot_s, cap, batch, points)
     finally:
-        _STATS.add(len(sim.loads))
+        _STATS.add(sim.made)

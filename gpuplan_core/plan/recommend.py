@@ -34,6 +34,12 @@ from .training_search import training_candidates
 from .why import why_inference, why_training
 
 
+@lru_cache(maxsize=256)
+def _is_gpu(name: str) -> bool:
+    """Whether the catalog's row for this name is a GPU (the catalog is read once: remembered per name)."""
+    return get_gpu(name).is_gpu
+
+
 def filter_offers(offers: list[Offer], pricing: Pricing, gpu: str | None, interactive: bool) -> list[Offer]:
     """The scenario's filters: its GPU type (when one is chosen), billing and provider. Interactive serving leaves out
     interruptible (spot) offers unless the user asks for spot: a reclaimed server drops live users. Accelerators
@@ -45,7 +51,7 @@ def filter_offers(offers: list[Offer], pricing: Pricing, gpu: str | None, intera
     for o in offers:
         if gid and o.gpu != gid:
             continue
-        if not gid and not pricing.allow_accelerators and not get_gpu(o.gpu).is_gpu:
+        if not gid and not pricing.allow_accelerators and not _is_gpu(o.gpu):
             continue
         if o.interruptible and interactive and want != "spot":
             continue

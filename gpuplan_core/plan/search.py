@@ -15,7 +15,7 @@ A layout the user set (GPU count, tensor parallel, pipeline stages) is the only 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..common.text import counted
@@ -34,7 +34,8 @@ from ..results.plan import Pick, Rejected, layout_label
 from ..scenario.deployment import Pricing, RuntimeAssumptions, Traffic
 from ..scenario.parts import Formats, Parallelism, Request
 from ..scenario.scenario import Scenario
-from .capacity import ReplicaQuestion, evaluate_replica, workload_key
+from .capacity import ReplicaEval, ReplicaQuestion, evaluate_replica, workload_key
+from .capacity import forget as forget_replicas
 from .layouts import Layout, Served
 from .rent import rent
 
@@ -108,6 +109,14 @@ def replica_question(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int,
     )
 
 
+def _replica_part(ask: ServingAsk) -> ServingAsk:
+    """The ask with only what a replica's judgement reads of the traffic (its shape, its targets, whether there is
+    any): requests per day 1 or 0 and the peak factor 1, no prices (a replica reads none, and their table of your
+    prices is not hashable), so asks that differ in volume or prices alone share their layouts."""
+    volume = {"requests_per_day": 1.0 if ask.traffic.requests_per_day else 0.0, "peak_to_average": 1.0}
+    return replace(ask, traffic=ask.traffic.model_copy(update=volume), pricing=None)
+
+
 @lru_cache(maxsize=8192)
 def kv_sequences(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int | None:
     """Sequences of input + output tokens the layout's KV cache holds (memory.fit.max_batch), remembered; None:
@@ -116,6 +125,39 @@ def kv_sequences(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int | None:
         return max_batch(m, req, gpu)
     except ValueError:
         return None
+
+
+@lru_cache(maxsize=4096)
+def _fitting(
+    m: ModelArch, par: Parallelism, fixed: bool, gpu: GPU, memory: MemoryRequest, batch: int
+) -> tuple[tuple[int, int, int], ...]:
+    """The layouts (tp, pp, sequences the KV cache holds) that hold the complete memory budget at ``batch``:
+    stages only when no single machine does, and then the fewest (``evaluate_layouts``), remembered."""
+    fitting: list[tuple[int, int, int]] = []
+    for tp, pp in layouts_to_try(m, par, fixed):
+        if pp > 1 and any(p == 1 or p < pp for _, p, _ in fitting):
+            break  # a machine (or fewer stages) already holds it
+        kv = kv_sequences(m, memory.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
+        if kv is not None and kv >= batch:  # the complete budget at the scenario's batch (one notion)
+            fitting.append((tp, pp, kv))
+    return tuple(fitting)
+
+
+@lru_cache(maxsize=4096)
+def _judged(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaEval:
+    """The replica's judgement for an ask of ``_replica_part`` (its question built once, not per traffic)."""
+    return evaluate_replica(replica_question(m, ask, gpu, fmt, tp, pp, kv))
+
+
+def cache_info():
+    """The layouts' judgements remembered apart from the traffic's volume and the prices (functools.lru_cache's)."""
+    return _judged.cache_info()
+
+
+def forget() -> None:
+    """Forget every remembered layout and replica: the next question is judged from nothing (tests, benchmarks)."""
+    _judged.cache_clear()
+    forget_replicas()
 
 
 def evaluate_layouts(
@@ -131,27 +173,20 @@ def evaluate_layouts(
     """Every layout of this GPU and format that holds the complete memory budget (stages only when no single
     machine does, and then the fewest), judged on the traffic or the static batch. With ``offers`` (this GPU's),
     a layout none of them can rent is only recorded as rejected, not judged (the serving search is the costly
-    part). ``memory``: the question's memory budget in this format."""
+    part). ``memory``: the question's memory budget in this format. What a layout reads of the question is
+    remembered apart from the traffic's volume and the prices, so a change to those judges nothing again."""
+    fitting = _fitting(m, ask.parallelism, fixed, gpu, memory, ask.request.batch_or_one)
+    if not fitting:
+        return [], [Rejected(gpu.gpu, NO_FIT, fmt)]
     layouts: list[Layout] = []
-    fitting: list[tuple[int, int]] = []
     rejected: list[Rejected] = []
-    for tp, pp in layouts_to_try(m, ask.parallelism, fixed):
-        if pp > 1 and any(p == 1 or p < pp for _, p in fitting):
-            break  # a machine (or fewer stages) already holds it
-        kv = kv_sequences(m, memory.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
-        if kv is None:
-            continue
-        if kv < ask.request.batch_or_one:  # the complete budget at the scenario's batch (one notion)
-            continue
-        fitting.append((tp, pp))
+    part = _replica_part(ask)
+    for tp, pp, kv in fitting:
         problems = [o.layout_problem(tp, pp) for o in offers or []]
         if offers and all(problems):
             rejected.append(Rejected(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp)))
             continue
-        judged = evaluate_replica(replica_question(m, ask, gpu, fmt, tp, pp, kv))
-        layouts.append(Layout(gpu, fmt, tp, pp, kv, judged))
-    if not fitting:
-        return [], [Rejected(gpu.gpu, NO_FIT, fmt)]
+        layouts.append(Layout(gpu, fmt, tp, pp, kv, _judged(m, part, gpu, fmt, tp, pp, kv)))
     return layouts, rejected
 
 
