@@ -60,7 +60,7 @@ class _Times:
         self.size, self.lock, self.times = size, threading.Lock(), OrderedDict()
 
     def get(self, r: Replica) -> StepTimes:
-        key = (r.m, r.gpu, tuple(getattr(r.wl, f.name) for f in fields(r.wl)), r.pa)
+        key = (r.m, r.gpu, tuple(getattr(r.wl, f.name) for f in fields(r.wl)), r.pa, r.engine)  # StepTimes' reads
         with self.lock:
             t = self.times.get(key)
             if t is None:

@@ -11,7 +11,9 @@ class LeftOutSourceError(_Report):
     """Error on the runs of sources left out of every fit (each source predicted with request costs fitted on
     every other source), for one grouping, group and metric."""
 
-    by: str = Field(description="'all', 'regime' (online / offline), 'source', 'engine', 'gpu' or 'model_class' (dense / MoE / MLA)")
+    by: str = Field(
+        description="'all', 'regime' (online / offline), 'source', 'engine', 'gpu' or 'model_class' (dense / MoE / MLA)"
+    )
     group: str = Field(description="the source's row-id prefix, engine profile, GPU or model class; 'all'")
     metric: str = Field(description="ttft, itl (time per output token) or output_tokens_per_s")
     points: int

@@ -118,3 +118,14 @@ def test_the_performance_curve_after_the_answer_is_the_curve_alone_without_the_a
     assert shared == alone  # the same points: the curve sees only the runs it asked for
     assert shared.capacity_requests_per_s == ans.pick.requests_per_s_per_replica
     assert len(made) < runs_alone  # the saturation run and the capacity search's completed runs are not made again
+
+
+def test_step_times_are_not_shared_across_engines():
+    """The step model times a covered replica from its engine's measured kernels (perf/kernel_steps.py): an answer
+    for SGLang after one for vLLM on the same H100 replica equals the SGLang answer from nothing."""
+    vllm = Scenario(preset="Llama-3.1-8B", gpu="H100-SXM", input_tokens=2000, requests_per_day=50_000, engine="vllm")
+    sglang = vllm.with_(engine="sglang")
+    alone = _fresh(sglang)
+    forget()
+    answer(vllm, OFFERS)
+    assert answer(sglang, OFFERS).to_json() == alone
