@@ -12,7 +12,8 @@ class LeftOutSourceError(_Report):
     every other source), for one grouping, group and metric."""
 
     by: str = Field(
-        description="'all', 'regime' (online / offline), 'source', 'engine', 'gpu' or 'model_class' (dense / MoE / MLA)"
+        description="'all', 'regime' (online dense, MoE, offline burst), 'source', 'engine', 'gpu' or "
+        "'model_class' (dense / MoE / MLA)"
     )
     group: str = Field(description="the source's row-id prefix, engine profile, GPU or model class; 'all'")
     metric: str = Field(description="ttft, itl (time per output token) or output_tokens_per_s")
