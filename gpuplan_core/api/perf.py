@@ -56,9 +56,18 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
         notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
     pa = PerfAssumptions()
     wl = workload_for(sc.formats, sc.assumptions, tp, pp)
-    r = predict(m, gpu, wl, max(1, batch), sc.request.input_tokens, sc.request.output_tokens, pa=pa)
+    engine = sc.assumptions.engine  # the serving engine's step model: its measured kernels where they exist
+    r = predict(m, gpu, wl, max(1, batch), sc.request.input_tokens, sc.request.output_tokens, pa=pa, engine=engine)
     at_max = predict(
-        m, gpu, wl, mb, sc.request.input_tokens, sc.request.output_tokens, pa=pa, with_compute_bound_batch=False
+        m,
+        gpu,
+        wl,
+        mb,
+        sc.request.input_tokens,
+        sc.request.output_tokens,
+        pa=pa,
+        with_compute_bound_batch=False,
+        engine=engine,
     )
     bands = perf_bands(gpu.gpu, wl.weights_format, m.is_moe, wl.eager, max(1, batch))
     static = dict(r)  # the static view's fields, as they are (GpuPerf is a StaticPerf with more)
@@ -75,7 +84,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
             for fmt in ("bf16", "fp8", "fp4", "int8")
             if gpu.dense_peak_flops(fmt)[1] == fmt
         },
-        sweep=decode_sweep(m, gpu, wl, sc.request.input_tokens + sc.request.output_tokens // 2, mb, pa),
+        sweep=decode_sweep(m, gpu, wl, sc.request.input_tokens + sc.request.output_tokens // 2, mb, pa, engine),
     )
 
 

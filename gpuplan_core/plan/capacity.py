@@ -190,7 +190,17 @@ def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
     the result is frozen, so sessions share it."""
     wl = q.wl
     static, alone = (
-        predict(q.model, q.gpu, wl, b, q.input_tokens, q.output_tokens, pa=q.pa, with_compute_bound_batch=False)
+        predict(
+            q.model,
+            q.gpu,
+            wl,
+            b,
+            q.input_tokens,
+            q.output_tokens,
+            pa=q.pa,
+            with_compute_bound_batch=False,
+            engine=q.engine,
+        )
         for b in (q.batch, 1)
     )
     if not q.traffic:

@@ -99,7 +99,7 @@ def test_b_count_follows_a_only_while_it_runs():
     offers = load_pricing().offers
     follow = api.compare_report(sc, sc_b, offers, b_count_from_a=True)
     assert follow.a.fits and follow.b.fits
-    assert follow.notes and "A's count" in follow.notes[0]
+    assert follow.notes and follow.notes[0].startswith("B: A's layout (2 GPUs, TP 2) does not run on the H100 SXM")
     free = api.answer_report(sc_b.with_(gpus=1, tp=1, pp=1), offers=offers)
     _same_as_answer(follow.b, free)
     assert follow.b.settings["GPUs"] == f"{free.pick.gpus} x H100 SXM" and free.pick.tp * free.pick.pp > 2
