@@ -79,6 +79,9 @@ _ADVANCE_PX = {
 _WIDEST_PX = 12.0
 CELL_PADDING_PX = 16 + 6  # the grid's 8 px each side, and room for rounding and the sort arrow
 MIN_COLUMN_PX, MAX_COLUMN_PX = 50, 420
+# The narrowest place a full-width table sits at a 1280 px window: a section (an expander) in the 818 px main column.
+TABLE_PX = 784
+PROSE_MIN_PX = 160  # a text column narrowed to fit TABLE_PX keeps at least this (its first words)
 
 
 # Headers the grid shows shorter than the frame's (and the CSV's) column names; the full name is the header's help.
@@ -105,6 +108,26 @@ def column_px(name: str, values, money: bool = False) -> int:
     for prose (a longer text is cut at the cap: such columns go last)."""
     widest = max([text_px(str(name)), *(text_px(as_shown(v, money)) for v in values)])
     return int(min(MAX_COLUMN_PX, max(MIN_COLUMN_PX, math.ceil(widest + CELL_PADDING_PX))))
+
+
+def fit_px(widths: list[int], narrowable: list[bool], budget_px: int = TABLE_PX) -> list[int]:
+    """Column widths that fit ``budget_px`` where they can: the ``narrowable`` columns (text after the first column)
+    give up width, the widest first, down to one common cap no lower than PROSE_MIN_PX (a narrower text keeps its
+    own width); the others (the first column, numbers: a cut number reads as another number) keep theirs. A table
+    that still does not fit scrolls, its first column pinned (page.column_config)."""
+    if sum(widths) <= budget_px or not any(narrowable):
+        return list(widths)
+    fixed = sum(w for w, n in zip(widths, narrowable, strict=True) if not n)
+    prose = sorted(w for w, n in zip(widths, narrowable, strict=True) if n)
+    cap, left = float(prose[-1]), budget_px - fixed
+    for i, w in enumerate(prose):  # the cap where the narrowed columns just fill what is left
+        rest = len(prose) - i
+        if w * rest >= left:
+            cap = left / rest
+            break
+        left -= w
+    cap = max(PROSE_MIN_PX, math.floor(cap))
+    return [min(w, cap) if n else w for w, n in zip(widths, narrowable, strict=True)]
 
 
 # --- Memory page ------------------------------------------------------------------------------------
