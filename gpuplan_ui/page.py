@@ -19,11 +19,12 @@ from .tables import SHORT_HEADERS, TABLE_PX, column_px, fit_px, for_people
 log = logging.getLogger("gpuplan")
 
 
-def setup(title: str, needs_model: bool = True) -> tuple[Scenario, dict[str, Any]]:
+def setup(title: str, needs_model: bool = True, gpu_figures: str | None = None) -> tuple[Scenario, dict[str, Any]]:
     """The page's title; returns the scenario the frame built from the sidebar and the input values. The run's
     notes (link values not allowed, warnings) follow the page's answer (``answer``). When the model asked for
     could not be loaded, a page that shows results shows why instead, offers the last model that loaded, and
-    stops: no numbers for a model the user did not ask for."""
+    stops: no numbers for a model the user did not ask for. ``gpu_figures``: what of the chosen GPU type the page draws
+    even when no offer rents it ("memory", "speed"; its note says so, prices.no_offer_line)."""
     run = state.current()
     st.title(title)
     if needs_model and run.model_error:
@@ -39,7 +40,7 @@ def setup(title: str, needs_model: bool = True) -> tuple[Scenario, dict[str, Any
             )
         notes()
         st.stop()
-    if line := prices.no_offer_line(run.scenario.parallelism.gpu):
+    if line := prices.no_offer_line(run.scenario.parallelism.gpu, gpu_figures):
         st.info(md_escape(line), icon=":material/info:")
     return run.scenario, run.values
 
