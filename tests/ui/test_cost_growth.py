@@ -68,3 +68,24 @@ def test_the_spike_states_its_replicas_and_the_money_axes_tick_round():
         assert all(v == i * step for i, v in enumerate(ticks["tickvals"]))
         assert str(int(step)).rstrip("0") in {"1", "2", "25", "5"}, step  # 1, 2, 2.5 or 5 x 10^k
         assert all(t.startswith("$") and ("," not in t) for t in ticks["ticktext"]), ticks["ticktext"]
+
+
+def test_a_spike_in_the_month_of_a_step_up_states_its_own_replicas():
+    """10% growth a month on 200,000 requests a day steps up in some month M; a 4x spike put in that same month M
+    shares its marker, and the marker says the spike's own replica count and bill (the core's GrowthMonth), not only
+    the step-up's."""
+    from gpuplan_ui.figures_cost import growth_figure, short_usd
+
+    offers = load_pricing().offers
+    sc, _ = to_scenario(read_link(LINK)[0])
+    more = api.growth_report(sc, api.answer_report(sc, offers=offers), offers, 0.0, 36).more_replicas_month
+    assert more is not None
+    link = {**LINK, "spike_m": str(more), "spike_x": "4"}
+    sc, _ = to_scenario(read_link(link)[0])
+    g = api.growth_report(sc, api.answer_report(sc, offers=offers), offers, 0.0, 36)
+    assert g.spike_month == g.more_replicas_month == more
+    spike = next(m for m in g.months if m.month == more)
+    notes = [a["text"] for a in growth_figure(g, "t").to_dict()["layout"]["annotations"]]
+    (marker,) = [n for n in notes if n.startswith(f"month {more}:")]
+    assert f"{g.next_step_replicas} replicas needed" in marker
+    assert f"the 4x spike takes {spike.replicas:,} replica" in marker and short_usd(spike.monthly_usd) in marker
