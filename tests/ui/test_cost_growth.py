@@ -74,7 +74,7 @@ def test_a_spike_in_the_month_of_a_step_up_states_its_own_replicas():
     """10% growth a month on 200,000 requests a day steps up in some month M; a 4x spike put in that same month M
     shares its marker, and the marker says the spike's own replica count and bill (the core's GrowthMonth), not only
     the step-up's."""
-    from gpuplan_ui.figures_cost import growth_figure, short_usd
+    from gpuplan_ui.figures_cost import growth_figure
 
     offers = load_pricing().offers
     sc, _ = to_scenario(read_link(LINK)[0])
@@ -88,4 +88,7 @@ def test_a_spike_in_the_month_of_a_step_up_states_its_own_replicas():
     notes = [a["text"] for a in growth_figure(g, "t").to_dict()["layout"]["annotations"]]
     (marker,) = [n for n in notes if n.startswith(f"month {more}:")]
     assert f"{g.next_step_replicas} replicas needed" in marker
-    assert f"the 4x spike takes {spike.replicas:,} replica" in marker and short_usd(spike.monthly_usd) in marker
+    assert (
+        f"the 4x spike takes {spike.replicas:,} replica" in marker
+        and f"({spike.monthly_usd:,.0f} USD that month)" in marker
+    )
