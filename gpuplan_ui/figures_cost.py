@@ -195,7 +195,8 @@ def growth_figure(g: Growth, title: str, start: date | None = None) -> go.Figure
         mark(be, f"inference passes training in month {be}{when}", NEUTRAL, 1)
     spike = next((m for m in rows if m.month == g.spike_month), None)
     spike_text = (
-        f"the {g.spike_factor:g}x spike takes {counted(spike.replicas, 'replica')} ({spike.monthly_usd:,.0f} USD that month)"
+        f"the {g.spike_factor:g}x spike takes {counted(spike.replicas, 'replica')} "
+        f"({spike.monthly_usd:,.0f} USD that month)"
         if spike is not None
         else ""
     )
