@@ -92,3 +92,19 @@ def test_a_spike_in_the_month_of_a_step_up_states_its_own_replicas():
         f"the 4x spike takes {spike.replicas:,} replica" in marker
         and f"({spike.monthly_usd:,.0f} USD that month)" in marker
     )
+
+
+def test_the_market_projection_starts_from_the_answers_monthly_cost():
+    """Llama-3.1-70B at 50,000 requests/day and 8,000 input tokens: the cheapest row regardless of targets is not the
+    answer (issue 27: 2,467 USD against the answer's 7,139); the projection's month 0 is the answer's cost (it started
+    from the cheapest row before), and its caption says so."""
+    link = {"model": "Llama-3.1-70B", "rpd": "50000", "in": "8000", "market": "a16z"}
+    at = open_page("app_pages/Cost.py", link)
+    assert not at.exception, at.exception
+    sc, _ = to_scenario(read_link(link)[0])
+    ans = api.answer_report(sc, offers=load_pricing().offers)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (proj,) = [s for s in specs if (s["data"][0].get("name") or "").startswith("ANALYST ESTIMATE: a16z")]
+    assert proj["data"][0]["x"][0] == 0 and proj["data"][0]["y"][0] == ans.cost_usd
+    assert ans.cost_usd > api.cost_report(sc, offers=load_pricing().offers).cheapest_monthly_usd  # they differ here
+    assert any("from the answer's monthly cost" in c.value for c in at.caption)
