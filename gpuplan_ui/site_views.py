@@ -92,9 +92,8 @@ def tiers_section(ans: ScenarioAnswer) -> None:
     )
     df = pd.DataFrame([tier_row(t) for t in ans.price_tiers])
     page.table(cached.table(df, TIER_COLUMNS), "tiers", "gpuplan-price-tiers.csv")
-    st.caption(
-        fmt.md_escape("Commitment: " + "; ".join(f"{r['billing']}: {r['commitment']}" for _, r in df.iterrows()))
-    )
+    said = "; ".join(f"{_billing(t)}: {t.commitment}" for t in ans.price_tiers)
+    st.caption(fmt.md_escape(f"Commitment: {said}"))
 
 
 TIER_COLUMNS = ("billing", "offer", "USD/GPU-h", "effective USD/GPU-h", "monthly (USD)")  # shown; the CSV has all
@@ -102,10 +101,14 @@ TIER_COLUMNS = ("billing", "offer", "USD/GPU-h", "effective USD/GPU-h", "monthly
 
 def tier_row(t) -> dict:
     return {
-        "billing": t.billing_model.replace("_", "-"),
+        "billing": _billing(t),
         "offer": t.offer_id,
         "USD/GPU-h": t.price_per_gpu_hour_usd,
         "effective USD/GPU-h": t.effective_usd_per_gpu_hour,
         "monthly (USD)": t.monthly_usd,
         "commitment": t.commitment,
     }
+
+
+def _billing(t) -> str:
+    return t.billing_model.replace("_", "-")
