@@ -151,8 +151,8 @@ def guard(what: str):
 
 def column_config(shown) -> dict:
     """Every column as wide as its widest text (header or cell: the grid alone sizes from the first rows and cut
-    longer ones), text after the first column narrowed where the table would not fit a section at a 1280 px window
-    (tables.fit_px), the first column pinned where it still does not (it stays in view while the rest scrolls), a
+    longer ones), text columns narrowed from the last leftwards where that makes the table fit a section at a 1280 px
+    window (tables.fit_px), else the first column pinned (it stays in view while the rest scrolls), a
     short header where tables.SHORT_HEADERS has one (the full name as its help), thousands separators on every number
     column, dollars where the header says USD or $."""
     cols = list(shown.columns)

@@ -111,23 +111,22 @@ def column_px(name: str, values, money: bool = False) -> int:
 
 
 def fit_px(widths: list[int], narrowable: list[bool], budget_px: int = TABLE_PX) -> list[int]:
-    """Column widths that fit ``budget_px`` where they can: the ``narrowable`` columns (text after the first column)
-    give up width, the widest first, down to one common cap no lower than PROSE_MIN_PX (a narrower text keeps its
-    own width); the others (the first column, numbers: a cut number reads as another number) keep theirs. A table
-    that still does not fit scrolls, its first column pinned (page.column_config)."""
-    if sum(widths) <= budget_px or not any(narrowable):
+    """Column widths that fit ``budget_px`` where narrowing can make them fit: the ``narrowable`` columns (text after
+    the first column) give up width from the last one leftwards, each down to PROSE_MIN_PX at most, so the first
+    columns stay whole; the others (the first column, numbers: a cut number reads as another number) keep theirs. A
+    table that cannot fit so keeps every width (narrowing would only cut text) and scrolls with its first column
+    pinned (page.column_config)."""
+    excess = sum(widths) - budget_px
+    floor = sum(w if not n else min(w, PROSE_MIN_PX) for w, n in zip(widths, narrowable, strict=True))
+    if excess <= 0 or floor > budget_px:
         return list(widths)
-    fixed = sum(w for w, n in zip(widths, narrowable, strict=True) if not n)
-    prose = sorted(w for w, n in zip(widths, narrowable, strict=True) if n)
-    cap, left = float(prose[-1]), budget_px - fixed
-    for i, w in enumerate(prose):  # the cap where the narrowed columns just fill what is left
-        rest = len(prose) - i
-        if w * rest >= left:
-            cap = left / rest
-            break
-        left -= w
-    cap = max(PROSE_MIN_PX, math.floor(cap))
-    return [min(w, cap) if n else w for w, n in zip(widths, narrowable, strict=True)]
+    out = list(widths)
+    for i in reversed(range(len(out))):
+        if narrowable[i] and excess > 0:
+            cut = min(excess, max(0, out[i] - PROSE_MIN_PX))
+            out[i] -= cut
+            excess -= cut
+    return out
 
 
 # --- Memory page ------------------------------------------------------------------------------------

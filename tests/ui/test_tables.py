@@ -141,13 +141,15 @@ def test_the_overviews_cheapest_table_fits_its_column_at_1280_px(q):
 
 
 def test_text_after_the_first_column_gives_up_width_to_fit_a_section_at_1280_px():
-    """fit_px: 100 (first) + 400 + 300 (text) + 80 (a number) = 880 px in a 600 px budget: the two text columns share
-    what the others leave, 600 - 100 - 80 = 420 px, at one cap of 420 / 2 = 210 px; a text narrower than the cap keeps
-    its width (120 + 2 x 200 = 520 left for the two wider ones: cap 200); never below PROSE_MIN_PX."""
-    assert tables.fit_px([100, 400, 300, 80], [False, True, True, False], 600) == [100, 210, 210, 80]
-    assert tables.fit_px([100, 120, 400, 300, 80], [False, True, True, True, False], 700) == [100, 120, 200, 200, 80]
-    assert tables.fit_px([100, 500, 600], [False, True, False], 600) == [100, tables.PROSE_MIN_PX, 600]
-    assert tables.fit_px([100, 200], [False, True], 600) == [100, 200]  # it fits: untouched
+    """fit_px: 100 (first) + 400 + 300 (text) + 80 (a number) = 880 px in a 600 px budget, 280 px too wide: the last
+    text column gives what it can down to PROSE_MIN_PX (300 - 160 = 140), the one before it the rest (400 - 140 =
+    260), so the first columns stay whole; a table that cannot fit even so (100 + 160 + a 600 px number) keeps every
+    width; one that fits is untouched."""
+    assert tables.PROSE_MIN_PX == 160
+    assert tables.fit_px([100, 400, 300, 80], [False, True, True, False], 600) == [100, 260, 160, 80]
+    assert tables.fit_px([100, 120, 400, 300, 80], [False, True, True, True, False], 700) == [100, 120, 240, 160, 80]
+    assert tables.fit_px([100, 500, 600], [False, True, False], 600) == [100, 500, 600]
+    assert tables.fit_px([100, 200], [False, True], 600) == [100, 200]
 
 
 def test_a_table_that_still_does_not_fit_pins_its_first_column():
