@@ -11,16 +11,16 @@ from gpuplan_core import (
     growth_problem,
     training_speed_line,
 )
-from gpuplan_ui import cached, figures_cost, fmt, page, prices, site_views, widgets
+from gpuplan_ui import cached, figures_cost, fmt, page, prices, site_views, tables_cost, widgets
 
 sc, values = page.setup("Cost")
 pkey = prices.pricing_key()
 chart = {"displaylogo": False}
 
 
-def _serving_lifetime(ans, rows) -> None:
+def _serving_lifetime(ans) -> None:
     """Three years of serving as recommended (grown month by month when traffic grows), after any training bill."""
-    best_monthly = ans.cost_usd if ans.pick is not None else min(r.monthly_always_on_usd for r in rows)
+    best_monthly = ans.cost_usd if ans.pick is not None else cost.cheapest_monthly_usd
     bill = widgets.page_input("train_bill")
     title = f"Serving as recommended, {fmt.usd(best_monthly)} a month" + (
         f", after a {fmt.usd(bill)} training bill" if bill else ""
@@ -90,7 +90,7 @@ with page.guard("Costs per offer"):
             st.caption("Serverless needs a traffic estimate: set requests per day in the sidebar.")
         if box := page.section("Over three years: serving every month", "cost_life", ":material/timeline:"):
             with box:
-                _serving_lifetime(ans, rows)
+                _serving_lifetime(ans)
     else:
         how = "your MFU" if sc.training.mfu else "the MFU predicted for each offer's layout and network"
         st.markdown(
@@ -134,9 +134,12 @@ if rows and not page.meeting():
             with box:
                 est = widgets.page_input("market")
                 if est != "none":
-                    proj = MarketProjection.of(min(r.monthly_always_on_usd for r in rows), est, 24)
+                    start, basis = tables_cost.projection_start(ans, cost)
+                    proj = MarketProjection.of(start, est, 24)
                     st.caption(
-                        proj.estimate.label
-                        + ". An API-price trend, not a GPU rental forecast: use today's rental prices for budgets."
+                        fmt.md_escape(
+                            f"{proj.estimate.label}, from {basis} ({fmt.usd(start)} a month). An API-price trend, not "
+                            "a GPU rental forecast: use today's rental prices for budgets."
+                        )
                     )
                     st.plotly_chart(figures_cost.projection_figure(proj), key="projection", config=chart)

@@ -5,7 +5,7 @@ import streamlit as st
 from gpuplan_core import memory_answer, training_speed_line
 from gpuplan_ui import cached, fmt, page, prices
 
-sc, values = page.setup("Memory")
+sc, values = page.setup("Memory", gpu_figures="memory")
 key = sc.model_dump_json()
 pkey, explore = prices.pricing_key(), cached.explore(sc)
 

@@ -5,7 +5,7 @@ import streamlit as st
 from gpuplan_core import DEFAULT_GPU, FORMATS, Answer, GpuPerf, perf_answer
 from gpuplan_ui import cached, fmt, page
 
-sc, values = page.setup("Performance")
+sc, values = page.setup("Performance", gpu_figures="speed")
 chart = {"displaylogo": False}
 
 

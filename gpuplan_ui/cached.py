@@ -129,6 +129,9 @@ def _table(df: pd.DataFrame, columns: tuple[str, ...] | None = None) -> Table:
         return Table(df, shown, shown, config)
 
 
+table = _table  # for a view built on the page (Cost's price tiers): the same shown columns and widths
+
+
 @dataclass(frozen=True)
 class MemoryViews:
     """The Memory page's views: the budget against each GPU type's VRAM, by component, and its two tables."""

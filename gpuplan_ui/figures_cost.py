@@ -193,15 +193,21 @@ def growth_figure(g: Growth, title: str, start: date | None = None) -> go.Figure
     if be is not None and trained:
         when = f" (about {month_date(start, be)})" if start else ""
         mark(be, f"inference passes training in month {be}{when}", NEUTRAL, 1)
+    spike = next((m for m in rows if m.month == g.spike_month), None)
+    spike_text = (
+        f"the {g.spike_factor:g}x spike takes {counted(spike.replicas, 'replica')} "
+        f"({spike.monthly_usd:,.0f} USD that month)"
+        if spike is not None
+        else ""
+    )
     if (more := g.more_replicas_month) is not None:
         extra = (g.next_step_monthly_usd or 0.0) - (g.pick_monthly_usd or 0.0)
         text = f"month {more}: {g.next_step_replicas} replicas needed ({extra:+,.0f} USD a month on today)"
+        if spike is not None and spike.month == more:  # one marker for both: the spike's own count with it
+            text += f"; {spike_text}"
         mark(more, text, "#f97316", 0.9)
-    spike = next((m for m in rows if m.month == g.spike_month), None)
     if spike is not None and spike.month != more:
-        bill = short_usd(spike.monthly_usd)
-        text = f"month {spike.month}: the {g.spike_factor:g}x spike takes {spike.replicas:,} replicas ({bill})"
-        mark(spike.month, text, "#f97316", 0.75)
+        mark(spike.month, f"month {spike.month}: {spike_text}", "#f97316", 0.75)
     return go.Figure(
         data=data,
         layout=chart_layout(

@@ -14,16 +14,17 @@ from gpuplan_core import Answer, Scenario, describe
 from . import prices, state, widgets
 from .export import frame_to_csv
 from .fmt import md_escape
-from .tables import SHORT_HEADERS, column_px, for_people
+from .tables import SHORT_HEADERS, TABLE_PX, column_px, fit_px, for_people
 
 log = logging.getLogger("gpuplan")
 
 
-def setup(title: str, needs_model: bool = True) -> tuple[Scenario, dict[str, Any]]:
+def setup(title: str, needs_model: bool = True, gpu_figures: str | None = None) -> tuple[Scenario, dict[str, Any]]:
     """The page's title; returns the scenario the frame built from the sidebar and the input values. The run's
     notes (link values not allowed, warnings) follow the page's answer (``answer``). When the model asked for
     could not be loaded, a page that shows results shows why instead, offers the last model that loaded, and
-    stops: no numbers for a model the user did not ask for."""
+    stops: no numbers for a model the user did not ask for. ``gpu_figures``: what of the chosen GPU type the page draws
+    even when no offer rents it ("memory", "speed"; its note says so, prices.no_offer_line)."""
     run = state.current()
     st.title(title)
     if needs_model and run.model_error:
@@ -39,7 +40,7 @@ def setup(title: str, needs_model: bool = True) -> tuple[Scenario, dict[str, Any
             )
         notes()
         st.stop()
-    if line := prices.no_offer_line(run.scenario.parallelism.gpu):
+    if line := prices.no_offer_line(run.scenario.parallelism.gpu, gpu_figures):
         st.info(md_escape(line), icon=":material/info:")
     return run.scenario, run.values
 
@@ -150,17 +151,27 @@ def guard(what: str):
 
 def column_config(shown) -> dict:
     """Every column as wide as its widest text (header or cell: the grid alone sizes from the first rows and cut
-    longer ones), a short header where tables.SHORT_HEADERS has one (the full name as its help), thousands
-    separators on every number column, dollars where the header says USD or $."""
+    longer ones), text columns narrowed from the last leftwards where that makes the table fit a section at a 1280 px
+    window (tables.fit_px), else the first column pinned (it stays in view while the rest scrolls), a
+    short header where tables.SHORT_HEADERS has one (the full name as its help), thousands separators on every number
+    column, dollars where the header says USD or $."""
+    cols = list(shown.columns)
+    number = [pd.api.types.is_numeric_dtype(shown[c]) and not pd.api.types.is_bool_dtype(shown[c]) for c in cols]
+    money = [n and ("USD" in str(c) or "$" in str(c)) for c, n in zip(cols, number, strict=True)]
+    labels = [SHORT_HEADERS.get(c, c) for c in cols]
+    natural = [column_px(lab, shown[c].tolist(), m) for c, lab, m in zip(cols, labels, money, strict=True)]
+    widths = fit_px(natural, [i > 0 and not n for i, n in enumerate(number)])
+    pin = sum(widths) > TABLE_PX
     out = {}
-    for col in shown.columns:
-        s = shown[col]
-        number = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-        money = number and ("USD" in str(col) or "$" in str(col))
-        label = SHORT_HEADERS.get(col, col)
-        how = {"label": label, "help": col if label != col else None, "width": column_px(label, s.tolist(), money)}
-        if number:
-            out[col] = st.column_config.NumberColumn(format="dollar" if money else "localized", **how)
+    for i, (col, label, w) in enumerate(zip(cols, labels, widths, strict=True)):
+        how = {
+            "label": label,
+            "help": col if label != col else None,
+            "width": w,
+            "pinned": True if pin and i == 0 else None,
+        }
+        if number[i]:
+            out[col] = st.column_config.NumberColumn(format="dollar" if money[i] else "localized", **how)
         else:
             out[col] = st.column_config.Column(**how)
     return out

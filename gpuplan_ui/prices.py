@@ -214,12 +214,22 @@ def _offered_gpus(key: str) -> frozenset[str]:
     return frozenset(get_gpu(o.gpu).gpu for o in offers_for(key))
 
 
-def no_offer_line(gpu: str | None) -> str:
+_ELSEWHERE = {"memory": "its speed on Performance", "speed": "its memory on Memory"}
+
+
+def no_offer_line(gpu: str | None, shown_here: str | None = None) -> str:
     """A catalog GPU type chosen that no offer in the prices in use rents (Gaudi 3 in the bundled prices), in words;
-    empty when one does or none is chosen. Every page says it under its title."""
+    empty when one does or none is chosen. Every page says it under its title, and where its figures are: the page
+    that draws them without an offer (``shown_here``: "memory" on Memory, "speed" on Performance) says so, the
+    others (no figure for it at all) name the pages that have them."""
     if not gpu or gpu in _offered_gpus(pricing_key()):
         return ""
+    where = (
+        f"its {shown_here} is shown here and {_ELSEWHERE[shown_here]}"
+        if shown_here
+        else "Memory and Performance show its memory and speed"
+    )
     return (
-        f"{get_gpu(gpu).label} is in the catalog, but no offer in the prices in use rents it: its memory and speed "
-        "are shown, with no cost and no recommendation for it (an offer of your own on Data & pricing upload adds one)."
+        f"{get_gpu(gpu).label} is in the catalog, but no offer in the prices in use rents it: {where}, with no cost "
+        "and no recommendation for it (an offer of your own on Data & pricing upload adds one)."
     )

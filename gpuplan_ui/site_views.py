@@ -7,7 +7,7 @@ import streamlit as st
 
 from gpuplan_core import ScenarioAnswer, site_answer
 
-from . import fmt, page
+from . import cached, fmt, page
 from .figures_site import own_vs_rent_figure
 
 
@@ -82,23 +82,33 @@ def own_section(ans: ScenarioAnswer) -> None:
 
 
 def tiers_section(ans: ScenarioAnswer) -> None:
+    """The cheapest offer of each billing for the pick's GPU. What each billing commits to is prose: it is said under
+    the table (and kept in the CSV), so the table's columns fit a section at a 1280 px window."""
     if not ans.price_tiers or page.meeting():
         return
     n = ans.pick.gpus
     st.markdown(
         f"**Price tiers for {ans.pick.gpu}** (the cheapest offer of each billing, at {n:,} GPU{'s' if n > 1 else ''})"
     )
-    df = pd.DataFrame(
-        [
-            {
-                "billing": t.billing_model.replace("_", "-"),
-                "offer": t.offer_id,
-                "USD/GPU-h": t.price_per_gpu_hour_usd,
-                "effective USD/GPU-h": t.effective_usd_per_gpu_hour,
-                "monthly (USD)": t.monthly_usd,
-                "commitment": t.commitment,
-            }
-            for t in ans.price_tiers
-        ]
-    )
-    page.table(df, "tiers", "gpuplan-price-tiers.csv")
+    df = pd.DataFrame([tier_row(t) for t in ans.price_tiers])
+    page.table(cached.table(df, TIER_COLUMNS), "tiers", "gpuplan-price-tiers.csv")
+    said = "; ".join(f"{_billing(t)}: {t.commitment}" for t in ans.price_tiers)
+    st.caption(fmt.md_escape(f"Commitment: {said}"))
+
+
+TIER_COLUMNS = ("billing", "offer", "USD/GPU-h", "effective USD/GPU-h", "monthly (USD)")  # shown; the CSV has all
+
+
+def tier_row(t) -> dict:
+    return {
+        "billing": _billing(t),
+        "offer": t.offer_id,
+        "USD/GPU-h": t.price_per_gpu_hour_usd,
+        "effective USD/GPU-h": t.effective_usd_per_gpu_hour,
+        "monthly (USD)": t.monthly_usd,
+        "commitment": t.commitment,
+    }
+
+
+def _billing(t) -> str:
+    return t.billing_model.replace("_", "-")

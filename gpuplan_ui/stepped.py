@@ -5,8 +5,10 @@ link gives it. The slider under it moves on the natural steps (powers of two, lo
 value the box holds, so ``in=3000`` shows 3,000 on both and a drag moves on from there. Each follows the other: the
 slider's callback writes the box's value (and so the link); the box's new value is the slider's before it is drawn.
 Streamlit's slider sends its value when a drag ends (on release), not while it moves: a drag through many stops asks
-one question, the one it stops on (tests/e2e/test_sliders.py checks that nothing is sent while it moves). Arrow keys
-move the thumb at once but send late (Chromium: when the focus leaves the slider): type the value to be exact.
+one question, the one it stops on (tests/e2e/test_sliders.py checks that nothing is sent while it moves). An arrow
+key sends at once, one stop per key, and the focus stays on the slider (the pair is redrawn under the same keys), so
+the next key goes on from there; the box and the link follow each (tests/e2e/test_sliders.py). An answer that takes
+long shows the slider's new stop before the box's: the box follows when the run ends.
 
 In the served app the pair is its own fragment: a change reruns the pair (so the other widget follows) and the page,
 not the whole sidebar (``sidebar._changed``).

@@ -79,6 +79,9 @@ _ADVANCE_PX = {
 _WIDEST_PX = 12.0
 CELL_PADDING_PX = 16 + 6  # the grid's 8 px each side, and room for rounding and the sort arrow
 MIN_COLUMN_PX, MAX_COLUMN_PX = 50, 420
+# The narrowest place a full-width table sits at a 1280 px window: a section (an expander) in the 818 px main column.
+TABLE_PX = 784
+PROSE_MIN_PX = 160  # a text column narrowed to fit TABLE_PX keeps at least this (its first words)
 
 
 # Headers the grid shows shorter than the frame's (and the CSV's) column names; the full name is the header's help.
@@ -105,6 +108,25 @@ def column_px(name: str, values, money: bool = False) -> int:
     for prose (a longer text is cut at the cap: such columns go last)."""
     widest = max([text_px(str(name)), *(text_px(as_shown(v, money)) for v in values)])
     return int(min(MAX_COLUMN_PX, max(MIN_COLUMN_PX, math.ceil(widest + CELL_PADDING_PX))))
+
+
+def fit_px(widths: list[int], narrowable: list[bool], budget_px: int = TABLE_PX) -> list[int]:
+    """Column widths that fit ``budget_px`` where narrowing can make them fit: the ``narrowable`` columns (text after
+    the first column) give up width from the last one leftwards, each down to PROSE_MIN_PX at most, so the first
+    columns stay whole; the others (the first column, numbers: a cut number reads as another number) keep theirs. A
+    table that cannot fit so keeps every width (narrowing would only cut text) and scrolls with its first column
+    pinned (page.column_config)."""
+    excess = sum(widths) - budget_px
+    floor = sum(w if not n else min(w, PROSE_MIN_PX) for w, n in zip(widths, narrowable, strict=True))
+    if excess <= 0 or floor > budget_px:
+        return list(widths)
+    out = list(widths)
+    for i in reversed(range(len(out))):
+        if narrowable[i] and excess > 0:
+            cut = min(excess, max(0, out[i] - PROSE_MIN_PX))
+            out[i] -= cut
+            excess -= cut
+    return out
 
 
 # --- Memory page ------------------------------------------------------------------------------------

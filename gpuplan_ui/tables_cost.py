@@ -184,3 +184,14 @@ def training_runs(rows: list[TrainingCostRow]) -> pd.DataFrame:
 
 def training_monthly(runs: pd.DataFrame) -> pd.DataFrame:
     return runs[["offer", "GPUs", "monthly always-on (USD)"]].sort_values("monthly always-on (USD)")
+
+
+def projection_start(ans, cost) -> tuple[float, str]:
+    """Where Cost's market projection starts, and its name: serving, the answer's monthly cost (the Overview's), or
+    with no option meeting the targets the core's cheapest always-on regardless of them; training, the cheapest
+    always-on of its rows."""
+    if not cost.training and ans.pick is not None:
+        return ans.cost_usd, "the answer's monthly cost"
+    if not cost.training and cost.cheapest_monthly_usd is not None:
+        return cost.cheapest_monthly_usd, "the cheapest always-on, regardless of targets"
+    return min(r.monthly_always_on_usd for r in cost.offers), "the cheapest always-on of these GPUs"

@@ -153,17 +153,11 @@ def search_fits(sc: Scenario, offers, pick: Pick | None, cost=None) -> dict[str,
     by_gpu: dict[str, list[Pick]] = {}
     for r in table.offers:
         by_gpu.setdefault(r.gpu, []).append(r)
-    budgets: dict[tuple, int] = {}
+    budgets: dict[str, int] = {}
 
     def fit(p: Pick, answer: bool) -> SearchFit:
         req = pick_request(sc, p)
-        key = (
-            req.formats.weights_format,
-            req.parallelism.tp,
-            req.parallelism.pp,
-            req.parallelism.gpus,
-            req.parallelism.zero_stage,
-        )
+        key = req.model_dump_json()  # the whole question: a training pick's micro-batch and recompute change it too
         if key not in budgets:
             budgets[key] = round(memory_budget(m, req).per_gpu_bytes)
         return SearchFit(

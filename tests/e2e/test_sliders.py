@@ -59,6 +59,28 @@ def test_a_slider_drag_sends_the_value_it_stops_on_and_the_box_and_the_link_foll
     ctx.close()
 
 
+def test_arrow_keys_on_a_stepped_slider_send_each_stop_and_the_box_and_the_link_follow(browser, app_url):
+    """An arrow key on the input-tokens slider sends at once (no need to leave the slider): from the link's 3,500
+    (between stops) one ArrowRight is the next stop up, 4,000; focus stays on the slider, so a second goes on to
+    5,000; the box and the link follow each."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    open_app(pg, app_url + "/?in=3500")
+    side = pg.get_by_test_id("stSidebar")
+    box, thumb = side.get_by_role("spinbutton", name=BOX), side.get_by_role("slider", name=THUMB)
+    stops = INPUTS["in"].slider_stops(3500.0)
+    assert 3500.0 not in INPUTS["in"].slider_stops(4000.0)  # the link's value is a stop only while it is the value
+    assert stops[stops.index(3500.0) + 1 :][:2] == [4000.0, 5000.0]
+    thumb.focus()
+    for want in ("4000", "5000"):
+        pg.keyboard.press("ArrowRight")
+        wait_for_app(pg, 180_000)
+        assert _until(pg, want, 60) == want
+        assert box.input_value() == want and thumb.get_attribute("aria-valuetext") == f"{int(want) // 1000}k"
+        assert pg.evaluate("document.activeElement.getAttribute('aria-label')") == THUMB  # still on the slider
+    ctx.close()
+
+
 def test_the_five_cheapest_fit_their_column_at_1280_px(browser, app_url):
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = ctx.new_page()

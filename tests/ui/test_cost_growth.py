@@ -68,3 +68,43 @@ def test_the_spike_states_its_replicas_and_the_money_axes_tick_round():
         assert all(v == i * step for i, v in enumerate(ticks["tickvals"]))
         assert str(int(step)).rstrip("0") in {"1", "2", "25", "5"}, step  # 1, 2, 2.5 or 5 x 10^k
         assert all(t.startswith("$") and ("," not in t) for t in ticks["ticktext"]), ticks["ticktext"]
+
+
+def test_a_spike_in_the_month_of_a_step_up_states_its_own_replicas():
+    """10% growth a month on 200,000 requests a day steps up in some month M; a 4x spike put in that same month M
+    shares its marker, and the marker says the spike's own replica count and bill (the core's GrowthMonth), not only
+    the step-up's."""
+    from gpuplan_ui.figures_cost import growth_figure
+
+    offers = load_pricing().offers
+    sc, _ = to_scenario(read_link(LINK)[0])
+    more = api.growth_report(sc, api.answer_report(sc, offers=offers), offers, 0.0, 36).more_replicas_month
+    assert more is not None
+    link = {**LINK, "spike_m": str(more), "spike_x": "4"}
+    sc, _ = to_scenario(read_link(link)[0])
+    g = api.growth_report(sc, api.answer_report(sc, offers=offers), offers, 0.0, 36)
+    assert g.spike_month == g.more_replicas_month == more
+    spike = next(m for m in g.months if m.month == more)
+    notes = [a["text"] for a in growth_figure(g, "t").to_dict()["layout"]["annotations"]]
+    (marker,) = [n for n in notes if n.startswith(f"month {more}:")]
+    assert f"{g.next_step_replicas} replicas needed" in marker
+    assert (
+        f"the 4x spike takes {spike.replicas:,} replica" in marker
+        and f"({spike.monthly_usd:,.0f} USD that month)" in marker
+    )
+
+
+def test_the_market_projection_starts_from_the_answers_monthly_cost():
+    """Llama-3.1-70B at 50,000 requests/day and 8,000 input tokens: the cheapest row regardless of targets is not the
+    answer (issue 27: 2,467 USD against the answer's 7,139); the projection's month 0 is the answer's cost (it started
+    from the cheapest row before), and its caption says so."""
+    link = {"model": "Llama-3.1-70B", "rpd": "50000", "in": "8000", "market": "a16z"}
+    at = open_page("app_pages/Cost.py", link)
+    assert not at.exception, at.exception
+    sc, _ = to_scenario(read_link(link)[0])
+    ans = api.answer_report(sc, offers=load_pricing().offers)
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    (proj,) = [s for s in specs if (s["data"][0].get("name") or "").startswith("ANALYST ESTIMATE: a16z")]
+    assert proj["data"][0]["x"][0] == 0 and proj["data"][0]["y"][0] == ans.cost_usd
+    assert ans.cost_usd > api.cost_report(sc, offers=load_pricing().offers).cheapest_monthly_usd  # they differ here
+    assert any("from the answer's monthly cost" in c.value for c in at.caption)

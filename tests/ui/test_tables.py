@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -137,3 +138,39 @@ def test_the_overviews_cheapest_table_fits_its_column_at_1280_px(q):
     assert sum(c["width"] for c in t.config.values()) <= 818
     assert list(t.frame.columns) == list(full.columns) and {"source", "provider"} <= set(t.frame.columns)
     assert list(t.shown.columns)[:3] == ["offer", "cost (USD)", "layout"]
+
+
+def test_text_after_the_first_column_gives_up_width_to_fit_a_section_at_1280_px():
+    """fit_px: 100 (first) + 400 + 300 (text) + 80 (a number) = 880 px in a 600 px budget, 280 px too wide: the last
+    text column gives what it can down to PROSE_MIN_PX (300 - 160 = 140), the one before it the rest (400 - 140 =
+    260), so the first columns stay whole; a table that cannot fit even so (100 + 160 + a 600 px number) keeps every
+    width; one that fits is untouched."""
+    assert tables.PROSE_MIN_PX == 160
+    assert tables.fit_px([100, 400, 300, 80], [False, True, True, False], 600) == [100, 260, 160, 80]
+    assert tables.fit_px([100, 120, 400, 300, 80], [False, True, True, True, False], 700) == [100, 120, 240, 160, 80]
+    assert tables.fit_px([100, 500, 600], [False, True, False], 600) == [100, 500, 600]
+    assert tables.fit_px([100, 200], [False, True], 600) == [100, 200]
+
+
+def test_a_table_that_still_does_not_fit_pins_its_first_column():
+    """Twelve number columns of "1,000,000" (12 x 89 px > 784): nothing to narrow, so the first column is pinned
+    (it stays in view while the rest scrolls); a table that fits pins nothing."""
+    wide = pd.DataFrame({"GPU": ["H100-SXM"], **{f"figure {i}": [1_000_000] for i in range(12)}})
+    config = _table(wide).config
+    assert sum(c["width"] for c in config.values()) > tables.TABLE_PX
+    assert config["GPU"]["pinned"] is True and not any(config[f"figure {i}"].get("pinned") for i in range(12))
+    narrow = _table(pd.DataFrame({"GPU": ["H100-SXM"], "GPUs": [8]})).config
+    assert not narrow["GPU"].get("pinned")
+
+
+def test_the_price_tiers_fit_a_section_at_1280_px_and_the_csv_keeps_the_commitment():
+    """Cost's price tiers (Llama-3.1-70B at 50,000 requests/day): the commitment (prose) under the table, not in a
+    column cut at the section's edge; the download keeps it."""
+    from gpuplan_ui import site_views
+
+    ans = api.answer_report({"preset": "Llama-3.1-70B", "requests_per_day": 50_000})
+    df = pd.DataFrame([site_views.tier_row(t) for t in ans.price_tiers])
+    t = _table(df, site_views.TIER_COLUMNS)
+    assert sum(c["width"] for c in t.config.values()) <= tables.TABLE_PX == 784
+    assert list(t.shown.columns) == list(site_views.TIER_COLUMNS) and "commitment" in t.frame.columns
+    assert list(t.frame["monthly (USD)"]) == [x.monthly_usd for x in ans.price_tiers]

@@ -44,6 +44,29 @@ def test_a_gpu_type_no_offer_rents_says_so_on_the_page():
     assert not [i.value for i in plain.info if "no offer" in i.value]  # H100 SXM has offers
 
 
+def test_the_no_offer_note_says_where_the_figures_are_with_model_size_only():
+    """ "Model size only" + Gaudi 3: the Overview draws no memory and no speed for it (no offer: no answer), so its
+    note names the pages that do; Memory says its memory is here (and it is: a "Memory per GPU" metric), Performance
+    its speed (a first-token metric)."""
+    link = {"src": "Model size only", "gpu": "Gaudi 3"}
+    notes = {}
+    for page in ("app_pages/overview.py", MEMORY, PERF):
+        at = open_page(page, link, sections=False)
+        assert not at.exception, page
+        notes[page] = next(i.value for i in at.info if "no offer" in i.value)
+        labels = {m.label for m in at.metric}
+        if page == MEMORY:
+            assert "Memory per GPU" in labels
+        if page == PERF:
+            assert "Time to first token" in labels
+        if page.endswith("overview.py"):
+            assert not {"Memory per GPU", "Time to first token"} & labels
+    assert "Memory and Performance show its memory and speed" in notes["app_pages/overview.py"]
+    assert "shown here" not in notes["app_pages/overview.py"]
+    assert "its memory is shown here and its speed on Performance" in notes[MEMORY]
+    assert "its speed is shown here and its memory on Memory" in notes[PERF]
+
+
 def test_the_own_or_rent_caption_keeps_its_dollars_as_text():
     at = open_page(COST, {"gpu": "H100 SXM"})
     assert not at.exception
