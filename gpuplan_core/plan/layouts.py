@@ -35,7 +35,7 @@ class Layout:
 class Served:
     """A layout under the scenario's traffic: the replicas its peak needs, each replica's capacity and the
     latencies at that load (p95 TTFT, mean TPOT; the static batch's without traffic), the targets they miss and
-    how they follow, in words."""
+    how they follow, in words. ``set_replicas``: the replicas the GPU count the user set holds (1: none set)."""
 
     replicas: int
     capacity_per_s: float
@@ -44,3 +44,4 @@ class Served:
     e2e_s: float
     misses: tuple[str, ...]
     lines: tuple[str, ...]
+    set_replicas: int = 1

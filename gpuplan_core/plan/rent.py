@@ -74,6 +74,9 @@ def rent(m: ModelArch, lay: Layout, s: Served, o: Offer, traffic: Traffic, prici
         why=why,
     )
     if o.is_serverless:
+        if s.set_replicas > 1:
+            held = f"the {s.set_replicas:,} replicas the GPU count set holds are a cluster"
+            return Rejected(gid, f"a serverless pool scales with the traffic; {held}", fmt, o.offer_id, lay.label)
         if not traffic.requests_per_day:
             return Rejected(gid, "serverless needs a traffic estimate (requests per day)", fmt, o.offer_id, lay.label)
         if not s.capacity_per_s:

@@ -190,22 +190,31 @@ def evaluate_layouts(
     return layouts, rejected
 
 
-def served(lay: Layout, traffic: Traffic) -> Served:
-    """The layout under the traffic (the module docstring): replicas for the peak, the latencies at that load."""
+def set_replicas(lay: Layout, gpus: int) -> int:
+    """The replicas a GPU count the user set holds at this layout (at least one): 2 GPUs at TP 1 are 2 replicas."""
+    return max(1, gpus // (lay.tp * lay.pp))
+
+
+def served(lay: Layout, traffic: Traffic, gpus: int = 1) -> Served:
+    """The layout under the traffic (the module docstring): replicas for the peak, the latencies at that load.
+    ``gpus``: the count the user set; the layout runs at least the replicas it holds (``set_replicas``)."""
     r = lay.replica
+    least = set_replicas(lay, gpus)
+    held = (f"the {counted(gpus, 'GPU')} set hold {counted(least, 'replica')}",) if least > 1 else ()
     if not traffic.requests_per_day:
         st = r.static
         misses = tuple(target_misses(traffic, st.ttft_s, st.tpot_s))
         line = f"batch {r.serving_batch:,} of at most {lay.kv_sequences:,} sequences that fit"
-        return Served(1, r.capacity_per_s, st.ttft_s, st.tpot_s, st.e2e_request_s, misses, (line,))
+        return Served(least, r.capacity_per_s, st.ttft_s, st.tpot_s, st.e2e_request_s, misses, (line, *held), least)
     if r.capacity_per_s <= 0:
         light = r.light
         misses = tuple(
             f"{x} even at light load" for x in target_misses(traffic, light.ttft_p95_s, light.tpot_mean_s, "p95 TTFT")
         )
-        return Served(1, 0.0, light.ttft_p95_s, light.tpot_mean_s, light.e2e_mean_s, misses, ())
+        return Served(least, 0.0, light.ttft_p95_s, light.tpot_mean_s, light.e2e_mean_s, misses, held, least)
     peak = traffic.peak_requests_per_s
-    replicas = replicas_for_traffic(traffic.requests_per_day, traffic.peak_to_average, r.capacity_per_s)
+    need = replicas_for_traffic(traffic.requests_per_day, traffic.peak_to_average, r.capacity_per_s)
+    replicas = max(need, least)
     at = r.at(peak / replicas)
     while at.saturated:  # a load point under the capacity that the queue model calls saturated: one more replica
         replicas += 1
@@ -215,7 +224,9 @@ def served(lay: Layout, traffic: Traffic) -> Served:
         f"{counted(replicas, 'replica')} of {r.capacity_per_s:,.2f} req/s each (continuous batching: p95 TTFT "
         f"{at.ttft_p95_s * 1e3:,.0f} ms, TPOT {at.tpot_mean_s * 1e3:,.1f} ms at that load)"
     )
-    return Served(replicas, r.capacity_per_s, at.ttft_p95_s, at.tpot_mean_s, at.e2e_mean_s, (), (line,))
+    if least > need:
+        line += f"; {held[0]}, more than the peak needs ({counted(need, 'replica')})"
+    return Served(replicas, r.capacity_per_s, at.ttft_p95_s, at.tpot_mean_s, at.e2e_mean_s, (), (line,), least)
 
 
 Found = tuple[list[Pick], list[Rejected], list[Layout]]  # the picks, what was rejected, the layouts judged
@@ -240,7 +251,7 @@ def inference_candidates(
             lays, rej = evaluate_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
             rejected += rej
             layouts += lays
-            judged = [(lay, served(lay, ask.traffic)) for lay in lays]
+            judged = [(lay, served(lay, ask.traffic, ask.parallelism.gpus)) for lay in lays]
             for o in gpu_offers:
                 priced = [rent(m, lay, s, o, ask.traffic, ask.pricing) for lay, s in judged]
                 ok = [p for p in priced if isinstance(p, Pick)]

@@ -130,7 +130,6 @@ def test_the_note_does_not_say_nothing_runs_on_the_count_b_then_runs(on_l4):
     assert on_l4.b.settings["GPUs"] not in on_l4.notes[0].split(";")[0]
 
 
-@pytest.mark.xfail(strict=True, reason="a serving side pinned to 2 x H100 SXM runs (and shows) 1 x H100 SXM")
 def test_a_side_pinned_to_a_count_runs_that_count(on_l4):
     assert on_l4.a.how.startswith("pinned to 2 x H100 SXM")
     assert on_l4.a.gpus == 2
