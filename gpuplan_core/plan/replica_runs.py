@@ -7,7 +7,8 @@ the targets, so a completed run is kept by those (``replica_key``) and read by e
 be), and a run stopped early against a first-token target is told apart exactly: a kept run of that rate misses
 the target iff as many of its measured first-token times are over it as make its p95 certainly late
 (``simulate.late_enough_to_miss``: the count at which the stopped run stopped). Step times are shared by every
-replica of one step model (``StepModel`` reads the model, the GPU, the workload and the efficiency assumptions).
+replica of one step model (``StepModel`` reads the model, the GPU, the workload, the efficiency assumptions and the
+engine, whose measured kernels time the steps where they exist).
 """
 
 from __future__ import annotations
