@@ -305,8 +305,18 @@ def serving_trust(cal) -> str:
         "again on the others, its runs simulated with them; `data/serving_loso.csv`, `calibrate --json` "
         f"`serving_left_out_source`), median error of online dense serving {line('online, dense')}; "
         f"mixture-of-experts {line('MoE')}. First-token time transfers worst: a request cost fitted on one "
-        "benchmark client's runs does not hold for another's."
+        "benchmark client's runs does not hold for another's. " + KERNELS
     )
+
+
+KERNELS = (
+    "**Measured kernel times**: where NVIDIA aiconfigurator-core 0.12.0's measured tables cover a replica (H100 SXM, "
+    "H200 and B200; vLLM, SGLang and TensorRT-LLM; BF16, FP16 and FP8 dense models with 128-wide attention heads), "
+    "each engine step's GEMMs, attention and tensor-parallel all-reduces are those measured times, interpolated "
+    "between measured shapes (`perf/kernel_steps.py`, `docs/aiconfigurator.md`); elsewhere, and for any part of a "
+    "step outside the tables, the calibrated roofline. Every step names its source (`perf --json`: `kernel_source`). "
+    "The static views (one request alone, a batch at once) are the same step model."
+)
 
 
 EFFICIENCY = (
@@ -321,8 +331,9 @@ DEFAULTS_AND_INPUTS = """
 - **Fine-tuning**: 100 million tokens (about 50,000 examples of 1,000 tokens, twice); QLoRA's frozen base is NF4
   with double quantisation whatever the weights input says, and the app labels it so.
 - **Pre-training**: 100 billion tokens (Chinchilla's 20 per parameter is shown when no count is given), mixed
-  precision, full checkpointing, a 4M-token global batch, MFU predicted. **Fine-tuning**'s recipe: pure BF16 AdamW
-  (torchtune), LoRA rank 16 on all linear layers with dropout 0.05 (PEFT), full checkpointing, one micro-batch a step.
+  precision, a 4M-token global batch, MFU predicted; activation recompute (none, selective or full) searched with the
+  ZeRO stage, layout and micro-batch (`recompute=auto`). **Fine-tuning**'s recipe: pure BF16 AdamW (torchtune), LoRA
+  rank 16 on all linear layers with dropout 0.05 (PEFT), recompute searched the same way, one micro-batch a step.
 - **Training or fine-tuning bill** (Cost page, serving jobs): none unless you give one; only then does the lifetime
   chart draw it against the months of serving.
 
