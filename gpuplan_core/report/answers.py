@@ -25,6 +25,11 @@ class Headline(BaseModel):
     lower_is_better: bool = True
 
 
+def terms_text(billing_model: str) -> str:
+    """How the offer bills, where it is not plain on-demand: ' (spot)', ' (reserved)', ' (serverless-flex)'."""
+    return "" if billing_model == "on_demand" else f" ({billing_model.replace('_', '-')})"
+
+
 def gpus_text(gpu: str, count_: int, machines: int = 1, replicas: int = 1) -> str:
     """What to rent in plain words, machines named as machines: 'one RTX 3090 24GB', '8 x H100 SXM',
     '8 machines of 8 x H100 SXM', '3 machines of 8 x H200 (a copy of the model on each)', '4 machines of 8 x H200
@@ -176,7 +181,8 @@ def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answ
         heads.append(Headline(label="Offers compared", value=f"{offers_compared:,}"))
         return Answer(sentence=sentence + ".", headlines=heads[:4], tone="good")
     sentence = (
-        f"The cheapest training run{meets} rents {what} from {top.provider}{mine}: {usd(ans.cost_usd)} over "
+        f"The cheapest training run{meets} rents {what} from {top.provider}{terms_text(top.billing_model)}{mine}: "
+        f"{usd(ans.cost_usd)} over "
         f"{figure(top.wall_hours)} hours."
     )
     heads = [
@@ -207,7 +213,9 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
         why = ": the cheapest that fits and meets your latency targets"
     else:
         why = ": the cheapest that fits"
-    sentence = f"Rent {what} from {top.provider}{mine} for {usd(ans.cost_usd)} {per}{why}."
+    sentence = (
+        f"Rent {what} from {top.provider}{terms_text(top.billing_model)}{mine} for {usd(ans.cost_usd)} {per}{why}."
+    )
     heads = [
         Headline(label="Cost " + ("per month" if ans.cost_per == "month" else "of the run"), value=usd(ans.cost_usd))
     ]

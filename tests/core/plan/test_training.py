@@ -103,12 +103,16 @@ def test_the_answer_names_machines_as_machines():
     sc = _app(gpus=64)
     sentence = plan_answer(api.answer_report(sc), sc).sentence
     cost = api.plan_report(sc).picks[0].run_cost_usd  # the count test's 8 nodes x price x wall x 1.10 x 1.30
-    assert sentence.startswith(f"Rent 8 machines of 8 x H100 SXM from aws for ${cost:,.0f} for the run"), sentence
+    assert sentence.startswith(f"Rent 8 machines of 8 x H100 SXM from aws (spot) for ${cost:,.0f} for the run"), (
+        sentence
+    )
     assert "on 8 machines" not in sentence
     # no count, no default deadline: the fewest GPUs of a per-GPU rental, one machine (it once read "4 x H100 SXM on
     # 4 machines"); 2 GPUs at TP 2 now that the micro-batch is chosen (the largest that fits, not 8)
     one = _app(default_deadline_h=0)
-    assert plan_answer(api.answer_report(one), one).sentence.startswith("Rent 2 x H100 SXM from verda for $36,393")
+    assert plan_answer(api.answer_report(one), one).sentence.startswith(
+        "Rent 2 x H100 SXM from verda (spot) for $36,393"
+    )
 
 
 @pytest.mark.parametrize(
