@@ -142,14 +142,19 @@ def serve_report(
         cap = capacity(r, sc.traffic.ttft_target_s, sc.traffic.tpot_target_s, steps=sim)
         out["capacity_requests_per_s"] = cap
         if sc.traffic.requests_per_day:
-            from ..pricing.billing import replicas_for_traffic
-
             peak = sc.traffic.peak_requests_per_s
             out["peak_requests_per_s"] = peak
-            out["replicas"] = (
-                replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, cap) if cap else None
-            )
+            out["replicas"] = _replicas(sc, r, cap) if cap else None
     return ServeReport(**out)
+
+
+def _replicas(sc: Scenario, r, capacity_per_s: float) -> int:
+    """The replicas the traffic's peak needs at this capacity, and at least those the GPU count set holds (as the
+    layout search's ``served``)."""
+    from ..pricing.billing import replicas_for_traffic, replicas_held
+
+    need = replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, capacity_per_s)
+    return max(need, replicas_held(sc.parallelism.gpus, r.wl.tp * r.wl.pp))
 
 
 def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -> ServingCurve:
@@ -158,7 +163,6 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
     from ..perf.replica import replica_for
     from ..perf.serving import capacity, load_curve, shape_for
     from ..plan.replica_runs import SharedSim
-    from ..pricing.billing import replicas_for_traffic
 
     sc = scenario_of(s)
     r, note = replica_for(sc, gpu)
@@ -177,9 +181,7 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
         ttft_target_s=targets[0],
         tpot_target_s=targets[1],
         peak_requests_per_s=peak,
-        replicas=replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, limit)
-        if peak and limit
-        else None,
+        replicas=_replicas(sc, r, limit) if peak and limit else None,
         points=load_curve(r, steps=sim, capacity_rate=cap),
         notes=[note] if note else [],
         **_serving_bands(r.m.is_moe, r.gpu.gpu),

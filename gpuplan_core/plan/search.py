@@ -28,7 +28,7 @@ from ..model.formats import get_format
 from ..perf.replica import scenario_limits
 from ..perf.serving import shape_for
 from ..perf.workload import workload_for
-from ..pricing.billing import replicas_for_traffic
+from ..pricing.billing import replicas_for_traffic, replicas_held
 from ..pricing.offers import Offer
 from ..results.plan import Pick, Rejected, layout_label
 from ..scenario.deployment import Pricing, RuntimeAssumptions, Traffic
@@ -192,7 +192,7 @@ def evaluate_layouts(
 
 def set_replicas(lay: Layout, gpus: int) -> int:
     """The replicas a GPU count the user set holds at this layout (at least one): 2 GPUs at TP 1 are 2 replicas."""
-    return max(1, gpus // (lay.tp * lay.pp))
+    return replicas_held(gpus, lay.replica_gpus)
 
 
 def served(lay: Layout, traffic: Traffic, gpus: int = 1) -> Served:

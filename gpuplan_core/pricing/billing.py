@@ -224,6 +224,12 @@ def replicas_for_traffic(requests_per_day: float, peak_to_average: float, reques
     return max(1, math.ceil(peak / requests_per_s_per_replica - 1e-9))
 
 
+def replicas_held(gpus: int, replica_gpus: int) -> int:
+    """The replicas a GPU count the user set holds (at least one): 2 GPUs of 1-GPU replicas are 2, 3 of 2-GPU are 1.
+    A layout runs at least these whatever the traffic needs (plan/search.served, the Performance page's curve)."""
+    return max(1, gpus // max(1, replica_gpus))
+
+
 def lifetime(training_usd: float, monthly_inference_usd: float, months: int = 24) -> dict:
     """Cumulative spend month by month (training once, in month 0) and the month inference passes training."""
     rows = []

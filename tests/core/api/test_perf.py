@@ -2,6 +2,7 @@
 
 from gpuplan_core import api, load_pricing, read_link, to_scenario
 from gpuplan_core.hardware.catalog import get_gpu
+from gpuplan_core.scenario.scenario import Scenario
 
 OFFERS = load_pricing().offers
 
@@ -55,3 +56,13 @@ def test_at_the_peak_each_row_serves_its_share_within_the_targets():
         if r.meets_target:
             assert r.ttft_s <= sc.traffic.ttft_target_s and r.tpot_s <= sc.traffic.tpot_target_s, r.gpu
             assert r.replicas * r.requests_per_s_per_replica >= peak, r.gpu
+
+
+def test_the_curve_and_a_load_count_the_replicas_the_answer_runs_at_a_set_count():
+    """Llama-3.1-8B on 2 x H100 SXM set (TP 1): 10,000 requests a day peak at 10,000 / 86,400 x 3 = 0.347 req/s, which
+    one replica carries; the 2 GPUs set hold 2, so the answer runs 2 and each carries half the peak."""
+    sc = Scenario(preset="Llama-3.1-8B", gpu="H100-SXM", gpus=2)
+    ans = api.answer_report(sc, offers=load_pricing().offers)
+    curve = api.serving_curve_report(sc)
+    assert ans.pick.replicas == curve.replicas == api.serve_report(sc, request_rate=0.2).replicas == 2
+    assert curve.peak_per_replica_requests_per_s == 10_000 / 86_400 * 3 / 2
