@@ -4,34 +4,25 @@ SkyPilot task it writes for a pick."""
 import yaml
 
 from gpuplan_core.plan.deploy import DeployAsk, model_id, skypilot_yaml, vllm_args, vllm_command
-from gpuplan_core.results.plan import Pick
 from gpuplan_core.scenario.scenario import Scenario
+from tests.picks import pick
 
 SC = Scenario(preset="Llama-3.1-70B", input_tokens=8000, output_tokens=500, memory_utilization=0.85)
 
 
 def _pick(tp=4, pp=1, fmt="bf16", gpu="H100-SXM", provider="aws"):
-    return Pick(
-        gpu=gpu,
+    return pick(
+        gpu,
+        tp * pp,
+        tp,
+        pp,
         weights_format=fmt,
         offer_id="aws-p5",
         provider=provider,
-        product="x",
-        billing_model="on_demand",
-        gpus=tp * pp,
         nodes=pp,
-        tp=tp,
-        pp=pp,
-        layout="l",
         replicas=3,
         monthly_usd=1.0,
-        run_cost_usd=None,
         price_per_gpu_hour_usd=1.0,
-        meets_target=True,
-        misses=[],
-        why=[],
-        source="s",
-        price_as_of=None,
     )
 
 

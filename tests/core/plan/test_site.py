@@ -7,37 +7,26 @@ from gpuplan_core.hardware.catalog import get_gpu
 from gpuplan_core.plan.site import SiteAsk, pick_energy, pick_own, price_tiers
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.pricing.energy import power_draw, site_figures
-from gpuplan_core.results.plan import Pick
 from gpuplan_core.scenario.scenario import Scenario
+from tests.picks import pick
 
 TRAIN = Scenario(mode="training", params=7e9, training_tokens=1e11, region="us-oregon")
 OFFERS = load_pricing().offers
 
 
 def _pick(gpu="H100-SXM", gpus=16, tp=1, pp=1, replicas=16, wall_hours=100.0, rps=None, price=2.0):
-    return Pick(
-        gpu=gpu,
-        weights_format="bf16",
-        offer_id="x",
-        provider="x",
-        product="x",
-        billing_model="on_demand",
-        gpus=gpus,
+    return pick(
+        gpu,
+        gpus,
+        tp,
+        pp,
         nodes=2,
-        tp=tp,
-        pp=pp,
-        layout="l",
         replicas=replicas,
         monthly_usd=None,
         run_cost_usd=1.0,
         wall_hours=wall_hours,
         price_per_gpu_hour_usd=price,
         requests_per_s_per_replica=rps,
-        meets_target=True,
-        misses=[],
-        why=[],
-        source="s",
-        price_as_of=None,
     )
 
 

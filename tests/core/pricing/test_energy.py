@@ -77,30 +77,16 @@ def test_without_traffic_the_month_counts_the_replicas_capacity_at_the_utilizati
 
 
 def _pick(replicas: int, rps: float, tp: int = 1):
-    from gpuplan_core.results.plan import Pick
+    from tests.picks import pick
 
-    return Pick(
-        gpu="A100-80GB-SXM",
-        weights_format="bf16",
-        offer_id="x",
-        provider="x",
-        product="x",
-        billing_model="on_demand",
-        gpus=tp * replicas,
-        nodes=1,
-        tp=tp,
-        pp=1,
-        layout="l",
+    return pick(
+        "A100-80GB-SXM",
+        tp * replicas,
+        tp,
         replicas=replicas,
         monthly_usd=1.0,
-        run_cost_usd=None,
         price_per_gpu_hour_usd=1.0,
         requests_per_s_per_replica=rps,
-        meets_target=True,
-        misses=[],
-        why=[],
-        source="s",
-        price_as_of=None,
     )
 
 
