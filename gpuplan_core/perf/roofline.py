@@ -209,6 +209,8 @@ class StepCost:
         self.ex_f = moe_efficiency_factor(gpu, self.fmt)
         self.experts_fixed_s = pa.moe_overhead_s_per_expert_layer * m.num_experts * m.moe_layers / wl.pp
         self._per_tokens: dict[float, tuple] = {}
+        self._per_part: dict[tuple, tuple[float, float]] = {}  # (sequences, cached, new) -> attention FLOPs, KV bytes
+        self._mfus: dict[float, tuple[float, float]] = {}  # tokens -> matmul efficiency: the weights' math, 16-bit
 
     def _token_terms(self, tokens: float) -> tuple:
         """What a step's token count alone sets: weights read, activations, all-reduces, the experts' share and the
@@ -230,14 +232,27 @@ class StepCost:
 
     def _parts_sums(self, parts) -> tuple[float, float, float, float]:
         """tokens, logits, attention FLOPs and KV bytes of ``parts`` (``(sequences, cached, new, logits)`` each)."""
-        m, kv_bytes, per_pair = self.m, self.kv_bytes, self.per_pair
+        per_part = self._per_part
         tokens = lm_tokens = attn = kv = 0
         for seqs, cached, new, lm in parts:
             tokens += seqs * new
             lm_tokens += lm
-            attn += per_pair * _attended(m, cached, new) * seqs
-            kv += kv_bytes(cached, seqs) + kv_bytes(new, seqs)
+            terms = per_part.get((seqs, cached, new))
+            if terms is None:  # remembered: the step loop's steps share their decodes and prompt chunks
+                terms = per_part[seqs, cached, new] = (
+                    self.per_pair * _attended(self.m, cached, new) * seqs,
+                    self.kv_bytes(cached, seqs) + self.kv_bytes(new, seqs),
+                )
+            attn += terms[0]
+            kv += terms[1]
         return tokens, lm_tokens, attn, kv
+
+    def _mfu(self, tokens: float) -> tuple[float, float]:
+        """The matmul efficiency at ``tokens`` tokens in the weights' math and in 16-bit (attention), remembered."""
+        got = self._mfus.get(tokens)
+        if got is None:
+            got = self._mfus[tokens] = (mfu_curve(tokens, self.pa, self.math_used), mfu_curve(tokens, self.pa, "bf16"))
+        return got
 
     def work(self, name: str, parts: list[Part], overhead_s: float) -> StepWork:
         """One forward pass of everything in ``parts`` together (one engine step), each component named."""
@@ -282,7 +297,7 @@ class StepCost:
     def _op_times(self, tokens, mm_flops, attn_flops, weights_bytes, kv_bytes, other_bytes, ex_flops, ex_bytes, ex_tok):
         """(compute, memory) seconds of the dense matmuls, the routed experts and attention, per GPU."""
         pa, bw, peak, math_used = self.pa, self.gpu.bandwidth_bytes_per_s, self.peak, self.math_used
-        mfu = mfu_curve(tokens, pa, math_used)
+        mfu, mfu_16 = self._mfu(tokens)
         w_mbu = mbu_curve(weights_bytes / self.layers, self.w_mbu_max, pa.mbu_half_bytes_per_layer)
         kv_mbu = mbu_curve(kv_bytes / self.layers, pa.kv_mbu_max, pa.kv_mbu_half_bytes_per_layer)
         # the routed experts are grouped GEMMs of their own: each expert sees only its share of the tokens
@@ -291,7 +306,7 @@ class StepCost:
         ex_mem = ex_bytes / (bw * w_mbu * ex_f)
         mm_comp = (mm_flops - ex_flops) / (peak * mfu)
         mm_mem = (weights_bytes - ex_bytes + other_bytes) / (bw * w_mbu)
-        at_comp = attn_flops / (self.attn_peak * mfu_curve(tokens, pa, "bf16"))
+        at_comp = attn_flops / (self.attn_peak * mfu_16)
         at_mem = kv_bytes / (bw * kv_mbu) if kv_bytes else 0.0
         return (mm_comp, mm_mem), (ex_comp, ex_mem), (at_comp, at_mem)
 

@@ -178,42 +178,39 @@ def simulate(
     prefilling: list[int] = []
     ends: list[tuple[int, int]] = []  # (decode step at which it ends, id), a heap
     admission: list[int] = []  # decoding, in admission order (preemption takes the last)
-    now, finished = 0.0, 0
+    now, finished, steps, running_max, running_area = 0.0, 0, 0, 0, 0.0  # the tally's counters, kept local
     tally = _Tally()
+    add_gap, add_gap_weight = tally.gaps_s.append, tally.gap_weights.append
     window = measured_window(n, load.closed)
     late, give_up_at = 0, late_enough_to_miss(len(window)) if give_up_ttft_s is not None else math.inf
 
     while finished < n:
-        tally.steps += 1
-        if tally.steps > MAX_STEPS:
+        steps += 1
+        if steps > MAX_STEPS:
             raise RuntimeError("serving simulation: too many steps (the load does not drain)")
-        waiting.extend(clients.arrived(now))
-        if kv.decoding == 0 and not prefilling and not waiting:
-            now = max(now, clients.next_arrival())
-            continue
-        # the KV cache must hold one more token for every decoding sequence: else preempt the last admitted
-        while not no_evict and kv.decoding > 1 and kv.held() + kv.decoding > kv_cap:
-            k = admission.pop()
-            if not decoding_now[k]:
-                continue
-            decoding_now[k] = False
-            kv.leave(joined_ctx[k], joined_step[k])
-            produced = kv.steps - joined_step[k]
-            new[k] = max(1, joined_ctx[k] + produced - cached[k])  # recomputed: prompt and what it produced so far
-            rem[k] -= produced
-            done[k] = 0
-            waiting.appendleft(k)
-            tally.preemptions += 1
-        # this step's prompt chunks
+        nxt = clients.next_arrival()
+        if nxt <= now:
+            waiting.extend(clients.arrived(now))
+            nxt = clients.next_arrival()
         n_dec = kv.decoding
+        if n_dec == 0 and not prefilling and not waiting:
+            now = max(now, nxt)
+            continue
+        held = kv.held()
+        if not no_evict and n_dec > 1 and held + n_dec > kv_cap:  # no room for every decode's next token
+            tally.preemptions += _preempt(kv, req, admission, waiting)
+            n_dec, held = kv.decoding, kv.held()
+        # this step's prompt chunks: (id, tokens) and what the step model reads of each, (cached, new, logits)
         budget = budget_max - (0 if prefill_first else n_dec)
-        kv_used = kv.held() + (0 if prefill_first else n_dec)
+        kv_used = held + (0 if prefill_first else n_dec)
         chunks: list[tuple[int, int]] = []
+        spec: list[tuple[int, int, int]] = []
         for k in prefilling:
             c = min(new[k] - done[k], budget)
             if c <= 0:
                 break
             chunks.append((k, c))
+            spec.append((cached[k] + done[k], c, 1 if done[k] + c >= new[k] else 0))
             budget -= c
             kv_used += c
         while waiting and budget > 0 and n_dec + len(prefilling) < seq_cap:
@@ -234,31 +231,30 @@ def simulate(
             kv.prompts += cached[k]
             kv_used += cached[k] + c
             chunks.append((k, c))
+            spec.append((cached[k] + done[k], c, 1 if done[k] + c >= new[k] else 0))
             budget -= c
         decoding = 0 if (prefill_first and chunks) else n_dec
         ctx_mean = (kv.offset + n_dec * kv.steps) / n_dec if n_dec else 0.0
         running = n_dec + len(prefilling)
-        tally.running_max = max(tally.running_max, running)
+        if running > running_max:
+            running_max = running
         if chunks:
-            spec = tuple((cached[k] + done[k], c, 1 if done[k] + c >= new[k] else 0) for k, c in chunks)
-            t = times.mixed(decoding, ctx_mean, spec)
+            t = times.mixed(decoding, ctx_mean, tuple(spec))
             k_steps = 1
-        else:
+        else:  # decodes alone (nothing was admitted: the cache holds ``held``) until one ends or arrives
             k_steps = max(1, ends[0][0] - kv.steps) if ends else 1
             t0 = times.decode(n_dec, ctx_mean)
-            nxt = clients.next_arrival()
             if nxt < math.inf:
                 k_steps = min(k_steps, max(1, math.ceil((nxt - now) / t0)))
             if not no_evict:
-                k_steps = min(k_steps, max(1, (kv_cap - kv.held()) // n_dec))
+                k_steps = min(k_steps, max(1, (kv_cap - held) // n_dec))
             t1 = times.decode(n_dec, ctx_mean + k_steps - 1) if k_steps > 1 else t0
             t = k_steps * (t0 + t1) / 2
-        if decoding:
-            tally.gaps_s.append(t / k_steps)
-            tally.gap_weights.append(decoding * k_steps)
-        tally.running_area += running * t
+        running_area += running * t
         now += t
         if decoding:
+            add_gap(t / k_steps)
+            add_gap_weight(decoding * k_steps)
             kv.steps += k_steps
         for k, c in chunks:  # prompts that this step finished produce their first token
             done[k] += c
@@ -292,7 +288,28 @@ def simulate(
             if no_evict:
                 kv.free(req.full_length(k))
             finished += clients.finish(k, now)
+    tally.steps, tally.running_max, tally.running_area = steps, running_max, running_area
     return _measure(load, clients, req.admitted_s, req.first_token_s, out, tally)
+
+
+def _preempt(kv: KVPool, req: Requests, admission: list[int], waiting: deque[int]) -> int:
+    """Preempt the last-admitted decoding sequences until the cache holds one more token for each one left (or
+    one is left): each is recomputed later, its prompt and what it produced so far, and goes back to the front of
+    the queue. How many were preempted."""
+    preempted = 0
+    while kv.decoding > 1 and kv.held() + kv.decoding > kv.capacity:
+        k = admission.pop()
+        if not req.decoding[k]:
+            continue
+        req.decoding[k] = False
+        kv.leave(req.joined_context[k], req.joined_step[k])
+        produced = kv.steps - req.joined_step[k]
+        req.new_tokens[k] = max(1, req.joined_context[k] + produced - req.cached_tokens[k])
+        req.remaining[k] -= produced
+        req.prefilled[k] = 0
+        waiting.appendleft(k)
+        preempted += 1
+    return preempted
 
 
 def _measure(

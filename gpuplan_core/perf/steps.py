@@ -32,7 +32,7 @@ def _ctx_point(i: int) -> int:
 
 def nearest_ctx(ctx_mean: float) -> int:
     """The point of the context grid nearest a mean context (what a step with prompt chunks is evaluated at)."""
-    return _ctx_point(round(math.log(max(1.0, ctx_mean)) / math.log(CTX_RATIO)))
+    return max(1, round(CTX_RATIO ** round(math.log(max(1.0, ctx_mean)) / _LOG_RATIO)))  # _ctx_point, inlined
 
 
 class StepModel:
@@ -73,6 +73,18 @@ class StepModel:
         return self.cost.phase("decode", [part], self.pa.decode_step_overhead_s)
 
 
+def _seq_bracket(n: int) -> tuple[float | None, float]:
+    """The points of the sequence grid around ``n`` decoding sequences: (None, n's point) when it is on the grid
+    (or below or past it, where the step is evaluated at n itself), else (the point below, the point above)."""
+    i = bisect.bisect_left(SEQ_GRID, n)
+    if i >= len(SEQ_GRID):
+        return None, float(n)
+    hi = SEQ_GRID[i]
+    if hi == n or i == 0:
+        return None, hi
+    return SEQ_GRID[i - 1], hi
+
+
 class StepTimes:
     """Step times of one replica, memoised: ``decode(n, ctx)`` and ``mixed(n, ctx, chunks)`` in seconds."""
 
@@ -81,6 +93,7 @@ class StepTimes:
         self.model = StepModel(r.m, r.gpu, r.wl, r.pa, r.engine)
         self.memo: dict[tuple, float] = {}
         self.cells: dict[tuple[float, int], tuple[int, int, float, float]] = {}  # (n, context cell) -> its points
+        self.brackets: dict[int, tuple[float | None, float]] = {}  # n -> the sequence grid's points around it
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)
@@ -91,18 +104,18 @@ class StepTimes:
 
     def decode(self, n: int, ctx_mean: float) -> float:
         """A step of ``n`` decoding sequences at a mean context of ``ctx_mean`` tokens (bilinear on the grids)."""
-        i = bisect.bisect_left(SEQ_GRID, n)
-        if i >= len(SEQ_GRID):
-            return self._decode_at(float(n), ctx_mean)
-        hi = SEQ_GRID[i]
-        if hi == n or i == 0:
-            return self._decode_at(hi, ctx_mean)
-        lo = SEQ_GRID[i - 1]
-        t_lo, t_hi = self._decode_at(lo, ctx_mean), self._decode_at(hi, ctx_mean)
+        j = math.floor(math.log(max(1.0, ctx_mean)) / _LOG_RATIO)  # the context cell, shared by both points
+        bracket = self.brackets.get(n)
+        if bracket is None:
+            bracket = self.brackets[n] = _seq_bracket(n)
+        lo, hi = bracket
+        if lo is None:
+            return self._decode_at(hi, ctx_mean, j)
+        t_lo, t_hi = self._decode_at(lo, ctx_mean, j), self._decode_at(hi, ctx_mean, j)
         return t_lo + (t_hi - t_lo) * (n - lo) / (hi - lo)
 
-    def _decode_at(self, n: float, ctx_mean: float) -> float:
-        j = math.floor(math.log(max(1.0, ctx_mean)) / _LOG_RATIO)
+    def _decode_at(self, n: float, ctx_mean: float, j: int) -> float:
+        """A decode step of ``n`` sequences (a grid point) at ``ctx_mean``, in context cell ``j``."""
         cell = self.cells.get((n, j))
         if cell is None:  # the grid cell's two exact points, remembered
             c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
@@ -118,4 +131,8 @@ class StepTimes:
         chunk ``new`` prompt tokens after ``cached`` ones, ``logits`` 1 when it ends its prompt."""
         if not chunks:
             return self.decode(n, ctx_mean)
-        return self._exact(float(n), nearest_ctx(ctx_mean) if n else 0, chunks)
+        key = (float(n), nearest_ctx(ctx_mean) if n else 0, chunks)
+        t = self.memo.get(key)
+        if t is None:
+            t = self.memo[key] = self.model.step_s(*key)
+        return t
