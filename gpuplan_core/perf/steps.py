@@ -92,8 +92,7 @@ class StepTimes:
         self.r = r
         self.model = StepModel(r.m, r.gpu, r.wl, r.pa, r.engine)
         self.memo: dict[tuple, float] = {}
-        self.cells: dict[tuple[float, int], tuple[int, int, float, float]] = {}  # (n, context cell) -> its points
-        self.brackets: dict[int, tuple[float | None, float]] = {}  # n -> the sequence grid's points around it
+        self.cells: dict[tuple[int, int], tuple] = {}  # (n, context cell) -> its exact points (``_cell``)
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)
@@ -104,27 +103,37 @@ class StepTimes:
 
     def decode(self, n: int, ctx_mean: float) -> float:
         """A step of ``n`` decoding sequences at a mean context of ``ctx_mean`` tokens (bilinear on the grids)."""
-        j = math.floor(math.log(max(1.0, ctx_mean)) / _LOG_RATIO)  # the context cell, shared by both points
-        bracket = self.brackets.get(n)
-        if bracket is None:
-            bracket = self.brackets[n] = _seq_bracket(n)
-        lo, hi = bracket
+        j = math.floor(math.log(max(1.0, ctx_mean)) / _LOG_RATIO)  # the context cell
+        cell = self.cells.get((n, j))
+        if cell is None:
+            cell = self.cells[n, j] = self._cell(n, j)
+        lo, hi, c_lo, c_hi, lo_at_c_lo, lo_at_c_hi, hi_at_c_lo, hi_at_c_hi = cell
+        if c_hi == c_lo:
+            t_hi = hi_at_c_lo
+        else:
+            t_hi = hi_at_c_lo + (hi_at_c_hi - hi_at_c_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
         if lo is None:
-            return self._decode_at(hi, ctx_mean, j)
-        t_lo, t_hi = self._decode_at(lo, ctx_mean, j), self._decode_at(hi, ctx_mean, j)
+            return t_hi
+        if c_hi == c_lo:
+            t_lo = lo_at_c_lo
+        else:
+            t_lo = lo_at_c_lo + (lo_at_c_hi - lo_at_c_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
         return t_lo + (t_hi - t_lo) * (n - lo) / (hi - lo)
 
-    def _decode_at(self, n: float, ctx_mean: float, j: int) -> float:
-        """A decode step of ``n`` sequences (a grid point) at ``ctx_mean``, in context cell ``j``."""
-        cell = self.cells.get((n, j))
-        if cell is None:  # the grid cell's two exact points, remembered
-            c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
-            t_lo = self._exact(n, c_lo, ())
-            cell = self.cells[n, j] = (c_lo, c_hi, t_lo, t_lo if c_hi == c_lo else self._exact(n, c_hi, ()))
-        c_lo, c_hi, t_lo, t_hi = cell
-        if c_hi == c_lo:
-            return t_lo
-        return t_lo + (t_hi - t_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
+    def _cell(self, n: int, j: int) -> tuple:
+        """The exact points around ``n`` sequences in context cell ``j``: the sequence grid's points ``lo`` (None
+        when ``n`` is on the grid or off it: the step is evaluated at ``hi`` alone) and ``hi``, the cell's contexts
+        ``c_lo`` and ``c_hi``, and the step times at the four corners (each remembered in ``memo``)."""
+        lo, hi = _seq_bracket(n)
+        c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
+        corners = []
+        for seqs in (lo, hi):
+            if seqs is None:
+                corners += [math.nan, math.nan]
+                continue
+            t_lo = self._exact(seqs, c_lo, ())
+            corners += [t_lo, t_lo if c_hi == c_lo else self._exact(seqs, c_hi, ())]
+        return (lo, hi, c_lo, c_hi, *corners)
 
     def mixed(self, n: int, ctx_mean: float, chunks: tuple[tuple[int, int, int], ...]) -> float:
         """A step of ``n`` decodes at mean context ``ctx_mean`` and prompt chunks ``(cached, new, logits)``: each
