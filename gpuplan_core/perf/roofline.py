@@ -210,7 +210,7 @@ class StepCost:
         self.experts_fixed_s = pa.moe_overhead_s_per_expert_layer * m.num_experts * m.moe_layers / wl.pp
         self._per_tokens: dict[float, tuple] = {}
         self._per_part: dict[tuple, tuple[float, float]] = {}  # (sequences, cached, new) -> attention FLOPs, KV bytes
-        self._mfus: dict[float, tuple[float, float]] = {}  # tokens -> matmul efficiency: the weights' math, 16-bit
+        self._mfus: dict[float, tuple[float, float]] = {}  # tokens -> ``_mfu``
 
     def _token_terms(self, tokens: float) -> tuple:
         """What a step's token count alone sets: weights read, activations, all-reduces, the experts' share and the
@@ -232,19 +232,15 @@ class StepCost:
 
     def _parts_sums(self, parts) -> tuple[float, float, float, float]:
         """tokens, logits, attention FLOPs and KV bytes of ``parts`` (``(sequences, cached, new, logits)`` each)."""
-        per_part = self._per_part
-        tokens = lm_tokens = attn = kv = 0
+        per_part, tokens, lm_tokens, attn, kv = self._per_part, 0, 0, 0, 0
         for seqs, cached, new, lm in parts:
             tokens += seqs * new
             lm_tokens += lm
             terms = per_part.get((seqs, cached, new))
             if terms is None:  # remembered: the step loop's steps share their decodes and prompt chunks
-                terms = per_part[seqs, cached, new] = (
-                    self.per_pair * _attended(self.m, cached, new) * seqs,
-                    self.kv_bytes(cached, seqs) + self.kv_bytes(new, seqs),
-                )
-            attn += terms[0]
-            kv += terms[1]
+                kv_part = self.kv_bytes(cached, seqs) + self.kv_bytes(new, seqs)
+                terms = per_part[seqs, cached, new] = (self.per_pair * _attended(self.m, cached, new) * seqs, kv_part)
+            attn, kv = attn + terms[0], kv + terms[1]
         return tokens, lm_tokens, attn, kv
 
     def _mfu(self, tokens: float) -> tuple[float, float]:

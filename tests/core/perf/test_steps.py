@@ -115,3 +115,59 @@ def test_the_step_loops_time_alone_is_the_reported_steps_time_bit_for_bit(preset
             chunks = chunks[: rng.randint(0 if decodes else 1, 3)]
             ctx = rng.randint(1, 30_000)
             assert model.step_s(decodes, ctx, chunks) == model.step(decodes, ctx, chunks).time_s
+
+
+def _reference_decode(model, n: int, ctx_mean: float) -> float:
+    """The decode step as the grids define it, computed afresh: bilinear between the exact steps at the sequence
+    grid's points around ``n`` and the context grid's points around ``ctx_mean`` (the formula in steps.py)."""
+    j = math.floor(math.log(max(1.0, ctx_mean)) / math.log(CTX_RATIO))
+    c_lo, c_hi = max(1, round(CTX_RATIO**j)), max(1, round(CTX_RATIO ** (j + 1)))
+
+    def at(seqs: float) -> float:
+        t_lo, t_hi = model.step_s(seqs, c_lo, ()), model.step_s(seqs, c_hi, ())
+        return t_lo if c_hi == c_lo else t_lo + (t_hi - t_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
+
+    above = [g for g in SEQ_GRID if g >= n]
+    if not above:
+        return at(float(n))
+    hi = above[0]
+    if hi == n or hi == SEQ_GRID[0]:
+        return at(hi)
+    lo = SEQ_GRID[SEQ_GRID.index(hi) - 1]
+    return at(lo) + (at(hi) - at(lo)) * (n - lo) / (hi - lo)
+
+
+def test_remembered_decode_steps_are_the_grids_interpolation_bit_for_bit(times):
+    """The step loop's decode steps (one remembered cell of four exact corners each) equal the bilinear
+    interpolation computed afresh, on random counts (on, between and past the grid) and contexts."""
+    import random
+
+    from gpuplan_core.perf.steps import StepModel
+
+    rng = random.Random(3)
+    fresh = StepModel(L8, H100, Workload(), PA, "vllm")
+    for _ in range(300):
+        n = rng.choice([1, 2, 16, 17, 20, 100, 1000, 80_000, rng.randint(1, 3000)])
+        ctx = rng.choice([0.0, 1.0, 1.5, 99.0, rng.uniform(1, 40_000)])
+        assert times.decode(n, ctx) == _reference_decode(fresh, n, ctx)
+
+
+def test_a_step_is_the_same_whatever_steps_were_timed_before():
+    """The step model remembers each part's attention FLOPs and KV bytes and each token count's terms: a step
+    timed after thousands of others equals the same step on a fresh model, bit for bit."""
+    import random
+
+    from gpuplan_core.perf.steps import StepModel
+
+    rng = random.Random(11)
+    warm = StepModel(L8, H100, Workload(tp=2), PA, "vllm")
+    steps = [
+        (rng.choice([0, 1, 8, 40.0, 255]), rng.randint(1, 9000), ((rng.randint(0, 4000), rng.randint(1, 8192), 1),))
+        for _ in range(2000)
+    ]
+    for decodes, ctx, chunks in steps:
+        warm.step_s(decodes, ctx, chunks)
+    for decodes, ctx, chunks in steps[::50]:
+        assert warm.step_s(decodes, ctx, chunks) == StepModel(L8, H100, Workload(tp=2), PA, "vllm").step_s(
+            decodes, ctx, chunks
+        )
