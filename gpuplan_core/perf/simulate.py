@@ -30,7 +30,7 @@ import numpy as np
 
 from .clients import Arrival, Clients, Lengths, Load, Shape, lengths  # noqa: F401  (Shape, Load: their old home)
 from .replica import Replica
-from .schedulers import engine_loop
+from .schedulers import CLIP_MAX_NEW_TOKENS, TokenRatio, engine_loop
 from .steps import StepTimes
 
 MAX_STEPS = 2_000_000
@@ -173,6 +173,7 @@ def simulate(
     kv = KVPool(r.kv_tokens)
     budget_max, seq_cap, kv_cap = r.limits.max_num_batched_tokens, r.limits.max_num_seqs, r.kv_tokens
     prefill_first, no_evict = loop.policy == "prefill_first", loop.policy == "no_evict"
+    tr = TokenRatio() if prefill_first else None  # SGLang's estimate of what running requests will still write
     clients = Clients(load, n, loop, rng)
     waiting: deque[int] = deque()
     prefilling: list[int] = []
@@ -192,18 +193,24 @@ def simulate(
             now = max(now, clients.next_arrival())
             continue
         # the KV cache must hold one more token for every decoding sequence: else preempt the last admitted
+        preempted_before = tally.preemptions
         while not no_evict and kv.decoding > 1 and kv.held() + kv.decoding > kv_cap:
             k = admission.pop()
             if not decoding_now[k]:
                 continue
             decoding_now[k] = False
             kv.leave(joined_ctx[k], joined_step[k])
+            if tr:
+                tr.leave(joined_step[k] + rem[k], out[k])
             produced = kv.steps - joined_step[k]
             new[k] = max(1, joined_ctx[k] + produced - cached[k])  # recomputed: prompt and what it produced so far
             rem[k] -= produced
             done[k] = 0
             waiting.appendleft(k)
             tally.preemptions += 1
+        preempted = tally.preemptions > preempted_before
+        if preempted and tr:
+            tr.retracted(kv.steps)
         # this step's prompt chunks
         n_dec = kv.decoding
         budget = budget_max - (0 if prefill_first else n_dec)
@@ -216,7 +223,9 @@ def simulate(
             chunks.append((k, c))
             budget -= c
             kv_used += c
-        while waiting and budget > 0 and n_dec + len(prefilling) < seq_cap:
+        step_new = 0  # SGLang: the output tokens this step's admitted prompts reserve
+        # vLLM V1 and SGLang admit no waiting prompt in a step that preempted (schedulers.py)
+        while waiting and budget > 0 and n_dec + len(prefilling) < seq_cap and not preempted:
             k = waiting[0]
             need = new[k] - done[k]
             c = min(need, budget)
@@ -225,8 +234,12 @@ def simulate(
                     break  # whole prompts only, unless it could never fit a step
                 if not kv.reserve(req.full_length(k)):
                     break
-            elif kv_used + cached[k] + c > kv_cap:
+            elif kv_used + cached[k] + c > kv_cap or (
+                tr and not tr.admits(kv_cap - kv_used - cached[k], step_new, kv.steps, need, rem[k])
+            ):
                 break
+            if tr:
+                step_new += need - c + min(rem[k], CLIP_MAX_NEW_TOKENS)  # its chunk is in kv_used
             waiting.popleft()
             prefilling.append(k)
             if math.isnan(req.admitted_s[k]):
@@ -260,6 +273,8 @@ def simulate(
         now += t
         if decoding:
             kv.steps += k_steps
+            if tr:
+                tr.decoded(k_steps)
         for k, c in chunks:  # prompts that this step finished produce their first token
             done[k] += c
             kv.prompts += c
@@ -282,6 +297,8 @@ def simulate(
             joined_ctx[k], joined_step[k], decoding_now[k] = cached[k] + new[k], kv.steps, True
             kv.join(joined_ctx[k])
             heapq.heappush(ends, (kv.steps + rem[k], k))
+            if tr:
+                tr.join(kv.steps + rem[k], out[k])
             admission.append(k)
         while ends and ends[0][0] <= kv.steps:
             _, k = heapq.heappop(ends)
@@ -289,6 +306,8 @@ def simulate(
                 continue  # preempted since (its entry is stale)
             decoding_now[k] = False
             kv.leave(joined_ctx[k], joined_step[k])
+            if tr:
+                tr.leave(joined_step[k] + rem[k], out[k])
             if no_evict:
                 kv.free(req.full_length(k))
             finished += clients.finish(k, now)
