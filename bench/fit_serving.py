@@ -3,6 +3,7 @@ measurements, and print the held-out error before and after. Prints figures; cha
 
     python bench/fit_serving.py
     python bench/fit_serving.py --write-loso   # every source left out in turn: data/serving_loso.csv
+    python bench/fit_serving.py --gaps         # first-token gaps per source, from data/serving_loso.csv
 
 Each engine's ``request_in_s`` is fitted as below; ``--write-loso`` refits it once per source on every other
 source's rows and stores that source's predictions (gpuplan_core/perf/serving_loso.py), then prints the errors.
@@ -60,9 +61,38 @@ def loso() -> None:
         )
 
 
+def gaps() -> None:
+    """Why first-token time does not transfer between publishers, from the stored left-out-source predictions
+    (each row's ``predicted_zero_cost`` is its run simulated with every request cost at zero): per source and
+    engine the light-load gap measured - predicted that the request cost is fitted on, and the online dense TTFT
+    error with the left-out fitted costs against the same runs with no request cost at all."""
+    import statistics
+
+    from gpuplan_core.perf import serving_loso
+
+    meta = sc_cal.load_serving_measurements().set_index("id")
+    rows = [r for r in serving_loso.loso_table() if r["metric"] == "ttft" and r["predicted_zero_cost"] is not None]
+    by: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        m = meta.loc[r["id"]]
+        if r["regime"] == sc_cal.HEADLINE_REGIME and serving_loso.light_load(m) and int(m["input_tokens"]) <= 1024:
+            scale = 1e3 if m["unit"] == "ms" else 1.0
+            by.setdefault((r["source"], r["engine"]), []).append((r["measured"] - r["predicted_zero_cost"]) / scale)
+    print("light-load first-token gap (measured - predicted with no request cost), prompts <= 1,024 tokens:")
+    for (source, engine), g in sorted(by.items()):
+        print(f"  {source:<22} {engine:<7} n={len(g):>3} median {statistics.median(g) * 1e3:7.1f} ms")
+    online = [r for r in rows if r["regime"] == sc_cal.HEADLINE_REGIME and r["error"] is not None]
+    fitted = statistics.median(abs(r["error"]) for r in online)
+    zero = statistics.median(abs(r["predicted_zero_cost"] - r["measured"]) / r["measured"] for r in online)
+    print(f"online dense TTFT, left-out-source costs: median |err| {fitted:.1%}; no request cost: {zero:.1%}")
+
+
 def main() -> None:
     if "--write-loso" in sys.argv:
         loso()
+        return
+    if "--gaps" in sys.argv:
+        gaps()
         return
     from gpuplan_core.perf import serving_loso
 

@@ -7,11 +7,16 @@ per-engine defaults (simulate.py), each with the version and file it comes from.
   block, the last-admitted one is preempted and recomputed later.
 - ``prefill_first``: SGLang (python/sglang/srt/managers/scheduler.py, 0.4-0.5, ``get_next_batch_to_run``): when
   prompts wait and fit, the step is a prefill batch of them (``chunked_prefill_size`` tokens; decodes wait);
-  otherwise a decode step of every running sequence. ``--enable-mixed-chunk`` is off by default.
+  otherwise a decode step of every running sequence. ``--enable-mixed-chunk`` is off by default. A prompt fits
+  only beside what the running sequences are still expected to write (``TokenRatio``: schedule_policy.py
+  ``PrefillAdder``), so SGLang queues under KV pressure and retracts a decoding sequence rarely.
 - ``no_evict``: TensorRT-LLM in-flight batching with ``GUARANTEED_NO_EVICT`` (the default CapacitySchedulerPolicy):
   a request starts only when the KV cache can hold its whole prompt and every output token, so nothing is
   preempted; generation requests and whole prompts share a step (``enable_chunked_prefill`` is off by default; a
   prompt longer than the budget is chunked, as the engine would refuse it otherwise).
+
+vLLM V1 admits no waiting prompt in a step that preempted a running sequence (scheduler.py ``schedule``: "if not
+preempted_reqs"), so a preempted sequence is not re-read into the cache it was just evicted from.
 """
 
 from __future__ import annotations
@@ -78,6 +83,67 @@ LOOPS: dict[str, EngineLoop] = {
         ),
     )
 }
+
+
+# SGLang's estimate of what running requests will still write (python/sglang/global_config.py 0.4,
+# srt/environ.py 0.5: SGLANG_INIT_NEW_TOKEN_RATIO 0.7, SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14,
+# SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600, SGLANG_RETRACT_DECODE_STEPS 20, SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION 4096;
+# schedule_conservativeness 1.0)
+INIT_NEW_TOKEN_RATIO = 0.7
+MIN_NEW_TOKEN_RATIO = INIT_NEW_TOKEN_RATIO * 0.14
+NEW_TOKEN_RATIO_DECAY = (INIT_NEW_TOKEN_RATIO - MIN_NEW_TOKEN_RATIO) / 600  # per decode step
+RETRACT_DECODE_STEPS = 20
+CLIP_MAX_NEW_TOKENS = 4096
+
+
+@dataclass
+class TokenRatio:
+    """SGLang's admission under KV pressure (schedule_policy.py ``PrefillAdder``): a waiting prompt is admitted
+    only when its tokens plus its (clipped) ``max_new_tokens`` fit in the free cache less ``ratio`` x the output
+    tokens the running requests have still to write, less what the prompts admitted in the same step reserve.
+    ``ratio`` starts at 0.7 and falls by a 600th of (0.7 - 0.098) per decode step to 0.098; a retraction (a
+    decoding request evicted because the cache is full) sets it to (tokens decoded + 20 per running request) /
+    (their max_new_tokens + 1), at most 1.
+
+    The running requests are held as sums: ``end_steps`` (the decode step at which each ends), ``max_new`` (each
+    one's output tokens, as a benchmark client sends them: ``max_new_tokens`` with ``ignore_eos``) and ``running``.
+    """
+
+    ratio: float = INIT_NEW_TOKEN_RATIO
+    end_steps: int = 0
+    max_new: int = 0
+    running: int = 0
+
+    def join(self, end_step: int, max_new: int) -> None:
+        self.end_steps += end_step
+        self.max_new += max_new
+        self.running += 1
+
+    def leave(self, end_step: int, max_new: int) -> None:
+        self.end_steps -= end_step
+        self.max_new -= max_new
+        self.running -= 1
+
+    def to_write(self, step: int) -> int:
+        """Output tokens the running requests have still to write at decode step ``step``."""
+        return self.end_steps - self.running * step
+
+    def decoded(self, steps: int) -> None:
+        self.ratio = max(MIN_NEW_TOKEN_RATIO, self.ratio - NEW_TOKEN_RATIO_DECAY * steps)
+
+    def retracted(self, step: int) -> None:
+        written = self.max_new - self.to_write(step)
+        self.ratio = min(1.0, (written + RETRACT_DECODE_STEPS * self.running) / (self.max_new + 1))
+
+    def admits(self, free_tokens: float, reserved: int, step: int, prompt_tokens: int, max_new: int) -> bool:
+        """Whether a prompt of ``prompt_tokens`` still to read with ``max_new`` output tokens fits the cache's
+        ``free_tokens`` less the ``reserved`` tokens of the prompts admitted in the same step. The first prompt of
+        a step with nothing running goes in whenever the cache holds it (a request longer than the estimate allows
+        would otherwise never start)."""
+        if self.running == 0 and reserved == 0:
+            return True
+        room = free_tokens - reserved - self.ratio * min(self.to_write(step), CLIP_MAX_NEW_TOKENS * self.running)
+        return prompt_tokens + min(max_new, CLIP_MAX_NEW_TOKENS) < room
 
 
 def engine_loop(engine: str) -> EngineLoop:

@@ -30,7 +30,7 @@ import numpy as np
 
 from .clients import Arrival, Clients, Lengths, Load, Shape, lengths  # noqa: F401  (Shape, Load: their old home)
 from .replica import Replica
-from .schedulers import engine_loop
+from .schedulers import CLIP_MAX_NEW_TOKENS, TokenRatio, engine_loop
 from .steps import StepTimes
 
 MAX_STEPS = 2_000_000
@@ -173,6 +173,7 @@ def simulate(
     kv = KVPool(r.kv_tokens)
     budget_max, seq_cap, kv_cap = r.limits.max_num_batched_tokens, r.limits.max_num_seqs, r.kv_tokens
     prefill_first, no_evict = loop.policy == "prefill_first", loop.policy == "no_evict"
+    tr = TokenRatio() if prefill_first else None  # SGLang's estimate of what running requests will still write
     clients = Clients(load, n, loop, rng)
     waiting: deque[int] = deque()
     prefilling: list[int] = []
@@ -196,10 +197,13 @@ def simulate(
         if n_dec == 0 and not prefilling and not waiting:
             now = max(now, nxt)
             continue
-        held = kv.held()
+        held, preempted = kv.held(), False
         if not no_evict and n_dec > 1 and held + n_dec > kv_cap:  # no room for every decode's next token
-            tally.preemptions += _preempt(kv, req, admission, waiting)
-            n_dec, held = kv.decoding, kv.held()
+            evicted = _preempt(kv, req, admission, waiting, tr)
+            tally.preemptions += evicted
+            n_dec, held, preempted = kv.decoding, kv.held(), evicted > 0
+            if preempted and tr:
+                tr.retracted(kv.steps)
         # this step's prompt chunks: (id, tokens) and what the step model reads of each, (cached, new, logits)
         budget = budget_max - (0 if prefill_first else n_dec)
         kv_used = held + (0 if prefill_first else n_dec)
@@ -213,7 +217,9 @@ def simulate(
             spec.append((cached[k] + done[k], c, 1 if done[k] + c >= new[k] else 0))
             budget -= c
             kv_used += c
-        while waiting and budget > 0 and n_dec + len(prefilling) < seq_cap:
+        step_new = 0  # SGLang: the output tokens this step's admitted prompts reserve
+        # vLLM V1 and SGLang admit no waiting prompt in a step that preempted (schedulers.py)
+        while waiting and budget > 0 and n_dec + len(prefilling) < seq_cap and not preempted:
             k = waiting[0]
             need = new[k] - done[k]
             c = min(need, budget)
@@ -222,8 +228,12 @@ def simulate(
                     break  # whole prompts only, unless it could never fit a step
                 if not kv.reserve(req.full_length(k)):
                     break
-            elif kv_used + cached[k] + c > kv_cap:
+            elif kv_used + cached[k] + c > kv_cap or (
+                tr and not tr.admits(kv_cap - kv_used - cached[k], step_new, kv.steps, need, rem[k])
+            ):
                 break
+            if tr:
+                step_new += need - c + min(rem[k], CLIP_MAX_NEW_TOKENS)  # its chunk is in kv_used
             waiting.popleft()
             prefilling.append(k)
             if math.isnan(req.admitted_s[k]):
@@ -256,6 +266,8 @@ def simulate(
             add_gap(t / k_steps)
             add_gap_weight(decoding * k_steps)
             kv.steps += k_steps
+            if tr:
+                tr.decoded(k_steps)
         for k, c in chunks:  # prompts that this step finished produce their first token
             done[k] += c
             kv.prompts += c
@@ -278,6 +290,8 @@ def simulate(
             joined_ctx[k], joined_step[k], decoding_now[k] = cached[k] + new[k], kv.steps, True
             kv.join(joined_ctx[k])
             heapq.heappush(ends, (kv.steps + rem[k], k))
+            if tr:
+                tr.join(kv.steps + rem[k], out[k])
             admission.append(k)
         while ends and ends[0][0] <= kv.steps:
             _, k = heapq.heappop(ends)
@@ -285,6 +299,8 @@ def simulate(
                 continue  # preempted since (its entry is stale)
             decoding_now[k] = False
             kv.leave(joined_ctx[k], joined_step[k])
+            if tr:
+                tr.leave(joined_step[k] + rem[k], out[k])
             if no_evict:
                 kv.free(req.full_length(k))
             finished += clients.finish(k, now)
@@ -292,7 +308,7 @@ def simulate(
     return _measure(load, clients, req.admitted_s, req.first_token_s, out, tally)
 
 
-def _preempt(kv: KVPool, req: Requests, admission: list[int], waiting: deque[int]) -> int:
+def _preempt(kv: KVPool, req: Requests, admission: list[int], waiting: deque[int], tr: TokenRatio | None) -> int:
     """Preempt the last-admitted decoding sequences until the cache holds one more token for each one left (or
     one is left): each is recomputed later, its prompt and what it produced so far, and goes back to the front of
     the queue. How many were preempted."""
@@ -303,6 +319,8 @@ def _preempt(kv: KVPool, req: Requests, admission: list[int], waiting: deque[int
             continue
         req.decoding[k] = False
         kv.leave(req.joined_context[k], req.joined_step[k])
+        if tr:
+            tr.leave(req.joined_step[k] + req.remaining[k], req.output_tokens[k])
         produced = kv.steps - req.joined_step[k]
         req.new_tokens[k] = max(1, req.joined_context[k] + produced - req.cached_tokens[k])
         req.remaining[k] -= produced

@@ -3,6 +3,8 @@ source of each."""
 
 from __future__ import annotations
 
+import pytest
+
 from gpuplan_core.perf.schedulers import LOOPS, engine_loop
 
 
@@ -24,3 +26,38 @@ def test_the_request_costs_are_the_fitted_ones_and_ordered_as_the_engines_front_
     assert costs["vllm"] > costs["sglang"] > costs["trtllm"] > 0
     assert all(loop.request_out_s >= 0 and loop.source for loop in LOOPS.values())
     assert engine_loop("transformers").request_in_s == 0.0  # no server in front: served figures assume vLLM's
+
+
+def test_sglangs_token_ratio_decays_per_decode_step_and_jumps_on_a_retraction():
+    """SGLang's defaults: 0.7 at start, down by (0.7 - 0.7 x 0.14) / 600 per decode step to 0.098; a retraction
+    sets it to (tokens written + 20 per running request) / (their max_new_tokens + 1)."""
+    from gpuplan_core.perf.schedulers import TokenRatio
+
+    tr = TokenRatio()
+    assert tr.ratio == 0.7
+    tr.decoded(100)
+    assert tr.ratio == pytest.approx(0.7 - 100 * (0.7 - 0.098) / 600, rel=1e-12)
+    tr.decoded(10_000)
+    assert tr.ratio == pytest.approx(0.098, rel=1e-12)
+    # two requests of 400 output tokens joined at decode step 0 with 399 to write (the first came with the prompt)
+    tr.join(399, 400)
+    tr.join(399, 400)
+    assert tr.to_write(100) == 2 * 299
+    tr.retracted(100)  # written: 2 x 101; + 20 x 2 over 801
+    assert tr.ratio == pytest.approx((2 * 101 + 40) / 801, rel=1e-12)
+    tr.leave(399, 400)
+    assert tr.running == 1 and tr.to_write(100) == 299
+
+
+def test_sglang_admits_a_prompt_only_beside_what_the_running_requests_will_still_write():
+    """Free 1,000 tokens, one running request with 300 to write at ratio 0.7: room 1,000 - 210 = 790, so a prompt
+    of 500 with 200 to write (700) goes in and one with 300 to write (800) waits; the first prompt of a step with
+    nothing running goes in whatever it will write."""
+    from gpuplan_core.perf.schedulers import TokenRatio
+
+    tr = TokenRatio()
+    assert tr.admits(100, 0, 0, 5_000, 5_000)  # nothing running, first of the step
+    assert not tr.admits(1_000, 400, 0, 500, 200)  # nothing running, but the step reserved 400: 700 >= 600
+    tr.join(300, 301)
+    assert tr.admits(1_000, 0, 0, 500, 200) and not tr.admits(1_000, 0, 0, 500, 300)
+    assert tr.admits(1_000, 0, 0, 500, 10_000) is False  # max_new clipped at 4,096, still over

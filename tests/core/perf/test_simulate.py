@@ -123,3 +123,16 @@ def test_a_run_gives_up_exactly_when_its_p95_first_token_is_certainly_late():
             assert np.array_equal(stopped.ttft_s, full.ttft_s)
         outcomes.add(late)
     assert outcomes == {True, False}  # the rates span both sides of the target
+
+
+def test_sglang_queues_a_prompt_the_cache_cannot_hold_to_its_end_instead_of_preempting():
+    """Room for 2,000 tokens, three requests of 500 + 400 sent at once: SGLang admits the first (nothing running),
+    the second (500 + 400 < 2,000 - 500 read - 400 reserved by the first) and not the third (room 200); while the
+    two decode, 0.7 x their tokens still to write keep it out, so it starts when they end, and nothing is
+    preempted. vLLM admits all three prompts and preempts (the test above)."""
+    r = _replica(500, 400, engine="sglang", kv_tokens_total=2000)
+    run = simulate(r, Load(concurrency=3, shape=Shape(requests=3)))
+    assert run.preemptions == 0 and run.running_max == 2
+    arrive_s = engine_loop("sglang").request_in_s
+    assert run.waits_s[0] == run.waits_s[1] == pytest.approx(arrive_s, rel=1e-12)
+    assert run.waits_s[2] == pytest.approx(min(run.e2e_s[:2]), rel=1e-12)
