@@ -149,7 +149,7 @@ def _load(rate: float | None, conc: float | None, burstiness: float | None) -> t
         arrival = "bursty" if burstiness is not None and burstiness < 1 else "poisson"
         return "request_rate", rate, arrival, f"{rate:g} req/s"
     if conc:
-        return "concurrency", conc, "closed", f"{conc:g} clients"
+        return "concurrency", conc, "closed", f"{conc:g} client{'s' if conc != 1 else ''}"
     return "burst", math.inf, "all_at_once", "all at once"
 
 

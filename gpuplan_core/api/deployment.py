@@ -1,0 +1,87 @@
+"""Calibrate to your deployment: a benchmark file in, its runs replayed and the deployment's constants fitted
+(perf/bench_files.py reads it, perf/deployment_fit.py fits it, report/deployment.py is what comes back)."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+
+from ..common.data import norm_name
+from ..hardware.catalog import get_gpu
+from ..model.presets import get_preset, load_presets
+from ..perf.bench_files import read_bench_file
+from ..perf.deployment_fit import Deployment, fit_deployment
+from ..perf.replica import DEFAULT_GPU
+from ..report.deployment import DeploymentCalibration
+from ..scenario.scenario import Scenario
+
+MODEL_SUFFIXES = ("instruct", "chat", "hf", "base")  # a Hugging Face id's suffixes a preset's name leaves out
+
+
+def preset_of(model_id: str) -> str | None:
+    """The bundled preset a file's model id names ('meta-llama/Llama-3.1-8B-Instruct' -> 'Llama-3.1-8B'), if any."""
+    name = norm_name(model_id.rsplit("/", 1)[-1])
+    for suffix in MODEL_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return next((p for p in load_presets() if norm_name(p) == name), None)
+
+
+def _deployment(
+    runs, sc: Scenario, model: str | None, gpu: str | None, tp: int | None, engine: str | None
+) -> tuple[Deployment, list[str]]:
+    """The setup the runs are replayed on: what the caller gives, else the file's model id, else the scenario's."""
+    notes = []
+    if model is None:
+        ids = sorted({r.model_id for r in runs if r.model_id})
+        found = [p for p in map(preset_of, ids) if p]
+        if found:
+            model = found[0]
+            notes.append(f"Model {model}, from the file's model_id {ids[0]!r}.")
+        else:
+            model = sc.model_source.preset
+            notes.append(f"The file names no bundled model: replayed as the scenario's {model}.")
+    gpu = gpu or sc.parallelism.gpu
+    if gpu is None:
+        gpu = DEFAULT_GPU
+        notes.append(f"The file does not say the GPU: {gpu} assumed (give the GPU you ran on).")
+    return Deployment(
+        model=get_preset(model).name,
+        gpu=get_gpu(gpu).gpu,
+        tp=tp or sc.parallelism.tp,
+        engine=engine or sc.assumptions.engine,
+        weights_format=sc.formats.weights_format,
+        kv_format=sc.formats.kv_format,
+    ), notes
+
+
+@lru_cache(maxsize=16)
+def calibrate_deployment(
+    data: str | bytes,
+    name: str = "benchmark file",
+    sc: Scenario | None = None,
+    *,
+    model: str | None = None,
+    gpu: str | None = None,
+    tp: int | None = None,
+    engine: str | None = None,
+    load: tuple[str, float] | None = None,
+) -> DeploymentCalibration:
+    """Read a benchmark result file, replay its runs on the scenario's (or the given) model, GPU, tensor parallel
+    and engine, and fit the deployment's constants. A file with a bad run is reported run by run and nothing is
+    fitted. ValueError for a model or GPU gpuplan does not know."""
+    sc = sc or Scenario()
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    report = read_bench_file(raw, load)
+    base = {
+        "name": name[:200],
+        "file_sha256": hashlib.sha256(raw).hexdigest(),
+        "file_format": report.kind,
+        "runs_read": len(report.runs),
+        "issues": [str(i) for i in report.errors],
+    }
+    if not report.ok:
+        return DeploymentCalibration(**base, notes=[])
+    dep, notes = _deployment(report.runs, sc, model, gpu, tp, engine)
+    fit = fit_deployment(report.runs, dep)
+    profile = fit.profile(name, base["file_sha256"], report.kind)
+    return DeploymentCalibration(**base, notes=notes, fit=fit, profile=profile)
