@@ -11,7 +11,11 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..pricing.store import EXPIRY_DAYS, PricingStore, StoredFile, StoreError, server_store, valid_key
+from .scenario import Scenario
+
 PROFILE_KIND = "gpuplan-deployment-profile"
+PROFILE_FIELDS = ("request_in_s", "decode_time_factor")  # the Scenario fields a profile sets (no widget of their own)
 
 
 class DeploymentProfile(BaseModel):
@@ -35,7 +39,7 @@ class DeploymentProfile(BaseModel):
 
     def constants(self) -> dict[str, float]:
         """The Scenario fields (RuntimeAssumptions) the profile sets."""
-        return {"request_in_s": self.request_in_s, "decode_time_factor": self.decode_time_factor}
+        return {f: getattr(self, f) for f in PROFILE_FIELDS}
 
     def text(self) -> str:
         """The profile as the JSON text kept on the server (its hash is the profile's name in a link)."""
@@ -59,3 +63,59 @@ def read_profile(text: str | bytes) -> DeploymentProfile:
     if not isinstance(data, dict) or data.get("kind") != PROFILE_KIND:
         raise ValueError(f'not a deployment profile (missing "kind": "{PROFILE_KIND}")')
     return DeploymentProfile(**data)
+
+
+# ---- kept on the server, named in a link -------------------------------------------------------------------------
+# Profiles live in the pricing files' store (pricing/store.py: the same content hash, link digits, expiry and shared
+# PostgreSQL), as kind "profile"; a link names one by ``profile=<key>``.
+STORE_KIND = "profile"
+
+
+def keep_profile(profile: DeploymentProfile, store: PricingStore | None = None) -> StoredFile:
+    """Keep a profile on this server; returns it with the key a link carries (StoreError when it cannot)."""
+    return (store or server_store()).put(profile.text(), profile.name, STORE_KIND)
+
+
+def missing_profile_note(key: str) -> str:
+    shown = key[:64]
+    return (
+        f"This link names the deployment profile {shown!r}, which this server does not hold (a profile unused for "
+        f"{EXPIRY_DAYS} days expires; or it was fitted on another server): the answers are uncalibrated, with the "
+        "engine's defaults. Upload the benchmark file under Performance, 'Calibrate to your deployment', to fit it."
+    )
+
+
+def find_profile(key: str, store: PricingStore | None = None) -> tuple[DeploymentProfile | None, str | None]:
+    """The profile a link's ``profile`` names, or None and the note a page shows (none for an empty key)."""
+    if not key:
+        return None, None
+    if not valid_key(key):
+        return None, missing_profile_note(key)
+    try:
+        found = (store or server_store()).get(key)
+    except StoreError as exc:
+        return None, f"The deployment profile {key} cannot be read ({exc}): the answers are uncalibrated."
+    if found is None or found.kind != STORE_KIND:
+        return None, missing_profile_note(key)
+    try:
+        return read_profile(found.data), None
+    except ValueError:
+        return None, missing_profile_note(key)
+
+
+def apply_profile(sc: Scenario, profile: DeploymentProfile) -> tuple[Scenario, list[str]]:
+    """The scenario with the profile's constants, and a note naming it (and what differs from where it was
+    fitted: a request cost carries to another GPU more readily than a decode factor)."""
+    differs = [
+        f"{what} {theirs} (the scenario: {ours})"
+        for what, theirs, ours in (
+            ("engine", profile.engine, sc.assumptions.engine),
+            ("GPU", profile.gpu, sc.parallelism.gpu or "any"),
+            ("model", profile.model, sc.model().name),
+        )
+        if theirs != ours
+    ]
+    note = f"Calibrated to your deployment: {profile.summary()}."
+    if differs:
+        note += " Fitted on another setup: " + "; ".join(differs) + "."
+    return sc.with_(**profile.constants()), [note]
