@@ -53,6 +53,7 @@ from .interface.links import (
 from .memory.components import Assumptions
 from .memory.engine_kv import METHODOLOGY_TEXT as KV_STARTUP_TEXT
 from .model.formats import FORMATS
+from .perf.bench_files import SAMPLE_BENCH_FILE
 from .perf.efficiency import PerfAssumptions
 from .perf.replica import DEFAULT_GPU
 from .perf.schedulers import LOOPS as ENGINE_LOOPS

@@ -32,6 +32,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..common.data import DATA_DIR
+
+SAMPLE_BENCH_FILE = DATA_DIR / "samples" / "vllm_bench_serve_synthetic.jsonl"  # SYNTHETIC (bench/make_calib_sample.py)
 MAX_BENCH_BYTES = 20_000_000  # a vLLM file with per-request details of 10,000 requests is ~2 MB
 FIXED_WITHIN = 0.02  # lengths whose shortest is within 2% of the longest are fixed
 UNIFORM_FROM = 0.25  # a shortest-over-longest of at least this is a uniform range; below: dataset lengths
