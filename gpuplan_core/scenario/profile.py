@@ -6,12 +6,11 @@ hash (``profile``), and the scenario file carries it whole.
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..pricing.store import EXPIRY_DAYS, PricingStore, StoredFile, StoreError, server_store, valid_key
+from ..pricing.store import EXPIRY_DAYS, PricingStore, StoredFile, StoreError, content_hash, server_store, valid_key
 from .scenario import Scenario
 
 PROFILE_KIND = "gpuplan-deployment-profile"
@@ -47,7 +46,8 @@ class DeploymentProfile(BaseModel):
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.text().encode()).hexdigest()
+        """The hash the server keeps it under (pricing/store.py's content hash of its text)."""
+        return content_hash(self.text())
 
     def summary(self) -> str:
         factor = f", decode steps x {self.decode_time_factor:.3f}" if self.decode_time_factor != 1 else ""
