@@ -109,10 +109,6 @@ def _file() -> tuple[bytes, str] | None:
     return None
 
 
-def _errors_table(r: DeploymentCalibration) -> pd.DataFrame:
-    return pd.DataFrame(r.error_rows()).set_index("metric").map(lambda v: None if v is None else v * 100).reset_index()
-
-
 def _show(r: DeploymentCalibration) -> None:
     if r.issues:
         head = f"{r.name} ({r.file_format}): {len(r.issues)} bad run(s); nothing was fitted and nothing changes."
@@ -122,13 +118,13 @@ def _show(r: DeploymentCalibration) -> None:
     st.success(md_escape(r.summary()), icon=":material/tune:")
     for n in r.notes:
         st.caption(md_escape(n))
-    st.markdown("**Median error (%), each metric over the file's runs**")
+    st.markdown("**Median absolute error (%), each metric over the file's runs**")
     st.caption(
         "Engine defaults: gpuplan as everyone gets it. Fitted, in-sample: the constants fitted on every run, checked "
         "on the same runs (optimistic). Fitted, run held out: each run predicted with the constants fitted on the "
         "other runs (leave one run out): what to expect on a load you have not measured."
     )
-    page.table(_errors_table(r), "calib_errors", "gpuplan-calibration-errors.csv")
+    page.table(pd.DataFrame(r.error_rows()), "calib_errors", "gpuplan-calibration-errors.csv")
     st.markdown("**Each run: measured and predicted**")
     page.table(pd.DataFrame(r.run_rows()), "calib_runs", "gpuplan-calibration-runs.csv")
     current = str(widgets.page_value(LINK_KEY) or "")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..common.text import counted, pct
+from ..common.text import counted
 from ..common.units import GB, GiB
 from ..report.calibration import CalibrationReport
 from ..report.cost import CostReport
@@ -123,7 +123,7 @@ def format_deployment(r: DeploymentCalibration) -> str:
     ]
     lines += ["", "median |error|:"]
     for row in r.error_rows():
-        lines.append("  " + "  ".join(f"{k}: {pct(v, 1) if isinstance(v, float) else v}" for k, v in row.items()))
+        lines.append("  " + "  ".join(f"{k}: {v:.1f}" if isinstance(v, float) else f"{k}: {v}" for k, v in row.items()))
     fit = r.fit
     if fit and r.profile:
         factor = "identified" if fit.factor_identified else "not identified (fewer than 2 runs state a TPOT): 1"

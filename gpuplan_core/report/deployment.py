@@ -36,7 +36,7 @@ class DeploymentCalibration(_Report):
         return self.fit is not None
 
     def run_rows(self) -> list[dict]:
-        """One row per run and metric: measured, predicted before / fitted / held out, and their errors."""
+        """One row per run and metric: measured, predicted before / fitted / held out, and their errors in %."""
         out = []
         for r in self.fit.runs if self.fit else []:
             for m in METRICS:
@@ -48,16 +48,17 @@ class DeploymentCalibration(_Report):
                 for which in WHICH:
                     pred = getattr(r, which)[m]
                     row[which] = pred
-                    row[f"{which} error"] = None if pred is None else (pred - meas) / meas
+                    row[f"{which} error %"] = None if pred is None else 100 * (pred - meas) / meas
                 out.append(row)
         return out
 
     def error_rows(self) -> list[dict]:
-        """Per metric: the median |error| with the engine's defaults, fitted in-sample, and held out."""
+        """Per metric: the median |error| in % with the engine's defaults, fitted in-sample, and held out."""
         if not self.fit:
             return []
         e = self.fit.errors
-        return [{"metric": METRIC_LABELS[m], **{WHICH[w]: e[w][m] for w in WHICH}} for m in METRICS]
+        pc = {w: {m: None if e[w][m] is None else 100 * e[w][m] for m in METRICS} for w in WHICH}
+        return [{"metric": METRIC_LABELS[m], **{f"{WHICH[w]} %": pc[w][m] for w in WHICH}} for m in METRICS]
 
     def summary(self) -> str:
         """One sentence: what was fitted and how much better it predicts the runs it never saw."""
