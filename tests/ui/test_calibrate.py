@@ -49,3 +49,20 @@ def test_a_link_whose_profile_this_server_lacks_answers_uncalibrated():
     assert not at.exception
     assert at.session_state[state.RUN].scenario.assumptions.request_in_s is None
     assert "which this server does not hold" in texts(at) and "uncalibrated" in texts(at)
+
+
+def test_a_scenario_file_s_profile_is_kept_on_import_and_named_by_the_link():
+    """The file saved on one server carries the profile; importing it on a server that lacks it keeps it there."""
+    from gpuplan_core import find_profile, scenario_file
+    from gpuplan_core.api.deployment import calibrate_deployment
+    from gpuplan_core.interface.inputs import to_scenario
+    from gpuplan_core.perf.bench_files import SAMPLE_BENCH_FILE
+    from gpuplan_ui import profiles
+
+    profile = calibrate_deployment(SAMPLE_BENCH_FILE.read_bytes(), SAMPLE_BENCH_FILE.name).profile
+    sc, _ = to_scenario({})
+    text = scenario_file({"profile": "0123456789abcdef"}, sc, profile=profile)
+    notes: list[str] = []
+    values = profiles.imported(text.encode(), {"profile": "0123456789abcdef"}, notes)
+    assert values["profile"] == profile.sha256[:16] and find_profile(values["profile"]) == (profile, None)
+    assert notes == [f"scenario file: calibrated with its deployment profile {profile.name} ({values['profile']})."]
