@@ -3,7 +3,7 @@
 import streamlit as st
 
 from gpuplan_core import DEFAULT_GPU, FORMATS, Answer, GpuPerf, perf_answer
-from gpuplan_ui import cached, fmt, page
+from gpuplan_ui import cached, fmt, page, profiles
 
 sc, values = page.setup("Performance", gpu_figures="speed")
 chart = {"displaylogo": False}
@@ -107,6 +107,12 @@ else:
                         page.table(cat.table, "perf_all", "gpuplan-performance.csv")
                         if cat.missing:
                             st.caption("Not run: " + "; ".join(f"{g} ({why})" for g, why in cat.missing.items()))
+
+if not page.meeting() and sc.job.mode == "inference":
+    with page.guard("Calibrate to your deployment"):
+        if box := page.section("Calibrate to your deployment", "perf_calib", ":material/tune:"):
+            with box:
+                profiles.section(sc)
 
 if not page.meeting():
     with page.guard("Calibration"):

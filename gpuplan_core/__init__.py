@@ -47,11 +47,13 @@ from .interface.links import (
     read_scenario_file,
     scenario_file,
     scenario_pricing_file,
+    scenario_profile,
     upgrade_link,
 )
 from .memory.components import Assumptions
 from .memory.engine_kv import METHODOLOGY_TEXT as KV_STARTUP_TEXT
 from .model.formats import FORMATS
+from .perf.bench_files import SAMPLE_BENCH_FILE
 from .perf.efficiency import PerfAssumptions
 from .perf.replica import DEFAULT_GPU
 from .perf.schedulers import LOOPS as ENGINE_LOOPS
@@ -90,6 +92,7 @@ from .report.cost import (
     Rejected,
     TrainingCostRow,
 )
+from .report.deployment import DeploymentCalibration
 from .report.memory_answer import memory_answer
 from .report.training import TrainingAccuracy, training_accuracy
 from .results.growth import Growth, GrowthMonth
@@ -97,6 +100,7 @@ from .results.memory import MemoryReport
 from .results.perf import GpuAtLoad, GpuPerf, NoFit, PerfReport, StaticPerf
 from .results.plan import Plan
 from .results.serving import ServeReport, ServingCurve, ServingResult
+from .scenario.profile import DeploymentProfile, apply_profile, find_profile, keep_profile
 from .scenario.scenario import Scenario
 from .scenario.site import Site
 

@@ -25,7 +25,7 @@ import streamlit as st
 
 from gpuplan_core import INPUTS, RECORDS, Scenario, apply_use_case, read_link, same_value, to_scenario, upgrade_link
 
-from . import share, state
+from . import profiles, share, state
 from .sidebar import render_sidebar, shape, values_now
 from .state import FULL_RUN, LAST_GOOD, NEEDS_FULL_RUN, PAGE_FRAGMENT, RUN, SHAPE, Run, page_reruns
 from .widgets import PAGE_INPUTS
@@ -58,6 +58,7 @@ def run() -> None:
     link, carry = _link(page)
     values, config_text, fetch_notes = render_sidebar(pages, link, carry)
     sc, sc_notes = to_scenario(values, config_text)
+    sc, profile_notes = profiles.applied(sc)  # the link's deployment profile, if any (Performance, Calibrate)
     with st.sidebar:
         share.panel(values, sc, page)
     model_error = _model_error(values, config_text, sc, fetch_notes + sc_notes)
@@ -66,7 +67,7 @@ def run() -> None:
     else:  # said once, as the page's message, not again among the notes
         fetch_notes = [n for n in fetch_notes if n != model_error]
         sc_notes = [n for n in sc_notes if n != model_error]
-    notes += fetch_notes + sc_notes + st.session_state.pop(share.IMPORT_NOTES, [])
+    notes += fetch_notes + sc_notes + profile_notes + st.session_state.pop(share.IMPORT_NOTES, [])
     st.session_state[RUN] = Run(sc, values, config_text, page, notes, model_error, pages=pages, carry=carry)
     st.session_state[SHAPE] = shape(values)
     st.session_state.pop(NEEDS_FULL_RUN, None)  # this run builds the sidebar from what was set
@@ -108,6 +109,8 @@ def partial_run() -> None:
     if carry != before.carry or new_config or st.session_state.pop(NEEDS_FULL_RUN, False):
         st.rerun()
     sc, notes = to_scenario(values, before.config_text)
+    sc, profile_notes = profiles.applied(sc)
+    notes += profile_notes
     if before.model_error is None:
         st.session_state[LAST_GOOD] = {"values": {k: values[k] for k in MODEL_KEYS}, "name": sc.model().name}
     notes += st.session_state.pop(share.IMPORT_NOTES, [])

@@ -200,6 +200,15 @@ the answer to their scenario.
   longer than the timeout (renewal-reward per cycle).
 - How far to trust it: the calibration table on Performance compares the simulation with 1,030 published serving
   measurements, a third of each source's runs held out from every fit; the held-out errors per regime are there.
+- **Calibrate to your deployment** (`gpuplan_core/perf/deployment_fit.py`, Performance's section, `calibrate --from
+  FILE`): each run of your own benchmark file (vLLM `bench serve` JSON / JSON Lines, SGLang `bench_serving`,
+  GenAI-Perf / AIPerf) is simulated as it was sent, on the same path as the published rows. Two constants: decode
+  time factor = median over runs of measured / predicted time per token (from 2 runs with one; it multiplies every
+  decode-only step); request cost = median over light-load runs (at most 4 clients or 2 requests/s, prompts up to
+  1,024 tokens; else every run that is not a burst) of measured - predicted TTFT with that factor and no cost, at
+  least 0. The errors are shown before, in-sample, and with each run left out of its own fit (leave one run out):
+  only the last says how the profile does on a load you have not measured. The profile is kept on the server and
+  named in the link (`profile`); the scenario file carries it.
 
 ### Cost (`gpuplan_core/cost.py`, `plan.py`, `pricing.py`)
 - **Always-on** = nodes × node price × 730 h/month: a running instance is billable while idle.

@@ -11,7 +11,7 @@ import streamlit as st
 
 from gpuplan_core import Scenario, link_query, read_scenario_file, scenario_file
 
-from . import prices, pricing_file
+from . import prices, pricing_file, profiles
 from .state import SHARE_OPEN
 from .widgets import PAGE_INPUTS, set_inputs
 
@@ -58,7 +58,13 @@ def panel(values: dict[str, Any], sc: Scenario, page: str) -> None:
         st.code(page_url(everything), language=None, wrap_lines=True)
         st.download_button(
             "Download scenario (JSON)",
-            lambda: scenario_file(everything, sc, page, pricing_file.for_scenario_file(everything)),  # on click
+            lambda: scenario_file(  # on click
+                everything,
+                sc,
+                page,
+                pricing_file.for_scenario_file(everything),
+                profiles.for_scenario_file(everything),
+            ),
             "gpuplan-scenario.json",
             "application/json",
             on_click="ignore",
@@ -75,6 +81,7 @@ def _apply_import() -> None:
         return
     values, notes = read_scenario_file(f.getvalue()[:MAX_SCENARIO_BYTES])
     values = pricing_file.imported(f.getvalue()[:MAX_SCENARIO_BYTES], values, notes)
+    values = profiles.imported(f.getvalue()[:MAX_SCENARIO_BYTES], values, notes)
     set_inputs(values)
     st.session_state[IMPORT_NOTES] = notes or [f"Scenario imported ({len(values)} inputs)."]
 

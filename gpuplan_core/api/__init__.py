@@ -14,6 +14,7 @@ from ._shared import catalog_of as _catalog_of  # noqa: F401  (its old name)
 from ._shared import model_summary, scenario_of  # noqa: F401  (re-exported: every API function's start)
 from .compare import compare_report, compare_side  # noqa: F401  (A vs B, each side the answer to its scenario)
 from .cost import _offers, answer_report, cost_report, growth_report, plan_report  # noqa: F401
+from .deployment import calibrate_deployment  # noqa: F401  (your own benchmark file: calibrate --from)
 from .memory import memory_at_pick, memory_report  # noqa: F401
 from .perf import gpus_at_load, perf_for_gpu, perf_report, serve_report, serving_curve_report  # noqa: F401
 

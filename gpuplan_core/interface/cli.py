@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from .. import api
 from ..common.errors import describe
+from ..perf.replica import DEFAULT_GPU
 from ..scenario.scenario import (
     FIELDS,
     JOB_DEFAULTS,
@@ -106,6 +107,41 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def _add_deployment_options(cal: argparse.ArgumentParser) -> None:
+    """calibrate --from FILE: your own benchmark file, and what it does not say (the model, GPU, layout, engine)."""
+    cal.add_argument(
+        "--from",
+        dest="from_file",
+        metavar="FILE",
+        help="your benchmark result file (vLLM bench serve JSON or JSON Lines, SGLang bench_serving JSON Lines, "
+        "GenAI-Perf / AIPerf JSON or CSV): replay each run, fit your deployment's constants",
+    )
+    cal.add_argument("--model", help="the model preset the runs served (default: the file's model_id, if a preset)")
+    cal.add_argument("--gpu", help=f"the GPU the runs served on (default: {DEFAULT_GPU})")
+    cal.add_argument("--tp", type=int, help="tensor parallel of the replica (default: 1)")
+    cal.add_argument("--engine", choices=("vllm", "sglang", "trtllm"), help="the serving engine (default: vllm)")
+    load = cal.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", type=float, help="the load, for a file that does not say it (GenAI-Perf CSV)")
+    load.add_argument("--request-rate", type=float, help="the load in requests/s, for a file that does not say it")
+
+
+def _calibrate_from(args: argparse.Namespace):
+    """calibrate --from FILE: the report, or ValueError naming each bad run (exit 2, nothing fitted)."""
+    path = Path(args.from_file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"from: cannot read {args.from_file!r} ({exc.strerror})") from None
+    given = ("concurrency", args.concurrency) if args.concurrency else None
+    given = ("request_rate", args.request_rate) if args.request_rate else given
+    r = api.calibrate_deployment(
+        data, path.name, model=args.model, gpu=args.gpu, tp=args.tp, engine=args.engine, load=given
+    )
+    if r.issues or not r.ok:
+        raise ValueError(f"from: {path.name} ({r.file_format}): " + "; ".join(r.issues or ["no run"]))
+    return r
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m gpuplan_core", description="gpuplan sizing engine")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -139,8 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
             load.add_argument("--concurrency", type=int, help="clients, each sending its next request when one ends")
             rate_help = "requests per second arriving at random (--arrival poisson or bursty)"
             load.add_argument("--request-rate", type=float, help=rate_help)
-    cal = sub.add_parser("calibrate", help="predicted vs measured on data/measurements.csv")
+    cal = sub.add_parser(
+        "calibrate", help="predicted vs measured on data/measurements.csv, or on your own benchmark file (--from)"
+    )
     cal.add_argument("--json", action="store_true")
+    _add_deployment_options(cal)
     cal.add_argument("--markdown", action="store_true", help="the error per regime as the README's table")
     cal.add_argument(
         "--write-serving",
@@ -175,7 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "calibrate" and args.write_serving:
             print(f"{api.write_serving_calibration():,} serving points written to data/serving_calibration.csv")
             return 0
-        if args.command == "calibrate":
+        if args.command == "calibrate" and args.from_file:
+            result = _calibrate_from(args)
+            text = cli_text.format_deployment(result)
+        elif args.command == "calibrate":
             result = api.calibration_report()
             text = cli_text.calibration_markdown(result) if args.markdown else cli_text.format_calibration(result)
         else:

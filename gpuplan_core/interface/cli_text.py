@@ -7,6 +7,7 @@ from ..common.text import counted
 from ..common.units import GB, GiB
 from ..report.calibration import CalibrationReport
 from ..report.cost import CostReport
+from ..report.deployment import DeploymentCalibration
 from ..results.memory import MemoryReport
 from ..results.perf import GpuPerf, NoFit, PerfReport
 from ..results.serving import ServeReport
@@ -103,6 +104,35 @@ def format_calibration(r: CalibrationReport) -> str:
         f"{len(r.serving_predicted_saturated)} points predicted beyond one replica: "
         + ", ".join(r.serving_predicted_saturated)
     )
+    return "\n".join(lines)
+
+
+def _cell(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.1f}"
+
+
+def format_deployment(r: DeploymentCalibration) -> str:
+    """calibrate --from FILE: each run predicted vs measured, the median errors, the fitted constants."""
+    lines = [f"{r.name} ({r.file_format}, {r.runs_read} runs)", *r.notes, ""]
+    head = f"{'run':>3} {'load':<14} {'metric':<16} {'measured':>10} {'defaults':>10} {'fitted':>10} {'held out':>10}"
+    lines.append(head)
+    lines += [
+        f"{x['run']:>3} {x['load']:<14} {x['metric']:<16} {_cell(x['measured']):>10} {_cell(x['before']):>10} "
+        f"{_cell(x['fitted']):>10} {_cell(x['held_out']):>10}"
+        for x in r.run_rows()
+    ]
+    lines += ["", "median |error|:"]
+    for row in r.error_rows():
+        lines.append("  " + "  ".join(f"{k}: {v:.1f}" if isinstance(v, float) else f"{k}: {v}" for k, v in row.items()))
+    fit = r.fit
+    if fit and r.profile:
+        factor = "identified" if fit.factor_identified else "not identified (fewer than 2 runs state a TPOT): 1"
+        lines += [
+            "",
+            f"fitted: request_in_s = {fit.request_in_s * 1e3:.1f} ms (from {fit.cost_fit_from} runs), "
+            f"decode_time_factor = {fit.decode_time_factor:.3f} ({factor})",
+            f"use it: --request-in-s {r.profile.request_in_s:g} --decode-time-factor {r.profile.decode_time_factor:g}",
+        ]
     return "\n".join(lines)
 
 

@@ -14,7 +14,9 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
 
+from ..common.errors import describe
 from ..pricing.store import content_hash
+from ..scenario.profile import DeploymentProfile, read_profile
 from ..scenario.scenario import Scenario
 from .record import INFERENCE, plain, same_value
 from .registry import DEFAULTS, INPUTS, USE_CASES, tokens_label
@@ -95,11 +97,16 @@ FILE_KIND = "gpuplan-scenario"
 
 
 def scenario_file(
-    values: Mapping[str, Any], sc: Scenario, page: str = "", pricing_file: tuple[str, str] | None = None
+    values: Mapping[str, Any],
+    sc: Scenario,
+    page: str = "",
+    pricing_file: tuple[str, str] | None = None,
+    profile: DeploymentProfile | None = None,
 ) -> str:
     """Every input (link form, defaults included), the page, and the resulting Scenario for reference. With
     ``pricing_file`` (its name and CSV text: the file ``pricefile`` names), the file itself too, so that the
-    scenario file prices with the same offers on a server that does not hold it."""
+    scenario file prices with the same offers on a server that does not hold it; with ``profile`` (the deployment
+    profile ``profile`` names), the profile itself, so that it answers calibrated there too."""
     v = {**DEFAULTS, **values}
     doc = {
         "kind": FILE_KIND,
@@ -111,7 +118,26 @@ def scenario_file(
     if pricing_file is not None:
         name, text = pricing_file
         doc["pricing_file"] = {"name": name, "sha256": content_hash(text), "csv": text}
+    if profile is not None:
+        doc["deployment_profile"] = profile.model_dump()
     return json.dumps(doc, indent=2)
+
+
+def scenario_profile(text: str | bytes) -> tuple[DeploymentProfile | None, list[str]]:
+    """The deployment profile a scenario file carries, or None; and a note when it is there but is not one (then
+    the scenario's ``profile`` is used as it is)."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None, []  # read_scenario_file says so
+    got = data.get("deployment_profile") if isinstance(data, dict) else None
+    if got is None:
+        return None, []
+    try:
+        return read_profile(json.dumps(got)), []
+    except (ValueError, TypeError) as exc:
+        why = describe(exc)
+        return None, [f"scenario file: 'deployment_profile' is not a deployment profile ({why}); it is not used"]
 
 
 def scenario_pricing_file(text: str | bytes) -> tuple[tuple[str, str] | None, list[str]]:

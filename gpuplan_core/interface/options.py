@@ -14,6 +14,7 @@ from .record import DEFAULT_JOB, INFERENCE
 # Pages with inputs of their own (url path -> title). They are in the link like every other input.
 PAGE_OVERVIEW, PAGE_COST, PAGE_COMPARE = "", "Cost", "Compare"
 PAGE_DATA = "Data"
+PAGE_PERF = "Performance"
 
 # ---- option lists and their labels ---------------------------------------------------------------
 

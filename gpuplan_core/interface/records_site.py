@@ -13,6 +13,7 @@ from .options import (
     PAGE_COST,
     PAGE_DATA,
     PAGE_OVERVIEW,
+    PAGE_PERF,
     SAME,
     SITE,
     _gpu_ids,
@@ -301,5 +302,17 @@ SITE_RECORDS: tuple[Input, ...] = (
         help="Set by an upload or a link loaded on Data & pricing: the first 16 hex digits of the file's sha256. The "
         "file is kept on this server (or the PostgreSQL database its hosts share), so a reload, a shared link or a "
         "report's live link prices with the same offers.",
+    ),
+    Input(
+        "profile",
+        "Your deployment profile on this server (its hash)",
+        "text",
+        page=PAGE_PERF,
+        default="",
+        max_chars=64,
+        help="Set by 'Use this profile' under Performance's 'Calibrate to your deployment': the first 16 hex digits "
+        "of the fitted profile's sha256. The profile (your deployment's request cost and decode factor) is kept on "
+        "this server, so a reload or a shared link answers calibrated; a link whose profile this server lacks says "
+        "so and answers uncalibrated.",
     ),
 )

@@ -64,6 +64,8 @@ class Replica:
     pa: PerfAssumptions = PerfAssumptions()
     engine: str = "vllm"
     kv_tokens_total: int | None = None  # tokens the KV cache holds; None: kv_sequences x (input + output)
+    request_in_s: float | None = None  # a calibrated deployment's fixed request cost; None: the engine's
+    decode_time_factor: float = 1.0  # a calibrated deployment's decode-step time over the predicted one
 
     @property
     def max_running(self) -> int:
@@ -122,4 +124,6 @@ def replica_for(
         kv,
         limits,
         engine=sc.assumptions.engine,
+        request_in_s=sc.assumptions.request_in_s,
+        decode_time_factor=sc.assumptions.decode_time_factor,
     ), note

@@ -21,7 +21,7 @@ preempted_reqs"), so a preempted sequence is not re-read into the cache it was j
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 Policy = Literal["decode_first", "prefill_first", "no_evict"]
@@ -146,6 +146,8 @@ class TokenRatio:
         return prompt_tokens + min(max_new, CLIP_MAX_NEW_TOKENS) < room
 
 
-def engine_loop(engine: str) -> EngineLoop:
-    """The scheduling policy and per-request costs of an engine (vLLM's for an unknown one)."""
-    return LOOPS.get(engine, LOOPS["vllm"])
+def engine_loop(engine: str, request_in_s: float | None = None) -> EngineLoop:
+    """The scheduling policy and per-request costs of an engine (vLLM's for an unknown one); ``request_in_s``: a
+    deployment's own fixed request cost in place of the engine's (a calibrated profile)."""
+    loop = LOOPS.get(engine, LOOPS["vllm"])
+    return loop if request_in_s is None else replace(loop, request_in_s=request_in_s)

@@ -136,9 +136,12 @@ def _prediction(
     load: float,
     engine: str,
     shape: tuple[str, str, float, int | None],
+    request_in_s: float | None = None,
+    decode_time_factor: float = 1.0,
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
-    counts it (all output tokens over the run's duration)."""
+    counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
+    calibrated deployment's constants (perf/deployment_fit.py; the defaults are the engine's own)."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for
     from .serving import Sim, serve
@@ -154,6 +157,8 @@ def _prediction(
         input_tokens=i,
         output_tokens=o,
         engine=engine,
+        request_in_s=request_in_s,
+        decode_time_factor=decode_time_factor,
     )
     try:
         r, _ = replica_for(sc)
@@ -206,9 +211,10 @@ def _predicted_value(row: dict, pred: dict | None) -> float | None:
     return pred[key] * (1e3 if row["unit"] == "ms" else 1.0)
 
 
-def predict_row(row: dict) -> dict | None:
+def predict_row(row: dict, request_in_s: float | None = None, decode_time_factor: float = 1.0) -> dict | None:
     """One published serving point predicted now, with the engines' request costs as they stand (None for a
-    burst's first-token time where the row does not state the burst's size)."""
+    burst's first-token time where the row does not state the burst's size); ``request_in_s`` and
+    ``decode_time_factor``: a calibrated deployment's constants in their place (perf/deployment_fit.py)."""
     load = float(row["load"])
     if (
         row["metric"] == "ttft"
@@ -228,6 +234,8 @@ def predict_row(row: dict) -> dict | None:
         load=load,
         engine=engine_of(row["engine"]),
         shape=shape_of(row),
+        request_in_s=request_in_s,
+        decode_time_factor=decode_time_factor,
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])

@@ -163,7 +163,7 @@ def simulate(
     return None, as soon as the measured requests' p95 first-token time is certain to exceed it (a capacity search
     only asks whether a rate meets its target; a run past the capacity would otherwise drain a growing queue)."""
     times = times or StepTimes(r)
-    loop = engine_loop(r.engine)
+    loop = engine_loop(r.engine, r.request_in_s)
     rng = random.Random(load.shape.seed)
     n = load.count()
     prompt, out = lengths(r, load.shape, n, rng)

@@ -61,6 +61,8 @@ class ReplicaQuestion:
     targets: tuple[float | None, float | None]
     traffic: bool
     pa: PerfAssumptions = PerfAssumptions()
+    request_in_s: float | None = None  # a calibrated deployment's own (perf/deployment_fit.py); None: the engine's
+    decode_time_factor: float = 1.0
 
     @property
     def wl(self) -> Workload:
@@ -205,7 +207,19 @@ def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
     )
     if not q.traffic:
         return ReplicaEval(static, alone.ttft_s, alone.tpot_s, q.batch / static.e2e_request_s, q.batch)
-    rep = Replica(q.model, q.gpu, wl, q.input_tokens, q.output_tokens, q.kv_sequences, q.limits, q.pa, engine=q.engine)
+    rep = Replica(
+        q.model,
+        q.gpu,
+        wl,
+        q.input_tokens,
+        q.output_tokens,
+        q.kv_sequences,
+        q.limits,
+        q.pa,
+        engine=q.engine,
+        request_in_s=q.request_in_s,
+        decode_time_factor=q.decode_time_factor,
+    )
     sim = _CountedSim(rep, q.shape)
     try:
         cap = capacity(rep, *q.targets, steps=sim)

@@ -106,6 +106,8 @@ def replica_question(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int,
         shape=shape_for(tr),
         targets=(tr.ttft_target_s, tr.tpot_target_s) if ask.interactive else (None, None),
         traffic=bool(tr.requests_per_day),
+        request_in_s=ask.assumptions.request_in_s,
+        decode_time_factor=ask.assumptions.decode_time_factor,
     )
 
 

@@ -203,6 +203,21 @@ class RuntimeAssumptions(Part):
     )
     spec_tokens: int = Field(4, ge=1, le=16, description="Tokens the draft proposes before each verification.")
     spec_acceptance: float = Field(0.7, ge=0, le=1, description="Share of drafted tokens the big model accepts.")
+    request_in_s: float | None = Field(
+        None,
+        ge=0,
+        le=10,
+        description="Your deployment's fixed cost per request before its first token (HTTP, tokenisation, "
+        "scheduling), fitted by calibrating to your own benchmark file (calibrate --from). None: the engine's "
+        "default (perf/schedulers.py).",
+    )
+    decode_time_factor: float = Field(
+        1.0,
+        ge=0.2,
+        le=5,
+        description="Your deployment's measured time per token over the predicted one: multiplies every "
+        "decode-only step, fitted by calibrating to your own benchmark file (calibrate --from). 1: as predicted.",
+    )
 
     def engine_limit_overrides(self) -> dict[str, int]:
         """The scheduler limits the user set (the rest keep the engine's defaults)."""

@@ -23,6 +23,7 @@ from gpuplan_core.interface.registry import (
     page_inputs,
     tokens_label,
 )
+from gpuplan_core.scenario.profile import PROFILE_FIELDS
 from gpuplan_core.scenario.scenario import FIELDS, Scenario, default_for, field_info
 
 
@@ -38,7 +39,8 @@ def test_every_scenario_field_a_user_can_set_has_exactly_one_record():
     for keys in shared.values():
         a, b = (next(i for i in SIDEBAR if i.key == k) for k in keys)
         assert not a.jobs & b.jobs
-    assert set(owners) == set(FIELDS)  # and every field is settable from the app
+    # and every field is settable from the app: a deployment profile's by the Performance page's profile
+    assert set(owners) | set(PROFILE_FIELDS) == set(FIELDS) and INPUTS["profile"].page == "Performance"
     assert len({i.key for i in RECORDS}) == len(RECORDS)  # keys (link parameters) are unique
 
 
@@ -126,7 +128,8 @@ def test_groups_and_pages():
     assert [i.key for i in page_inputs(PAGE_COST)] == ["market", "train_bill"]
     assert [i.key for i in page_inputs(PAGE_COMPARE)] == ["b_gpu", "b_weights", "b_kv", "b_gpus", "b_batch"]
     assert [i.key for i in page_inputs(PAGE_DATA)] == ["pricefile"]
-    assert all(i.page is None for i in SIDEBAR) and len(SIDEBAR) + 9 == len(RECORDS)
+    assert [i.key for i in page_inputs("Performance")] == ["profile"]
+    assert all(i.page is None for i in SIDEBAR) and len(SIDEBAR) + 10 == len(RECORDS)
 
 
 def test_compare_s_b_side_starts_as_a():
