@@ -38,14 +38,8 @@ def cost_report(
     if offers is None:
         report = _offers(pricing_path)
         offers = report.offers
-    table = cost_table(sc, offers, fixed_layout)
+    table = cost_table(sc, offers, fixed_layout)  # the scenario's GPU type only, when it sets one; cheapest run first
     rows = table.offers
-    if sc.parallelism.gpu:
-        from ..hardware.catalog import get_gpu
-
-        gid = get_gpu(sc.parallelism.gpu).gpu
-        rows = [r for r in rows if r.gpu == gid]
-    rows.sort(key=lambda r: r.run_cost_usd if r.run_cost_usd is not None else float("inf"))
     first = rows[0] if rows else None
     out: dict[str, Any] = {
         **model_summary(sc).model_dump(),

@@ -161,4 +161,3 @@ def test_the_route_does_not_count_what_the_value_never_reaches(warm):
     the tables (tables_cost.py) show the same rows but are not the chart."""
     files, _ = _route_to_chart({"model": "Llama-3.1-70B", "rpd": RPD + 1, "in": 8000})
     assert not {"gpuplan_core/plan/site.py", "gpuplan_ui/tables_cost.py", "gpuplan_core/scenario/parts.py"} & files
-

@@ -134,10 +134,10 @@ def _check_performance(params: dict) -> None:
     at = _open("app_pages/Performance.py", params)
     heads = _metrics(at)
     sentence = [*at.success, *at.info, *at.warning][0].value
-    if ans.shows_pick(sc) and sc.traffic.requests_per_day and ans.pick.tpot_s:
+    if ans.shows_pick(sc.parallelism) and sc.traffic.requests_per_day and ans.pick.tpot_s:
         assert heads["First token (p95 at peak)"] == ms(ans.pick.ttft_s)
         assert ans.pick.replicas == int(heads["Replicas for your traffic"].replace(",", ""))
-    for c in ans.checks if ans.shows_pick(sc) and sc.traffic.requests_per_day else ():
+    for c in ans.checks if ans.shows_pick(sc.parallelism) and sc.traffic.requests_per_day else ():
         assert c.met  # the answer's own figures meet every target
     target = sc.traffic.ttft_target_s if sc.job.serving == "interactive" else None
     ttft_shown = heads.get("First token (p95 at peak)") or heads.get("Time to first token")
@@ -251,7 +251,7 @@ def _check_performance_table(params: dict) -> None:
     from gpuplan_core import rate
 
     sc, ans = _answer(params)
-    if sc.job.mode != "inference" or ans.pick is None or ans.pick.ttft_s is None or not ans.shows_pick(sc):
+    if sc.job.mode != "inference" or ans.pick is None or ans.pick.ttft_s is None or not ans.shows_pick(sc.parallelism):
         return
     at = _open("app_pages/Performance.py", params)
     heads = _metrics(at)
