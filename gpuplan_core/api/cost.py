@@ -1,5 +1,7 @@
 """The money questions: per-offer cost (with the first row's energy, owning and price tiers), growth, the plan and
-the one answer. Re-exported by ``gpuplan_core.api``."""
+the one answer. Re-exported by ``gpuplan_core.api``.
+
+requests/day reaches the Cost page's chart through 10 files (traced, and listed, by tests/ui/test_cost_path.py)."""
 
 from __future__ import annotations
 

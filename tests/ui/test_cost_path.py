@@ -4,7 +4,7 @@ same calls the page makes (``cached.cost_views``, whose ``cheapest`` the page dr
 A value is followed, not a file list: the Scenario's ``Traffic.requests_per_day`` is the seed (every read of it is
 seen); a gpuplan function that reads it, or is handed an object that carries it, is on its route, and what that
 function returns carries it on, with every file it has passed through. An object passed on unchanged (the rows a
-module sorts and wraps) adds the file it is handed to. So a module that only re-wraps, or a view built in one file
+module sorts and wraps) adds the file it is handed to, and the file of a function on the route that hands it to another file. So a module that only re-wraps, or a view built in one file
 and reshaped in another, is counted; one that never touches the value is not. The question's other parts (the
 request, the formats) do not carry it, whatever they sit beside.
 
@@ -16,7 +16,7 @@ Today (Llama-3.1-70B, 50,000 requests a day of 8,000 input tokens), the route to
   plan/rent.py            rent(): the offer renting those replicas, the Pick's monthly_usd
   results/plan.py         Pick, InferenceCostRow (properties the ranking reads)
   plan/recommend.py       cost_table(): the row per offer, ranked
-  api/cost.py             cost_report(): the rows in the CostReport
+  api/cost.py             cost_report(): the rows in the CostReport (it composes; cost_table sorts and filters)
   gpuplan_ui/cached.py    cost_views(): the CostViews the page reads
   gpuplan_ui/figures_cost.py  cheapest_figure(): the bars
 and then app_pages/Cost.py draws ``views.cheapest``. The issue's goal is 8: the two that only hand things on are
@@ -97,12 +97,22 @@ class Route:
                 out |= self._given(item, depth - 1)
         return out or self.files(x) or set()
 
+    def _handed(self, x, by: str) -> None:
+        """``x`` (or a list's items) handed to another file by a function of ``by`` on the route: ``by`` counts."""
+        for item in x[:64] if isinstance(x, (list, tuple)) else (x,):
+            if (known := self.files(item)) is not None:
+                known.add(by)
+
     def profile(self, frame, event, arg) -> None:
         if event == "call" and (f := _file(frame.f_code)) is not None:
             code = frame.f_code
+            caller = frame.f_back
+            by = _file(caller.f_code) if caller is not None and id(caller) in self.frames else None
             given: set[str] = set()
             for name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
                 if name in frame.f_locals:
+                    if by is not None and by != f:
+                        self._handed(frame.f_locals[name], by)
                     given |= self._given(frame.f_locals[name])
             if given:
                 self.frames[id(frame)] = given | {f}
@@ -161,3 +171,17 @@ def test_the_route_does_not_count_what_the_value_never_reaches(warm):
     the tables (tables_cost.py) show the same rows but are not the chart."""
     files, _ = _route_to_chart({"model": "Llama-3.1-70B", "rpd": RPD + 1, "in": 8000})
     assert not {"gpuplan_core/plan/site.py", "gpuplan_ui/tables_cost.py", "gpuplan_core/scenario/parts.py"} & files
+
+
+def test_a_module_that_only_hands_the_rows_on_is_counted(warm, monkeypatch):
+    """The guard cannot be fooled by a hop that computes nothing: a relay (code of a gpuplan_ui file) that takes the
+    rows and hands them to the chart unchanged adds its file to the route."""
+    from gpuplan_ui import figures_cost
+
+    before, _ = _route_to_chart({"model": "Llama-3.1-70B", "rpd": RPD + 3, "in": 8000})
+    relay: dict = {}
+    source = "def relayed(rows, inference):\n    rows = list(rows)\n    return draw(rows, inference)\n"
+    exec(compile(source, str(ROOT / "gpuplan_ui" / "relay.py"), "exec"), {"draw": figures_cost.cheapest_figure}, relay)
+    monkeypatch.setattr(cached.figures_cost, "cheapest_figure", relay["relayed"])
+    after, _ = _route_to_chart({"model": "Llama-3.1-70B", "rpd": RPD + 4, "in": 8000})
+    assert after == before | {"gpuplan_ui/relay.py"}
