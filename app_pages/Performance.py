@@ -55,8 +55,8 @@ else:
         p = views.perf
         sv = cached.serving_views(key, gpu) if p.fits else None
         curve = None if sv is None else sv.curve
-        page.answer(perf_answer(p, curve, shown, ans if ans.shows_pick(sc) else None))
-        if ans.shows_pick(sc):
+        page.answer(perf_answer(p, curve, shown, ans if ans.shows_pick(sc.parallelism) else None))
+        if ans.shows_pick(sc.parallelism):
             st.caption(
                 f"This page shows the recommended layout ({fmt.md_escape(ans.memory_layout)}, "
                 f"{FORMATS[ans.pick.weights_format].label} weights); pick a GPU type or a tensor-parallel split in "

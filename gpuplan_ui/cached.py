@@ -196,7 +196,7 @@ def perf_catalog_views(sc_json: str, pricing_key: str, explore_formats: bool) ->
     at_load = bool(sc.traffic.requests_per_day)
     return CatalogViews(
         figure=figures_perf.latency_figure(rows, at_load),
-        table=_table(tables.perf_gpus(rows)),
+        table=_table(tables.perf_gpus(rows, at_load)),
         missing=missing,
         at_load=at_load,
     )

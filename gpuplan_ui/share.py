@@ -126,7 +126,8 @@ def report_html(sc: Scenario, values: dict[str, Any], pkey: str, explore: bool, 
         pv = cached.perf_views(skey, gpu)
         sv = cached.serving_views(skey, gpu) if pv.perf.fits else None
         curve = None if sv is None else sv.curve
-        answers.append(("Performance", perf_answer(pv.perf, curve, shown, ans if ans.shows_pick(sc) else None)))
+        pick = ans if ans.shows_pick(sc.parallelism) else None
+        answers.append(("Performance", perf_answer(pv.perf, curve, shown, pick)))
         if sv is not None:
             figs.append(("Performance", sv.ttft))
     cost = cached.cost_views(key, pkey).cost

@@ -206,8 +206,16 @@ def perf_phases(p: GpuPerf) -> pd.DataFrame:
     )
 
 
-def perf_gpus(rows: list[GpuAtLoad]) -> pd.DataFrame:
-    """One row per GPU type as the plan runs it at the scenario's load (api.gpus_at_load), the pick marked."""
+def perf_latency_headers(at_load: bool) -> tuple[str, str]:
+    """The per-GPU table's latency columns, named for what they hold: under traffic the p95 first token and the
+    mean time per token at the peak (GpuAtLoad), else the static batch's."""
+    return ("p95 TTFT (ms)", "mean TPOT (ms)") if at_load else ("TTFT (ms)", "TPOT (ms)")
+
+
+def perf_gpus(rows: list[GpuAtLoad], at_load: bool) -> pd.DataFrame:
+    """One row per GPU type as the plan runs it at the scenario's load (api.gpus_at_load), the pick marked;
+    ``at_load``: there is a traffic estimate (the headers say which latencies the rows hold)."""
+    ttft, tpot = perf_latency_headers(at_load)
     return pd.DataFrame(
         [
             {
@@ -215,8 +223,8 @@ def perf_gpus(rows: list[GpuAtLoad]) -> pd.DataFrame:
                 "layout": r.layout,
                 "replicas": r.replicas,
                 "weights": r.weights_format,
-                "TTFT (ms)": None if r.ttft_s is None else round(r.ttft_s * 1e3, 1),
-                "TPOT (ms)": None if r.tpot_s is None else round(r.tpot_s * 1e3, 2),
+                ttft: None if r.ttft_s is None else round(r.ttft_s * 1e3, 1),
+                tpot: None if r.tpot_s is None else round(r.tpot_s * 1e3, 2),
                 "tokens/s per user": round(1 / r.tpot_s, 1) if r.tpot_s else None,
                 "requests/s per replica": r.requests_per_s_per_replica,
                 "USD per month": r.monthly_usd,

@@ -1,5 +1,7 @@
 """The money questions: per-offer cost (with the first row's energy, owning and price tiers), growth, the plan and
-the one answer. Re-exported by ``gpuplan_core.api``."""
+the one answer. Re-exported by ``gpuplan_core.api``.
+
+requests/day reaches the Cost page's chart through 10 files (traced, and listed, by tests/ui/test_cost_path.py)."""
 
 from __future__ import annotations
 
@@ -38,14 +40,8 @@ def cost_report(
     if offers is None:
         report = _offers(pricing_path)
         offers = report.offers
-    table = cost_table(sc, offers, fixed_layout)
+    table = cost_table(sc, offers, fixed_layout)  # the scenario's GPU type only, when it sets one; cheapest run first
     rows = table.offers
-    if sc.parallelism.gpu:
-        from ..hardware.catalog import get_gpu
-
-        gid = get_gpu(sc.parallelism.gpu).gpu
-        rows = [r for r in rows if r.gpu == gid]
-    rows.sort(key=lambda r: r.run_cost_usd if r.run_cost_usd is not None else float("inf"))
     first = rows[0] if rows else None
     out: dict[str, Any] = {
         **model_summary(sc).model_dump(),

@@ -22,6 +22,7 @@ from ..model.presets import get_preset
 from .efficiency import PerfAssumptions
 from .predict import predict
 from .roofline import Workload
+from .serving_calibration import engine_of
 
 ASSUMED_LENGTHS = (128, 128)  # prompt / output where a benchmark does not state them
 
@@ -59,6 +60,8 @@ def predict_row(row: dict, pa: PerfAssumptions | None = None) -> float:
     wf, kvf = _fmt(row["weights_format"]), _fmt(row["kv_format"])
     eager = _is_eager(row)
     wl = Workload(weights_format=wf, kv_format=kvf, tp=tp, eager=eager)
+    # timed as a page times it: the step model with the measured engine's kernels where its tables cover the run
+    engine = None if eager else engine_of(row["framework"])
     batch = int(row["batch"] or 1)
     metric, unit = row["metric"], str(row["unit"])
     prompt = int(row["input_tokens"]) if not pd.isna(row["input_tokens"]) else ASSUMED_LENGTHS[0]
@@ -82,12 +85,16 @@ def predict_row(row: dict, pa: PerfAssumptions | None = None) -> float:
         )
         return memory_budget(m, req).per_gpu_bytes / 1e9
     if metric in ("prefill_time", "time_to_first_token"):
-        return predict(m, gpu, wl, batch, prompt, 1, pa=pa, with_compute_bound_batch=False).ttft_s * seconds
+        return (
+            predict(m, gpu, wl, batch, prompt, 1, pa=pa, with_compute_bound_batch=False, engine=engine).ttft_s * seconds
+        )
     if metric == "time_per_output_token":
-        return predict(m, gpu, wl, batch, prompt, 1, pa=pa, with_compute_bound_batch=False).tpot_s * seconds
+        return (
+            predict(m, gpu, wl, batch, prompt, 1, pa=pa, with_compute_bound_batch=False, engine=engine).tpot_s * seconds
+        )
     if metric == "output_tokens_per_s":
         batch = running_batch(row, m, gpu, wf, kvf, tp, batch=batch, tokens=prompt + output)
-    r = predict(m, gpu, wl, batch, prompt, output, pa=pa, with_compute_bound_batch=False)
+    r = predict(m, gpu, wl, batch, prompt, output, pa=pa, with_compute_bound_batch=False, engine=engine)
     if metric == "end_to_end_latency":
         return r.e2e_request_s * seconds
     if metric == "decode_tokens_per_s":

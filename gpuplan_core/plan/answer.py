@@ -13,15 +13,18 @@ target the scenario sets), with
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..common.text import ms
 from ..memory.budget import memory_budget
 from ..memory.request import pick_request
 from ..pricing.energy import EnergyReport, OwnReport, PriceTier
 from ..pricing.offers import Offer
 from ..results.plan import Pick, Plan, WhyStep
+from ..scenario.parts import Parallelism
 from ..scenario.scenario import Scenario
 from .recommend import cost_table, recommend, search
 from .site import pick_energy, pick_own, price_tiers
@@ -52,12 +55,13 @@ class TargetCheck(BaseModel):
         return f"{what} {_amount(self.target, self.unit)}"
 
     def text(self) -> str:
-        """'within the 2 s first-token target (1.2 s)', 'misses the 2 s first-token target by 0.5 s'."""
+        """'within the 2 s first-token target (1,200 ms)', 'misses the 2 s first-token target by 0.5 s'. The value
+        is printed as every headline prints it (a latency by ``common.text.ms``: 36.9 ms, not 37)."""
         t = f"the {_amount(self.target, self.unit)} {self.label} target"
         if self.value is None:
             return f"no prediction for {t}"
         if self.met:
-            return f"within {t} ({_amount(self.value, self.unit)})"
+            return f"within {t} ({ms(self.value) if self.unit == 's' else _amount(self.value, self.unit)})"
         return f"misses {t} by {_amount(-self.by, self.unit)}"
 
 
@@ -70,35 +74,43 @@ def _amount(x: float, unit: str) -> str:
     return f"{x * 1e3:,.0f} ms" if x >= 0.01 else f"{x * 1e3:,.1f} ms"
 
 
+@dataclass(frozen=True)
+class Targets:
+    """The targets an answer is checked against, as the search applies them: latency targets (p95 first token,
+    mean time per token, seconds) for interactive serving, the deadline (hours) for training; None: not set."""
+
+    ttft_s: float | None = None
+    tpot_s: float | None = None
+    deadline_hours: float | None = None
+
+    @classmethod
+    def of(cls, sc: Scenario) -> Targets:
+        if sc.job.mode != "inference":
+            return cls(deadline_hours=sc.training.deadline_hours)
+        if sc.job.serving == "interactive":
+            return cls(sc.traffic.ttft_target_s, sc.traffic.tpot_target_s)
+        return cls()
+
+
 def checks_of(
-    sc: Scenario, ttft_s: float | None = None, tpot_s: float | None = None, wall_hours: float | None = None
+    targets: Targets, ttft_s: float | None = None, tpot_s: float | None = None, wall_hours: float | None = None
 ) -> list[TargetCheck]:
-    """Every target the scenario sets, against predicted values (the same rule the search applies: latency targets
-    for interactive serving, the deadline for training)."""
+    """Every target set, against predicted values."""
     out = []
-    if sc.job.mode == "inference" and sc.job.serving == "interactive":
-        if sc.traffic.ttft_target_s:
-            out.append(
-                TargetCheck(name="ttft", label="first-token", target=sc.traffic.ttft_target_s, value=ttft_s, unit="s")
-            )
-        if sc.traffic.tpot_target_s:
-            out.append(
-                TargetCheck(
-                    name="tpot", label="time-per-token", target=sc.traffic.tpot_target_s, value=tpot_s, unit="s"
-                )
-            )
-    if sc.job.mode != "inference" and sc.training.deadline_hours:
+    if targets.ttft_s:
+        out.append(TargetCheck(name="ttft", label="first-token", target=targets.ttft_s, value=ttft_s, unit="s"))
+    if targets.tpot_s:
+        out.append(TargetCheck(name="tpot", label="time-per-token", target=targets.tpot_s, value=tpot_s, unit="s"))
+    if targets.deadline_hours:
         out.append(
-            TargetCheck(
-                name="deadline", label="deadline", target=sc.training.deadline_hours, value=wall_hours, unit="h"
-            )
+            TargetCheck(name="deadline", label="deadline", target=targets.deadline_hours, value=wall_hours, unit="h")
         )
     return out
 
 
-def target_checks(sc: Scenario, p: Pick) -> list[TargetCheck]:
-    """Every target the scenario sets, against one option."""
-    return checks_of(sc, p.ttft_s, p.tpot_s, p.wall_hours)
+def target_checks(targets: Targets, p: Pick) -> list[TargetCheck]:
+    """Every target set, against one option."""
+    return checks_of(targets, p.ttft_s, p.tpot_s, p.wall_hours)
 
 
 class Option(BaseModel):
@@ -139,20 +151,16 @@ class ScenarioAnswer(BaseModel):
     def gpus(self) -> int | None:
         return None if self.pick is None else self.pick.gpus
 
-    def shows_pick(self, sc: Scenario) -> bool:
-        """Do the detail views (Performance) describe the pick's layout? Yes unless the user picked another: a GPU
-        type other than the pick's, or a tensor/pipeline split of their own."""
+    def shows_pick(self, par: Parallelism) -> bool:
+        """Do the detail views (Performance) describe the pick's layout? Yes unless the user picked another (the
+        scenario's ``par``): a GPU type other than the pick's, or a tensor/pipeline split of their own."""
         p = self.pick
-        return (
-            p is not None
-            and (sc.parallelism.gpu is None or sc.parallelism.gpu == p.gpu)
-            and (sc.parallelism.tp, sc.parallelism.pp) == (1, 1)
-        )
+        return p is not None and (par.gpu is None or par.gpu == p.gpu) and (par.tp, par.pp) == (1, 1)
 
     def detail_scenario(self, sc: Scenario) -> Scenario:
         """The scenario the detail views describe: at the pick's GPU, layout and weights format (``shows_pick``),
         else the user's own."""
-        if not self.shows_pick(sc):
+        if not self.shows_pick(sc.parallelism):
             return sc
         p = self.pick
         return sc.with_(gpu=p.gpu, tp=p.tp, pp=p.pp, gpus=p.tp * p.pp, weights_format=p.weights_format)
@@ -207,11 +215,11 @@ def _differs(ans: Pick | None, p: Pick, checks: list[TargetCheck]) -> str:
     return ", ".join(parts) or f"another offer of the same GPUs ({p.offer_id})"
 
 
-def _alternatives(sc: Scenario, ans: Pick | None, rows: list[Pick]) -> list[Option]:
-    """The cheapest always-on option and the cheapest per run among those that meet every target (or, when none
-    does, the cheapest of all, labelled with what it misses)."""
+def _alternatives(targets: Targets, serving: bool, ans: Pick | None, rows: list[Pick]) -> list[Option]:
+    """The cheapest always-on option (``serving``) and the cheapest per run among those that meet every target (or,
+    when none does, the cheapest of all, labelled with what it misses)."""
     out = []
-    if sc.job.mode == "inference":
+    if serving:
         roles = (("cheapest always-on", "monthly_usd"), ("cheapest per run", "run_cost_usd"))
     else:
         roles = (("cheapest per run", "run_cost_usd"),)
@@ -219,7 +227,7 @@ def _alternatives(sc: Scenario, ans: Pick | None, rows: list[Pick]) -> list[Opti
         priced = [r for r in rows if getattr(r, key) is not None]
         if not priced:
             continue
-        checked = [(r, target_checks(sc, r)) for r in priced]
+        checked = [(r, target_checks(targets, r)) for r in priced]
         ok = [(r, c) for r, c in checked if all(x.met for x in c)]
         r, c = min(ok or checked, key=lambda rc: (getattr(rc[0], key), rc[0].offer_id, rc[0].layout))  # ties: by id
         out.append(Option(role=role, pick=r, checks=c, differs=_differs(ans, r, c)))
@@ -235,6 +243,7 @@ def answer(
     plan = recommend(sc, offers, explore_formats=explore_formats, found=None if explore_formats else found)
     rows = list(cost_table(sc, offers, found=found).offers) if rows is None else list(rows)
     top = plan.picks[0] if plan.picks else None
+    targets = Targets.of(sc)
     out = ScenarioAnswer(
         model=plan.model,
         mode=plan.mode,
@@ -244,13 +253,13 @@ def answer(
         near_misses=plan.near_misses,
         message=plan.message,
         plan=plan,
-        alternatives=_alternatives(sc, top, rows),
+        alternatives=_alternatives(targets, sc.job.mode == "inference", top, rows),
     )
     if top is not None:
         out.cost_usd = top.monthly_usd if top.monthly_usd is not None else top.run_cost_usd
         out.cost_per = "month" if top.monthly_usd is not None else "run"
         out.memory_per_gpu_bytes, out.memory_layout = _pick_memory(sc, top)
-        out.checks = target_checks(sc, top)
+        out.checks = target_checks(targets, top)
         out.energy = pick_energy(sc, top)
         out.own = pick_own(sc, top)
         out.price_tiers = price_tiers(sc, top, offers)

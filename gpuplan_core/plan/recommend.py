@@ -27,8 +27,9 @@ from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
 from ..results.plan import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan, Rejected, TrainingCostRow, layout_label
 from ..scenario.deployment import Pricing
+from ..scenario.parts import Job, Parallelism
 from ..scenario.scenario import Scenario
-from .search import Found, binding_constraint, inference_candidates
+from .search import Found, ServingAsk, binding_constraint, inference_candidates
 from .training import TrainingCandidate, training_message
 from .training_search import training_candidates
 from .why import why_inference, why_training
@@ -67,9 +68,10 @@ def filter_offers(offers: list[Offer], pricing: Pricing, gpu: str | None, intera
     return out
 
 
-def _offers_for(offers: list[Offer], sc: Scenario) -> list[Offer]:
-    interactive = sc.job.mode == "inference" and sc.job.serving == "interactive"
-    return filter_offers(offers, sc.pricing, sc.parallelism.gpu, interactive)
+def _offers_for(offers: list[Offer], job: Job, pricing: Pricing, par: Parallelism) -> list[Offer]:
+    """The offers the scenario's filters keep (``filter_offers``), for its job."""
+    interactive = job.mode == "inference" and job.serving == "interactive"
+    return filter_offers(offers, pricing, par.gpu, interactive)
 
 
 def _training_pick(c: TrainingCandidate) -> Pick:
@@ -128,16 +130,16 @@ def _band_text(moe: bool, gpu: str, fmt: str | None = None, eager: bool = False,
     return f"TTFT {b['ttft_s'].short}, TPOT {b['tpot_s'].short}"
 
 
-def _with_band(sc: Scenario, m: ModelArch, p: Pick) -> Pick:
+def _with_band(ask: ServingAsk, m: ModelArch, p: Pick) -> Pick:
     """The pick (a copy) with the error band of its latencies: serving under load where there is traffic, else
     the static batch's regime (GPU generation x format)."""
     if p.ttft_s is None:
         return p
-    if sc.traffic.requests_per_day:
+    if ask.traffic.requests_per_day:
         text = _band_text(m.is_moe, p.gpu)
     else:
-        eager = workload_for(sc.formats, sc.assumptions, sc.parallelism.tp, sc.parallelism.pp).eager
-        text = _band_text(m.is_moe, p.gpu, p.weights_format, eager, sc.request.batch_or_one)
+        eager = workload_for(ask.formats, ask.assumptions, ask.parallelism.tp, ask.parallelism.pp).eager
+        text = _band_text(m.is_moe, p.gpu, p.weights_format, eager, ask.request.batch_or_one)
     return p.model_copy(update={"error_band": text})
 
 
@@ -187,7 +189,7 @@ def recommend(
     m = sc.model()
     unit = "USD per month (always-on or serverless)" if sc.job.mode == "inference" else "USD per training run"
     plan = Plan(model=m.name, mode=sc.job.mode, unit=unit)
-    offers = _offers_for(offers, sc)
+    offers = _offers_for(offers, sc.job, sc.pricing, sc.parallelism)
     if not offers:
         plan.message = "No offers match the pricing filters (GPU, billing, provider): widen them in the sidebar."
         return plan
@@ -206,8 +208,9 @@ def recommend(
     training_job = sc.job.mode != "inference"
     ok, ranked, near = _ranked(cands, top, per_gpu_type=training_job and not sc.parallelism.gpu)
     picks = _explain(ok, ranked, sc.formats.weights_format, training_job)
-    plan.picks = [_with_band(sc, m, p) for p in picks]
-    plan.near_misses = [_with_band(sc, m, p) for p in near]
+    ask = ServingAsk.of(sc)
+    plan.picks = [_with_band(ask, m, p) for p in picks]
+    plan.near_misses = [_with_band(ask, m, p) for p in near]
     plan.rejected = [r.model_dump() for r in rejected]
     plan.candidates = len(cands)
     if picks and sc.job.mode == "inference":
@@ -228,15 +231,13 @@ def recommend(
 
 
 def _own_training_layout(
-    sc: Scenario, cands: list[TrainingCandidate]
+    par: Parallelism, deadline_hours: float | None, cands: list[TrainingCandidate]
 ) -> tuple[list[TrainingCandidate], list[Rejected]]:
     """The candidates (priced without a deadline) that run the scenario's own layout: its GPU count, tp, pp and ZeRO
     stage, the deadline judged on that count; the others rejected (their GPU type needs another layout)."""
     own, rejected = [], []
     for c in cands:
-        par = sc.parallelism
         if (c.gpus, c.tp, c.pp) != (par.gpus, par.tp, par.pp) or (not par.zero_auto and c.zero_stage != par.zero_stage):
-            par = sc.parallelism
             why = (
                 f"does not fit at the scenario's layout ({par.gpus} GPUs, TP {par.tp}, PP {par.pp}, "
                 f"ZeRO-{par.zero_stage})"
@@ -247,12 +248,12 @@ def _own_training_layout(
                     why,
                     c.weights_format,
                     c.offer.offer_id,
-                    layout_label(c.gpu, sc.parallelism.tp, sc.parallelism.pp),
+                    layout_label(c.gpu, par.tp, par.pp),
                 )
             )
             continue
-        if sc.training.deadline_hours and c.wall_hours > sc.training.deadline_hours * 1.0001:
-            c.misses = [f"{c.wall_hours:,.0f} h > deadline {sc.training.deadline_hours:,.0f} h"]
+        if deadline_hours and c.wall_hours > deadline_hours * 1.0001:
+            c.misses = [f"{c.wall_hours:,.0f} h > deadline {deadline_hours:,.0f} h"]
         own.append(c)
     return own, rejected
 
@@ -261,23 +262,23 @@ def search(sc: Scenario, offers: list[Offer]) -> Found:
     """The serving search of the scenario's offers (its filters) in its own weights format: what ``recommend``
     and ``cost_table`` both rank, computed once by a caller that needs both (plan/answer.py)."""
     fmt = get_format(sc.formats.weights_format).name
-    return inference_candidates(sc.model(), sc, _offers_for(offers, sc), [fmt])
+    return inference_candidates(sc.model(), sc, _offers_for(offers, sc.job, sc.pricing, sc.parallelism), [fmt])
 
 
-def _inference_rows(sc: Scenario, m: ModelArch, offers: list[Offer], fixed_layout: bool, found: Found | None):
+def _inference_rows(ask: ServingAsk, m: ModelArch, offers: list[Offer], found: Found) -> CostTable:
     """Per offer, its best serving configuration (the plan's order: meets the targets first, then the cheapest, of
-    equal prices the faster), with a run: a day's requests as one batch job on its replicas, or an hour."""
-    fmt = get_format(sc.formats.weights_format).name
-    cands, rejected, _ = found or inference_candidates(m, sc, offers, [fmt], fixed=fixed_layout)
+    equal prices the faster), with a run: a day's requests as one batch job on its replicas, or an hour. The rows
+    come cheapest run first."""
+    cands, rejected, _ = found
     best: dict[str, Pick] = {}
     for p in sorted(cands, key=lambda p: (bool(p.misses), p.rank_cost, p.ttft_s)):
         best.setdefault(p.offer_id, p)
     by_id = {o.offer_id: o for o in offers}
     rows, serverless = [], []
-    rpd = sc.traffic.requests_per_day
+    rpd, pricing = ask.traffic.requests_per_day, ask.pricing
     for p in best.values():
         o = by_id[p.offer_id]
-        p = _with_band(sc, m, p)
+        p = _with_band(ask, m, p)
         if o.is_serverless:  # no per-run cluster: the serverless table
             serverless.append(p)
             continue
@@ -285,7 +286,7 @@ def _inference_rows(sc: Scenario, m: ModelArch, offers: list[Offer], fixed_layou
             runtime, gpus = rpd / (p.requests_per_s_per_replica * p.replicas), p.replica_gpus * p.replicas
         else:
             runtime, gpus = SECONDS_PER_HOUR, p.replica_gpus
-        rc = run_cost(o, gpus, runtime, sc.pricing.spot_restart_overhead, sc.pricing.hours_per_month)
+        rc = run_cost(o, gpus, runtime, pricing.spot_restart_overhead, pricing.hours_per_month)
         rows.append(
             InferenceCostRow(
                 **dict(p) | {"run_cost_usd": rc.run_cost_usd},
@@ -295,6 +296,7 @@ def _inference_rows(sc: Scenario, m: ModelArch, offers: list[Offer], fixed_layou
                 notes=rc.notes,
             )
         )
+    rows.sort(key=lambda r: r.run_cost_usd if r.run_cost_usd is not None else math.inf)
     return CostTable(offers=rows, serverless=serverless, rejected=rejected)
 
 
@@ -308,13 +310,17 @@ def cost_table(
     training, its GPU count at its tp, pp and ZeRO stage, not more GPUs to meet a deadline. ``found``: as
     ``recommend``'s (not with ``fixed_layout``)."""
     m = sc.model()
-    offers = _offers_for(offers, sc)
+    offers = _offers_for(offers, sc.job, sc.pricing, sc.parallelism)
     if sc.job.mode == "inference":
-        return _inference_rows(sc, m, offers, fixed_layout, None if fixed_layout else found)
+        if fixed_layout or found is None:
+            found = inference_candidates(
+                m, sc, offers, [get_format(sc.formats.weights_format).name], fixed=fixed_layout
+            )
+        return _inference_rows(ServingAsk.of(sc), m, offers, found)
     job = sc.with_(deadline_hours=None) if fixed_layout else sc
     cands, rejected, summary = training_candidates(m, job, offers)
     if fixed_layout:
-        cands, not_own = _own_training_layout(sc, cands)
+        cands, not_own = _own_training_layout(sc.parallelism, sc.training.deadline_hours, cands)
         rejected += not_own
     training_rows = [
         TrainingCostRow(
@@ -326,6 +332,7 @@ def cost_table(
         for c in cands
         if not c.alternative_to  # the nearest count that runs, not the count asked: a near miss of the plan, not a row
     ]
+    training_rows.sort(key=lambda r: r.run_cost_usd if r.run_cost_usd is not None else math.inf)
     cheapest = min(training_rows, key=lambda r: r.run_cost_usd or math.inf, default=None)
     summary["mfu"] = cheapest.mfu if cheapest is not None else summary.get("mfu")
     return CostTable(offers=training_rows, rejected=rejected, **summary)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..common.text import counted, figure, gb, ms, pct, rate, usd
-from ..plan.answer import ScenarioAnswer, checks_of
+from ..plan.answer import ScenarioAnswer, Targets, checks_of
 from ..results.perf import GpuPerf, NoFit
 from ..results.serving import ServingCurve
 from ..scenario.scenario import Scenario
@@ -90,7 +90,7 @@ def perf_answer(
         ttft_label, ttft_help = "First token (p95 at peak)", "The wait before the answer starts, for 95% of requests"
     else:
         ttft, tpot = p.ttft_s, p.tpot_s
-        checks = checks_of(sc, ttft, tpot)
+        checks = checks_of(Targets.of(sc), ttft, tpot)
         users = "the user" if p.batch == 1 else f"each of {p.batch:,} users"
         sentence = (
             f"On {where} the first token arrives after {ms(ttft)} and {users} then gets "

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from gpuplan_core import api, gb, load_pricing, ms, read_link, to_scenario, usd
+from gpuplan_ui.tables import perf_latency_headers
 from tests.ui.apptest import open_page
 
 OFFERS = load_pricing().offers
@@ -134,10 +135,10 @@ def _check_performance(params: dict) -> None:
     at = _open("app_pages/Performance.py", params)
     heads = _metrics(at)
     sentence = [*at.success, *at.info, *at.warning][0].value
-    if ans.shows_pick(sc) and sc.traffic.requests_per_day and ans.pick.tpot_s:
+    if ans.shows_pick(sc.parallelism) and sc.traffic.requests_per_day and ans.pick.tpot_s:
         assert heads["First token (p95 at peak)"] == ms(ans.pick.ttft_s)
         assert ans.pick.replicas == int(heads["Replicas for your traffic"].replace(",", ""))
-    for c in ans.checks if ans.shows_pick(sc) and sc.traffic.requests_per_day else ():
+    for c in ans.checks if ans.shows_pick(sc.parallelism) and sc.traffic.requests_per_day else ():
         assert c.met  # the answer's own figures meet every target
     target = sc.traffic.ttft_target_s if sc.job.serving == "interactive" else None
     ttft_shown = heads.get("First token (p95 at peak)") or heads.get("Time to first token")
@@ -251,7 +252,7 @@ def _check_performance_table(params: dict) -> None:
     from gpuplan_core import rate
 
     sc, ans = _answer(params)
-    if sc.job.mode != "inference" or ans.pick is None or ans.pick.ttft_s is None or not ans.shows_pick(sc):
+    if sc.job.mode != "inference" or ans.pick is None or ans.pick.ttft_s is None or not ans.shows_pick(sc.parallelism):
         return
     at = _open("app_pages/Performance.py", params)
     heads = _metrics(at)
@@ -259,14 +260,15 @@ def _check_performance_table(params: dict) -> None:
     assert heads[label] == ms(ans.pick.ttft_s)
     if sc.traffic.requests_per_day and ans.pick.tpot_s:
         assert heads["Tokens/s per user"] == rate(1 / ans.pick.tpot_s, "")
-    table = next(d.value for d in at.dataframe if "TTFT (ms)" in d.value.columns and "layout" in d.value.columns)
+    ttft, tpot = perf_latency_headers(bool(sc.traffic.requests_per_day))  # p95 and mean under traffic: so labelled
+    table = next(d.value for d in at.dataframe if ttft in d.value.columns and "layout" in d.value.columns)
     rows = table[table["GPU"] == f"{ans.pick.gpu} (the pick)"]
     assert len(rows) == 1, list(table["GPU"])
     row = rows.iloc[0]
     assert row["layout"] == ans.pick.layout and int(row["replicas"]) == ans.pick.replicas
-    assert float(row["TTFT (ms)"]) == pytest.approx(ans.pick.ttft_s * 1e3, rel=5e-3)
+    assert float(row[ttft]) == pytest.approx(ans.pick.ttft_s * 1e3, rel=5e-3)
     if ans.pick.tpot_s:
-        assert float(row["TPOT (ms)"]) == pytest.approx(ans.pick.tpot_s * 1e3, rel=5e-3)
+        assert float(row[tpot]) == pytest.approx(ans.pick.tpot_s * 1e3, rel=5e-3)
 
 
 @SETTINGS
@@ -302,3 +304,19 @@ def test_the_memory_pages_gpu_table_row_of_the_answer_is_the_answers_memory():
     assert "the answer" in row["layout search: note"]
     assert float(row["memory per GPU there (GB)"]) == round(ans.memory_per_gpu_bytes / 1e9, 1) == 54.1
     assert next(m.value for m in at.metric if m.label == "Memory per GPU") == gb(ans.memory_per_gpu_bytes)
+
+
+def test_the_overviews_targets_print_the_latencies_as_the_headlines_do():
+    """One rounding rule for a figure: the Overview's "Targets:" line prints the pick's p95 first token and time per
+    token as the Performance headline does (``ms``: 36.9 ms, never a second rounding to 37 ms), and the per-GPU
+    table names what its latency columns hold under traffic (p95 first token, mean time per token)."""
+    params = {"model": "Llama-3.1-70B", "rpd": "50000"}
+    sc, ans = _answer(params)
+    p = ans.pick
+    assert p is not None and p.tpot_s and ans.checks
+    caption = next(c.value for c in _open("app_pages/overview.py", params).caption if c.value.startswith("Targets:"))
+    assert f"({ms(p.ttft_s)})" in caption and f"({ms(p.tpot_s)})" in caption, caption
+    at = _open("app_pages/Performance.py", params)
+    assert f"({ms(p.tpot_s)} per token" in [*at.success, *at.info, *at.warning][0].value
+    table = next(d.value for d in at.dataframe if "layout" in d.value.columns and "GPU" in d.value.columns)
+    assert {"p95 TTFT (ms)", "mean TPOT (ms)"} <= set(table.columns) and "TTFT (ms)" not in table.columns

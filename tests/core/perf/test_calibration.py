@@ -182,3 +182,19 @@ def test_throughput_run_larger_than_the_kv_cache_runs_in_waves():
 def test_measurement_units_are_known():
     df = pd.read_csv(DATA_DIR / "measurements.csv")
     assert set(df["unit"]) <= {"ms", "s", "tokens/s", "tokens/s/GPU", "tokens", "GB"}
+
+
+def test_a_static_band_measures_the_prediction_a_page_shows():
+    """The static bands' residuals are the step model's as the pages run it: with the measured engine's kernels
+    where its tables cover the run (here vLLM on 4 x H100, Llama-3.1-70B: 0.53 s against the roofline kernels'
+    0.62 s, measured 0.558 s), so a band describes the figure beside it, not a second model of it."""
+    from gpuplan_core.perf.calibration import predict_row
+    from gpuplan_core.perf.predict import predict
+
+    row = load_measurements().set_index("id").loc["pr23197-h100x4-l33-70b-bf16-b1"].to_dict()
+    m, gpu = get_preset("Llama-3.1-70B"), get_gpu("H100-SXM")
+    wl = Workload(weights_format="bf16", kv_format="bf16", tp=4)
+    shown = predict(m, gpu, wl, 1, 256, 32, with_compute_bound_batch=False, engine="vllm").e2e_request_s
+    roofline_alone = predict(m, gpu, wl, 1, 256, 32, with_compute_bound_batch=False).e2e_request_s
+    assert predict_row(row) == pytest.approx(shown, rel=1e-12)
+    assert abs(shown / roofline_alone - 1) > 0.05  # the tables cover it: the two differ, and the band follows the first

@@ -73,11 +73,12 @@ def test_an_alternative_that_misses_a_target_says_by_how_much():
 @pytest.mark.parametrize(
     ("target", "value", "text"),
     [
-        (2.0, 1.2, "within the 2 s first-token target (1.2 s)"),
+        (2.0, 1.2, "within the 2 s first-token target (1,200 ms)"),
         (2.0, 2.517, "misses the 2 s first-token target by 517 ms"),
         (2.0, 3.5, "misses the 2 s first-token target by 1.5 s"),
-        (0.1, 0.0443, "within the 100 ms first-token target (44 ms)"),
+        (0.1, 0.0443, "within the 100 ms first-token target (44.3 ms)"),
         (0.3, 0.45, "misses the 300 ms first-token target by 150 ms"),
+        (0.1, 0.0369, "within the 100 ms first-token target (36.9 ms)"),  # as the headline: ms(0.0369), not "37 ms"
     ],
 )
 def test_target_text(target, value, text):
