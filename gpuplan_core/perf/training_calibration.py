@@ -132,8 +132,8 @@ def run_layout(row) -> tuple[ModelArch, object, StepLayout]:
         gpus_per_node=72 if nvl72 else 8,
         inter_node_gbit_s_per_gpu=GBIT_PER_GPU.get(gpu.architecture, 400.0),
         packed_example_tokens=packed_example_tokens(notes),
-        kernels=kernel_stack(str(row.framework)),
-        tp_comm_overlap=tp_overlapped(str(row.framework), notes),
+        kernels=kernel_stack(str(getattr(row, "framework", ""))),
+        tp_comm_overlap=tp_overlapped(str(getattr(row, "framework", "")), notes),
     )
     return m, gpu, lay
 
