@@ -125,9 +125,13 @@ def test_packed_examples_scale_only_the_attention_by_their_length():
 def test_the_kernel_stack_sets_attention_elementwise_and_the_hidden_share_of_tensor_parallel_traffic():
     """Megatron-Core with Transformer Engine and PyTorch FSDP each read their own attention efficiency and
     elementwise traffic; overlapped tensor-parallel all-reduces expose (1 - the stack's overlap share) of their time."""
-    eff = TrainingEfficiency(attention_efficiency=0.2, attention_efficiency_by_kernels={"megatron": 0.4},
-                             elementwise_bytes_per_token_layer=100, elementwise_by_kernels={"megatron": 25},
-                             tp_overlap_by_kernels={"megatron": 0.75})  # fmt: skip
+    eff = TrainingEfficiency(
+        attention_efficiency=0.2,
+        attention_efficiency_by_kernels={"megatron": 0.4},
+        elementwise_bytes_per_token_layer=100,
+        elementwise_by_kernels={"megatron": 25},
+        tp_overlap_by_kernels={"megatron": 0.75},
+    )
     base = dict(gpus=8, tp=8, micro_batch=1, seq_len=4096, global_batch_tokens=8 * 4096)
     torch = training_step(M, H100, StepLayout(**base), eff)
     mega = training_step(M, H100, StepLayout(**base, kernels="megatron"), eff)
