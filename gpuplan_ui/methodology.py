@@ -229,11 +229,14 @@ the answer to their scenario.
   **held out, {t.speed_line}**; a fixed MFU of 0.40 on the same held-out runs is
   {t.speed_fixed_mfu_median:.0%} off at the median. With each source (repository or paper) left out in turn, the
   constants fitted on the others' runs (`python -m bench.fit_training_sources`), the median |error| is
-  {t.speed_by_source}: above the 12% aimed at, since a source's own framework, cluster and way of counting are
-  then never in the fit. The band shown beside a predicted MFU is the held-out 80th
-  percentile, ±{t.speed_band:.0%}. Mixture of experts: the routed experts' grouped GEMMs at one fitted efficiency
-  and expert parallelism's all-to-all (dispatch and combine, forward and backward): {t.speed_moe_median:.0%} off at
-  the median on {t.speed_moe_points} held-out runs, band ±{t.speed_moe_band:.0%}.
+  {t.speed_by_source}: within the 12% aimed at for dense pre-training and fine-tuning. Attention efficiency,
+  elementwise traffic and the hidden share of tensor-parallel traffic are fitted per kernel stack (Megatron-Core
+  with Transformer Engine, or PyTorch FSDP; the planner assumes the latter), and the GEMM ceiling and FP8 speedup
+  of H100 and B200 are measured kernels' (aiconfigurator-core's tables), not fitted. The band shown beside a
+  predicted MFU is the held-out 80th percentile, ±{t.speed_band:.0%}. Mixture of experts: the routed experts'
+  grouped GEMMs at one fitted efficiency and expert parallelism's all-to-all (dispatch and combine, forward and
+  backward): {t.speed_moe_median:.0%} off at the median on {t.speed_moe_points} held-out runs, band
+  ±{t.speed_moe_band:.0%}.
 - **The recommendation**: the least expensive configuration that fits the complete memory budget and meets the
   latency (p95 TTFT, mean TPOT) or completion-time target (seed 000). Pay for compute when arithmetic limits the
   job, for bandwidth when moving data limits token generation.

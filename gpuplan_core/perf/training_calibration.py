@@ -86,6 +86,20 @@ def _num(x, default):
     return default if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
+def kernel_stack(framework: str) -> str:
+    """A run's kernel stack (StepLayout.kernels): 'megatron' for Megatron-Core (NeMo, Megatron-Bridge: Transformer
+    Engine's fused attention, norms and casts), 'pytorch' for PyTorch FSDP frameworks (llm-foundry, torchtitan)."""
+    return "megatron" if "Megatron-Core" in framework else "pytorch"
+
+
+def tp_overlapped(framework: str, notes: str) -> bool:
+    """Whether a run overlaps its tensor-parallel collectives with the GEMMs: Megatron-Core's performance recipes do
+    (NVIDIA/NeMo nemo/collections/llm/recipes/llama3_70b.py @0189a3b pretrain_recipe_performance:
+    MegatronCommOverlapCallback(tp_comm_overlap=True); Megatron-Bridge's CommOverlapConfig(tp_comm_overlap=True)),
+    torchtitan where its notes say async TP."""
+    return kernel_stack(framework) == "megatron" or "async tp" in notes.lower().replace("asynctp", "async tp")
+
+
 def run_layout(row) -> tuple[ModelArch, object, StepLayout]:
     """The run as its publisher laid it out."""
     m, gpu = run_model(row.model), get_gpu(row.gpu)
@@ -118,6 +132,8 @@ def run_layout(row) -> tuple[ModelArch, object, StepLayout]:
         gpus_per_node=72 if nvl72 else 8,
         inter_node_gbit_s_per_gpu=GBIT_PER_GPU.get(gpu.architecture, 400.0),
         packed_example_tokens=packed_example_tokens(notes),
+        kernels=kernel_stack(str(getattr(row, "framework", ""))),
+        tp_comm_overlap=tp_overlapped(str(getattr(row, "framework", "")), notes),
     )
     return m, gpu, lay
 
@@ -140,6 +156,8 @@ class RunError:
     predicted: float
     source: str = ""  # the repository or paper (source_key)
     architecture: str = ""  # the GPU's generation (Ampere, Hopper, Blackwell)
+    kernels: str = ""  # the run's kernel stack (StepLayout.kernels)
+    tp_overlapped: bool = False  # tensor parallel with its collectives overlapped (StepLayout.tp_comm_overlap)
 
     @property
     def error(self) -> float:
@@ -159,7 +177,20 @@ def run_errors(eff: TrainingEfficiency, mfu: float | None = None) -> list[RunErr
             pred = pred * mfu / step.mfu
         reg, src = regime_of(row, m), source_key(row.source)
         measured = float(row.tokens_per_s_per_gpu)
-        out.append(RunError(row.id, row.publisher, reg, held_out(row.id), measured, pred, src, gpu.architecture))
+        out.append(
+            RunError(
+                run_id=row.id,
+                publisher=row.publisher,
+                regime=reg,
+                held_out=held_out(row.id),
+                measured=measured,
+                predicted=pred,
+                source=src,
+                architecture=gpu.architecture,
+                kernels=lay.kernels,
+                tp_overlapped=lay.tp > 1 and lay.tp_comm_overlap,
+            )
+        )
     return out
 
 

@@ -5,16 +5,20 @@ step (global batch / (b x dp)):
 
     matmuls      = (2 forward + 4 backward, 2 with a frozen base + recompute) x matmul params / (tp pp) x b s
                    / (dense peak x GEMM efficiency(h / tp))          GEMM efficiency = e_max x w / (w + w_half)
+                   (e_max and the FP8 speedup per GPU generation measured where data/kernel_times has the GPU)
     attention    = 4 x layers / pp x s x (heads x head_dim) / tp / cp x b s x (1 forward + 2.5 backward + recompute)
                    / 2 (causal) / (BF16 peak x attention efficiency); examples packed into a sequence attend
                    within themselves: s is then an example's length (data/training_packed_samples.json)
+    kernel stack = attention efficiency, elementwise traffic and tensor-parallel overlap differ by stack: Megatron-Core
+                   with Transformer Engine ('megatron') or PyTorch FSDP with FlashAttention ('pytorch', the default)
     elementwise  = norms, activations, rotary, residuals: bytes moved per token per layer / HBM bandwidth
     context par. = ring attention: each rank passes its keys and values (b s / cp x 2 kv-width x 2 bytes) to the
                    next cp - 1 times per layer, forward and twice in backward; not hidden
     experts      = MoE: the routed experts' matmuls at the width of one expert x a fitted MoE efficiency; with
                    expert parallelism, 4 all-to-alls of b s x k x h x 2 bytes per MoE layer (dispatch, combine,
                    forward and backward)
-    tensor par.  = 2 all-reduces of b s h x 2 bytes per layer forward, 2 backward (+2 recompute), over NVLink
+    tensor par.  = 2 all-reduces of b s h x 2 bytes per layer forward, 2 backward (+2 recompute), over NVLink; where
+                   overlapped with the GEMMs (TE userbuffers, async TP) the stack's overlap share is hidden
     data par.    = gradients all-reduced (DDP, ZeRO-1/2) or weights all-gathered twice and gradients
                    reduce-scattered (ZeRO-3 / FSDP) per step, over NVLink inside a machine or the network across;
                    the part that compute does not hide (overlap share) is exposed
@@ -61,6 +65,9 @@ class TrainingEfficiency(BaseModel):
         600.0, gt=0, le=1e6, description="GEMM width per GPU (hidden / tp) at which it reaches half of gemm_max"
     )
     fp8_speedup: float = Field(1.45, ge=1, le=4, description="FP8 / MXFP8 linear layers: GEMM time divided by this")
+    fp8_speedup_by_architecture: dict[str, float] = Field(
+        default_factory=dict, description="fp8_speedup per GPU generation where measured"
+    )
     attention_efficiency: float = Field(0.45, gt=0, le=1, description="FlashAttention forward+backward share of peak")
     elementwise_bytes_per_token_layer: float = Field(
         60.0, ge=0, le=1e4, description="elementwise traffic per token per layer, in units of hidden x 2 bytes"
@@ -72,6 +79,18 @@ class TrainingEfficiency(BaseModel):
     network_efficiency: float = Field(0.7, gt=0, le=1, description="achieved share of link bandwidth in collectives")
     moe_expert_efficiency: float = Field(
         1.0, gt=0, le=1, description="routed experts' grouped GEMMs (with routing and permutes) vs a dense GEMM's"
+    )
+    tp_overlap: float = Field(
+        0.0, ge=0, le=1, description="share of tensor-parallel traffic hidden behind the GEMMs where overlapped"
+    )
+    tp_overlap_by_kernels: dict[str, float] = Field(
+        default_factory=dict, description="tp_overlap per kernel stack (TE userbuffers, PyTorch async TP) where fitted"
+    )
+    attention_efficiency_by_kernels: dict[str, float] = Field(
+        default_factory=dict, description="attention_efficiency per kernel stack (KERNEL_STACKS) where fitted"
+    )
+    elementwise_by_kernels: dict[str, float] = Field(
+        default_factory=dict, description="elementwise_bytes_per_token_layer per kernel stack where fitted"
     )
 
 
@@ -124,6 +143,8 @@ class StepLayout:
     gpus_per_node: int = 8
     inter_node_gbit_s_per_gpu: float = 400.0  # the network per GPU across machines
     packed_example_tokens: int | None = None  # examples packed into a sequence: attention runs within each
+    tp_comm_overlap: bool = False  # tensor-parallel collectives overlapped with the GEMMs (TE userbuffers, async TP)
+    kernels: str = "pytorch"  # the kernel stack (KERNEL_STACKS): its attention kernel and elementwise fusion
 
     @property
     def attention_tokens(self) -> int:
@@ -238,7 +259,8 @@ def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, 
     extra = {"none": 0.0, "selective": 0.5}.get(lay.recompute, 1.0 / max(1, lay.recompute_every))
     passes = (2.0 if lay.frozen_base else 4.0) + 2.0 * (1.0 + extra)  # backward + forward (+ recompute), x N tokens
     gemm_max = eff.gemm_max_by_architecture.get(gpu.architecture, eff.gemm_max)
-    speed = eff.fp8_speedup if low_precision_runs(gpu, lay.precision) else 1.0
+    fp8 = eff.fp8_speedup_by_architecture.get(gpu.architecture, eff.fp8_speedup)
+    speed = fp8 if low_precision_runs(gpu, lay.precision) else 1.0
 
     def at_width(w: float) -> float:
         return peak * gemm_max * w / (w + eff.gemm_half_width) * speed
@@ -258,7 +280,8 @@ def _attention_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficienc
     width = m.num_attention_heads * (m.v_head_dim if m.is_mla else m.d)
     forward = 2 * m.num_layers / lay.pp * lay.attention_tokens * width / lay.tp * tokens
     passes = 1.0 + 2.5 + (1.0 if lay.recompute in ("full", "selective") else 0.0) / max(1, lay.recompute_every)
-    return forward * passes / (gpu.dense_peak_flops("bf16")[0] * eff.attention_efficiency)
+    attn_eff = eff.attention_efficiency_by_kernels.get(lay.kernels, eff.attention_efficiency)
+    return forward * passes / (gpu.dense_peak_flops("bf16")[0] * attn_eff)
 
 
 def _exchange_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> float:
@@ -269,7 +292,8 @@ def _exchange_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency
     if lay.tp > 1:
         ring = 2 * (lay.tp - 1) / lay.tp * tokens * m.hidden_size * 2.0
         calls = 4 + (2 if lay.recompute != "none" else 0)
-        t += calls * layers * ring / _collective_bw(gpu, lay.tp > lay.gpus_per_node, lay, eff)
+        hidden = eff.tp_overlap_by_kernels.get(lay.kernels, eff.tp_overlap) if lay.tp_comm_overlap else 0.0
+        t += (1 - hidden) * calls * layers * ring / _collective_bw(gpu, lay.tp > lay.gpus_per_node, lay, eff)
     if lay.cp > 1:
         kv_width = 2 * (m.num_kv_heads * m.d if not m.is_mla else m.kv_lora_rank + m.qk_rope_head_dim)
         passes = 3 * (lay.cp - 1) * tokens * kv_width * 2.0 * layers
@@ -339,7 +363,7 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
     matmul = _matmul_s(m, gpu, lay, eff, tokens)
     attention = _attention_s(m, gpu, lay, eff, tokens)
     elementwise = (
-        eff.elementwise_bytes_per_token_layer
+        eff.elementwise_by_kernels.get(lay.kernels, eff.elementwise_bytes_per_token_layer)
         * 2
         * m.hidden_size
         / lay.tp

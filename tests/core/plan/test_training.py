@@ -94,9 +94,9 @@ def test_the_cli_uses_the_count_set():
     top = json.loads(p.stdout)["picks"][0]
     assert top["gpus"] == 64 and top["nodes"] == 8 and top["tp"] * top["pp"] * top["replicas"] == 64
     # the CLI's defaults are the app's (micro-batch 8 at most, the ZeRO stage and the recompute searched): the app's
-    # layout, pure data parallel at ZeRO-1 without recompute at micro-batch 1 (ZeRO-0 needs a pipeline and its bubble)
-    assert (top["offer_id"], top["tp"], top["pp"], top["zero_stage"]) == ("aws-p5-48xl-use1-spot", 1, 1, 1)
-    assert (top["micro_batch"], top["recompute"]) == (1, "none")
+    # layout, pure data parallel at ZeRO-2 without recompute at micro-batch 2 (ZeRO-0 and ZeRO-1 need a pipeline)
+    assert (top["offer_id"], top["tp"], top["pp"], top["zero_stage"]) == ("aws-p5-48xl-use1-spot", 1, 1, 2)
+    assert (top["micro_batch"], top["recompute"]) == (2, "none")
 
 
 def test_the_answer_names_machines_as_machines():
