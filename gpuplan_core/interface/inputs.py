@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..common.errors import describe
+from ..common.text import counted
 from ..pricing.offers import MAX_PRICE_USD_PER_HOUR
 from ..pricing.overrides import parse_price_overrides
 from ..scenario.scenario import FIELDS, PARTS, Scenario
@@ -155,7 +156,9 @@ def variant(sc: Scenario, values: Mapping[str, Any], prefix: str = "b_") -> tupl
     tp, pp = sc.parallelism.tp, sc.parallelism.pp
     if "gpus" in update and update["gpus"] % (tp * pp):
         update |= {"tp": 1, "pp": 1}
-        notes.append(f"B: {update['gpus']} GPUs is not a multiple of A's tp x pp = {tp * pp}: B runs tp 1, pp 1.")
+        notes.append(
+            f"B: {counted(update['gpus'], 'GPU')} is not a multiple of A's tp x pp = {tp * pp}: B runs tp 1, pp 1."
+        )
     try:
         return sc.with_(**update), notes
     except ValueError as exc:

@@ -36,7 +36,7 @@ from functools import lru_cache
 
 from pydantic import ConfigDict, Field, InstanceOf
 
-from ..common.text import figure
+from ..common.text import counted, figure
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU
 from ..memory.training import lora_params
@@ -198,7 +198,7 @@ def priced(
     how = "predicted for this layout" if step is not None else "as you set it"
     rec = lay.recompute or ask.training.recompute
     why = [
-        f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}, micro-batch {lay.micro_batch}, "
+        f"{counted(count, 'GPU')} (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}, micro-batch {lay.micro_batch}, "
         f"recompute {rec}), "
         f"{figure(gh, 4)} GPU-hours at MFU {mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
         f"+{ask.training.overhead_factor:.0%} for failed runs and sweeps",
@@ -250,13 +250,15 @@ def training_message(
     if count_set(ask) and not any(c.alternative_to is None for c in missed):
         why = [r for r, _ in Counter(r.reason for r in rejected if r.offer_id).most_common(2)]
         text = (
-            f"{ask.parallelism.gpus:,} GPUs cannot run this job: " + ("; ".join(why) or "no offer rents this GPU") + "."
+            f"{counted(ask.parallelism.gpus, 'GPU')} cannot run this job: "
+            + ("; ".join(why) or "no offer rents this GPU")
+            + "."
         )
         if alts:
             a = alts[0]
             where = "one machine" if a.nodes == 1 else f"{a.nodes:,} machines"
             text += (
-                f" The nearest count that runs: {a.gpus:,} GPUs on {where} of {a.offer.offer_id}, "
+                f" The nearest count that runs: {counted(a.gpus, 'GPU')} on {where} of {a.offer.offer_id}, "
                 f"{a.run_cost_usd:,.0f} USD over {a.wall_hours:,.0f} h."
             )
         return text

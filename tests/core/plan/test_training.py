@@ -241,3 +241,12 @@ def test_every_priced_training_layout_has_the_count_set_or_says_it_is_another(pa
     assert all(p.gpus == gpus for p in plan.picks)
     if not plan.picks:
         assert plan.message
+
+
+def test_one_gpu_is_counted_in_the_singular_in_the_runs_why():
+    """The QLoRA-on-one-L4 answer's cost line read "1 GPUs (ZeRO-0, ...)": one GPU is "1 GPU" (common.text.counted)."""
+    sc, _ = to_scenario({"workload": "finetune", "method": "qlora", "gpu": "L4"})
+    pick = recommend(sc, list(OFFERS.values())).picks[0]
+    assert pick.gpus == 1
+    lines = [w for w in pick.why if "(ZeRO-" in w]
+    assert lines and lines[0].startswith("1 GPU (ZeRO-"), lines
