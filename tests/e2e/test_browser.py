@@ -147,7 +147,7 @@ def test_csv_download_equals_the_table_shown(page, app_url):
     with page.expect_download() as dl:
         page.get_by_test_id("stDownloadButton").filter(has_text="Download CSV").first.locator("button").click()
     text = Path(dl.value.path()).read_text()
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=180)
     for k, v in (("model", "Llama-3.1-70B"), ("in", "7936"), ("out", "256"), ("batch", "4"), ("weights", "FP8 (E4M3)")):
         at.query_params[k] = v
     at.session_state["open_mem_parts"] = True
