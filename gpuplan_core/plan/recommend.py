@@ -29,7 +29,8 @@ from ..results.plan import CostTable, InferenceCostRow, ParetoPoint, Pick, Plan,
 from ..scenario.deployment import Pricing
 from ..scenario.parts import Job, Parallelism
 from ..scenario.scenario import Scenario
-from .search import Found, ServingAsk, binding_constraint, inference_candidates
+from .rent import Found, inference_candidates
+from .search import ServingAsk, binding_constraint
 from .training import TrainingCandidate, training_message
 from .training_search import training_candidates
 from .why import why_inference, why_training
