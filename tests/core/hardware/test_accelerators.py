@@ -14,7 +14,8 @@ from gpuplan_core.memory.components import MemoryRequest
 from gpuplan_core.memory.fit import fit_on_gpu
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.bands import error_band, serving_bands
-from gpuplan_core.plan.recommend import filter_offers, recommend
+from gpuplan_core.plan.cost import filter_offers
+from gpuplan_core.plan.recommend import recommend
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.scenario.deployment import Pricing
 from gpuplan_core.scenario.scenario import Scenario

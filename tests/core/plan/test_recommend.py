@@ -193,7 +193,7 @@ def test_the_search_is_fast_enough_to_cache_per_scenario():
 
 def test_the_offer_filter_takes_only_the_pricing_part():
     """filter_offers reads the Pricing part, the GPU type and whether serving is interactive: testable alone."""
-    from gpuplan_core.plan.recommend import filter_offers
+    from gpuplan_core.plan.cost import filter_offers
     from gpuplan_core.scenario.deployment import Pricing
 
     offers = load_pricing().offers

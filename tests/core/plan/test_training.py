@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from gpuplan_core import api
 from gpuplan_core.interface.inputs import to_scenario
-from gpuplan_core.plan.recommend import cost_table, recommend
+from gpuplan_core.plan.cost import cost_table
+from gpuplan_core.plan.recommend import recommend
 from gpuplan_core.plan.training import count_set
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.report.answers import gpus_text, plan_answer

@@ -1,4 +1,4 @@
-"""cost_table (plan/recommend.py): typed rows per offer, and ``fixed_layout`` pricing only the scenario's own
+"""cost_table (plan/cost.py): typed rows per offer, and ``fixed_layout`` pricing only the scenario's own
 layout (what Compare shows fitting) where the free search would pick another."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import pytest
 
 from gpuplan_core import api, get_gpu
-from gpuplan_core.plan.recommend import cost_table
+from gpuplan_core.plan.cost import cost_table
 from gpuplan_core.plan.search import NO_FIT
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.results.plan import InferenceCostRow, TrainingCostRow
