@@ -21,17 +21,43 @@ CAP = 2.0  # requests per second one replica serves within the targets
 
 
 def _offer(**kw) -> Offer:
-    base = dict(offer_id="x-h100-8", provider="X", product="8 x H100", gpu="H100-SXM", gpus_per_node=8,
-                billing_model="on_demand", price_per_node_hour_usd=16.0, price_per_gpu_hour_usd=2.0)  # fmt: skip
+    base = dict(
+        offer_id="x-h100-8",
+        provider="X",
+        product="8 x H100",
+        gpu="H100-SXM",
+        gpus_per_node=8,
+        billing_model="on_demand",
+        price_per_node_hour_usd=16.0,
+        price_per_gpu_hour_usd=2.0,
+    )
     return Offer(**(base | kw))
 
 
 def _pick(offer: Offer, replicas: int, monthly_usd: float, tp: int = 2) -> Pick:
-    return Pick(gpu=offer.gpu, weights_format="bf16", offer_id=offer.offer_id, provider=offer.provider,
-                product=offer.product, billing_model=offer.billing_model, gpus=8, nodes=1, tp=tp, pp=1,
-                layout=f"{tp} x H100-SXM, TP {tp}", replicas=replicas, monthly_usd=monthly_usd, run_cost_usd=None,
-                price_per_gpu_hour_usd=offer.price_per_gpu_hour_usd, requests_per_s_per_replica=CAP,
-                meets_target=True, misses=[], why=[], source="", price_as_of=None)  # fmt: skip
+    return Pick(
+        gpu=offer.gpu,
+        weights_format="bf16",
+        offer_id=offer.offer_id,
+        provider=offer.provider,
+        product=offer.product,
+        billing_model=offer.billing_model,
+        gpus=8,
+        nodes=1,
+        tp=tp,
+        pp=1,
+        layout=f"{tp} x H100-SXM, TP {tp}",
+        replicas=replicas,
+        monthly_usd=monthly_usd,
+        run_cost_usd=None,
+        price_per_gpu_hour_usd=offer.price_per_gpu_hour_usd,
+        requests_per_s_per_replica=CAP,
+        meets_target=True,
+        misses=[],
+        why=[],
+        source="",
+        price_as_of=None,
+    )
 
 
 def test_replicas_and_cost_by_hand_month_by_month():
@@ -88,8 +114,9 @@ def test_no_growth_is_the_flat_lifetime():
 def test_a_spike_sizes_its_month_only():
     # 100,000/day x 3 / 86,400 = 3.47 req/s; month 4 at 5x: 17.4 req/s -> ceil(17.4 / 2) = 9 replicas, then back to 2
     offer = _offer()
-    g = grow(Traffic(requests_per_day=100_000, spike_month=4, spike_factor=5), _pick(offer, 2, 11_680.0), offer,
-             0.0, 12, 730)  # fmt: skip
+    g = grow(
+        Traffic(requests_per_day=100_000, spike_month=4, spike_factor=5), _pick(offer, 2, 11_680.0), offer, 0.0, 12, 730
+    )
     reps = [r.replicas for r in g.months]
     assert reps[4] == math.ceil(100_000 * 5 / 86_400 * 3 / CAP) == 9
     assert set(reps[:4] + reps[5:]) == {2}
@@ -136,8 +163,14 @@ def test_the_answer_grown_equals_the_search_at_that_months_traffic():
     step = g.more_replicas_month
     assert step is not None and g.months[step].replicas > g.pick_replicas == g.months[0].replicas
     pick = api.answer_report(sc, offers=offers, cost=cost).pick
-    at = sc.with_(requests_per_day=g.months[step].requests_per_day, gpu=pick.gpu, gpus=pick.tp * pick.pp,
-                  tp=pick.tp, pp=pick.pp, weights_format=pick.weights_format)  # fmt: skip
+    at = sc.with_(
+        requests_per_day=g.months[step].requests_per_day,
+        gpu=pick.gpu,
+        gpus=pick.tp * pick.pp,
+        tp=pick.tp,
+        pp=pick.pp,
+        weights_format=pick.weights_format,
+    )
     again = api.answer_report(at, offers=offers).pick
     assert again.requests_per_s_per_replica == pytest.approx(g.requests_per_s_per_replica)
     assert again.replicas == g.months[step].replicas
