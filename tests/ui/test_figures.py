@@ -135,16 +135,9 @@ def test_the_cheapest_chart_names_each_offer_by_the_gpus_paid_and_highlights_the
     replica's 4; the cheapest that meets the targets is outlined, its label and value bold."""
     from gpuplan_core import read_link, to_scenario
     from gpuplan_ui.figures_cost import cheapest_figure
+    from tests.ui.apptest import PRETRAINING_64_H100
 
-    link = {
-        "gpu": "H100 SXM",
-        "gpus": "64",
-        "src": "Model size only",
-        "tokens_b": "1000",
-        "workload": "Pre-training",
-        "mfu": "0.5",
-    }
-    sc, _ = to_scenario(read_link(link)[0])
+    sc, _ = to_scenario(read_link(PRETRAINING_64_H100)[0])
     cost = api.cost_report(sc)
     fig = cheapest_figure(cost.offers, inference=False)
     bars = fig.data[0]

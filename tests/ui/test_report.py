@@ -11,16 +11,9 @@ from gpuplan_ui import report
 from gpuplan_ui.figures import memory_figure
 from gpuplan_ui.figures_cost import cheapest_figure
 from gpuplan_ui.figures_site import own_vs_rent_figure
+from tests.ui.apptest import PRETRAINING_64_H100
 
-# The link: 64 x H100 pre-training, where offers shared a label and their bars merged
-TRAINING = {
-    "gpu": "H100 SXM",
-    "gpus": "64",
-    "src": "Model size only",
-    "tokens_b": "1000",
-    "workload": "Pre-training",
-    "mfu": "0.5",
-}
+TRAINING = PRETRAINING_64_H100
 LINK = "http://gpuplan.example/Cost?rpd=50000"
 
 
