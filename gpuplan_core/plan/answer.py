@@ -22,7 +22,7 @@ from ..pricing.offers import Offer
 from ..results.answer import Option, ScenarioAnswer, TargetCheck
 from ..results.plan import Pick
 from ..scenario.scenario import Scenario
-from .cost import cost_table
+from .cost import cost_rows
 from .recommend import recommend, search
 from .site import pick_energy, pick_own, price_tiers
 from .why import why_energy
@@ -126,7 +126,7 @@ def answer(
     ``rows``: the cost table's rows for these offers when the caller has them already (the Cost page's)."""
     found = search(sc, offers) if sc.job.mode == "inference" and (rows is None or not explore_formats) else None
     plan = recommend(sc, offers, explore_formats=explore_formats, found=None if explore_formats else found)
-    rows = list(cost_table(sc, offers, found=found).offers) if rows is None else list(rows)
+    rows = list(cost_rows(sc, offers, found=found)["offers"]) if rows is None else list(rows)
     top = plan.picks[0] if plan.picks else None
     targets = Targets.of(sc)
     out = ScenarioAnswer(

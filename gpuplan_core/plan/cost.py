@@ -204,6 +204,24 @@ def _first_row_site(sc: Scenario, first: Pick, offers: list[Offer]) -> dict[str,
     return out | {k: getattr(e, k) for k in keys}
 
 
+def cost_rows(
+    sc: Scenario, offers: list[Offer], fixed_layout: bool = False, *, found: Found | None = None
+) -> dict[str, Any]:
+    """The cost report's rows (``offers``: per offer its best configuration, meets the targets if any does, cheapest
+    run first), ``serverless``, ``rejected`` and the job's size, as the report's keys, without the first row's site
+    figures (the answer reads the rows alone). ``fixed_layout`` and ``found``: as ``cost_table``'s."""
+    m = sc.model()
+    kept = offers_for(offers, sc.job, sc.pricing, sc.parallelism)
+    if sc.job.mode != "inference":
+        return _training_rows(sc, m, kept, fixed_layout)
+    if fixed_layout or found is None:
+        found = inference_candidates(m, sc, kept, [get_format(sc.formats.weights_format).name], fixed=fixed_layout)
+    parts = _inference_rows(ServingAsk.of(sc), m, kept, found)
+    rows = parts["offers"]
+    cheapest = min(r.monthly_always_on_usd for r in rows) if rows else None
+    return parts | {"gpu_hours": None, "wall_hours": None, "cheapest_monthly_usd": cheapest}
+
+
 def cost_table(
     sc: Scenario, offers: list[Offer], fixed_layout: bool = False, *, found: Found | None = None
 ) -> CostReport:
@@ -214,18 +232,7 @@ def cost_table(
     replicas as the traffic needs, one without a traffic estimate), not the layout search; training, its GPU count
     at its tp, pp and ZeRO stage, not more GPUs to meet a deadline. ``found``: as ``recommend``'s (not with
     ``fixed_layout``). The pricing file's problems, growth and the answer block are api.cost_report's."""
-    m = sc.model()
-    kept = offers_for(offers, sc.job, sc.pricing, sc.parallelism)
-    if sc.job.mode != "inference":
-        parts = _training_rows(sc, m, kept, fixed_layout)
-    else:
-        if fixed_layout or found is None:
-            fmt = get_format(sc.formats.weights_format).name
-            found = inference_candidates(m, sc, kept, [fmt], fixed=fixed_layout)
-        parts = _inference_rows(ServingAsk.of(sc), m, kept, found)
-        rows = parts["offers"]
-        parts |= {"gpu_hours": None, "wall_hours": None}
-        parts["cheapest_monthly_usd"] = min(r.monthly_always_on_usd for r in rows) if rows else None
+    parts = cost_rows(sc, offers, fixed_layout, found=found)
     out = {**model_summary(sc).model_dump(), "mode": sc.job.mode, "hours_per_month": sc.pricing.hours_per_month}
     if parts["offers"]:
         out |= _first_row_site(sc, parts["offers"][0], offers)
