@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_answer import questions  # noqa: E402
 from gpuplan_core.plan.answer import answer  # noqa: E402
-from gpuplan_core.plan.recommend import cost_table, search  # noqa: E402
+from gpuplan_core.plan.cost import cost_table  # noqa: E402
+from gpuplan_core.plan.recommend import search  # noqa: E402
 from gpuplan_core.pricing.csv_file import load_pricing  # noqa: E402
 
 

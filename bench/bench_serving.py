@@ -20,11 +20,17 @@ from gpuplan_core.scenario.scenario import Scenario
 
 CASES = {
     "Llama-3.1-8B, H100, 2,000/300": {"preset": "Llama-3.1-8B", "gpu": "H100-SXM"},
-    "Llama-3.1-70B FP8, 2 x H100, 8,000/300": {"preset": "Llama-3.1-70B", "gpu": "H100-SXM", "tp": 2, "gpus": 2,
-                                               "weights_format": "fp8", "input_tokens": 8000},
+    "Llama-3.1-70B FP8, 2 x H100, 8,000/300": {
+        "preset": "Llama-3.1-70B",
+        "gpu": "H100-SXM",
+        "tp": 2,
+        "gpus": 2,
+        "weights_format": "fp8",
+        "input_tokens": 8000,
+    },
     "Mixtral-8x7B, A100 80GB, 2,000/300": {"preset": "Mixtral-8x7B-v0.1", "gpu": "A100-80GB-SXM", "tp": 2, "gpus": 2},
     "Llama-3.1-8B, L4, 1,000/200": {"preset": "Llama-3.1-8B", "gpu": "L4", "input_tokens": 1000, "output_tokens": 200},
-}  # fmt: skip
+}
 
 
 def timed(fn, n: int = 7) -> float:

@@ -48,8 +48,10 @@ def rows() -> list[dict]:
         serving_table,
     )
 
-    fmts = {r["id"]: str(r["weights_format"]) if isinstance(r["weights_format"], str) else "bf16"
-            for r in load_measurements().to_dict("records")}  # fmt: skip
+    fmts = {
+        r["id"]: str(r["weights_format"]) if isinstance(r["weights_format"], str) else "bf16"
+        for r in load_measurements().to_dict("records")
+    }
     out = []
     for r in calibration_table():
         moe = get_preset(r["model"]).is_moe
@@ -88,7 +90,7 @@ def rows() -> list[dict]:
                     low_load=low,
                     gpu=r["gpu"],
                     fmt=_format_of(s["weights_format"]),
-                ),  # fmt: skip
+                ),
                 "error": None if r["error"] is None or pd.isna(r["error"]) else float(r["error"]),
             }
         )

@@ -22,8 +22,11 @@ def fit() -> tuple[float, dict]:
     best, best_loss = 0.0, math.inf
     for i in range(0, 151):
         c = i / 100
-        errs = [abs(math.log(1 + e)) for e, held in bnb_qlora_errors(Assumptions(qlora_bnb_overhead_bytes_per_param=c))
-                if not held]  # fmt: skip
+        errs = [
+            abs(math.log(1 + e))
+            for e, held in bnb_qlora_errors(Assumptions(qlora_bnb_overhead_bytes_per_param=c))
+            if not held
+        ]
         loss = sorted(errs)[len(errs) // 2]
         if loss < best_loss - 1e-12:
             best, best_loss = c, loss

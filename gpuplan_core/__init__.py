@@ -57,7 +57,6 @@ from .perf.bench_files import SAMPLE_BENCH_FILE
 from .perf.efficiency import PerfAssumptions
 from .perf.replica import DEFAULT_GPU
 from .perf.schedulers import LOOPS as ENGINE_LOOPS
-from .plan.answer import Option, ScenarioAnswer, TargetCheck
 from .plan.deploy import skypilot_yaml, vllm_command
 from .plan.growth import growth_problem
 from .plan.rent import COLD_START_FIXED_S, WEIGHT_LOAD_BYTES_PER_S, cold_start_rule
@@ -82,23 +81,16 @@ from .report.answers import (
 )
 from .report.calibration import CalibrationReport
 from .report.compare import CompareReport, Side, compare
-from .report.cost import (
-    CostReport,
-    InferenceCostRow,
-    Lifetime,
-    MarketEstimate,
-    MarketProjection,
-    Pick,
-    Rejected,
-    TrainingCostRow,
-)
+from .report.cost import Lifetime, MarketEstimate, MarketProjection
 from .report.deployment import DeploymentCalibration
 from .report.memory_answer import memory_answer
 from .report.training import TrainingAccuracy, training_accuracy
+from .results.answer import Option, ScenarioAnswer, TargetCheck
+from .results.cost import CostReport
 from .results.growth import Growth, GrowthMonth
 from .results.memory import MemoryReport
 from .results.perf import GpuAtLoad, GpuPerf, NoFit, PerfReport, StaticPerf
-from .results.plan import Plan
+from .results.plan import InferenceCostRow, Pick, Plan, Rejected, TrainingCostRow
 from .results.serving import ServeReport, ServingCurve, ServingResult
 from .scenario.profile import DeploymentProfile, apply_profile, find_profile, keep_profile
 from .scenario.scenario import Scenario

@@ -73,8 +73,9 @@ def perf_report(sc_json: str, gpus: tuple[str, ...] | None = None) -> PerfReport
 
 @st.cache_resource(max_entries=128, show_spinner=False)
 def cost_report(sc_json: str, pricing_key: str, fixed_layout: bool = False) -> CostReport:
-    # the growth block needs the answer: the page builds it from the cached answer (growth_view), not twice here
-    return api.cost_report(_sc(sc_json), offers=prices.offers_for(pricing_key), fixed_layout=fixed_layout, growth=False)
+    """Every offer priced (the core's cost_table): the growth block needs the answer, so the page builds it from the
+    cached answer (growth_view), not twice here; the offers were checked when the session's prices were read."""
+    return api.cost_table(_sc(sc_json), prices.offers_for(pricing_key), fixed_layout)
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)

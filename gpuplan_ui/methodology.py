@@ -122,12 +122,13 @@ money in US dollars, compute in FLOPs with **dense** peaks only.
 
 ### One engine per quantity
 Each quantity has one model, and every page, the report and the CLI read it. **Latency** (first token, time per
-token, tokens per second, capacity): the serving engine's step loop over engine steps on the roofline; a static view
-("one request alone") is the same step model with no queue. **GPU count and memory per GPU**: the layout search the
-answer uses (serving: each GPU type, weights format and TP x PP that holds the budget, sized to the traffic;
-training: ZeRO stage, TP x PP x DP and micro-batch searched together), budgeted at the pick's own layout. The
-Performance page's per-GPU table shows each type as the plan would run it at your load; Compare's sides are each
-the answer to their scenario.
+token, tokens per second, capacity): one engine, the serving engine's step loop over engine steps on the roofline; a
+static view ("one request alone", "a batch at once") is that engine in a static mode, the same step model with no
+queue, and says so. **GPU count and memory per GPU**: one layout search, the one the answer uses (serving: each GPU
+type, weights format and TP x PP that holds the budget, sized to the traffic; training: ZeRO stage, TP x PP x DP and
+micro-batch searched together), budgeted at the pick's own layout. The Overview's pick, the Memory page's count and
+memory per GPU, the Cost page's row per offer and Compare's sides all read it; the Performance page's per-GPU table
+shows each type as the plan would run it at your load; Compare's sides are each the answer to their scenario.
 
 ### Memory (`gpuplan_core/memory.py`, `model.py`)
 - **Parameters** are counted from the architecture, output layer included (untied models store it separately):

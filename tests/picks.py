@@ -1,5 +1,7 @@
-"""Hand-made picks (results/plan.Pick) for the code that reads a pick without running the layout search."""
+"""Hand-made picks (results/plan.Pick) and offers (pricing/offers.Offer) for the code that reads a pick or an offer
+without running the layout search or reading a pricing file."""
 
+from gpuplan_core.pricing.offers import Offer
 from gpuplan_core.results.plan import Pick
 
 
@@ -29,3 +31,18 @@ def pick(gpu: str = "H100-SXM", gpus: int = 1, tp: int = 1, pp: int = 1, **kw) -
         price_as_of=None,
     )
     return Pick(**{**fields, **kw})
+
+
+def offer(**kw) -> Offer:
+    """One 8 x H100 SXM node on demand at 16 USD a node-hour (2 USD per GPU-hour); any other field by keyword."""
+    base = dict(
+        offer_id="x-h100-8",
+        provider="X",
+        product="8 x H100",
+        gpu="H100-SXM",
+        gpus_per_node=8,
+        billing_model="on_demand",
+        price_per_node_hour_usd=16.0,
+        price_per_gpu_hour_usd=2.0,
+    )
+    return Offer(**(base | kw))

@@ -8,6 +8,7 @@ money is US dollars.
 
 from __future__ import annotations
 
+from ..plan.cost import cost_table  # noqa: F401  (every offer priced: the Cost page's report, composed in one place)
 from ..report.calibration import CalibrationReport
 from ..results.memory import MemoryReport  # noqa: F401  (re-exported)
 from ._shared import catalog_of as _catalog_of  # noqa: F401  (its old name)

@@ -1,15 +1,16 @@
-"""The money questions: per-offer cost (with the first row's energy, owning and price tiers), growth, the plan and
-the one answer. Re-exported by ``gpuplan_core.api``.
+"""The money questions: per-offer cost (plan/cost.py's report, with the pricing file's problems), growth, the plan
+and the one answer. Re-exported by ``gpuplan_core.api``.
 
-requests/day reaches the Cost page's chart through 10 files (traced, and listed, by tests/ui/test_cost_path.py)."""
+The Cost page reads plan/cost.py's report directly (``api.cost_table``, re-exported): requests/day reaches its chart
+through 8 files (traced, and listed, by tests/ui/test_cost_path.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..report.cost import CostReport
+from ..results.cost import CostReport
 from ..scenario.scenario import Scenario
-from ._shared import model_summary, scenario_of
+from ._shared import scenario_of
 
 
 def _offers(pricing_path: str | None):
@@ -29,76 +30,28 @@ def cost_report(
     growth: bool = True,
     with_answer: bool = False,
 ) -> CostReport:
-    """Per offer: per-run cluster cost and monthly always-on; training: GPU-hours and wall hours. ``fixed_layout``:
-    only the scenario's own layout is priced (plan.recommend.cost_table says what that is per job). ``growth``:
-    with the growth block (it needs the answer; a caller that builds the answer itself leaves it out).
-    ``with_answer``: the report carries the one answer for the same offers (``cost --json``'s answer block)."""
-    from ..plan.recommend import cost_table
+    """Per offer: per-run cluster cost and monthly always-on; training: GPU-hours and wall hours (plan/cost.py's
+    cost_table, the report the Cost page reads through ``api.cost_table``). ``fixed_layout``: only the scenario's
+    own layout is priced (cost_table says what that is per job). Here the report also gets the pricing file's
+    problems (when it read one), ``growth``: the growth block (it needs the answer; a caller that builds the answer
+    itself leaves it out), and ``with_answer``: the one answer for the same offers (``cost --json``'s answer
+    block)."""
+    from ..plan.cost import cost_table
 
     sc = scenario_of(s)
-    report = None
+    read = None
     if offers is None:
-        report = _offers(pricing_path)
-        offers = report.offers
-    table = cost_table(sc, offers, fixed_layout)  # the scenario's GPU type only, when it sets one; cheapest run first
-    rows = table.offers
-    first = rows[0] if rows else None
-    out: dict[str, Any] = {
-        **model_summary(sc).model_dump(),
-        "mode": sc.job.mode,
-        "hours_per_month": sc.pricing.hours_per_month,
-        "offers": rows,
-        "rejected": table.rejected,
-        "serverless": table.serverless,
-    }
-    if sc.job.mode != "inference":
-        out.update(
-            training_flops=table.training_flops,
-            training_tokens=table.training_tokens,
-            mfu=table.mfu,
-            tokens_note=table.tokens_note,
-            gpu_hours=None if first is None else first.gpu_hours,
-            wall_hours=None if first is None else first.wall_hours,
-        )
-    else:
-        out.update(
-            gpu_hours=None,
-            wall_hours=None,
-            cheapest_monthly_usd=None if not rows else min(r.monthly_always_on_usd for r in rows),
-        )
-    if first is not None:
-        out.update(_first_row_site(sc, first, offers))
-    if report is not None:
-        out["pricing_errors"] = [str(e) for e in report.errors]
-        out["pricing_warnings"] = [str(w) for w in report.warnings]
-    cost = CostReport(**out)
+        read = _offers(pricing_path)
+        offers = read.offers
+    cost = cost_table(sc, offers, fixed_layout)  # the scenario's GPU type only, when it sets one; cheapest run first
+    more: dict[str, Any] = {}
+    if read is not None:
+        more |= {"pricing_errors": [str(e) for e in read.errors], "pricing_warnings": [str(w) for w in read.warnings]}
     grows = growth and sc.job.mode == "inference" and sc.traffic.grows
-    if not grows and not with_answer:
-        return cost
-    ans = answer_report(sc, offers=offers, cost=cost)
-    return CostReport(
-        **out, growth=growth_report(sc, ans, offers) if grows else None, answer=ans if with_answer else None
-    )
-
-
-def _first_row_site(sc: Scenario, first, offers) -> dict[str, Any]:
-    """The cheapest row's energy (the keys of its phase), the site figures they use, owning and price tiers."""
-    from ..plan.site import pick_energy, pick_own, price_tiers
-
-    out: dict[str, Any] = {"own": pick_own(sc, first), "price_tiers": price_tiers(sc, first, offers)}
-    if (e := pick_energy(sc, first)) is None:
-        return out
-    if e.phase == "training":
-        keys = ("energy_kwh", "energy_cost_usd", "co2_kg")
-    else:
-        keys = (
-            "monthly_energy_kwh",
-            "monthly_energy_cost_usd",
-            "monthly_co2_kg",
-            "energy_kwh_per_million_output_tokens",
-        )
-    keys += ("power_watts_per_gpu", "pue", "electricity_usd_per_kwh", "grid_gco2_per_kwh")
-    return out | {k: getattr(e, k) for k in keys}
+    if grows or with_answer:
+        ans = answer_report(sc, offers=offers, cost=cost)
+        more |= {"growth": growth_report(sc, ans, offers) if grows else None, "answer": ans if with_answer else None}
+    return cost.model_copy(update=more) if more else cost
 
 
 def growth_report(s: Scenario | dict[str, Any], answer, offers, training_usd: float = 0.0, months: int = 36):

@@ -146,7 +146,7 @@ def search_fits(sc: Scenario, offers, pick: Pick | None, cost=None) -> dict[str,
     the cheapest configuration of the plan's cost table on that type (the cost table of the scenario with any GPU
     type, since a scenario pinned to one type searches only that one), meeting the targets where one does; a type
     without one says why (the search's rejection)."""
-    from ..plan.recommend import cost_table
+    from ..plan.cost import cost_table
 
     table = cost if cost is not None and not sc.parallelism.gpu else cost_table(_any_gpu(sc), offers)
     m = sc.model()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ..common.text import counted
 from ..common.units import GB, GiB
 from ..report.calibration import CalibrationReport
-from ..report.cost import CostReport
 from ..report.deployment import DeploymentCalibration
+from ..results.cost import CostReport
 from ..results.memory import MemoryReport
 from ..results.perf import GpuPerf, NoFit, PerfReport
 from ..results.serving import ServeReport

@@ -145,15 +145,17 @@ def _lengths(d: dict, completed: int) -> tuple[str, float, int, int]:
     return kind, 0.0, max(1, round(total_in / completed)), max(1, round(total_out / completed))
 
 
-def _load(rate: float | None, conc: float | None, burstiness: float | None) -> tuple[str, float, str, str]:
-    """(load_kind, load, arrival, label): a rate is an open loop (Poisson, or bursty for a gamma burstiness below
-    1); no rate (inf) with a concurrency cap is a closed loop of that many clients; neither is a burst."""
+def _load(rate: float | None, conc: float | None, burstiness: float | None) -> dict[str, Any]:
+    """The run's load, as BenchRun's keys (load_kind, load, arrival, label): a rate is an open loop (Poisson, or
+    bursty for a gamma burstiness below 1); no rate (inf) with a concurrency cap is a closed loop of that many
+    clients; neither is a burst."""
     if rate is not None and not math.isinf(rate):
         arrival = "bursty" if burstiness is not None and burstiness < 1 else "poisson"
-        return "request_rate", rate, arrival, f"{rate:g} req/s"
+        return {"load_kind": "request_rate", "load": rate, "arrival": arrival, "label": f"{rate:g} req/s"}
     if conc:
-        return "concurrency", conc, "closed", f"{conc:g} client{'s' if conc != 1 else ''}"
-    return "burst", math.inf, "all_at_once", "all at once"
+        label = f"{conc:g} client{'s' if conc != 1 else ''}"
+        return {"load_kind": "concurrency", "load": conc, "arrival": "closed", "label": label}
+    return {"load_kind": "burst", "load": math.inf, "arrival": "all_at_once", "label": "all at once"}
 
 
 def _server_run(d: dict, line: int) -> BenchRun:
@@ -167,7 +169,7 @@ def _server_run(d: dict, line: int) -> BenchRun:
     if rate is not None and rate <= 0:
         raise _Bad("request_rate", f"{rate:g}; allowed: above 0, or inf (every request at once)")
     conc = _number(d, "max_concurrency", lo=1)
-    kind, load, arrival, label = _load(rate, conc, _number(d, "burstiness"))
+    load = _load(rate, conc, _number(d, "burstiness"))
     lengths, spread, i, o = _lengths(d, int(completed))
     tpot = _number(d, "mean_tpot_ms")
     run = {
@@ -181,10 +183,7 @@ def _server_run(d: dict, line: int) -> BenchRun:
     backend = d.get("backend") or d.get("endpoint_type")
     return BenchRun(
         line=line,
-        label=label,
-        load_kind=kind,
-        load=load,
-        arrival=arrival,
+        **load,
         requests=int(completed),
         input_tokens=i,
         output_tokens=o,
@@ -231,17 +230,14 @@ def _genai_run(d: dict, line: int, given: tuple[str, float] | None) -> BenchRun:
         rate, conc = (given[1], None) if given[0] == "request_rate" else (None, given[1])
     if rate is None and conc is None:
         raise _Bad("input_config", "the file does not say the load: give a concurrency or a request rate")
-    kind, load, arrival, label = _load(rate, conc, None)
+    load = _load(rate, conc, None)
     isl, osl = _metric(d, "input_sequence_length"), _metric(d, "output_sequence_length")
     if not isl or not osl:
         raise _Bad("input_sequence_length" if not isl else "output_sequence_length", "missing or 0; tokens needed")
     count = _metric(d, "request_count") or 1.0
     return BenchRun(
         line=line,
-        label=label,
-        load_kind=kind,
-        load=load,
-        arrival=arrival,
+        **load,
         requests=max(1, int(count)),
         input_tokens=max(1, round(isl)),
         output_tokens=max(1, round(osl)),

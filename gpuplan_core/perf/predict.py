@@ -13,8 +13,6 @@ from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, weight_mbu_max
 from .roofline import Workload, expected_experts_touched, weight_bytes_touched
 from .steps import StepModel
 
-PerfResult = StaticPerf  # the earlier name of a static view's result
-
 
 def _mean_decode_time(sm: StepModel, batch, prompt, output, *, tokens_per_seq=1) -> tuple[float, PhaseReport]:
     """Average decode-step time over contexts prompt .. prompt + output - 1 (not first+last / 2 alone:

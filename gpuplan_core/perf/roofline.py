@@ -31,8 +31,6 @@ from ..results.perf import PhaseReport
 from . import kernel_steps
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, moe_efficiency_factor, weight_mbu_max
 
-Phase = PhaseReport  # one phase on the roofline, per GPU of the replica (results/perf.py)
-
 
 def expected_experts_touched(m: ModelArch, tokens: float) -> float:
     """Distinct routed experts per MoE layer that `tokens` tokens hit, uniform routing."""
@@ -314,11 +312,11 @@ class StepCost:
         waiting = max(0.0, host_s - core - comm_s)  # the GPU idles while the host launches kernels
         return core + comm_s + waiting + overhead_s, core, waiting
 
-    def phase(self, name: str, parts: list[Part], overhead_s: float) -> Phase:
+    def phase(self, name: str, parts: list[Part], overhead_s: float) -> PhaseReport:
         """One engine step of ``parts`` (measured kernels where the tables cover them, the roofline elsewhere)."""
         return self.phase_of(self.work(name, parts, overhead_s), parts)
 
-    def phase_of(self, w: StepWork, parts: list[Part] | None = None) -> Phase:
+    def phase_of(self, w: StepWork, parts: list[Part] | None = None) -> PhaseReport:
         """The report of one pass's work: its time, the compute / memory / overhead split and what bounds it
         (``parts`` given: with the kernel tables' times where they cover the step, and ``kernel_source`` says
         so)."""
@@ -369,21 +367,21 @@ class StepCost:
         )
 
 
-def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions) -> Phase:
+def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions) -> PhaseReport:
     """The report of one pass's work on this replica (``StepCost.phase_of``)."""
     return StepCost(m, gpu, wl, pa).phase_of(w)
 
 
 def step_phase(
     name: str, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, parts: list[Part], *, overhead_s: float
-) -> Phase:
+) -> PhaseReport:
     """One forward pass of everything in ``parts`` together (one engine step): the weight matmuls run once for
     all tokens, attention per part. A static batch is one part; a continuous-batching step mixes decodes
     (new = 1 after the context) and prefill chunks (serving.py)."""
     return StepCost(m, gpu, wl, pa).phase(name, parts, overhead_s)
 
 
-def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int, pa: PerfAssumptions) -> Phase:
+def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int, pa: PerfAssumptions) -> PhaseReport:
     """A static batch's prefill: ``batch`` prompts, the prefix-cached share already in the KV cache, logits for
     each prompt's last token only."""
     cached = int(prompt * wl.prefix_cache_fraction)
@@ -393,7 +391,7 @@ def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int,
 
 def decode_phase(
     m: ModelArch, gpu: GPU, wl: Workload, batch: int, context: int, pa: PerfAssumptions, *, tokens_per_seq: int = 1
-) -> Phase:
+) -> PhaseReport:
     """One decode step (or a speculative verify step of `tokens_per_seq` tokens) at `context` tokens."""
     part = Part(batch, context, tokens_per_seq, batch * tokens_per_seq)
     return step_phase("decode", m, gpu, wl, pa, [part], overhead_s=pa.decode_step_overhead_s)

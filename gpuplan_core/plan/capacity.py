@@ -29,11 +29,12 @@ from functools import lru_cache
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch
 from ..perf.efficiency import PerfAssumptions
-from ..perf.predict import PerfResult, predict
+from ..perf.predict import predict
 from ..perf.replica import EngineLimits, Replica
 from ..perf.roofline import Workload
 from ..perf.serving import ServingResult, capacity, serve
 from ..perf.simulate import Shape
+from ..results.perf import StaticPerf
 from .replica_runs import SharedSim
 from .replica_runs import forget as forget_runs
 
@@ -96,7 +97,7 @@ class ReplicaEval:
     targets under traffic (0: none, and ``light`` is a trickle's latencies); without traffic, the static batch's
     throughput (batch / its end-to-end time). ``serving_batch``: the sequences that run at once under traffic."""
 
-    static: PerfResult
+    static: StaticPerf
     floor_ttft_s: float  # one request alone: the least this layout can do
     floor_tpot_s: float
     capacity_per_s: float

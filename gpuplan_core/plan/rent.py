@@ -1,5 +1,5 @@
-"""One offer renting one judged layout for the traffic (or one replica without traffic): the ``Pick``, or why the
-offer cannot rent it.
+"""Every offer renting every layout the search judged for its GPU type (``inference_candidates``); one offer renting
+one judged layout for the traffic (or one replica without traffic): the ``Pick``, or why the offer cannot rent it.
 
     always-on   GPUs = replicas x GPUs per replica, in whole nodes where the offer rents whole nodes
                 monthly cost = nodes (or GPUs) x price per hour x hours a month (billing.monthly_always_on)
@@ -12,20 +12,19 @@ offer cannot rent it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..common.text import counted, exact, figure, usd
 from ..common.units import GB
+from ..hardware.catalog import get_gpu
 from ..memory.components import model_weight_bytes
+from ..memory.request import memory_request
 from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..pricing.billing import cost_per_million_tokens, monthly_always_on, nodes_needed, serverless_monthly
 from ..pricing.offers import Offer
 from ..results.plan import Pick, Rejected
 from ..scenario.deployment import Pricing, Traffic
-
-if TYPE_CHECKING:
-    from .layouts import Layout, Served
+from ..scenario.scenario import Scenario
+from .search import Layout, Served, ServingAsk, evaluate_layouts, served
 
 COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
 WEIGHT_LOAD_BYTES_PER_S = 2 * GB  # model load speed at cold start (network volume / local NVMe)
@@ -114,3 +113,36 @@ def rent(m: ModelArch, lay: Layout, s: Served, o: Offer, traffic: Traffic, prici
         + (f" ({paid - need} idle: whole {o.gpus_per_node:g}-GPU nodes)" if paid > need else "")
     )
     return Pick.renting(o, **common, gpus=paid, nodes=machines, replicas=s.replicas, monthly_usd=monthly)
+
+
+Found = tuple[list[Pick], list[Rejected], list[Layout]]  # the picks, what was rejected, the layouts judged
+
+
+def inference_candidates(
+    m: ModelArch, sc: Scenario, offers: list[Offer], formats: list[str], fixed: bool = False
+) -> Found:
+    """Every offer renting every layout of its GPU type it can: the priced picks, what was rejected and why, and
+    the layouts judged."""
+    picks: list[Pick] = []
+    rejected: list[Rejected] = []
+    layouts: list[Layout] = []
+    by_gpu: dict[str, list[Offer]] = {}
+    for o in offers:
+        by_gpu.setdefault(o.gpu, []).append(o)
+    memory = {fmt: memory_request(sc, weights_format=fmt) for fmt in formats}
+    ask = ServingAsk.of(sc)
+    for gid, gpu_offers in by_gpu.items():
+        gpu = get_gpu(gid)
+        for fmt in formats:
+            lays, rej = evaluate_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
+            rejected += rej
+            layouts += lays
+            judged = [(lay, served(lay, ask.traffic, ask.parallelism.gpus)) for lay in lays]
+            for o in gpu_offers:
+                priced = [rent(m, lay, s, o, ask.traffic, ask.pricing) for lay, s in judged]
+                ok = [p for p in priced if isinstance(p, Pick)]
+                if ok:
+                    picks += ok
+                else:
+                    rejected += [r for r in priced if isinstance(r, Rejected)][:1]  # the first reason is enough
+    return picks, rejected, layouts

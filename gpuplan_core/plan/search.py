@@ -7,10 +7,12 @@ model. Without a traffic estimate a layout is judged on the static batch (perf.p
 capacity within the targets under continuous batching (perf/serving.py) and the replicas the peak needs:
 replicas = ceil(peak rate / capacity), the latencies those replicas give at the peak (``served``).
 
-Then each offer either rents that layout (rent.py: a ``Pick``) or is rejected with the reason
-(Offer.layout_problem): tensor parallel only within one machine and, above 2, only over NVLink; stages across
-machines only over a stated fast network. Replicas on single-GPU rentals are independent servers, which is allowed.
-A layout the user set (GPU count, tensor parallel, pipeline stages) is the only one tried.
+The search's two shapes are here: a ``Layout`` (one that holds the budget, with its replica's judgement) and
+``Served`` (that layout under the traffic). Then each offer either rents that layout (rent.py, whose
+``inference_candidates`` tries every offer: a ``Pick``) or is rejected with the reason (Offer.layout_problem):
+tensor parallel only within one machine and, above 2, only over NVLink; stages across machines only over a stated
+fast network. Replicas on single-GPU rentals are independent servers, which is allowed. A layout the user set (GPU
+count, tensor parallel, pipeline stages) is the only one tried.
 """
 
 from __future__ import annotations
@@ -19,10 +21,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..common.text import counted
-from ..hardware.catalog import GPU, get_gpu
+from ..hardware.catalog import GPU
 from ..memory.components import MemoryRequest
 from ..memory.fit import max_batch
-from ..memory.request import memory_request
 from ..model.arch import ModelArch, valid_tp_degrees
 from ..model.formats import get_format
 from ..perf.replica import scenario_limits
@@ -36,8 +37,6 @@ from ..scenario.parts import Formats, Parallelism, Request
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaEval, ReplicaQuestion, evaluate_replica, workload_key
 from .capacity import forget as forget_replicas
-from .layouts import Layout, Served
-from .rent import rent
 
 TP_DEGREES = (1, 2, 4, 8)  # within one machine (HGX boards hold 8 GPUs)
 PP_STAGES = (2, 3, 4, 6, 8, 12, 16)  # of 8 GPUs each, across machines
@@ -192,6 +191,43 @@ def evaluate_layouts(
     return layouts, rejected
 
 
+@dataclass(frozen=True)
+class Layout:
+    """One layout of one GPU type and weights format that holds the complete memory budget, and its replica's
+    judgement (capacity.py)."""
+
+    gpu: GPU
+    weights_format: str
+    tp: int
+    pp: int
+    kv_sequences: int  # sequences of input + output tokens the KV cache holds
+    replica: ReplicaEval
+
+    @property
+    def replica_gpus(self) -> int:
+        return self.tp * self.pp
+
+    @property
+    def label(self) -> str:
+        return layout_label(self.gpu.gpu, self.tp, self.pp)
+
+
+@dataclass(frozen=True)
+class Served:
+    """A layout under the scenario's traffic: the replicas its peak needs, each replica's capacity and the
+    latencies at that load (p95 TTFT, mean TPOT; the static batch's without traffic), the targets they miss and
+    how they follow, in words. ``set_replicas``: the replicas the GPU count the user set holds (1: none set)."""
+
+    replicas: int
+    capacity_per_s: float
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    misses: tuple[str, ...]
+    lines: tuple[str, ...]
+    set_replicas: int = 1
+
+
 def set_replicas(lay: Layout, gpus: int) -> int:
     """The replicas a GPU count the user set holds at this layout (at least one): 2 GPUs at TP 1 are 2 replicas."""
     return replicas_held(gpus, lay.replica_gpus)
@@ -229,39 +265,6 @@ def served(lay: Layout, traffic: Traffic, gpus: int = 1) -> Served:
     if least > need:
         line += f"; {held[0]}, more than the peak needs ({counted(need, 'replica')})"
     return Served(replicas, r.capacity_per_s, at.ttft_p95_s, at.tpot_mean_s, at.e2e_mean_s, (), (line,), least)
-
-
-Found = tuple[list[Pick], list[Rejected], list[Layout]]  # the picks, what was rejected, the layouts judged
-
-
-def inference_candidates(
-    m: ModelArch, sc: Scenario, offers: list[Offer], formats: list[str], fixed: bool = False
-) -> Found:
-    """Every offer renting every layout of its GPU type it can: the priced picks, what was rejected and why, and
-    the layouts judged."""
-    picks: list[Pick] = []
-    rejected: list[Rejected] = []
-    layouts: list[Layout] = []
-    by_gpu: dict[str, list[Offer]] = {}
-    for o in offers:
-        by_gpu.setdefault(o.gpu, []).append(o)
-    memory = {fmt: memory_request(sc, weights_format=fmt) for fmt in formats}
-    ask = ServingAsk.of(sc)
-    for gid, gpu_offers in by_gpu.items():
-        gpu = get_gpu(gid)
-        for fmt in formats:
-            lays, rej = evaluate_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
-            rejected += rej
-            layouts += lays
-            judged = [(lay, served(lay, ask.traffic, ask.parallelism.gpus)) for lay in lays]
-            for o in gpu_offers:
-                priced = [rent(m, lay, s, o, ask.traffic, ask.pricing) for lay, s in judged]
-                ok = [p for p in priced if isinstance(p, Pick)]
-                if ok:
-                    picks += ok
-                else:
-                    rejected += [r for r in priced if isinstance(r, Rejected)][:1]  # the first reason is enough
-    return picks, rejected, layouts
 
 
 def binding_constraint(

@@ -11,7 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..common.text import counted, figure, gb, ms, pct, rate, usd
-from ..plan.answer import ScenarioAnswer, Targets, checks_of
+from ..plan.answer import Targets, checks_of
+from ..results.answer import ScenarioAnswer
 from ..results.perf import GpuPerf, NoFit
 from ..results.serving import ServingCurve
 from ..scenario.scenario import Scenario

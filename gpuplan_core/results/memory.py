@@ -8,7 +8,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..model.arch import kv_bytes_per_token, params_active, params_total
+from ..model.formats import get_format
 from ..scenario.fields import MAX_LAYOUT_GPUS
+from ..scenario.scenario import Scenario
 from .base import _Report
 
 
@@ -29,6 +32,28 @@ class ModelSummary(_Report):
     mla: bool
     moe_experts: int
     max_context_tokens: int
+
+
+def model_summary(sc: Scenario) -> ModelSummary:
+    """The model as resolved, with its exact counts (every report starts with these keys)."""
+    m = sc.model()
+    kvf = get_format(sc.formats.kv_format)
+    return ModelSummary(
+        model=m.name,
+        model_source=m.source,
+        approximate=m.approximate,
+        params_total=params_total(m),
+        params_active=params_active(m),
+        kv_cache_bytes_per_token=kv_bytes_per_token(m, kvf.bytes_per_value),
+        layers=m.num_layers,
+        hidden_size=m.hidden_size,
+        attention_heads=m.num_attention_heads,
+        kv_heads=m.num_kv_heads,
+        head_dim=None if m.is_mla else m.d,
+        mla=m.is_mla,
+        moe_experts=m.num_experts,
+        max_context_tokens=m.max_context_tokens,
+    )
 
 
 class Layout(_Report):

@@ -266,16 +266,3 @@ class Rejected(BaseModel):
     @model_serializer(mode="wrap")
     def _given(self, handler):
         return {k: v for k, v in handler(self).items() if v is not None}
-
-
-class CostTable(BaseModel):
-    """What cost_table prices: a row per offer (its best configuration), serverless apart, what cannot run, and
-    the training job's size (training only)."""
-
-    offers: list[InferenceCostRow] | list[TrainingCostRow]
-    serverless: list[Pick] = Field(default_factory=list)
-    rejected: list[Rejected] = Field(default_factory=list)
-    training_flops: float | None = None
-    training_tokens: float | None = None
-    mfu: float | None = None
-    tokens_note: str | None = None

@@ -1,4 +1,5 @@
-"""Shared by the core tests: hand-made memory reports (results/memory.py) for the code that reads them."""
+"""Shared by the core tests: hand-made memory reports (results/memory.py) for the code that reads them, and a
+fitted deployment profile (scenario/profile.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from gpuplan_core.api._shared import model_summary
 from gpuplan_core.common.units import GB
 from gpuplan_core.results.memory import GpuFit, Layout, MemoryReport, ModelSummary
+from gpuplan_core.scenario.profile import DeploymentProfile
 from gpuplan_core.scenario.scenario import Scenario
 
 
@@ -71,3 +73,21 @@ def memory_report(summary):
         return MemoryReport(**summary.model_dump(), **{**report, **kw})
 
     return make
+
+
+@pytest.fixture(scope="session")
+def profile() -> DeploymentProfile:
+    """A deployment profile fitted to a 7-run vLLM file of Llama-3.1-8B on one H100 SXM: its two constants are a
+    request cost of 14.1 ms and a decode time factor of 1.18."""
+    return DeploymentProfile(
+        name="bench.jsonl",
+        file_sha256="ab" * 32,
+        file_format="json lines",
+        model="Llama-3.1-8B",
+        gpu="H100-SXM",
+        tp=1,
+        engine="vllm",
+        runs=7,
+        request_in_s=0.0141,
+        decode_time_factor=1.18,
+    )

@@ -230,10 +230,23 @@ def test_a_link_written_by_hand_with_option_keys_keeps_its_values(browser, app_u
     """A link typed with the options' keys (``arrival=bursty``, ``gpu=H100-SXM``) and numbers in another form
     (``in=8000.0``) opens with those values, written in the address as the app writes them (labels, whole
     numbers), and keeps them through clicks and a reload; a value that is not allowed is named, not kept."""
-    typed = {"model": "Llama-3.1-70B", "gpu": "H100-SXM", "billing": "spot", "arrival": "bursty",
-             "lengths": "chat", "in": "8000.0", "tp": "3"}  # fmt: skip
-    want = {"model": "Llama-3.1-70B", "gpu": "H100 SXM", "billing": "Spot / interruptible",
-            "arrival": "In bursts (twice as uneven)", "lengths": "Long-tailed, like chat traffic", "in": "8000"}  # fmt: skip
+    typed = {
+        "model": "Llama-3.1-70B",
+        "gpu": "H100-SXM",
+        "billing": "spot",
+        "arrival": "bursty",
+        "lengths": "chat",
+        "in": "8000.0",
+        "tp": "3",
+    }
+    want = {
+        "model": "Llama-3.1-70B",
+        "gpu": "H100 SXM",
+        "billing": "Spot / interruptible",
+        "arrival": "In bursts (twice as uneven)",
+        "lengths": "Long-tailed, like chat traffic",
+        "in": "8000",
+    }
     ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
     try:
         pg = ctx.new_page()
@@ -295,8 +308,12 @@ def test_the_share_box_link_opens_the_same_page(browser, app_url):
         copied = pg.evaluate("navigator.clipboard.readText()")
         assert copied.strip() == shown
         assert urlsplit(copied).path == "/Compare"
-        assert query(copied) == {"model": "Llama-3.1-70B", "b_gpu": "L40S", "b_weights": "INT4 GPTQ/AWQ group 128",
-                                 "batch": "16"}  # fmt: skip
+        assert query(copied) == {
+            "model": "Llama-3.1-70B",
+            "b_gpu": "L40S",
+            "b_weights": "INT4 GPTQ/AWQ group 128",
+            "batch": "16",
+        }
         other = fresh.new_page()
         open_app(other, copied.strip())
         pg.get_by_test_id("stSidebar").get_by_text("Share and save", exact=True).click()  # close: same sidebar

@@ -16,9 +16,16 @@ import pytest
 
 from .conftest import OUT, open_app
 
-PAGES = {"": "Overview", "Memory": "Memory", "Performance": "Performance", "Cost": "Cost",
-         "Cost?gpu=H100+SXM&gpus=64&src=Model+size+only&tokens_b=1000&workload=Pre-training&mfu=0.5": "Cost-training",
-         "Compare?b_gpu=H200": "Compare", "Data": "Data", "Methodology": "Methodology"}  # fmt: skip
+PAGES = {
+    "": "Overview",
+    "Memory": "Memory",
+    "Performance": "Performance",
+    "Cost": "Cost",
+    "Cost?gpu=H100+SXM&gpus=64&src=Model+size+only&tokens_b=1000&workload=Pre-training&mfu=0.5": "Cost-training",
+    "Compare?b_gpu=H200": "Compare",
+    "Data": "Data",
+    "Methodology": "Methodology",
+}
 SIZES = [(1280, 720), (1440, 900), (1920, 1080)]
 THEMES = ["light", "dark"]
 

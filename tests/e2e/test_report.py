@@ -110,8 +110,13 @@ def opened(browser, reports) -> dict[str, dict]:
         OUT.mkdir(parents=True, exist_ok=True)
         pg.screenshot(path=str(OUT / f"report-{name}.png"), full_page=True)
         scenario = pg.locator("h2:text-is('Scenario') + ul > li").all_inner_texts()
-        seen[name] = {"asked": asked, "live": pg.locator("a").first.get_attribute("href"), "charts": charts,
-                      "app_url": app_url, "scenario": scenario}  # fmt: skip
+        seen[name] = {
+            "asked": asked,
+            "live": pg.locator("a").first.get_attribute("href"),
+            "charts": charts,
+            "app_url": app_url,
+            "scenario": scenario,
+        }
         ctx.close()
     return seen
 
@@ -129,11 +134,19 @@ def test_the_report_from_disk_fetches_nothing_and_links_back_absolutely(opened, 
 def test_the_reports_scenario_names_each_input_once_as_the_app_shows_it(opened):
     """The issue's link as its inputs read in the app: the job as the Job box names it (not "pretrain"), the model
     once (not again as "Model: Model size only")."""
-    assert opened["training"]["scenario"] == ["Model: 7B dense (derived)", "Job: Pre-training", "GPU: H100 SXM",
-                                              "GPUs: 64", "Training tokens (billions): 1,000",
-                                              "MFU (0 = predicted): 0.5"]  # fmt: skip
-    assert opened["large"]["scenario"] == ["Model: Llama-3.1-405B", "Job: Interactive inference (chat, APIs)",
-                                           "Requests per day: 2,000,000"]  # fmt: skip
+    assert opened["training"]["scenario"] == [
+        "Model: 7B dense (derived)",
+        "Job: Pre-training",
+        "GPU: H100 SXM",
+        "GPUs: 64",
+        "Training tokens (billions): 1,000",
+        "MFU (0 = predicted): 0.5",
+    ]
+    assert opened["large"]["scenario"] == [
+        "Model: Llama-3.1-405B",
+        "Job: Interactive inference (chat, APIs)",
+        "Requests per day: 2,000,000",
+    ]
 
 
 @pytest.mark.parametrize("name", ["training", *BUILT])

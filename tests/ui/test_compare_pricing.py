@@ -5,8 +5,7 @@ and $3,373 a month while the Overview rented 12 x RTX 3090 at TP 2 for $1,445)."
 from __future__ import annotations
 
 from gpuplan_core import api, load_pricing, to_scenario, usd
-from tests.ui.test_app import COMPARE, assert_clean, run_page
-from tests.ui.test_app import _differences as differences
+from tests.ui.apptest import COMPARE, assert_clean, differences, run_page
 
 # Llama-3.1-8B on RTX 3090s under traffic: the search's cheapest layout is TP 2 (6 replicas, 12 GPUs, $1,445 a
 # month on vast-rtx3090-2-od); the scenario's own is TP 1 (28 single-GPU replicas, $3,373).

@@ -111,8 +111,13 @@ def test_load_figure_marks_the_target_and_the_capacity():
     curve = api.serving_curve_report({"preset": "Llama-3.1-8B", "gpu": "H100", "ttft_target_s": 1.0})
     fig = load_figure(curve, "ttft")
     band = curve.error_band.ttft_p95_s.band
-    assert [t.name for t in fig.data] == [None, "p50-p95 of requests", f"model error band (±{band:.0%})", None,
-                                          "p95 TTFT"]  # fmt: skip
+    assert [t.name for t in fig.data] == [
+        None,
+        "p50-p95 of requests",
+        f"model error band (±{band:.0%})",
+        None,
+        "p95 TTFT",
+    ]
     p95 = [p.ttft_p95_s * 1e3 for p in curve.points if not p.saturated]
     assert list(fig.data[-1].y) == p95 and list(fig.data[1].y) == p95  # the spread's top is p95...
     assert list(fig.data[0].y) == [p.ttft_p50_s * 1e3 for p in curve.points if not p.saturated]  # ...its bottom p50
@@ -130,10 +135,9 @@ def test_the_cheapest_chart_names_each_offer_by_the_gpus_paid_and_highlights_the
     replica's 4; the cheapest that meets the targets is outlined, its label and value bold."""
     from gpuplan_core import read_link, to_scenario
     from gpuplan_ui.figures_cost import cheapest_figure
+    from tests.ui.apptest import PRETRAINING_64_H100
 
-    link = {"gpu": "H100 SXM", "gpus": "64", "src": "Model size only", "tokens_b": "1000", "workload": "Pre-training",
-            "mfu": "0.5"}  # fmt: skip
-    sc, _ = to_scenario(read_link(link)[0])
+    sc, _ = to_scenario(read_link(PRETRAINING_64_H100)[0])
     cost = api.cost_report(sc)
     fig = cheapest_figure(cost.offers, inference=False)
     bars = fig.data[0]

@@ -13,7 +13,7 @@ from gpuplan_core.interface.links import read_link, read_scenario_file, upgrade_
 from gpuplan_core.model.hf_config import HFConfigError, model_from_hf_config
 from gpuplan_core.pricing.csv_file import ALL_COLUMNS, load_pricing_text
 from gpuplan_ui.fmt import md_escape
-from tests.ui.test_app import COMPARE, COST, MEMORY, OVERVIEW, PERF, run_page
+from tests.ui.apptest import COMPARE, COST, MEMORY, OVERVIEW, PERF, run_page
 
 KEYS = sorted(DEFAULTS) + ["embed", "s", "x"]
 nasty_text = st.one_of(

@@ -177,9 +177,16 @@ def backend(request, monkeypatch, _data_dir):
 
 # One B200 at 0.10 USD per hour: cheaper than any bundled offer that serves the default question
 CHEAP = pricing_file(
-    [{"offer_id": "team-b200-1x", "gpus_per_node": "1", "max_gpus_per_node": "1", "price_per_gpu_hour_usd": "0.1",
-      "price_per_node_hour_usd": "0.1"}]
-)  # fmt: skip
+    [
+        {
+            "offer_id": "team-b200-1x",
+            "gpus_per_node": "1",
+            "max_gpus_per_node": "1",
+            "price_per_gpu_hour_usd": "0.1",
+            "price_per_node_hour_usd": "0.1",
+        }
+    ]
+)
 
 
 def test_an_uploaded_file_is_in_the_link_and_a_new_session_prices_with_it(backend):

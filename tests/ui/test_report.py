@@ -11,10 +11,9 @@ from gpuplan_ui import report
 from gpuplan_ui.figures import memory_figure
 from gpuplan_ui.figures_cost import cheapest_figure
 from gpuplan_ui.figures_site import own_vs_rent_figure
+from tests.ui.apptest import PRETRAINING_64_H100
 
-# The issue's link: 64 x H100 pre-training, where offers shared a label and their bars merged
-TRAINING = {"gpu": "H100 SXM", "gpus": "64", "src": "Model size only", "tokens_b": "1000", "workload": "Pre-training",
-            "mfu": "0.5"}  # fmt: skip
+TRAINING = PRETRAINING_64_H100
 LINK = "http://gpuplan.example/Cost?rpd=50000"
 
 
@@ -32,11 +31,22 @@ def _own() -> OwnReport:
     """8 x H100 bought at $30,000 a GPU against renting them at $2.20/GPU-hour, 730 h a month, 70 % busy."""
     rent = 2.20 * 8 * 730 * 0.7  # 8,993.6 USD a month
     run = 1_500 + 1_000  # power + hosting a month
-    return OwnReport(gpu="H100-SXM", gpus=8, server_usd_per_gpu=30_000, server_price_source="test",
-                     amortisation_years=4, utilization=0.7, capex_usd=240_000, monthly_own_usd=240_000 / 48 + run,
-                     monthly_capex_usd=240_000 / 48, monthly_power_usd=1_500, monthly_hosting_usd=1_000,
-                     monthly_rent_usd=rent, rent_usd_per_gpu_hour=2.20,
-                     break_even_months=240_000 / (rent - run))  # fmt: skip
+    return OwnReport(
+        gpu="H100-SXM",
+        gpus=8,
+        server_usd_per_gpu=30_000,
+        server_price_source="test",
+        amortisation_years=4,
+        utilization=0.7,
+        capex_usd=240_000,
+        monthly_own_usd=240_000 / 48 + run,
+        monthly_capex_usd=240_000 / 48,
+        monthly_power_usd=1_500,
+        monthly_hosting_usd=1_000,
+        monthly_rent_usd=rent,
+        rent_usd_per_gpu_hour=2.20,
+        break_even_months=240_000 / (rent - run),
+    )
 
 
 def _build(figures, answers=None) -> str:

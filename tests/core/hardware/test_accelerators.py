@@ -14,7 +14,8 @@ from gpuplan_core.memory.components import MemoryRequest
 from gpuplan_core.memory.fit import fit_on_gpu
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.bands import error_band, serving_bands
-from gpuplan_core.plan.recommend import filter_offers, recommend
+from gpuplan_core.plan.cost import filter_offers
+from gpuplan_core.plan.recommend import recommend
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.scenario.deployment import Pricing
 from gpuplan_core.scenario.scenario import Scenario
@@ -49,8 +50,13 @@ def test_each_row_holds_the_vendors_figures(gid):
 
 def test_aliases_reach_the_rows():
     assert [get_gpu(n).gpu for n in ("v5e", "TPU v5p", "Trillium", "trn2", "inf2", "Gaudi 3")] == [
-        "TPU-v5e", "TPU-v5p", "TPU-v6e", "Trainium2", "Inferentia2", "Gaudi3",
-    ]  # fmt: skip
+        "TPU-v5e",
+        "TPU-v5p",
+        "TPU-v6e",
+        "Trainium2",
+        "Inferentia2",
+        "Gaudi3",
+    ]
 
 
 def test_the_gpu_rows_stay_gpus_and_the_search_set_leaves_the_others_out_unless_allowed():
@@ -184,8 +190,12 @@ def test_the_filter_leaves_accelerators_out_unless_allowed_or_named():
     on = filter_offers(OFFERS, Pricing(allow_accelerators=True), None, interactive=False)
     assert off == GPU_ONLY and on == OFFERS
     named = filter_offers(OFFERS, Pricing(), "TPU v6e", interactive=False)  # Compare's B side on a TPU
-    assert {o.offer_id for o in named} == {"gcp-tpu-v6e-8-usc1-od", "gcp-tpu-v6e-8-usc1-spot", "gcp-tpu-v6e-1-usc1-od",
-                                           "gcp-tpu-v6e-1-usc1-spot"}  # fmt: skip
+    assert {o.offer_id for o in named} == {
+        "gcp-tpu-v6e-8-usc1-od",
+        "gcp-tpu-v6e-8-usc1-spot",
+        "gcp-tpu-v6e-1-usc1-od",
+        "gcp-tpu-v6e-1-usc1-spot",
+    }
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 """The command line: stable JSON keys, exit 2 with a named field on bad input, never a traceback."""
 
 import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpuplan_core.perf.calibration import calibration_table, median_abs_error
+from tests.configs import QWEN2_5_7B_CONFIG
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -44,18 +46,7 @@ def test_module_entry_point():
 
 
 def test_memory_json_has_the_documented_keys():
-    p = run(
-        "memory",
-        "--preset",
-        "Llama-3.1-8B",
-        "--input-tokens",
-        "8000",
-        "--output-tokens",
-        "192",
-        "--batch",
-        "4",
-        "--json",
-    )
+    p = run(*shlex.split("memory --preset Llama-3.1-8B --input-tokens 8000 --output-tokens 192 --batch 4 --json"))
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     for key in (
@@ -89,20 +80,7 @@ def test_memory_training_accountings_from_cli():
 
 def test_memory_config_file(tmp_path):
     cfg = tmp_path / "config.json"
-    cfg.write_text(
-        json.dumps(
-            {
-                "model_type": "qwen2",
-                "hidden_size": 3584,
-                "intermediate_size": 18944,
-                "num_attention_heads": 28,
-                "num_hidden_layers": 28,
-                "num_key_value_heads": 4,
-                "vocab_size": 152064,
-                "tie_word_embeddings": False,
-            }
-        )
-    )
+    cfg.write_text(json.dumps(QWEN2_5_7B_CONFIG))
     r = json.loads(run("memory", "--config", str(cfg), "--json").stdout)
     assert r["params_total"] == 7_615_616_512
     assert r["kv_cache_bytes_per_token"] == 57_344
@@ -142,18 +120,7 @@ def test_bad_json_config_is_a_clear_error(tmp_path):
 
 def test_perf_json_and_calibrate():
     p = run(
-        "perf",
-        "--preset",
-        "Llama-3.1-8B",
-        "--gpu",
-        "H100",
-        "--input-tokens",
-        "2048",
-        "--output-tokens",
-        "128",
-        "--batch",
-        "max",
-        "--json",
+        *shlex.split("perf --preset Llama-3.1-8B --gpu H100 --input-tokens 2048 --output-tokens 128 --batch max --json")
     )
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
@@ -184,20 +151,7 @@ def test_perf_bad_arguments(args, field):
 
 
 def test_cost_and_plan_json():
-    c = run(
-        "cost",
-        "--params",
-        "7e9",
-        "--mode",
-        "training",
-        "--training-tokens",
-        "1e12",
-        "--mfu",
-        "0.5",
-        "--gpu",
-        "H100",
-        "--json",
-    )
+    c = run(*shlex.split("cost --params 7e9 --mode training --training-tokens 1e12 --mfu 0.5 --gpu H100 --json"))
     assert c.returncode == 0, c.stderr
     r = json.loads(c.stdout)
     assert r["gpu_hours"] and r["wall_hours"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -21,23 +22,32 @@ RECORDED = Path(__file__).with_name("cli_keys.json")
 NO_TRAFFIC = ["--requests-per-day", "none", "--ttft-target-s", "none", "--tpot-target-s", "none"]
 TRAIN_BEFORE = ["--batch", "1", "--recompute", "none"]
 COMMANDS = {
-    "cost_inference_traffic": ["cost", "--preset", "Llama-3.1-8B", "--requests-per-day", "20000",
-                               "--ttft-target-s", "2", "--tpot-target-s", "none"],
-    "cost_inference_growth": ["cost", "--preset", "Llama-3.1-8B", "--requests-per-day", "20000",
-                              "--monthly-growth", "0.1", "--spike-month", "6"],
+    "cost_inference_traffic": shlex.split(
+        "cost --preset Llama-3.1-8B --requests-per-day 20000 --ttft-target-s 2 --tpot-target-s none"
+    ),
+    "cost_inference_growth": shlex.split(
+        "cost --preset Llama-3.1-8B --requests-per-day 20000 --monthly-growth 0.1 --spike-month 6"
+    ),
     "cost_inference": ["cost", "--preset", "Llama-3.1-8B", *NO_TRAFFIC],
-    "cost_training": ["cost", "--params", "7e9", "--mode", "training", "--training-tokens", "1e12", "--mfu", "0.5",
-                      "--gpu", "H100", *TRAIN_BEFORE],
-    "serve_rate_targets": ["serve", "--preset", "Llama-3.1-8B", "--gpu", "H100", "--request-rate", "2",
-                           "--ttft-target-s", "2", "--tpot-target-s", "0.1", "--requests-per-day", "50000"],
-    "serve_targets_no_traffic": ["serve", "--preset", "Llama-3.1-8B", "--gpu", "H100", "--request-rate", "2",
-                                 "--ttft-target-s", "2", "--tpot-target-s", "none", "--requests-per-day", "none"],
+    "cost_training": [
+        *shlex.split("cost --params 7e9 --mode training --training-tokens 1e12 --mfu 0.5 --gpu H100"),
+        *TRAIN_BEFORE,
+    ],
+    "serve_rate_targets": shlex.split(
+        "serve --preset Llama-3.1-8B --gpu H100 --request-rate 2 "
+        "--ttft-target-s 2 --tpot-target-s 0.1 --requests-per-day 50000"
+    ),
+    "serve_targets_no_traffic": shlex.split(
+        "serve --preset Llama-3.1-8B --gpu H100 --request-rate 2 "
+        "--ttft-target-s 2 --tpot-target-s none --requests-per-day none"
+    ),
     "serve_concurrency": ["serve", "--preset", "Llama-3.1-8B", "--gpu", "H100", "--concurrency", "8", *NO_TRAFFIC],
     "calibrate": ["calibrate"],
-    "plan_inference": ["plan", "--preset", "Llama-3.1-8B", "--requests-per-day", "20000", "--tpot-target-s", "0.05",
-                       "--ttft-target-s", "none"],
+    "plan_inference": shlex.split(
+        "plan --preset Llama-3.1-8B --requests-per-day 20000 --tpot-target-s 0.05 --ttft-target-s none"
+    ),
     "plan_training": ["plan", "--params", "7e9", "--mode", "training", "--training-tokens", "1e12", *TRAIN_BEFORE],
-}  # fmt: skip
+}
 DATA_KEYED = ("serving_regimes",)  # maps whose keys are data (regime names), not the interface
 
 

@@ -288,22 +288,9 @@ def test_a_gpu_named_by_its_alias_in_a_link_is_that_gpu():
     assert "gpu" not in values and "not allowed" in notes[0]
 
 
-def test_the_scenario_file_carries_the_deployment_profile():
+def test_the_scenario_file_carries_the_deployment_profile(profile):
     from gpuplan_core.interface.links import scenario_file, scenario_profile
-    from gpuplan_core.scenario.profile import DeploymentProfile
 
-    profile = DeploymentProfile(
-        name="bench.jsonl",
-        file_sha256="cd" * 32,
-        file_format="vllm json",
-        model="Llama-3.1-8B",
-        gpu="H100-SXM",
-        tp=1,
-        engine="vllm",
-        runs=3,
-        request_in_s=0.02,
-        decode_time_factor=1.1,
-    )
     values = {"profile": "0123456789abcdef"}
     sc, _ = to_scenario(values)
     text = scenario_file(values, sc.with_(**profile.constants()), profile=profile)

@@ -98,8 +98,9 @@ def test_activations_per_checkpointing_policy(policy, every, kept_per_token, wor
 
 def test_tensor_and_context_parallel_divide_the_activations():
     one = _budget(recompute="selective")
-    split = memory_budget(M, MemoryRequest(mode="training", batch=1, context_tokens=S, recompute="selective",
-                                           gpus=8, tp=2, cp=4))  # fmt: skip
+    split = memory_budget(
+        M, MemoryRequest(mode="training", batch=1, context_tokens=S, recompute="selective", gpus=8, tp=2, cp=4)
+    )
     assert split.components["activations"] == pytest.approx(one.components["activations"] / 8)
     assert split.components["logits (fp32)"] == pytest.approx(one.components["logits (fp32)"] / 8)
 
@@ -111,8 +112,17 @@ def test_logits_full_vs_chunked_cross_entropy():
 
 
 def _lora(targets, dropout, **kw):
-    req = dict(mode="finetune", method="lora", batch=1, context_tokens=S, lora_rank=16, lora_targets=targets,
-               lora_dropout=dropout, recompute="none", precision="bf16")  # fmt: skip
+    req = dict(
+        mode="finetune",
+        method="lora",
+        batch=1,
+        context_tokens=S,
+        lora_rank=16,
+        lora_targets=targets,
+        lora_dropout=dropout,
+        recompute="none",
+        precision="bf16",
+    )
     return memory_budget(M, MemoryRequest(**{**req, **kw}))
 
 

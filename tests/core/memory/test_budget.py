@@ -264,10 +264,12 @@ def test_a_gptq_int4_config_prices_the_int4_body_and_the_16_bit_embeddings_to_th
 
     from gpuplan_core import api
     from gpuplan_core.scenario.scenario import Scenario
+    from tests.configs import QWEN2_5_7B_CONFIG
 
-    cfg = {"model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_attention_heads": 28,
-           "num_hidden_layers": 28, "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": False,
-           "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}}  # fmt: skip
+    cfg = {
+        **QWEN2_5_7B_CONFIG,
+        "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False},
+    }
     kept = 2 * 152_064 * 3584 + 3584 + 28 * 2 * 3584
     sc = Scenario(config_text=json.dumps(cfg))  # the weights format input is bf16 by default: the config wins
     assert (

@@ -77,10 +77,16 @@ def test_vllm019_h100_logged_line_by_hand():
 def test_vllm_v0_profiles_the_whole_max_model_len():
     """V0 without chunked prefill profiles max(max_model_len, 2,048) tokens: 29,000 leaves less than 20,000."""
     a, b = (
-        startup_request("vllm", "vLLM 0.6.4", f"gpu_memory_utilization=0.9; max_model_len={n}", weights_format="bf16",
-                        kv_format="bf16", tp=1)
+        startup_request(
+            "vllm",
+            "vLLM 0.6.4",
+            f"gpu_memory_utilization=0.9; max_model_len={n}",
+            weights_format="bf16",
+            kv_format="bf16",
+            tp=1,
+        )
         for n in (20_000, 29_000)
-    )  # fmt: skip
+    )
     g = get_gpu("RTX-3090")
     assert kv_capacity_tokens(L8, a, g) - kv_capacity_tokens(L8, b, g) == pytest.approx(
         9_000 * (3 * 14_336 + 4 * 4096) * 2 / 131_072, abs=16

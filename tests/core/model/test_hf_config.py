@@ -72,8 +72,16 @@ def test_falcon_40b_new_architecture_reads_num_kv_heads():
 
 def test_falcon_40b_refinedweb_spelling_n_head_kv():
     """The first falcon-40b upload: model_type RefinedWeb (the new decoder architecture) and n_head_kv."""
-    cfg = {"model_type": "RefinedWeb", "hidden_size": 8192, "n_head": 128, "n_head_kv": 8, "n_layer": 60,
-           "parallel_attn": True, "bias": False, "vocab_size": 65024}  # fmt: skip
+    cfg = {
+        "model_type": "RefinedWeb",
+        "hidden_size": 8192,
+        "n_head": 128,
+        "n_head_kv": 8,
+        "n_layer": 60,
+        "parallel_attn": True,
+        "bias": False,
+        "vocab_size": 65024,
+    }
     m = model_from_hf_config(cfg)
     assert (m.num_kv_heads, m.norms_per_layer, params_total(m)) == (8, 2, FALCON_40B_PARAMS)
 
@@ -81,8 +89,17 @@ def test_falcon_40b_refinedweb_spelling_n_head_kv():
 def test_falcon_rw_1b_sequential_with_biases_and_every_head_keyed():
     """tiiuae/falcon-rw-1b: multi_query false (32 K/V heads), parallel_attn false (two LayerNorms), bias true
     (fused QKV, dense and both MLP matrices), ALiBi (no position table). By hand, 1,311,625,216."""
-    cfg = {"model_type": "falcon", "hidden_size": 2048, "num_attention_heads": 32, "num_hidden_layers": 24,
-           "multi_query": False, "parallel_attn": False, "bias": True, "alibi": True, "vocab_size": 50304}  # fmt: skip
+    cfg = {
+        "model_type": "falcon",
+        "hidden_size": 2048,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 24,
+        "multi_query": False,
+        "parallel_attn": False,
+        "bias": True,
+        "alibi": True,
+        "vocab_size": 50304,
+    }
     m = model_from_hf_config(cfg)
     assert (m.num_kv_heads, m.norms_per_layer) == (32, 2)
     h = 2048
@@ -92,8 +109,15 @@ def test_falcon_rw_1b_sequential_with_biases_and_every_head_keyed():
 
 def test_falcon_11b_one_norm_in_parallel_and_ffn_hidden_size():
     """tiiuae/falcon-11B: the new architecture with num_ln_in_parallel_attn 1 and ffn_hidden_size 16,384."""
-    cfg = {**FALCON_40B, "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 60,
-           "num_ln_in_parallel_attn": 1, "ffn_hidden_size": 16384, "activation": "gelu"}  # fmt: skip
+    cfg = {
+        **FALCON_40B,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 60,
+        "num_ln_in_parallel_attn": 1,
+        "ffn_hidden_size": 16384,
+        "activation": "gelu",
+    }
     m = model_from_hf_config(cfg)
     assert (m.num_kv_heads, m.norms_per_layer, m.intermediate_size, m.mlp_gated) == (8, 1, 16384, False)
 
@@ -148,18 +172,30 @@ def test_mpt_gated_ffn_biases_and_learned_positions():
     cfg = {**MPT_7B, "no_bias": False, "attn_config": {"alibi": False}, "ffn_config": {"ffn_type": "mptglu"}}
     m = model_from_hf_config(cfg)
     assert (m.mlp_gated, m.qkv_bias, m.o_bias, m.mlp_bias, m.norm, m.learned_positions) == (
-        True, True, True, True, "layernorm", 2048)  # fmt: skip
+        True,
+        True,
+        True,
+        True,
+        "layernorm",
+        2048,
+    )
 
 
 def test_dbrx_nested_kv_n_heads_and_experts():
     """databricks/dbrx-base: attn_config.kv_n_heads 8, ffn_config 16 experts of 10,752, top 4; bias-free LayerNorms
     (h each); untied. Published: 132B total, 36B active. Per layer: Wqkv h x (h + 2 x 8 x 128), out h x h, each
     expert 3 x h x 10,752, router h x 16, two norms h."""
-    cfg = {"model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40, "max_seq_len": 32768,
-           "vocab_size": 100352, "tie_word_embeddings": False,
-           "attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000},
-           "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4,
-                          "ffn_act_fn": {"name": "silu"}}}  # fmt: skip
+    cfg = {
+        "model_type": "dbrx",
+        "d_model": 6144,
+        "n_heads": 48,
+        "n_layers": 40,
+        "max_seq_len": 32768,
+        "vocab_size": 100352,
+        "tie_word_embeddings": False,
+        "attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000},
+        "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4, "ffn_act_fn": {"name": "silu"}},
+    }
     m = model_from_hf_config(cfg)
     h, expert = 6144, 3 * 6144 * 10752
     common = h * (h + 2048) + h * h + h * 16 + 2 * h
@@ -198,8 +234,16 @@ def test_starcoder_gpt_bigcode_multi_query_n_inner():
 
 def test_gpt2_biases_layernorm_and_positions():
     """openai-community/gpt2: 124,439,808 parameters (the published count): n_inner null is 4h."""
-    cfg = {"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12, "n_positions": 1024,
-           "vocab_size": 50257, "n_inner": None, "activation_function": "gelu_new"}  # fmt: skip
+    cfg = {
+        "model_type": "gpt2",
+        "n_embd": 768,
+        "n_head": 12,
+        "n_layer": 12,
+        "n_positions": 1024,
+        "vocab_size": 50257,
+        "n_inner": None,
+        "activation_function": "gelu_new",
+    }
     h = 768
     per_layer = (h * 3 * h + 3 * h) + (h * h + h) + (h * 4 * h + 4 * h) + (4 * h * h + h) + 4 * h
     assert params_total(model_from_hf_config(cfg)) == 12 * per_layer + 50257 * h + 1024 * h + 2 * h == 124_439_808
@@ -250,10 +294,21 @@ def test_chatglm2_multi_query_group_num():
     """THUDM/chatglm2-6b: 6,243,584,000 parameters (the published count). multi_query_group_num 2 K/V heads,
     padded_vocab_size, ffn_hidden_size 13,696 (SwiGLU: dense_h_to_4h is 2 x 13,696 wide), add_qkv_bias only,
     RMSNorm, untied output_layer."""
-    cfg = {"model_type": "chatglm", "num_layers": 28, "hidden_size": 4096, "num_attention_heads": 32,
-           "kv_channels": 128, "multi_query_attention": True, "multi_query_group_num": 2,
-           "ffn_hidden_size": 13696, "padded_vocab_size": 65024, "seq_length": 32768, "add_qkv_bias": True,
-           "add_bias_linear": False, "rmsnorm": True}  # fmt: skip
+    cfg = {
+        "model_type": "chatglm",
+        "num_layers": 28,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "kv_channels": 128,
+        "multi_query_attention": True,
+        "multi_query_group_num": 2,
+        "ffn_hidden_size": 13696,
+        "padded_vocab_size": 65024,
+        "seq_length": 32768,
+        "add_qkv_bias": True,
+        "add_bias_linear": False,
+        "rmsnorm": True,
+    }
     m = model_from_hf_config(cfg)
     assert (m.num_kv_heads, m.mlp_gated, m.max_context_tokens) == (2, True, 32768)
     h, i = 4096, 13696
@@ -264,9 +319,18 @@ def test_chatglm2_multi_query_group_num():
 def test_qwen_1_fused_intermediate_size():
     """Qwen/Qwen-7B: 7,721,324,544 parameters (the published count). intermediate_size 22,016 is w1 and w2
     together (11,008 each); c_attn has a bias, no_bias drops c_proj's and the MLP's."""
-    cfg = {"model_type": "qwen", "hidden_size": 4096, "num_attention_heads": 32, "num_hidden_layers": 32,
-           "intermediate_size": 22016, "kv_channels": 128, "vocab_size": 151936, "seq_length": 8192,
-           "no_bias": True, "tie_word_embeddings": False}  # fmt: skip
+    cfg = {
+        "model_type": "qwen",
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 32,
+        "intermediate_size": 22016,
+        "kv_channels": 128,
+        "vocab_size": 151936,
+        "seq_length": 8192,
+        "no_bias": True,
+        "tie_word_embeddings": False,
+    }
     h, i = 4096, 11008
     per_layer = 3 * h * h + 3 * h + h * h + 3 * h * i + 2 * h
     assert params_total(model_from_hf_config(cfg)) == 32 * per_layer + 2 * 151936 * h + h == 7_721_324_544
@@ -276,10 +340,24 @@ def test_olmo_1_n_kv_heads_mlp_hidden_size():
     """allenai/OLMo-7B (hf_olmo): 6,888,095,744 parameters published; gpuplan counts one final norm more (4,096:
     OLMo-1's LayerNorm has no parameters, and ModelArch always holds a final norm). n_kv_heads null is every head;
     mlp_hidden_size 22,016 is the fused SwiGLU width (11,008 each); embedding_size is the padded table."""
-    cfg = {"model_type": "hf_olmo", "d_model": 4096, "n_heads": 32, "n_kv_heads": None, "n_layers": 32,
-           "mlp_ratio": 8, "mlp_hidden_size": 22016, "activation_type": "swiglu", "vocab_size": 50280,
-           "embedding_size": 50304, "weight_tying": False, "include_bias": False, "layer_norm_type": "default",
-           "layer_norm_with_affine": False, "multi_query_attention": False, "max_sequence_length": 2048}  # fmt: skip
+    cfg = {
+        "model_type": "hf_olmo",
+        "d_model": 4096,
+        "n_heads": 32,
+        "n_kv_heads": None,
+        "n_layers": 32,
+        "mlp_ratio": 8,
+        "mlp_hidden_size": 22016,
+        "activation_type": "swiglu",
+        "vocab_size": 50280,
+        "embedding_size": 50304,
+        "weight_tying": False,
+        "include_bias": False,
+        "layer_norm_type": "default",
+        "layer_norm_with_affine": False,
+        "multi_query_attention": False,
+        "max_sequence_length": 2048,
+    }
     m = model_from_hf_config(cfg)
     assert (m.num_kv_heads, m.intermediate_size, m.norms_per_layer) == (32, 11008, 0)
     h = 4096
@@ -292,8 +370,16 @@ def test_olmo_1_n_kv_heads_mlp_hidden_size():
 def test_phi_2_parallel_block_biases_layernorm():
     """microsoft/phi-2: 2,779,683,840 published; one LayerNorm per layer (attention and MLP in parallel), every
     linear layer biased; ModelArch has no lm_head bias, so the count is 51,200 (the vocabulary) short of it."""
-    cfg = {"model_type": "phi", "hidden_size": 2560, "intermediate_size": 10240, "num_attention_heads": 32,
-           "num_hidden_layers": 32, "vocab_size": 51200, "hidden_act": "gelu_new", "tie_word_embeddings": False}  # fmt: skip
+    cfg = {
+        "model_type": "phi",
+        "hidden_size": 2560,
+        "intermediate_size": 10240,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 32,
+        "vocab_size": 51200,
+        "hidden_act": "gelu_new",
+        "tie_word_embeddings": False,
+    }
     h, i = 2560, 10240
     per_layer = 4 * (h * h + h) + (h * i + i) + (i * h + h) + 2 * h
     assert params_total(model_from_hf_config(cfg)) == 32 * per_layer + 2 * 51200 * h + 2 * h

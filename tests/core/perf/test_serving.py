@@ -150,9 +150,19 @@ def test_a_decode_step_carrying_a_prompt_chunk_is_slower_by_the_chunks_work():
 
 
 def test_capacity_times_replicas_covers_the_peak():
-    sc = Scenario(preset="Llama-3.1-70B", gpu="H100-SXM", weights_format="fp8", tp=2, gpus=2, input_tokens=2000,
-                  output_tokens=300, requests_per_day=400_000, peak_to_average=3, ttft_target_s=1.0,
-                  tpot_target_s=0.05)  # fmt: skip
+    sc = Scenario(
+        preset="Llama-3.1-70B",
+        gpu="H100-SXM",
+        weights_format="fp8",
+        tp=2,
+        gpus=2,
+        input_tokens=2000,
+        output_tokens=300,
+        requests_per_day=400_000,
+        peak_to_average=3,
+        ttft_target_s=1.0,
+        tpot_target_s=0.05,
+    )
     rep = api.serve_report(sc, request_rate=1.0)
     cap = rep.capacity_requests_per_s
     peak = 400_000 / 86_400 * 3

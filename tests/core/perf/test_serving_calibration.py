@@ -31,8 +31,9 @@ def test_the_stored_predictions_are_what_the_simulation_predicts_now():
 
 def test_a_third_of_each_sources_runs_is_held_out_with_every_metric_of_a_run_together():
     frame = load_serving_measurements()
-    runs = frame.assign(key=[setup_key(r) for r in frame.to_dict("records")],
-                        held=[held_out(r) for r in frame.to_dict("records")])  # fmt: skip
+    runs = frame.assign(
+        key=[setup_key(r) for r in frame.to_dict("records")], held=[held_out(r) for r in frame.to_dict("records")]
+    )
     assert (runs.groupby("key")["held"].nunique() == 1).all()  # a run is never split between the two
     per_source = runs.drop_duplicates("key").groupby(runs["id"].map(source_of))["held"].mean()
     big = per_source[runs.drop_duplicates("key").groupby(runs["id"].map(source_of)).size() >= 30]

@@ -26,8 +26,13 @@ PEAK = 989e12
 def test_one_gpu_step_by_hand():
     """One H100, no parallelism, micro-batch 1 of 4,096 tokens, 8 micro-batches, no recompute, constants fixed:
     matmuls = (2 forward + 4 backward) x (N - input embedding) x tokens / (peak x GEMM efficiency)."""
-    eff = TrainingEfficiency(gemm_max=0.6, gemm_half_width=400, attention_efficiency=0.3,
-                             elementwise_bytes_per_token_layer=100, layer_overhead_s=1e-4)  # fmt: skip
+    eff = TrainingEfficiency(
+        gemm_max=0.6,
+        gemm_half_width=400,
+        attention_efficiency=0.3,
+        elementwise_bytes_per_token_layer=100,
+        layer_overhead_s=1e-4,
+    )
     lay = StepLayout(gpus=1, micro_batch=1, seq_len=4096, global_batch_tokens=8 * 4096)
     st = training_step(M, H100, lay, eff)
     n = 8_030_261_248 - 128_256 * 4096  # the input embedding is a lookup, not a matmul
@@ -53,8 +58,9 @@ def test_recompute_pipeline_and_data_parallel_parts():
     assert full.mfu < none.mfu
     pp = training_step(M, H100, StepLayout(**{**base.__dict__, "pp": 4}), eff)
     # 4 stages, 2 data-parallel ranks: 64 x 4,096 tokens / (2 x 4,096) = 32 micro-batches; bubble (4 - 1) / 32
-    assert pp.bubble_s == pytest.approx((pp.step_s - pp.bubble_s - pp.data_parallel_exposed_s - pp.optimizer_s)
-                                        * 3 / 32)  # fmt: skip
+    assert pp.bubble_s == pytest.approx(
+        (pp.step_s - pp.bubble_s - pp.data_parallel_exposed_s - pp.optimizer_s) * 3 / 32
+    )
 
 
 def test_mfu_is_predicted_unless_the_user_sets_it():

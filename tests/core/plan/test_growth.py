@@ -16,28 +16,22 @@ from gpuplan_core.results.growth import Growth
 from gpuplan_core.results.plan import Pick
 from gpuplan_core.scenario.deployment import Traffic
 from gpuplan_core.scenario.scenario import Scenario
+from tests.picks import offer as an_offer
 
 CAP = 2.0  # requests per second one replica serves within the targets
 
 
-def _offer(**kw) -> Offer:
-    base = dict(offer_id="x-h100-8", provider="X", product="8 x H100", gpu="H100-SXM", gpus_per_node=8,
-                billing_model="on_demand", price_per_node_hour_usd=16.0, price_per_gpu_hour_usd=2.0)  # fmt: skip
-    return Offer(**(base | kw))
-
-
 def _pick(offer: Offer, replicas: int, monthly_usd: float, tp: int = 2) -> Pick:
-    return Pick(gpu=offer.gpu, weights_format="bf16", offer_id=offer.offer_id, provider=offer.provider,
-                product=offer.product, billing_model=offer.billing_model, gpus=8, nodes=1, tp=tp, pp=1,
-                layout=f"{tp} x H100-SXM, TP {tp}", replicas=replicas, monthly_usd=monthly_usd, run_cost_usd=None,
-                price_per_gpu_hour_usd=offer.price_per_gpu_hour_usd, requests_per_s_per_replica=CAP,
-                meets_target=True, misses=[], why=[], source="", price_as_of=None)  # fmt: skip
+    """A pick on ``offer`` of 8 GPUs at TP ``tp``: ``replicas`` replicas, each serving CAP requests a second within
+    the targets, for ``monthly_usd`` a month."""
+    fields = dict(gpu=offer.gpu, weights_format="bf16", gpus=8, nodes=1, tp=tp, pp=1, misses=[], why=[])
+    return Pick.renting(offer, **fields, replicas=replicas, monthly_usd=monthly_usd, requests_per_s_per_replica=CAP)
 
 
 def test_replicas_and_cost_by_hand_month_by_month():
     # 100,000 requests a day at 3x peak: 100,000 / 86,400 x 3 = 3.47 req/s -> ceil(3.47 / 2) = 2 replicas of TP 2:
     # 4 GPUs, one 8-GPU node at 16 USD/h x 730 h = 11,680 USD a month. Growth 20% a month.
-    offer = _offer()
+    offer = an_offer()
     traffic = Traffic(requests_per_day=100_000, peak_to_average=3, monthly_growth=0.2)
     g = grow(traffic, _pick(offer, 2, 11_680.0), offer, training_usd=50_000, months=12, hours_per_month=730)
     assert isinstance(g, Growth) and len(g.months) == 13  # months 0 .. 12, typed
@@ -63,7 +57,7 @@ def test_replicas_and_cost_by_hand_month_by_month():
 
 
 def test_replicas_never_fall_with_growth_and_equal_the_rule_for_that_months_traffic():
-    offer = _offer(gpus_per_node=1, price_per_node_hour_usd=2.0, offer_id="x-h100-1")
+    offer = an_offer(gpus_per_node=1, price_per_node_hour_usd=2.0, offer_id="x-h100-1")
     traffic = Traffic(requests_per_day=30_000, peak_to_average=2.5, monthly_growth=0.07)
     g = grow(traffic, _pick(offer, 1, 2 * 2 * 730, tp=2), offer, training_usd=0.0, months=36, hours_per_month=730)
     reps = [r.replicas for r in g.months]
@@ -75,7 +69,7 @@ def test_replicas_never_fall_with_growth_and_equal_the_rule_for_that_months_traf
 
 
 def test_no_growth_is_the_flat_lifetime():
-    offer = _offer()
+    offer = an_offer()
     g = grow(Traffic(requests_per_day=100_000), _pick(offer, 2, 11_680.0), offer, 30_000, 24, 730)
     flat = lifetime(30_000, 11_680.0, 24)
     assert [r.inference_cumulative_usd for r in g.months] == pytest.approx(
@@ -87,9 +81,10 @@ def test_no_growth_is_the_flat_lifetime():
 
 def test_a_spike_sizes_its_month_only():
     # 100,000/day x 3 / 86,400 = 3.47 req/s; month 4 at 5x: 17.4 req/s -> ceil(17.4 / 2) = 9 replicas, then back to 2
-    offer = _offer()
-    g = grow(Traffic(requests_per_day=100_000, spike_month=4, spike_factor=5), _pick(offer, 2, 11_680.0), offer,
-             0.0, 12, 730)  # fmt: skip
+    offer = an_offer()
+    g = grow(
+        Traffic(requests_per_day=100_000, spike_month=4, spike_factor=5), _pick(offer, 2, 11_680.0), offer, 0.0, 12, 730
+    )
     reps = [r.replicas for r in g.months]
     assert reps[4] == math.ceil(100_000 * 5 / 86_400 * 3 / CAP) == 9
     assert set(reps[:4] + reps[5:]) == {2}
@@ -99,7 +94,7 @@ def test_a_spike_sizes_its_month_only():
 
 
 def test_scale_to_zero_serverless_scales_with_the_requests():
-    offer = _offer(billing_model="serverless_flex", gpus_per_node=1, price_per_node_hour_usd=4.0, offer_id="x-sl")
+    offer = an_offer(billing_model="serverless_flex", gpus_per_node=1, price_per_node_hour_usd=4.0, offer_id="x-sl")
     g = grow(Traffic(requests_per_day=10_000, monthly_growth=0.5), _pick(offer, 1, 300.0), offer, 0.0, 3, 730)
     assert [r.monthly_usd for r in g.months] == pytest.approx([300.0 * 1.5**m for m in range(4)])
 
@@ -107,14 +102,14 @@ def test_scale_to_zero_serverless_scales_with_the_requests():
 def test_active_serverless_workers_are_billed_around_the_clock():
     # 40,000/day x 3 / 86,400 = 1.39 req/s -> ceil(1.39 / 2) = 1 worker; doubling: 2.78 -> 2, 5.56 -> 3 workers;
     # each a TP-2 replica on 1-GPU machines at 4 USD/h: 2 machines x 4 x 730 = 5,840 USD a month per worker
-    offer = _offer(billing_model="serverless_active", gpus_per_node=1, price_per_node_hour_usd=4.0, offer_id="x-a")
+    offer = an_offer(billing_model="serverless_active", gpus_per_node=1, price_per_node_hour_usd=4.0, offer_id="x-a")
     g = grow(Traffic(requests_per_day=40_000, monthly_growth=1.0), _pick(offer, 1, 5_840.0), offer, 0.0, 2, 730)
     assert [r.replicas for r in g.months] == [1, 2, 3]
     assert [r.monthly_usd for r in g.months] == pytest.approx([5_840.0, 11_680.0, 17_520.0])
 
 
 def test_what_cannot_grow_says_which_field():
-    offer = _offer()
+    offer = an_offer()
     assert "requests_per_day" in growth_problem(Traffic(requests_per_day=None, monthly_growth=0.1), None)
     assert "no pick" in growth_problem(Traffic(monthly_growth=0.1), None)
     with pytest.raises(ValueError, match="monthly_growth"):
@@ -136,8 +131,14 @@ def test_the_answer_grown_equals_the_search_at_that_months_traffic():
     step = g.more_replicas_month
     assert step is not None and g.months[step].replicas > g.pick_replicas == g.months[0].replicas
     pick = api.answer_report(sc, offers=offers, cost=cost).pick
-    at = sc.with_(requests_per_day=g.months[step].requests_per_day, gpu=pick.gpu, gpus=pick.tp * pick.pp,
-                  tp=pick.tp, pp=pick.pp, weights_format=pick.weights_format)  # fmt: skip
+    at = sc.with_(
+        requests_per_day=g.months[step].requests_per_day,
+        gpu=pick.gpu,
+        gpus=pick.tp * pick.pp,
+        tp=pick.tp,
+        pp=pick.pp,
+        weights_format=pick.weights_format,
+    )
     again = api.answer_report(at, offers=offers).pick
     assert again.requests_per_s_per_replica == pytest.approx(g.requests_per_s_per_replica)
     assert again.replicas == g.months[step].replicas

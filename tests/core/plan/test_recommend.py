@@ -20,8 +20,14 @@ from gpuplan_core.scenario.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[3]
 OFFERS = {o.offer_id: o for o in load_pricing().offers}
-QUESTION = dict(preset="Llama-3.1-70B", requests_per_day=50_000, input_tokens=2000, output_tokens=300,
-                ttft_target_s=2.0, tpot_target_s=0.1)  # fmt: skip
+QUESTION = dict(
+    preset="Llama-3.1-70B",
+    requests_per_day=50_000,
+    input_tokens=2000,
+    output_tokens=300,
+    ttft_target_s=2.0,
+    tpot_target_s=0.1,
+)
 
 
 def _multiplies_out(plan: Plan) -> None:
@@ -58,10 +64,29 @@ def test_the_70b_question_gets_an_answer_without_setting_gpus_or_tensor_parallel
 
 def test_the_70b_question_on_the_cli():
     p = subprocess.run(
-        [sys.executable, "-m", "gpuplan_core", "plan", "--preset", "Llama-3.1-70B", "--requests-per-day", "50000",
-         "--input-tokens", "2000", "--output-tokens", "300", "--ttft-target-s", "2", "--tpot-target-s", "0.1",
-         "--json"], capture_output=True, text=True, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gpuplan_core",
+            "plan",
+            "--preset",
+            "Llama-3.1-70B",
+            "--requests-per-day",
+            "50000",
+            "--input-tokens",
+            "2000",
+            "--output-tokens",
+            "300",
+            "--ttft-target-s",
+            "2",
+            "--tpot-target-s",
+            "0.1",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert {"picks", "near_misses", "rejected", "why", "pareto", "message", "unit"} <= set(out)
@@ -77,9 +102,21 @@ def test_an_explicit_weights_format_is_the_only_one_searched_unless_explored():
     explored = recommend(sc, list(OFFERS.values()), explore_formats=True)
     assert {p.weights_format for p in explored.picks + explored.near_misses} & {"fp8", "int4-g128"}
     cli = subprocess.run(
-        [sys.executable, "-m", "gpuplan_core", "plan", "--preset", "Llama-3.1-8B", "--weights-format", "bf16", "--json"],
-        capture_output=True, text=True, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gpuplan_core",
+            "plan",
+            "--preset",
+            "Llama-3.1-8B",
+            "--weights-format",
+            "bf16",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert {p["weights_format"] for p in json.loads(cli.stdout)["picks"]} == {"bf16"}
 
 
@@ -135,8 +172,17 @@ offer_ids = sorted(OFFERS)
 def test_no_pick_puts_tensor_parallel_across_machines_or_couples_machines_without_a_fast_network(
     model, fmt, rpd, mode, prompt
 ):
-    sc = Scenario(preset=model, weights_format=fmt, requests_per_day=rpd, mode=mode, input_tokens=prompt,
-                  output_tokens=200, ttft_target_s=None, tpot_target_s=None, zero_stage=3 if mode == "training" else 0)  # fmt: skip
+    sc = Scenario(
+        preset=model,
+        weights_format=fmt,
+        requests_per_day=rpd,
+        mode=mode,
+        input_tokens=prompt,
+        output_tokens=200,
+        ttft_target_s=None,
+        tpot_target_s=None,
+        zero_stage=3 if mode == "training" else 0,
+    )
     plan = recommend(sc, list(OFFERS.values()))
     for p in plan.picks + plan.near_misses:
         o = OFFERS[p.offer_id]
@@ -193,7 +239,7 @@ def test_the_search_is_fast_enough_to_cache_per_scenario():
 
 def test_the_offer_filter_takes_only_the_pricing_part():
     """filter_offers reads the Pricing part, the GPU type and whether serving is interactive: testable alone."""
-    from gpuplan_core.plan.recommend import filter_offers
+    from gpuplan_core.plan.cost import filter_offers
     from gpuplan_core.scenario.deployment import Pricing
 
     offers = load_pricing().offers

@@ -1,6 +1,22 @@
-"""The layout search's parts that read one part of the scenario."""
+"""The layout search (gpuplan_core/plan/search.py): its parts that read one part of the scenario, and its two
+shapes: a layout that holds the memory budget with its replica's judgement, and that layout under the traffic
+(``Served``, built by ``served``)."""
 
-from gpuplan_core.plan.search import inference_candidates, layout_label, target_misses
+import pytest
+
+from gpuplan_core.hardware.catalog import get_gpu
+from gpuplan_core.memory.request import memory_request
+from gpuplan_core.plan.search import (
+    Layout,
+    Served,
+    ServingAsk,
+    evaluate_layouts,
+    layout_label,
+    served,
+    set_replicas,
+    target_misses,
+)
+from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.scenario.deployment import Traffic
 from gpuplan_core.scenario.scenario import Scenario
 
@@ -43,19 +59,35 @@ def test_asks_that_differ_in_volume_or_prices_alone_share_their_replicas_and_no_
     assert part.traffic.requests_per_day == 1.0 and part.traffic.peak_to_average == 1.0 and part.pricing is None
 
 
-def test_a_gpu_count_the_user_sets_is_the_least_the_layout_runs():
-    """2 GPUs at TP 1 are 2 replicas (set_replicas = gpus // (tp x pp)); the traffic may need more, never fewer.
-    Serverless offers scale with the traffic, so a set count of several replicas is not theirs to rent."""
-    from gpuplan_core.pricing.billing import replicas_for_traffic
-    from gpuplan_core.pricing.csv_file import load_pricing
+SC = Scenario(preset="Llama-3.1-70B", gpu="H100-SXM", requests_per_day=0)
 
-    offers = load_pricing().offers
-    for gpus, rpd in ((4, 10_000), (2, 3_000_000)):
-        sc = Scenario(preset="Llama-3.1-8B", gpu="H100-SXM", gpus=gpus, requests_per_day=rpd)
-        picks, rejected, _ = inference_candidates(sc.model(), sc, offers, [sc.formats.weights_format])
-        assert picks and not any(p.billing_model.startswith("serverless") for p in picks)
-        assert any("serverless pool scales with the traffic" in r.reason for r in rejected)
-        for p in picks:
-            need = replicas_for_traffic(rpd, sc.traffic.peak_to_average, p.requests_per_s_per_replica)
-            assert p.replicas == max(need, gpus // (p.tp * p.pp))
-        assert all(p.replicas >= gpus for p in picks)  # TP 1 is the layout set: one GPU per replica
+
+@pytest.fixture(scope="module")
+def layouts() -> list[Layout]:
+    offers = [o for o in load_pricing().offers if o.gpu == "H100-SXM"]
+    fmt = SC.formats.weights_format
+    ask, h100 = ServingAsk.of(SC), get_gpu("H100-SXM")
+    lays, _ = evaluate_layouts(SC.model(), ask, h100, fmt, memory_request(SC), False, offers=offers)
+    return lays
+
+
+def test_each_layout_counts_and_names_its_gpus(layouts):
+    # 70B in BF16 is 141 GB of weights: one 80 GB H100 cannot hold it, so every layout splits it over 2 or more
+    assert layouts and all(lay.tp * lay.pp >= 2 for lay in layouts)
+    for lay in layouts:
+        assert lay.replica_gpus == lay.tp * lay.pp
+        pp = f", PP {lay.pp}" if lay.pp > 1 else ""
+        assert lay.label == f"{lay.tp * lay.pp} x H100-SXM, TP {lay.tp}{pp}"
+        assert lay.kv_sequences > 0
+
+
+def test_without_traffic_a_layout_runs_one_replica_or_the_count_set(layouts):
+    lay = layouts[0]
+    n = lay.replica_gpus
+    one = served(lay, SC.traffic)
+    assert isinstance(one, Served) and (one.replicas, one.set_replicas) == (1, 1)
+    assert one.ttft_s == lay.replica.static.ttft_s and one.tpot_s == lay.replica.static.tpot_s
+    four = served(lay, SC.traffic, gpus=4 * n)  # 4 x the replica's GPUs: 4 replicas
+    assert (four.replicas, four.set_replicas) == (4, 4) == (set_replicas(lay, 4 * n),) * 2
+    assert four.lines[-1] == f"the {4 * n} GPUs set hold 4 replicas"
+    assert set_replicas(lay, 2 * n - 1) == 1  # fewer GPUs than two replicas: still the one the layout needs

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from gpuplan_core import api
 from gpuplan_core.interface.inputs import to_scenario
-from gpuplan_core.plan.recommend import cost_table, recommend
+from gpuplan_core.plan.cost import cost_table
+from gpuplan_core.plan.recommend import recommend
 from gpuplan_core.plan.training import count_set
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.report.answers import gpus_text, plan_answer
@@ -86,10 +87,27 @@ def test_a_count_set_is_the_layouts_count_across_machines_over_a_fast_network():
 
 def test_the_cli_uses_the_count_set():
     p = subprocess.run(
-        [sys.executable, "-m", "gpuplan_core", "plan", "--mode", "training", "--params", "7000000000",
-         "--training-tokens", "1e12", "--gpu", "H100", "--gpus", "64", "--json"],
-        capture_output=True, text=True, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gpuplan_core",
+            "plan",
+            "--mode",
+            "training",
+            "--params",
+            "7000000000",
+            "--training-tokens",
+            "1e12",
+            "--gpu",
+            "H100",
+            "--gpus",
+            "64",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert p.returncode == 0, p.stderr
     top = json.loads(p.stdout)["picks"][0]
     assert top["gpus"] == 64 and top["nodes"] == 8 and top["tp"] * top["pp"] * top["replicas"] == 64
@@ -169,8 +187,10 @@ def test_a_count_too_small_for_the_memory_says_why_and_names_the_smallest_that_h
     assert (planner.offer_id, planner.gpus, planner.tp, planner.pp) == ("aws-p5-48xl-use1-spot", 24, 4, 6)
     plan = api.plan_report({**q, "gpus": 4, "provider": "aws"})
     assert not plan.picks
-    assert "4 x H100 SXM cannot hold the job: no tensor x pipeline x data-parallel layout of 4 GPUs fits their " \
-           "memory at ZeRO-0 or any stage above" in plan.message  # fmt: skip
+    assert (
+        "4 x H100 SXM cannot hold the job: no tensor x pipeline x data-parallel layout of 4 GPUs fits their "
+        "memory at ZeRO-0 or any stage above" in plan.message
+    )
     alt = plan.near_misses[0]
     assert (alt.offer_id, alt.gpus, alt.nodes) == ("aws-p5-48xl-use1-spot", 24, 3)  # the planner's smallest count
     assert alt.run_cost_usd == pytest.approx(planner.run_cost_usd, rel=1e-9)
@@ -208,7 +228,14 @@ def test_without_a_count_todays_pick_is_unchanged():
     assert top(**h100) == ("verda-1h100-spot", 2, 2, 1, 0, 15876.455, 36393.44)
     assert top(params=7_000_000_000, zero_stage=3) == ("verda-1b200-spot", 1, 1, 1, 3, 1954.004, 4783.71)
     assert top(params=70_000_000_000, zero_stage=0, gpu="H100-SXM") == (
-        "aws-p5-48xl-use1-spot", 24, 4, 6, 0, 17871.074, 1351553.23)  # fmt: skip
+        "aws-p5-48xl-use1-spot",
+        24,
+        4,
+        6,
+        0,
+        17871.074,
+        1351553.23,
+    )
     late = api.plan_report({"mode": "training", **BEFORE, **h100, "deadline_hours": 500, "zero_stage": 1})
     # each layout's count grown to the deadline: TP 1 (ZeRO-1 shards the optimizer over 64 ranks) ties with TP 2 x 32
     # at the MFU given, and the fewer GPUs per copy comes first

@@ -112,20 +112,31 @@ MODELS = ["Llama-3.1-8B", "Mistral-7B-v0.1", "Llama-3.1-70B", "Qwen2.5-72B"]
 
 def _serving(rng: random.Random) -> dict:
     return {
-        "workload": "interactive", "model": rng.choice(MODELS), "in": str(rng.choice([300, 2000, 8000])),
-        "out": str(rng.choice([100, 300, 1000])), "rpd": str(rng.choice([800, 5000, 37_000, 250_000, 2_000_000])),
-        "peak": str(rng.choice([1, 2.5, 3, 4])), "ttft_ms": str(rng.choice([1000, 2000, 5000])),
-        "tpot_ms": str(rng.choice([50, 100, 200])), "weights": rng.choice(["bf16", "fp8"]),
+        "workload": "interactive",
+        "model": rng.choice(MODELS),
+        "in": str(rng.choice([300, 2000, 8000])),
+        "out": str(rng.choice([100, 300, 1000])),
+        "rpd": str(rng.choice([800, 5000, 37_000, 250_000, 2_000_000])),
+        "peak": str(rng.choice([1, 2.5, 3, 4])),
+        "ttft_ms": str(rng.choice([1000, 2000, 5000])),
+        "tpot_ms": str(rng.choice([50, 100, 200])),
+        "weights": rng.choice(["bf16", "fp8"]),
         "gpu": rng.choice(["any", "any", "H100 SXM", "L40S", "A100 SXM 80GB"]),
-        "hours": str(rng.choice([730, 500])), "billing": rng.choice(["any", "any", "on_demand", "serverless", "spot"]),
+        "hours": str(rng.choice([730, 500])),
+        "billing": rng.choice(["any", "any", "on_demand", "serverless", "spot"]),
         "provider": rng.choice(["any", "any", "any", "aws"]),
-    }  # fmt: skip
+    }
 
 
 def _pretraining(rng: random.Random) -> dict:
-    d = {"workload": "pretrain", "src": "size", "size_b": rng.choice(["1", "3", "7", "13"]),
-         "tokens_b": str(rng.choice([1, 20, 200, 1000])), "gpu": rng.choice(["any", "H100 SXM", "A100 SXM 80GB"]),
-         "overhead": str(rng.choice([0, 0.3, 0.15]))}  # fmt: skip
+    d = {
+        "workload": "pretrain",
+        "src": "size",
+        "size_b": rng.choice(["1", "3", "7", "13"]),
+        "tokens_b": str(rng.choice([1, 20, 200, 1000])),
+        "gpu": rng.choice(["any", "H100 SXM", "A100 SXM 80GB"]),
+        "overhead": str(rng.choice([0, 0.3, 0.15])),
+    }
     if rng.random() < 0.4:
         d["gpus"] = str(rng.choice([8, 16, 64]))
     if rng.random() < 0.4:
@@ -145,7 +156,7 @@ def _finetuning(rng: random.Random) -> dict:
     }
     if rng.random() < 0.3:
         d["billing"] = rng.choice(["on_demand", "spot"])
-    return d  # fmt: skip
+    return d
 
 
 def scenarios(n: int, seed: int = 21) -> list[dict]:
@@ -177,9 +188,13 @@ def _answer(link: dict):
 def test_the_issues_steps_fail_the_check():
     """The checker can fail: the issue's wall time prints 1.1 h from "1 GPU-hours / 1 GPUs" (one significant
     figure), and a chain whose cost reads "3 USD" under a $2.59 headline."""
-    wall = WhyStep.of("Wall time", Calc(terms=[Term(text="1 GPU-hours", value=1.07),
-                                               Term(text="1 GPUs", value=1, exact=True, op="/")],
-                                        result=Term(text="1.1 h", value=1.07)))  # fmt: skip
+    wall = WhyStep.of(
+        "Wall time",
+        Calc(
+            terms=[Term(text="1 GPU-hours", value=1.07), Term(text="1 GPUs", value=1, exact=True, op="/")],
+            result=Term(text="1.1 h", value=1.07),
+        ),
+    )
     with pytest.raises(AssertionError, match="printed finer"):
         check_calc(wall)
     sc, ans = _answer({"workload": "finetune", "model": "Llama-3.1-8B"})
@@ -221,8 +236,17 @@ def test_a_small_fine_tuning_run_states_its_cents():
 def test_a_pre_training_run_on_64_gpus_multiplies_out_to_the_dollar():
     """7B on 1T tokens on 64 H100 at the user's MFU 0.40 (tests/core/plan/test_training.py's case): 8 whole 8-GPU
     p5 nodes, spot. wall = 6 x (7e9 + 32 x 4,096 x 32 x 128) x 1e12 / (64 x 989 TFLOP/s x 0.40 x 3,600 s)."""
-    link = {"workload": "pretrain", "src": "size", "size_b": "7", "tokens_b": "1000", "gpu": "H100 SXM",
-            "gpus": "64", "mfu": "0.4", "batch": "1", "recompute": "none"}  # fmt: skip
+    link = {
+        "workload": "pretrain",
+        "src": "size",
+        "size_b": "7",
+        "tokens_b": "1000",
+        "gpu": "H100 SXM",
+        "gpus": "64",
+        "mfu": "0.4",
+        "batch": "1",
+        "recompute": "none",
+    }
     sc, ans = _answer(link)
     steps = {w.label: w for w in ans.why}
     assert ans.pick.offer_id == "aws-p5-48xl-use1-spot"
@@ -274,9 +298,21 @@ def test_hours_print_to_the_precision_their_cost_needs():
 
 def test_numbers_print_exactly_or_to_three_figures():
     assert [figure(x) for x in (0.0123456, 1.074, 10.74, 107.4, 1074.4, 3.4321e17)] == [
-        "0.0123", "1.07", "10.7", "107", "1,074", "3.43e+17"]  # fmt: skip
+        "0.0123",
+        "1.07",
+        "10.7",
+        "107",
+        "1,074",
+        "3.43e+17",
+    ]
     assert [exact(x) for x in (3, 0.4, 17.6289, 86_400, 2e11, 1.3000000000000003)] == [
-        "3", "0.4", "17.6289", "86,400", "2e+11", "1.3"]  # fmt: skip
+        "3",
+        "0.4",
+        "17.6289",
+        "86,400",
+        "2e+11",
+        "1.3",
+    ]
     assert exact(1 / 3) is None
 
 
@@ -293,8 +329,13 @@ def test_hourly_billing_and_a_minimum_round_the_hours_in_the_chain(minimum_h, bi
     1.3 is the printed cost (full recompute set: the 3.4-hour run)."""
     values, _ = read_link({"workload": "finetune", "model": "Llama-3.1-8B", "gpu": "H100 SXM", "recompute": "full"})
     sc, _ = to_scenario(values)
-    offers = _on("verda-1h100-spot", interruptible=False, billing_model="on_demand", billing_increment_s=3600,
-                 min_billed_s=None if minimum_h is None else minimum_h * 3600)  # fmt: skip
+    offers = _on(
+        "verda-1h100-spot",
+        interruptible=False,
+        billing_model="on_demand",
+        billing_increment_s=3600,
+        min_billed_s=None if minimum_h is None else minimum_h * 3600,
+    )
     ans = api.answer_report(sc, offers=offers)
     steps = {w.label: w for w in ans.why}
     wall = ans.pick.wall_hours

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from gpuplan_core.pricing.offers import Offer
 from gpuplan_core.results.plan import (
     Calc,
     Pick,
@@ -16,17 +15,9 @@ from gpuplan_core.results.plan import (
     num,
     rounded,
 )
+from tests.picks import offer
 
-OFFER = Offer(
-    offer_id="x-h100-8",
-    provider="X",
-    product="8 x H100",
-    gpu="H100-SXM",
-    gpus_per_node=8,
-    billing_model="on_demand",
-    price_per_node_hour_usd=16.0,
-    price_per_gpu_hour_usd=2.0,
-)
+OFFER = offer()  # one 8 x H100 SXM node at 16 USD a node-hour
 
 
 def test_terms_print_exactly_or_rounded():

@@ -25,8 +25,18 @@ def test_every_field_of_every_part_has_a_description_and_a_name_no_other_part_us
     for part, cls in PARTS.items():
         for name, info in cls.model_fields.items():
             assert FIELDS[name] == part and info.description, name
-    assert set(PARTS) == {"job", "model_source", "formats", "request", "parallelism", "training", "traffic",
-                          "pricing", "assumptions", "site"}  # fmt: skip
+    assert set(PARTS) == {
+        "job",
+        "model_source",
+        "formats",
+        "request",
+        "parallelism",
+        "training",
+        "traffic",
+        "pricing",
+        "assumptions",
+        "site",
+    }
 
 
 def test_flat_names_go_to_their_part():
@@ -41,10 +51,13 @@ def test_flat_names_go_to_their_part():
 
 @pytest.mark.parametrize(
     "fields",
-    [{}, {"mode": "finetune", "method": "qlora", "params": 7e9, "your_prices": {"a-b-od": 1.25}},
-     {"batch": "max", "gpu": "H200", "ttft_target_s": None, "spec_draft_params": 1e9},
-     {"config_text": LLAMA_8B_CONFIG, "mode": "training", "training_tokens": 2e12}],
-)  # fmt: skip
+    [
+        {},
+        {"mode": "finetune", "method": "qlora", "params": 7e9, "your_prices": {"a-b-od": 1.25}},
+        {"batch": "max", "gpu": "H200", "ttft_target_s": None, "spec_draft_params": 1e9},
+        {"config_text": LLAMA_8B_CONFIG, "mode": "training", "training_tokens": 2e12},
+    ],
+)
 def test_a_scenario_round_trips_through_json_and_its_flat_form(fields):
     sc = Scenario(**fields)
     assert Scenario.model_validate_json(sc.model_dump_json()) == sc  # the UI caches by this
@@ -64,14 +77,16 @@ def test_with_routes_flat_names_and_validates_again():
 
 @pytest.mark.parametrize(
     "fields,named",
-    [({"input_tokens": 0}, "input_tokens: Input should be greater than or equal to 1"),
-     ({"gpus": 3, "tp": 2}, "gpus: 3 must be a multiple of tp x pp = 2"),
-     ({"weights_format": "int3"}, "weights_format: unknown format 'int3'"),
-     ({"batch": 0}, "batch: must be between 1 and 1,000,000, or 'max'"),
-     ({"gpus": MAX_LAYOUT_GPUS + 1}, "gpus: Input should be less than or equal to 4096"),
-     ({"preset": "Llama-3.1-8B", "params": 7e9}, "model: give only one of preset, config, params"),
-     ({"ttft_target_s": 0}, "ttft_target_s: Input should be greater than 0")],
-)  # fmt: skip
+    [
+        ({"input_tokens": 0}, "input_tokens: Input should be greater than or equal to 1"),
+        ({"gpus": 3, "tp": 2}, "gpus: 3 must be a multiple of tp x pp = 2"),
+        ({"weights_format": "int3"}, "weights_format: unknown format 'int3'"),
+        ({"batch": 0}, "batch: must be between 1 and 1,000,000, or 'max'"),
+        ({"gpus": MAX_LAYOUT_GPUS + 1}, "gpus: Input should be less than or equal to 4096"),
+        ({"preset": "Llama-3.1-8B", "params": 7e9}, "model: give only one of preset, config, params"),
+        ({"ttft_target_s": 0}, "ttft_target_s: Input should be greater than 0"),
+    ],
+)
 def test_an_error_names_the_field_by_its_flat_name(fields, named):
     with pytest.raises(ValidationError) as exc:
         Scenario(**fields)
@@ -83,7 +98,10 @@ def test_defaults_that_depend_on_the_job_fill_only_what_is_not_given():
     assert pre.training.training_tokens == 100e9 and pre.job.method == "full" and pre.traffic.requests_per_day is None
     assert (ft.training.training_tokens, ft.job.method, ft.job.training_method) == (100e6, "lora", "lora")
     assert (batch.traffic.ttft_target_s, batch.traffic.tpot_target_s, batch.traffic.requests_per_day) == (
-        None, None, 10_000)  # fmt: skip
+        None,
+        None,
+        10_000,
+    )
     given = Scenario(mode="finetune", method="full", training_tokens=5e6, serving="batch", ttft_target_s=1.0)
     assert (given.job.method, given.training.training_tokens, given.traffic.ttft_target_s) == ("full", 5e6, 1.0)
     assert default_for("training_tokens", "pretrain") == JOB_DEFAULTS["pretrain"]["training_tokens"] == 100e9
@@ -111,8 +129,11 @@ def test_a_config_or_a_size_replaces_the_default_preset():
 
 def test_your_prices_are_a_validated_mapping():
     assert Scenario(your_prices="a-od=2.10, b-od=0.85").pricing.your_prices == {"a-od": 2.10, "b-od": 0.85}
-    for bad, named in (({"verda-1b200-od": 0}, "verda-1b200-od at 0 USD"), ({"x": -1.0}, "x at -1 USD"),
-                       ("no-equals-sign", "'no-equals-sign' is not 'offer-id=USD per GPU-hour'")):  # fmt: skip
+    for bad, named in (
+        ({"verda-1b200-od": 0}, "verda-1b200-od at 0 USD"),
+        ({"x": -1.0}, "x at -1 USD"),
+        ("no-equals-sign", "'no-equals-sign' is not 'offer-id=USD per GPU-hour'"),
+    ):
         with pytest.raises(ValidationError) as exc:
             Scenario(your_prices=bad)
         assert describe(exc.value).startswith("your_prices: ") or "your prices: " in describe(exc.value)

@@ -1,4 +1,4 @@
-"""cost_table (plan/recommend.py): typed rows per offer, and ``fixed_layout`` pricing only the scenario's own
+"""cost_table (plan/cost.py): typed rows per offer, and ``fixed_layout`` pricing only the scenario's own
 layout (what Compare shows fitting) where the free search would pick another."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import pytest
 
 from gpuplan_core import api, get_gpu
-from gpuplan_core.plan.recommend import cost_table
+from gpuplan_core.plan.cost import cost_table
 from gpuplan_core.plan.search import NO_FIT
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.results.plan import InferenceCostRow, TrainingCostRow
@@ -82,8 +82,15 @@ def test_fixed_layout_changes_nothing_where_the_layout_is_the_scenarios_own():
 
 
 def test_fixed_layout_for_training_keeps_the_gpu_count_and_says_it_misses_the_deadline():
-    sc = Scenario(params=7_000_000_000, mode="training", training_tokens=1e11, deadline_hours=100, gpu="H100",
-                  gpus=8, zero_stage=3)  # fmt: skip
+    sc = Scenario(
+        params=7_000_000_000,
+        mode="training",
+        training_tokens=1e11,
+        deadline_hours=100,
+        gpu="H100",
+        gpus=8,
+        zero_stage=3,
+    )
     report = cost_table(sc, OFFERS, fixed_layout=True)
     free, fixed = _rows(sc, False), {r.offer_id: r for r in report.offers}
     # 8 GPUs set by the user: the search keeps the count too (it never adds GPUs to a count asked for)
