@@ -1,42 +1,27 @@
-"""Fit the engines' fixed request costs (perf/schedulers.py) on the TRAINING rows of the published serving
-measurements, and print the held-out error before and after. Prints figures; changes nothing.
+"""Fit the benchmark clients' first-token costs (perf/clients.py BENCH_CLIENTS) on the TRAINING rows of the
+published serving measurements, and print the held-out error before and after. Prints figures; changes nothing.
 
     python bench/fit_serving.py
     python bench/fit_serving.py --write-loso   # every source left out in turn: data/serving_loso.csv
     python bench/fit_serving.py --gaps         # first-token gaps per source, from data/serving_loso.csv
 
-Each engine's ``request_in_s`` is fitted as below; ``--write-loso`` refits it once per source on every other
-source's rows and stores that source's predictions (gpuplan_core/perf/serving_loso.py), then prints the errors.
-
-Each engine's ``request_in_s`` is fitted by ``serving_loso.fit_request_costs`` on the training rows that
-``serving_loso.fit_rows`` keeps: first-token rows at light load (a closed loop of at most 4 clients, or at most 2
-requests/s) with prompts of at most 1,024 tokens in runs whose time per token is predicted within 25%, measured -
-predicted with the engines' costs set to zero, the median per source and then the median over sources.
+Each client's ``request_in_s`` (per engine it talked to) is fitted by ``serving_loso.fit_client_costs`` on the
+training rows that ``serving_loso.fit_rows`` keeps: first-token rows of that client's sources at light load (a
+closed loop of at most 4 clients, or at most 2 requests/s) with prompts of at most 1,024 tokens in runs whose time
+per token is predicted within 25%, measured - predicted with no client cost (the engine's own cost in), the median
+per source and then the median over the client's sources. ``--write-loso`` refits it once per source on every
+OTHER source of the same client and stores that source's predictions (gpuplan_core/perf/serving_loso.py), then
+prints the errors.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpuplan_core.perf import schedulers  # noqa: E402
-from gpuplan_core.perf import serving_calibration as sc_cal
-
-
-def table_with(overrides: dict[str, float]) -> list[dict]:
-    saved = dict(schedulers.LOOPS)
-    for k, v in overrides.items():
-        schedulers.LOOPS[k] = replace(schedulers.LOOPS[k], request_in_s=v)
-    sc_cal._prediction.cache_clear()
-    try:
-        return sc_cal.compute_serving_table()
-    finally:
-        schedulers.LOOPS.clear()
-        schedulers.LOOPS.update(saved)
-        sc_cal._prediction.cache_clear()
+from gpuplan_core.perf import serving_calibration as sc_cal  # noqa: E402
 
 
 def summary(table, label):
@@ -63,9 +48,9 @@ def loso() -> None:
 
 def gaps() -> None:
     """Why first-token time does not transfer between publishers, from the stored left-out-source predictions
-    (each row's ``predicted_zero_cost`` is its run simulated with every request cost at zero): per source and
+    (each row's ``predicted_zero_cost`` is its run simulated with no client cost): per source and
     engine the light-load gap measured - predicted that the request cost is fitted on, and the online dense TTFT
-    error with the left-out fitted costs against the same runs with no request cost at all."""
+    error with the left-out fitted client costs against the same runs with none."""
     import statistics
 
     from gpuplan_core.perf import serving_loso
@@ -97,17 +82,17 @@ def main() -> None:
     from gpuplan_core.perf import serving_loso
 
     meta = sc_cal.load_serving_measurements().set_index("id")
-    before = sc_cal.compute_serving_table()
-    summary(before, "now")
-    zero = table_with({k: 0.0 for k in schedulers.LOOPS})
+    summary(sc_cal.compute_serving_table(), "now")
+    zero = sc_cal.compute_serving_table(client_costs={})
+    summary(zero, "none")
     rows = serving_loso.fit_rows(zero, meta, keep=lambda r: r["split"] == "training")
     fitted = {}
-    for engine, (cost, fit_from, n) in serving_loso.fit_request_costs(rows, ("vllm", "sglang", "trtllm")).items():
-        fitted[engine] = round(cost, 4)
-        sources = sorted({r["source"] for r in rows if r["engine"] == engine})
-        print(f"{engine}: request_in_s = {cost * 1e3:.1f} ms ({fit_from}) from {n} training rows ({sources})")
-    after = table_with(fitted)
-    summary(after, "fitted")
+    for (client, engine), (cost, _, n) in serving_loso.fit_client_costs(rows, serving_loso.CLIENT_KEYS).items():
+        fitted[client, engine] = round(cost, 4)
+        sources = sorted({r["source"] for r in rows if r["client"] == client and r["engine"] == engine})
+        if n:
+            print(f"{client} -> {engine}: {cost * 1e3:.1f} ms from {n} training rows ({sources})")
+    summary(sc_cal.compute_serving_table(client_costs=fitted), "fitted")
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ from .memory.components import Assumptions
 from .memory.engine_kv import METHODOLOGY_TEXT as KV_STARTUP_TEXT
 from .model.formats import FORMATS
 from .perf.bench_files import SAMPLE_BENCH_FILE
+from .perf.clients import BENCH_CLIENTS
 from .perf.efficiency import PerfAssumptions
 from .perf.replica import DEFAULT_GPU
 from .perf.schedulers import LOOPS as ENGINE_LOOPS

@@ -4,6 +4,7 @@ streamlit; the page lays these out between its tables, tables_reference.py build
 from __future__ import annotations
 
 from gpuplan_core import (
+    BENCH_CLIENTS,
     ENGINE_LOOPS,
     FAST_NETWORK_GBIT_S,
     KV_STARTUP_TEXT,
@@ -26,8 +27,10 @@ POLICY_WORDS = {
 
 def _serving() -> str:
     engines = "; ".join(f"{k} ({POLICY_WORDS[v.policy]})" for k, v in ENGINE_LOOPS.items() if k != "transformers")
-    costs = ", ".join(
-        f"{k} {v.request_in_s * 1e3:,.0f} ms before the first token" for k, v in ENGINE_LOOPS.items() if v.request_in_s
+    costs = "; ".join(
+        f"`{c.name}` " + ", ".join(f"{e} {s * 1e3:,.1f} ms" for e, s in c.request_in_s)
+        for c in BENCH_CLIENTS.values()
+        if c.request_in_s
     )
     return f"""### Serving under traffic (`gpuplan_core/perf/simulate.py`, `serving.py`, `schedulers.py`)
 - **The engine's step loop, simulated.** A serving engine works in steps of a few milliseconds. In each step it
@@ -48,8 +51,12 @@ def _serving() -> str:
   1,024 requests at once on GPUs of at least 70 GiB that are not A100s, 2,048 and 256 on the others), SGLang's
   chunked_prefill_size by GPU memory, TensorRT-LLM's max_num_tokens 8,192; both limits can be set under
   Assumptions.
-- **Fixed costs per request** (HTTP server, tokenizer, scheduling), fitted on the training runs only
-  (`bench/fit_serving.py`): {costs}.
+- **Fixed costs per request, split in two.** The engine's own (API server, tokenizer, scheduling) is 0: no
+  engine publishes it per request or per token. What published runs show before the first token beyond the GPU's
+  time is their benchmark client's (HTTP, streaming, a chat endpoint's template), named per client and applied only
+  to that client's runs, fitted on its training runs (`bench/fit_serving.py`, `perf/clients.py`): {costs}; the
+  others (AIPerf, `benchmark_serving.py`, SGLang's `bench_serving`, `trtllm-bench`) have no light-load run to read
+  one from. The app's own answer adds no client cost, and says so; calibrate to your deployment to add yours.
 - **Load as benchmarks and users send it**: a number of clients that start together and each send the next
   request when the last ends (a closed loop: identical requests finish together and arrive together, in waves, so
   a first token waits for a whole wave's prompts), or a request rate with arrivals at random (Poisson) or in bursts
@@ -296,7 +303,8 @@ TRUST = (
 SERVING_TRUST = (
     "**Serving under load**, held out: a third of each source's published runs (every metric of a run together) "
     "were left out of every fit; the simulation's error on them, per regime and metric, is below. The only "
-    "constants fitted on serving data, the engines' fixed request costs, used the other two thirds."
+    "constants fitted on serving data, the benchmark clients' costs before the first token (each applied to its own "
+    "client's runs only), used the other two thirds."
 )
 
 
@@ -314,11 +322,12 @@ def serving_trust(cal) -> str:
 
     return (
         SERVING_TRUST
-        + f" **Validation by source**: each of the {sources} sources left out in turn (the request costs fitted "
-        "again on the others, its runs simulated with them; `data/serving_loso.csv`, `calibrate --json` "
-        f"`serving_left_out_source`), median error of online dense serving {line('online, dense')}; "
-        f"mixture-of-experts {line('MoE')}. First-token time transfers worst: a request cost fitted on one "
-        "benchmark client's runs does not hold for another's. " + KERNELS
+        + f" **Validation by source**: each of the {sources} sources left out in turn (its client's cost fitted "
+        "again on the other sources that client sent, else none; its runs simulated with it; "
+        "`data/serving_loso.csv`, `calibrate --json` `serving_left_out_source`), median error of online dense "
+        f"serving {line('online, dense')}; "
+        f"mixture-of-experts {line('MoE')}. First-token time transfers worst: no two sources with light-load "
+        "runs share a client, so a left-out source gets no client cost. " + KERNELS
     )
 
 
@@ -328,6 +337,8 @@ KERNELS = (
     "each engine step's GEMMs, attention and tensor-parallel all-reduces are those measured times, interpolated "
     "between measured shapes (`perf/kernel_steps.py`, `docs/aiconfigurator.md`); elsewhere, and for any part of a "
     "step outside the tables, the calibrated roofline. Every step names its source (`perf --json`: `kernel_source`). "
+    "MoE and MLA layers stay on the roofline: measured on current engines they run faster than every published MoE "
+    "run, and worsen its left-out time per token (22% -> 30%). "
     "The static views (one request alone, a batch at once) are the same step model."
 )
 

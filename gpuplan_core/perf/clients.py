@@ -6,6 +6,11 @@ send their next request when the last one ends (closed loop: identical requests 
 ``request_rate`` that are Poisson or bursty (gamma gaps, coefficient of variation 2). Lengths are fixed, uniform
 between (1 - spread) and 1 times the set lengths, or long-tailed (lognormal, the spread of chat traffic). A fixed
 seed makes every run reproducible.
+
+The published runs were sent by benchmark clients (``BenchClient``): each adds its own cost before the first token
+(HTTP, streaming, a chat endpoint's template) on top of the engine's. That cost is a constant of the client, named
+here and applied only to runs that client sent (``client_cost``); a run from a client it does not know, and the
+app's own answer, gets none.
 """
 
 from __future__ import annotations
@@ -100,6 +105,100 @@ def _arrivals(load: Load, n: int, rng: random.Random) -> list[float]:
             t += rng.expovariate(rate)
         out.append(t)
     return out
+
+
+@dataclass(frozen=True)
+class BenchClient:
+    """A benchmark client and the first-token cost it adds beyond the engine's (``request_in_s``: engine ->
+    seconds; one client's path differs by the engine's front end it talks to, so it is kept per engine), fitted on
+    the training runs of its own sources only (bench/fit_serving.py: the light-load rule of
+    serving_loso.fit_client_costs); an engine it has no light-load run with gets 0.0."""
+
+    name: str
+    what: str
+    request_in_s: tuple[tuple[str, float], ...] = ()
+    fitted_on: str = "no light-load runs of dense models"
+
+    def cost_s(self, engine: str) -> float:
+        return dict(self.request_in_s).get(engine, 0.0)
+
+
+BENCH_CLIENTS: dict[str, BenchClient] = {
+    c.name: c
+    for c in (
+        BenchClient(
+            "triton-perf-overview",
+            "TensorRT-LLM v0.14 perf-overview's online client against Triton's tensorrtllm_backend (tool not named)",
+            (("trtllm", 0.0110),),
+            "trt014on: 5 training rows",
+        ),
+        BenchClient("aiperf", "NVIDIA AIPerf / GenAI-Perf, closed-loop concurrency over HTTP (NIM's guide)"),
+        BenchClient(
+            "lmdeploy-profile-generation",
+            "LMDeploy profile_generation.py: threads calling TurboMind in-process (no HTTP)",
+            (("trtllm", 0.0078),),
+            "lmdeploy: 3 training rows",
+        ),
+        BenchClient(
+            "vllm-bench-serve-chat",
+            "vllm bench serve --backend openai-chat (streamed /v1/chat/completions), as GPUStack ran it",
+            (("vllm", 0.0486), ("sglang", 0.0273), ("trtllm", 0.0380)),
+            "gpustack-q3-8b-h100: 12 vLLM and 15 SGLang training rows; TensorRT-LLM (no training row) from both",
+        ),
+        BenchClient(
+            "vllm-benchmark-serving",
+            "vLLM benchmarks/benchmark_serving.py over /v1/completions (dstack's runs, one a modified copy)",
+        ),
+        BenchClient("sglang-bench-serving", "SGLang bench_serving.py over HTTP (dstack's DeepSeek-R1 runs)"),
+        BenchClient("trtllm-bench", "trtllm-bench offline throughput, in-process (bursts only)"),
+    )
+}
+
+# the client that sent each published source's runs (data/serving_measurements.md says how each was run)
+SOURCE_CLIENTS = {
+    "trt014on": "triton-perf-overview",
+    "trt014off": "trtllm-bench",
+    "trt10off": "trtllm-bench",
+    "nim": "aiperf",
+    "lmdeploy": "lmdeploy-profile-generation",
+    "dstack-405b": "vllm-benchmark-serving",
+    "dstack-tgi-vllm": "vllm-benchmark-serving",
+    "dstack-dsr1": "sglang-bench-serving",
+    **{
+        s: "vllm-bench-serve-chat"
+        for s in (
+            "gpustack-q3-8b-h100",
+            "gpustack-q3-14b-h100",
+            "gpustack-q3-14b-a100",
+            "gpustack-q3-32b-h100",
+            "gpustack-q3-32b-a100",
+            "gpustack-dsr1",
+        )
+    },
+}
+
+
+NO_CLIENT_NOTE = (
+    "First-token times include no benchmark or HTTP client's cost (the published runs' clients add 0-49 ms per "
+    "request, perf/clients.py); calibrate to your deployment to add yours."
+)
+
+
+def client_of(source: str) -> str | None:
+    """The benchmark client a published source's runs were sent by (None: not known, as for your own runs)."""
+    return SOURCE_CLIENTS.get(source)
+
+
+def client_cost(source: str, engine: str, costs: dict[tuple[str, str], float] | None = None) -> float:
+    """The first-token cost (seconds) that the client which sent ``source``'s runs adds to ``engine``'s: from
+    ``costs`` ((client, engine) -> seconds, a left-out-source fit) or the fitted ``BENCH_CLIENTS``; 0.0 for a
+    client neither knows."""
+    client = client_of(source)
+    if client is None:
+        return 0.0
+    if costs is not None:
+        return costs.get((client, engine), 0.0)
+    return BENCH_CLIENTS[client].cost_s(engine) if client in BENCH_CLIENTS else 0.0
 
 
 class Clients:

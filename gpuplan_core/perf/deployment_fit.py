@@ -5,7 +5,7 @@ Replay: every run goes through ``serving_calibration.predict_row``, the path the
 (data/serving_measurements.csv): the run's load shape (closed loop, Poisson or bursty rate, burst), lengths and
 request count, on the model, GPU, tensor parallel and engine the caller gives.
 
-Fit (the rule of ``serving_loso.fit_request_costs``, on this deployment's runs alone):
+Fit (the rule of ``serving_loso.fit_client_costs``, on this deployment's runs alone):
 
 1. ``decode_time_factor``: the median over runs of measured / predicted mean time per output token, with the
    engine's defaults. Identified only when at least ``MIN_FACTOR_RUNS`` runs state a time per token (else 1).

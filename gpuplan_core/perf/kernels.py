@@ -3,11 +3,14 @@
 The tables (data/kernel_times/, extracted by bench/extract_kernel_times.py) are a subset of NVIDIA's
 aiconfigurator-core 0.12.0 perf database (Apache-2.0; systems/data/<gpu>/<op>/<engine>/<version>/*.parquet):
 dense GEMMs (BF16, per-tensor FP8) for tokens 1-16,384 and N, K 128-65,536; prefill and decode attention with
-128-wide heads; NCCL all-reduce in half precision; on H100-SXM, H200 and B200 with vLLM 0.24.0, SGLang 0.5.14 and
-TensorRT-LLM 1.3.0rc20. A shape on the table's grid is its row ("measured"); between grid points the time is
-interpolated multilinearly in log time over log sizes, as aiconfigurator interpolates between measured shapes
-("interpolated"); a GPU, engine, format or shape the tables do not cover gets the roofline ("roofline": the larger of
-FLOPs at the GPU's dense peak and bytes at its memory or link bandwidth, no efficiency), with the reason.
+128-wide heads; NCCL all-reduce in half precision; the routed experts of a mixture-of-experts layer (``moe``: the
+catalog's MoE shapes, balanced routing, experts split by tensor parallel); multi-head latent attention (``mla``:
+DeepSeek's prefill and decode attention kernels, SGLang and TensorRT-LLM); on H100-SXM, H200 and B200 with vLLM
+0.24.0, SGLang 0.5.14 and TensorRT-LLM 1.3.0rc20. A shape on the table's grid is its row ("measured"); between grid
+points the time is interpolated multilinearly in log time over log sizes, as aiconfigurator interpolates between
+measured shapes ("interpolated"); a GPU, engine, format or shape the tables do not cover gets the roofline
+("roofline": the larger of FLOPs at the GPU's dense peak and bytes at its memory or link bandwidth, no efficiency),
+with the reason.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from ..results.kernels import KernelTime
 TABLES = DATA_DIR / "kernel_times"
 PACKAGE = "aiconfigurator-core 0.12.0"
 HEAD_DIM = 128
-_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1, "fp8_block": 1}
+MLA_KV_WIDTH = 576  # values cached per token and layer by DeepSeek's MLA: the 512-wide latent and 64 RoPE values
 
 
 class _Table:
@@ -116,6 +120,13 @@ def _table(name: str) -> _Table:
         return _Table(frame, ["gpu", "engine", "dtype"], ["m", "n", "k"], "GEMM")
     if name == "all_reduce":
         return _Table(frame, ["gpu", "library"], ["num_gpus", "message_elements"], "NCCL all-reduce")
+    if name == "moe":
+        keys = ["gpu", "engine", "dtype", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size"]
+        return _Table(frame, keys, ["tokens"], "MoE experts")
+    if name.startswith("mla"):
+        length = "prompt_tokens" if name == "mla_prefill" else "past_tokens"
+        label = "MLA prefill attention" if name == "mla_prefill" else "MLA decode attention"
+        return _Table(frame, ["gpu", "engine", "kv_dtype", "num_heads"], ["batch", length], label)
     length = "prompt_tokens" if name == "attention_prefill" else "past_tokens"
     keys = ["gpu", "engine", "kv_dtype", "num_heads", "num_key_value_heads"]
     label = "prefill attention" if name == "attention_prefill" else "decode attention"
@@ -186,3 +197,48 @@ def all_reduce_time(gpu: str, num_gpus: int, message_elements: int) -> KernelTim
         return 2 * (num_gpus - 1) / num_gpus * message_elements * 2 / (link * 1e9) if num_gpus > 1 else 0.0
 
     return _answer("all_reduce", "all_reduce", (gpu, "nccl"), (num_gpus, message_elements), roof)
+
+
+def moe_time(
+    gpu: str, engine: str, dtype: str, tokens: int, *, hidden: int, inter: int, topk: int, experts: int, tp: int
+) -> KernelTime:
+    """One mixture-of-experts layer's routed experts on one GPU: ``tokens`` tokens (before routing) each sent to
+    ``topk`` of ``experts`` experts of ``hidden`` -> ``inter`` (gated) -> ``hidden``, the experts' weights split over
+    ``tp`` GPUs, balanced routing; ``dtype`` 'bf16', 'fp8' (per tensor) or 'fp8_block'. The roofline: the routed
+    FLOPs at the dense peak, or the weights of the experts the tokens touch at the memory bandwidth."""
+    b = _BYTES.get(dtype, 2)
+
+    def roof() -> float:
+        one = 3 * hidden * inter / tp  # gate, up and down of one expert, per GPU
+        touched = experts * (1 - (1 - topk / experts) ** tokens)
+        bw = get_gpu(gpu).bandwidth_gb_s * 1e9
+        return max(2 * tokens * topk * one / _peak_flops(gpu, "fp8" if b == 1 else "bf16"), touched * one * b / bw)
+
+    key = (gpu, engine, dtype, hidden, inter, topk, experts, tp)
+    return _answer("moe", "moe", key, (tokens,), roof)
+
+
+def mla_prefill_time(gpu: str, engine: str, batch: int, prompt_tokens: int, heads: int, kv_dtype: str) -> KernelTime:
+    """Causal multi-head latent attention over whole prompts (DeepSeek-V3/R1: 192-wide query-key heads, 128-wide
+    values), ``heads`` per GPU."""
+    flops = 2 * batch * heads * (192 + 128) * prompt_tokens * prompt_tokens / 2
+    return _answer(
+        "mla_prefill_attention",
+        "mla_prefill",
+        (gpu, engine, kv_dtype, heads),
+        (batch, prompt_tokens),
+        lambda: flops / _peak_flops(gpu, "bf16"),
+    )
+
+
+def mla_decode_time(gpu: str, engine: str, batch: int, past_tokens: int, heads: int, kv_dtype: str) -> KernelTime:
+    """One decode step of multi-head latent attention: ``batch`` new tokens over ``past_tokens`` cached latents
+    each (576 values a token), ``heads`` per GPU. The roofline reads the latents at the memory bandwidth."""
+    kv_bytes = batch * past_tokens * MLA_KV_WIDTH * _BYTES.get(kv_dtype, 2)
+    return _answer(
+        "mla_decode_attention",
+        "mla_decode",
+        (gpu, engine, kv_dtype, heads),
+        (batch, past_tokens),
+        lambda: kv_bytes / (get_gpu(gpu).bandwidth_gb_s * 1e9),
+    )

@@ -286,7 +286,7 @@ class StepCost:
         """``ops`` and the all-reduce time with each group the kernel tables cover at its measured time."""
         measured = self.kernels.groups(parts, tokens, lm_tokens)
         acts_s = acts_bytes / (self.gpu.bandwidth_bytes_per_s * self.w_mbu_max)
-        return kernel_steps.measured_ops(ops, comm_s, measured, acts_s, self.wl.pp)
+        return kernel_steps.measured_ops(ops, comm_s, measured, acts_s, self.wl.pp, self.experts_fixed_s)
 
     def _op_times(self, tokens, mm_flops, attn_flops, weights_bytes, kv_bytes, other_bytes, ex_flops, ex_bytes, ex_tok):
         """(compute, memory) seconds of the dense matmuls, the routed experts and attention, per GPU."""

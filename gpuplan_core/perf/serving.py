@@ -18,6 +18,7 @@ import numpy as np
 
 from ..results.serving import ServingResult
 from ..scenario.deployment import Traffic
+from .clients import NO_CLIENT_NOTE
 from .replica import Replica
 from .simulate import Load, Run, Shape, simulate, weighted_quantile
 from .steps import StepTimes
@@ -112,7 +113,7 @@ def serve(
     budget = r.limits.max_num_batched_tokens
     k = math.ceil(r.new_tokens / max(1, budget - min(s, concurrency or s) + 1))
     tau_d = sim.times.decode(1, r.input_tokens)
-    notes = []
+    notes = [] if r.request_in_s is not None else [NO_CLIENT_NOTE]
     if r.wl.spec_draft is not None:
         notes.append("Speculative decoding is not modelled under load: steps are plain decode steps.")
     if run.preemptions:

@@ -5,8 +5,9 @@ schedulers.py) and how the benchmark client sent load (closed loop of N clients,
 uniform or dataset lengths; how many requests). The simulation predicts it with the defaults every user gets.
 
 The split (``held_out``): every metric of one published run goes together, and a third of the runs of each
-source (a row id up to its last ``-``) are held out, chosen by the CRC-32 of the run's description. A constant
-fitted on serving data (the engines' fixed request costs in schedulers.py) is fitted on training rows only
+source (a row id up to its last ``-``) are held out, chosen by the CRC-32 of the run's description. The one
+constant fitted on serving data, each benchmark client's cost before the first token (clients.py ``BENCH_CLIENTS``,
+applied only to the runs that client sent, on top of the engine's own), is fitted on training rows only
 (bench/fit_serving.py); the errors the README and Methodology state are the held-out ones. The predictions are
 stored in data/serving_calibration.csv (``python -m gpuplan_core calibrate --write-serving`` writes it; a test
 holds that it is what the code predicts), so error bands cost nothing at start-up.
@@ -138,14 +139,20 @@ def _prediction(
     shape: tuple[str, str, float, int | None],
     request_in_s: float | None = None,
     decode_time_factor: float = 1.0,
+    client_in_s: float = 0.0,
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
-    calibrated deployment's constants (perf/deployment_fit.py; the defaults are the engine's own)."""
+    calibrated deployment's constants (perf/deployment_fit.py; the defaults are the engine's own);
+    ``client_in_s``: the benchmark client's first-token cost, added to the engine's."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for
+    from .schedulers import engine_loop
     from .serving import Sim, serve
     from .simulate import Shape
+
+    if client_in_s:
+        request_in_s = (engine_loop(engine).request_in_s if request_in_s is None else request_in_s) + client_in_s
 
     sc = Scenario(
         preset=model,
@@ -211,10 +218,16 @@ def _predicted_value(row: dict, pred: dict | None) -> float | None:
     return pred[key] * (1e3 if row["unit"] == "ms" else 1.0)
 
 
-def predict_row(row: dict, request_in_s: float | None = None, decode_time_factor: float = 1.0) -> dict | None:
-    """One published serving point predicted now, with the engines' request costs as they stand (None for a
-    burst's first-token time where the row does not state the burst's size); ``request_in_s`` and
-    ``decode_time_factor``: a calibrated deployment's constants in their place (perf/deployment_fit.py)."""
+def predict_row(
+    row: dict, request_in_s: float | None = None, decode_time_factor: float = 1.0, client_costs: dict | None = None
+) -> dict | None:
+    """One published serving point predicted now, with the engine's request cost and the cost of the benchmark
+    client that sent the row's source (clients.py; ``client_costs``: (client, engine) -> seconds in place of the fitted
+    ones) as they stand (None for a burst's first-token time where the row does not state the burst's size);
+    ``request_in_s`` and ``decode_time_factor``: a calibrated deployment's constants in their place, with no
+    client cost on top (perf/deployment_fit.py)."""
+    from .clients import client_cost
+
     load = float(row["load"])
     if (
         row["metric"] == "ttft"
@@ -222,6 +235,7 @@ def predict_row(row: dict, request_in_s: float | None = None, decode_time_factor
         and _blank(row.get("requests"))
     ):
         return None  # a burst's first-token time depends on its size, which the row does not state
+    engine = engine_of(row["engine"])
     pred = _prediction(
         row["model_preset"],
         row["gpu"],
@@ -232,10 +246,11 @@ def predict_row(row: dict, request_in_s: float | None = None, decode_time_factor
         o=int(row["output_tokens"]),
         kind=row["load_kind"],
         load=load,
-        engine=engine_of(row["engine"]),
+        engine=engine,
         shape=shape_of(row),
         request_in_s=request_in_s,
         decode_time_factor=decode_time_factor,
+        client_in_s=0.0 if request_in_s is not None else client_cost(source_of(row["id"]), engine, client_costs),
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])
@@ -252,15 +267,18 @@ def predict_row(row: dict, request_in_s: float | None = None, decode_time_factor
     }
 
 
-def compute_serving_table(path: str | None = None, sources: frozenset[str] | None = None) -> list[dict]:
+def compute_serving_table(
+    path: str | None = None, sources: frozenset[str] | None = None, client_costs: dict | None = None
+) -> list[dict]:
     """Every published serving point predicted now (slow: one simulated run per setup); ``sources``: only the
-    rows of those sources (row-id prefixes)."""
+    rows of those sources (row-id prefixes); ``client_costs``: the benchmark clients' costs in place of the
+    fitted ones (predict_row)."""
     frame = load_serving_measurements(path)
     rows = []
     for row in frame.to_dict("records"):
         if sources is not None and source_of(row["id"]) not in sources:
             continue
-        out = predict_row(row)
+        out = predict_row(row, client_costs=client_costs)
         if out is not None:
             rows.append(out)
     return rows

@@ -1,10 +1,12 @@
 """Validation by source: every published serving source left out in turn (data/serving_measurements.csv).
 
-For each source (a row id up to its last ``-``, as in serving_calibration.py) the constants fitted on serving data,
-the engines' fixed request costs (``request_in_s`` in schedulers.py), are fitted again on every OTHER source's rows
-by the rule bench/fit_serving.py uses (the median of measured - predicted first-token time at light load with the
-costs set to zero, per engine), and that source's runs are simulated with them. An engine no other source has a
-light-load first-token row of takes the median over every engine's such rows (``fit_from`` = "pooled").
+For each source (a row id up to its last ``-``, as in serving_calibration.py) the one constant fitted on serving
+data, the cost its benchmark CLIENT adds before the first token (clients.py ``BENCH_CLIENTS``), is fitted again on
+the OTHER sources sent by the same client, by the rule bench/fit_serving.py uses (the median over those sources of
+each one's median measured - predicted first-token time at light load with no client cost), and that source's
+runs are simulated with it on top of the engine's own cost (schedulers.py ``request_in_s``). A source whose client
+sent no other source's light-load runs gets a client cost of zero (``fit_from`` = "none"), as the app's own answer
+does.
 
 The predictions are stored in data/serving_loso.csv (``python bench/fit_serving.py --write-loso`` writes it: about
 two passes over every run); the errors ``calibrate --json`` reports are recomputed from that file, per source,
@@ -15,16 +17,15 @@ from __future__ import annotations
 
 import math
 import statistics
-from contextlib import contextmanager
-from dataclasses import replace
 from functools import lru_cache
 
 import pandas as pd
 
 from ..common.data import DATA_DIR
 from ..model.presets import get_preset
-from . import schedulers
 from . import serving_calibration as cal
+from .clients import BENCH_CLIENTS, client_of
+from .schedulers import engine_loop
 
 LOSO_FILE = DATA_DIR / "serving_loso.csv"
 GROUPINGS = ("all", "regime", "source", "engine", "gpu", "model_class")
@@ -41,6 +42,9 @@ LOSO_COLUMNS = (
     "predicted",
     "error",
     "predicted_zero_cost",
+    "client",
+    "engine_in_s",
+    "client_in_s",
     "request_in_s",
     "fit_from",
     "fit_rows",
@@ -69,21 +73,6 @@ def light_load(meta_row: dict) -> bool:
     return float(meta_row["load"]) <= 2.0
 
 
-@contextmanager
-def request_costs(overrides: dict[str, float]):
-    """Run the simulation with these engines' ``request_in_s`` (the predictions' cache cleared before and after)."""
-    saved = dict(schedulers.LOOPS)
-    for k, v in overrides.items():
-        schedulers.LOOPS[k] = replace(schedulers.LOOPS[k], request_in_s=v)
-    cal._prediction.cache_clear()
-    try:
-        yield
-    finally:
-        schedulers.LOOPS.clear()
-        schedulers.LOOPS.update(saved)
-        cal._prediction.cache_clear()
-
-
 def _run_key(meta: pd.DataFrame, row_id: str) -> str:
     return cal.setup_key(meta.loc[row_id].to_dict() | {"id": row_id})
 
@@ -100,8 +89,8 @@ def itl_errors(zero: list[dict], meta: pd.DataFrame) -> dict[str, float]:
 def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, keep=None) -> list[dict]:
     """The light-load first-token rows of online dense serving outside ``left_out`` (and where ``keep(row)``) with
     prompts of at most FIT_MAX_INPUT_TOKENS in runs whose time per token is predicted within FIT_MAX_ITL_ERROR,
-    predicted with zero request costs (each with ``engine``, ``source`` and ``gap_s`` = measured - predicted in
-    seconds)."""
+    predicted with no client cost (each with ``engine``, ``source``, ``client`` and ``gap_s`` = measured - predicted
+    in seconds)."""
     itl = itl_errors(zero, meta)
     out = []
     for r in zero:
@@ -121,6 +110,7 @@ def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, 
                 {
                     "engine": cal.engine_of(m["engine"]),
                     "source": cal.source_of(r["id"]),
+                    "client": client_of(cal.source_of(r["id"])),
                     "gap_s": (r["measured"] - r["predicted"]) / scale,
                 }
             )
@@ -133,36 +123,45 @@ def _by_source(rows: list[dict]) -> list[float]:
     return [statistics.median(r["gap_s"] for r in rows if r["source"] == s) for s in sources]
 
 
-def fit_request_costs(rows: list[dict], engines) -> dict[str, tuple[float, str, int]]:
-    """engine -> (request_in_s, 'engine' or 'pooled', rows it was fitted on): the median over sources of each
-    source's median gap for that engine; an engine no row has, the median over every (source, engine)'s."""
-    pooled = [v for e in engines for v in _by_source([r for r in rows if r["engine"] == e])]
+def fit_client_costs(rows: list[dict], keys) -> dict[tuple[str, str], tuple[float, str, int]]:
+    """(client, engine) -> (the cost in seconds, what it was fitted on, rows): the median over the client's sources
+    of each source's median gap with that engine ('client and engine'); where the client has rows with other
+    engines only, the same over every (source, engine) of the client ('client'); else 0.0 ('none'). At least 0."""
     out = {}
-    for e in engines:
-        own = [r for r in rows if r["engine"] == e]
+    for c, e in keys:
+        own = [r for r in rows if r["client"] == c and r["engine"] == e]
         if own:
-            out[e] = (max(0.0, statistics.median(_by_source(own))), "engine", len(own))
-        else:
-            out[e] = (max(0.0, statistics.median(pooled)) if pooled else 0.0, "pooled", len(rows))
+            out[c, e] = (max(0.0, statistics.median(_by_source(own))), "client and engine", len(own))
+            continue
+        others = [r for r in rows if r["client"] == c]
+        votes = [
+            v
+            for x in sorted({r["engine"] for r in others})
+            for v in _by_source([r for r in others if r["engine"] == x])
+        ]
+        out[c, e] = (max(0.0, statistics.median(votes)), "client", len(others)) if votes else (0.0, "none", 0)
     return out
 
 
+CLIENT_KEYS = tuple((c, e) for c in BENCH_CLIENTS for e in ("vllm", "sglang", "trtllm"))
+
+
 def compute_loso_table() -> list[dict]:
-    """Every published serving point predicted with request costs fitted without its source (slow: two passes)."""
+    """Every published serving point predicted with its client's cost fitted without its source (two passes)."""
     meta = cal.load_serving_measurements().set_index("id")
-    engines = ("vllm", "sglang", "trtllm")
-    with request_costs(dict.fromkeys(engines, 0.0)):
-        zero = cal.compute_serving_table()
+    zero = cal.compute_serving_table(client_costs={})
     zero_by_id = {r["id"]: r["predicted"] for r in zero}
     out = []
     for source in sorted({cal.source_of(i) for i in meta.index}):
-        fitted = fit_request_costs(fit_rows(zero, meta, source), engines)
-        with request_costs({e: v[0] for e, v in fitted.items()}):
-            table = cal.compute_serving_table(sources=frozenset({source}))
+        fitted = fit_client_costs(fit_rows(zero, meta, source), CLIENT_KEYS)
+        costs = {c: v[0] for c, v in fitted.items()}
+        table = cal.compute_serving_table(sources=frozenset({source}), client_costs=costs)
+        client = client_of(source)
         for r in table:
             m = meta.loc[r["id"]]
             engine = cal.engine_of(m["engine"])
-            cost, fit_from, n = fitted[engine]
+            own = engine_loop(engine).request_in_s
+            cost, fit_from, n = fitted.get((client, engine), (0.0, "none", 0))
             out.append(
                 {
                     **{k: r[k] for k in ("id", "regime", "metric", "statistic", "measured", "predicted", "error")},
@@ -171,7 +170,10 @@ def compute_loso_table() -> list[dict]:
                     "gpu": m["gpu"],
                     "model_class": model_class(m["model_preset"]),
                     "predicted_zero_cost": zero_by_id[r["id"]],
-                    "request_in_s": cost,
+                    "client": client or "unknown",
+                    "engine_in_s": own,
+                    "client_in_s": cost,
+                    "request_in_s": own + cost,
                     "fit_from": fit_from,
                     "fit_rows": n,
                 }

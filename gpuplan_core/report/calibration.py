@@ -90,8 +90,8 @@ class CalibrationReport(_Report):
     serving_predicted_saturated: list[str] = Field(description="ids of points the model puts beyond one replica")
     serving_left_out_source: list[LeftOutSourceError] = Field(
         default_factory=list,
-        description="each source left out in turn (request costs fitted on the others): error per source, engine, "
-        "GPU, model class and metric, from data/serving_loso.csv",
+        description="each source left out in turn (its client's cost fitted on the other sources that client sent): "
+        "error per source, engine, GPU, model class and metric, from data/serving_loso.csv",
     )
     serving_left_out_source_file: str = Field(
         default="data/serving_loso.csv", description="the stored left-out-source predictions"

@@ -8,8 +8,8 @@ from .base import _Report
 
 
 class LeftOutSourceError(_Report):
-    """Error on the runs of sources left out of every fit (each source predicted with request costs fitted on
-    every other source), for one grouping, group and metric."""
+    """Error on the runs of sources left out of every fit (each source predicted with its benchmark client's cost
+    fitted on the other sources that client sent, else none), for one grouping, group and metric."""
 
     by: str = Field(
         description="'all', 'regime' (online dense, MoE, offline burst), 'source', 'engine', 'gpu' or "

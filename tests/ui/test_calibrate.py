@@ -31,7 +31,7 @@ def test_the_sample_is_fitted_and_the_profile_survives_a_link():
     assert not at.exception
     shown = texts(at)
     # the sample was made with 15 ms per request and decode x 1.2 (+-3% noise): the fit recovers them within 10%
-    assert "14.1 ms per request, decode steps x 1.183" in shown and r"TTFT 70% -\> 1%" in shown
+    assert "14.1 ms per request, decode steps x 1.183" in shown and r"TTFT 33% -\> 1%" in shown
     assert at.session_state[state.RUN].scenario.assumptions.request_in_s is None  # nothing changes until it is used
     next(b for b in at.button if b.label == "Use this profile").click().run()
     key = at.query_params["profile"][0] if isinstance(at.query_params["profile"], list) else at.query_params["profile"]

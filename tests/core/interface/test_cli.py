@@ -219,7 +219,7 @@ def test_calibrate_from_your_own_benchmark_file():
     assert r["profile"]["request_in_s"] == pytest.approx(0.015, rel=0.1)
     assert r["profile"]["decode_time_factor"] == pytest.approx(1.2, rel=0.03)
     e = r["fit"]["errors"]
-    assert e["held_out"]["ttft"] < 0.05 < 0.5 < e["before"]["ttft"]
+    assert e["held_out"]["ttft"] < 0.05 < 0.3 < e["before"]["ttft"]  # 33% before: the engine adds no client cost
     assert e["held_out"]["tpot"] < e["before"]["tpot"]
     text = run("calibrate", "--from", "data/samples/vllm_bench_serve_synthetic.jsonl").stdout
     assert "use it: --request-in-s 0.014128 --decode-time-factor 1.1827" in text

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from gpuplan_core.perf.clients import Clients, Load, Shape, lengths
+from gpuplan_core.perf.clients import BENCH_CLIENTS, SOURCE_CLIENTS, Clients, Load, Shape, client_cost, lengths
 from gpuplan_core.perf.schedulers import engine_loop
 
 
@@ -53,10 +53,10 @@ def test_a_request_longer_than_the_whole_cache_is_cut_to_fit():
 
 
 def test_open_loop_arrivals_come_in_send_order_after_the_engines_intake():
-    loop = engine_loop("vllm")
+    loop = engine_loop("vllm", request_in_s=0.0486)
     c = Clients(Load(request_rate=5.0), 50, loop, random.Random(1))
     assert c.sent == sorted(c.sent) and c.sent[0] > 0
-    assert c.arrive == [t + loop.request_in_s for t in c.sent]  # 50.8 ms of API server and tokenizer
+    assert c.arrive == [t + loop.request_in_s for t in c.sent]  # 48.6 ms between the send and the engine
     first = c.next_arrival()
     assert first == c.arrive[0] and c.arrived(first - 1e-9) == [] and c.arrived(first) == [0]
     assert c.arrived(float("inf")) == list(range(1, 50))
@@ -65,9 +65,45 @@ def test_open_loop_arrivals_come_in_send_order_after_the_engines_intake():
 def test_a_closed_loop_client_sends_its_next_request_when_the_last_ends():
     """Two clients, five requests: two start at once; when request 0 ends at 1.0 s, request 2 is sent 2 ms later
     (the response's way back) and reaches the engine after its intake."""
-    loop = engine_loop("vllm")
+    loop = engine_loop("vllm", request_in_s=0.0486)
     c = Clients(Load(concurrency=2, shape=Shape(requests=5)), 5, loop, random.Random(0))
     assert c.sent[:2] == [0.0, 0.0] and c.arrived(1.0) == [0, 1]
     assert c.finish(0, 1.0) == 1
     assert c.sent[2] == pytest.approx(1.0 + 0.002)
     assert c.next_arrival() == pytest.approx(1.002 + loop.request_in_s)
+
+
+def test_each_published_source_names_its_benchmark_client_and_a_client_cost_is_that_clients_only():
+    """GPUStack's runs were sent by `vllm bench serve --backend openai-chat`: 48.6 ms before vLLM's first token
+    (fitted on its training rows); NIM's AIPerf has no light-load training row (0); a source the table does not know
+    (your own runs, the app's answer) gets none; a left-out-source fit's costs replace the fitted ones."""
+    from gpuplan_core.perf.serving_calibration import load_serving_measurements, source_of
+
+    assert {source_of(i) for i in load_serving_measurements()["id"]} == set(SOURCE_CLIENTS)
+    assert set(SOURCE_CLIENTS.values()) <= set(BENCH_CLIENTS)
+    assert client_cost("gpustack-q3-8b-h100", "vllm") == 0.0486
+    assert client_cost("gpustack-q3-14b-a100", "sglang") == 0.0273  # the same client, another GPUStack source
+    assert client_cost("trt014on", "trtllm") == 0.0110  # Triton's client
+    assert client_cost("nim", "trtllm") == 0.0 and client_cost("deployment", "vllm") == 0.0
+    assert client_cost("gpustack-q3-8b-h100", "vllm", {("vllm-bench-serve-chat", "vllm"): 0.02}) == 0.02
+    assert client_cost("gpustack-q3-8b-h100", "vllm", {}) == 0.0
+
+
+def test_a_client_cost_shifts_its_own_runs_first_token_and_no_other_run():
+    """One client alone (closed loop of 1, GPUStack's Qwen3-8B on vLLM): the first-token time with the client's
+    48.6 ms is the one without it plus exactly 48.6 ms (each request reaches the engine that much later and nothing
+    queues); NIM's run (AIPerf, no fitted cost) and a run of an unknown source are predicted as with no client."""
+    from gpuplan_core.perf.serving_calibration import load_serving_measurements, predict_row
+
+    rows = load_serving_measurements().set_index("id")
+    ttft = rows[(rows["metric"] == "ttft") & (rows["load"] == 1) & (rows["load_kind"] == "concurrency")]
+    gs = ttft[ttft.index.str.startswith("gpustack-q3-8b-h100") & ttft["engine"].str.startswith("vLLM")]
+    gs = gs[gs["statistic"] == "mean"]
+    row = gs.iloc[0].to_dict() | {"id": gs.index[0]}
+    with_client, without = predict_row(row)["predicted"], predict_row(row, client_costs={})["predicted"]
+    assert with_client - without == pytest.approx(48.6, abs=1e-3)  # ms, as the row is published
+    nim = ttft[ttft.index.str.startswith("nim")].iloc[0]
+    nim_row = nim.to_dict() | {"id": nim.name}
+    assert predict_row(nim_row)["predicted"] == predict_row(nim_row, client_costs={})["predicted"]
+    mine = row | {"id": "deployment-1"}
+    assert predict_row(mine)["predicted"] == without

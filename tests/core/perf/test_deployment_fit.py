@@ -39,7 +39,7 @@ def test_fitted_errors_are_lower_than_before_and_held_out_runs_never_see_their_o
     e = fit.errors
     for m in ("ttft", "tpot", "output_tokens_per_s"):
         assert e["held_out"][m] < e["before"][m] and e["fitted"][m] <= e["held_out"][m] + 0.01
-    assert e["before"]["ttft"] > 0.5 and e["held_out"]["ttft"] < 0.05  # 70% -> 1.2% on the sample
+    assert e["before"]["ttft"] > 0.3 and e["held_out"]["ttft"] < 0.05  # 33% -> 1.2% on the sample
     # run 3 held out: its prediction is the one with the constants fitted on the six other runs
     others = RUNS[:2] + RUNS[3:]
     assert fit.runs[2].held_out == replay(RUNS[2], DEP, fit_constants(others, DEP)[:2])

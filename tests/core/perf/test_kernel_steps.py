@@ -61,10 +61,10 @@ def test_a_decode_step_is_the_sum_of_its_measured_kernels():
         num_heads=32,
         num_key_value_heads=8,
     )
-    gemms, attention, comm = steps.groups([(32, 1023, 1, 0)], 32, 0)
+    gemms, attention, comm, experts = steps.groups([(32, 1023, 1, 0)], 32, 0)
     assert gemms == pytest.approx(32 * per_layer / 1e3, rel=1e-9)
     assert attention == pytest.approx(32 * attn / 1e3, rel=1e-9)
-    assert comm == 0.0  # one GPU: no all-reduce
+    assert comm == 0.0 and experts == 0.0  # one GPU: no all-reduce; a dense model: no experts
 
 
 def test_a_prompt_chunk_after_a_cached_prefix_scales_the_prefill_kernel_by_the_attended_pairs():
@@ -82,7 +82,7 @@ def test_a_prompt_chunk_after_a_cached_prefix_scales_the_prefill_kernel_by_the_a
         num_heads=32,
         num_key_value_heads=8,
     )
-    _, attention, _ = steps.groups([(1, 512, 512, 1)], 512, 1)
+    _, attention, _, _ = steps.groups([(1, 512, 512, 1)], 512, 1)
     assert attention == pytest.approx(32 * fresh / 1e3 * (512 * 512 + 512 * 513 / 2) / (512 * 513 / 2), rel=1e-9)
 
 
@@ -113,7 +113,14 @@ def test_the_step_model_uses_the_tables_and_says_so():
     "preset, gpu, engine, reason",
     [
         ("Llama-3.1-8B", "A100-80GB-SXM", "vllm", "no GEMM table for A100-80GB-SXM vLLM bf16"),
-        ("Mixtral-8x7B-v0.1", "H100-SXM", "vllm", "MoE and MLA kernels are not in the tables"),
+        ("Gemma-2-9B", "H100-SXM", "vllm", "attention tables are 128-wide heads without a window"),
+        ("Mixtral-8x7B-v0.1", "A100-80GB-SXM", "sglang", "no GEMM table for A100-80GB-SXM SGLang bf16"),
+        (
+            "Mixtral-8x7B-v0.1",
+            "H100-SXM",
+            "vllm",
+            "MoE and MLA kernels measured on current engines read faster than the published runs",
+        ),
         ("Llama-3.1-8B", "H100-SXM", "transformers", "no kernel tables for engine transformers"),
     ],
 )
@@ -134,3 +141,53 @@ def test_a_shape_outside_one_table_falls_back_for_that_group_only():
     assert report.kernel_source.endswith(": GEMMs; roofline for attention (outside the tables)")
     steps = kernel_steps.MeasuredSteps(m, gpu, "vllm", "bf16", "bf16", 1)
     assert steps.groups([(4096, 200, 1, 4096)], 4096, 4096)[1] is None
+
+
+def test_a_moe_step_times_its_routed_experts_from_the_moe_table(monkeypatch):
+    """Mixtral-8x7B on 2 x H100 in BF16 with vLLM, 64 sequences decoding: one MoE layer's routed experts at 64 tokens
+    (4,096 -> 14,336 gated -> 4,096, top 2 of 8, experts split over TP 2) is the table's row, 0.49737 ms (looked up
+    by hand in data/kernel_times/moe.csv.gz), times 32 MoE layers; the GEMM group is attention's projections only
+    (QKV 4,096 -> (16 + 2 x 4) x 128 = 3,072, output 2,048 -> 4,096) with no dense MLP."""
+    m, gpu = get_preset("Mixtral-8x7B-v0.1"), get_gpu("H100-SXM")
+    steps = kernel_steps.MeasuredSteps(m, gpu, "vllm", "bf16", "bf16", 2)
+    one = row_ms(
+        "moe",
+        gpu="H100-SXM",
+        engine="vllm",
+        dtype="bf16",
+        hidden_size=4096,
+        inter_size=14336,
+        topk=2,
+        num_experts=8,
+        moe_tp_size=2,
+        tokens=64,
+    )
+    assert one == pytest.approx(0.49737, rel=1e-4)
+    gemms, _, _, experts = steps.groups([(64, 500, 1, 64)], 64, 0)
+    assert experts == pytest.approx(32 * one / 1e3, rel=1e-9)
+    row = {"gpu": "H100-SXM", "engine": "vllm", "dtype": "bf16", "m": 64}
+    per_layer = row_ms("gemm", **row, n=3072, k=4096) + row_ms("gemm", **row, n=4096, k=2048)
+    assert gemms == pytest.approx(32 * per_layer / 1e3, rel=1e-9)
+    monkeypatch.setattr(kernel_steps, "MEASURED_MOE", True)  # MoE models are on the roofline unless asked
+    report = StepModel(m, gpu, Workload(tp=2), PerfAssumptions(), "vllm").decode(64, 500)
+    assert "experts" in report.kernel_source and report.kernel_source.startswith("measured kernels")
+
+
+def test_an_mla_decode_step_reads_the_mla_table_and_vllm_has_none(monkeypatch):
+    """DeepSeek-V3 on 8 x H200, SGLang, FP8 weights, BF16 cache: 8 sequences decoding at 2,047 cached tokens run
+    MLA decode attention over 128 / 8 = 16 heads per GPU, the table's row (0.020461 ms, by hand), times 61 layers;
+    the routed experts are the MoE table's FP8-block rows (no per-tensor FP8 row for this shape). vLLM's tables
+    time MLA only as a whole module, so its attention group is the roofline's, named."""
+    m, gpu = get_preset("DeepSeek-V3"), get_gpu("H200")
+    steps = kernel_steps.MeasuredSteps(m, gpu, "sglang", "fp8", "bf16", 8)
+    attn = row_ms("mla_decode", gpu="H200", engine="sglang", kv_dtype="bf16", num_heads=16, batch=8, past_tokens=2047)
+    assert attn == pytest.approx(0.020461, rel=1e-4)
+    _, attention, _, experts = steps.groups([(8, 2047, 1, 8)], 8, 8)
+    assert attention == pytest.approx(61 * attn / 1e3, rel=1e-9)
+    moe = kernels.moe_time("H200", "sglang", "fp8_block", 8, hidden=7168, inter=2048, topk=8, experts=256, tp=8)
+    assert moe.kind == "measured" and experts == pytest.approx(58 * moe.time_s, rel=1e-9)
+    vllm = kernel_steps.MeasuredSteps(m, gpu, "vllm", "fp8", "bf16", 8)
+    assert vllm.groups([(8, 2047, 1, 8)], 8, 8)[1] is None
+    monkeypatch.setattr(kernel_steps, "MEASURED_MOE", True)
+    label = StepModel(m, gpu, Workload(weights_format="fp8", tp=8), PerfAssumptions(), "vllm").decode(8, 2047)
+    assert label.kernel_source.endswith("; roofline for attention (outside the tables)")

@@ -18,14 +18,13 @@ def test_an_unknown_engine_is_scheduled_as_vllm():
     assert engine_loop("someone-elses") is LOOPS["vllm"]
 
 
-def test_the_request_costs_are_the_fitted_ones_and_ordered_as_the_engines_front_ends():
-    """vLLM's API server and tokenizer process cost more before the first token than SGLang's tokenizer manager,
-    and both more than TensorRT-LLM's C++ front end (bench/fit_serving.py fits them on light-load runs)."""
-    costs = {name: engine_loop(name).request_in_s for name in ("vllm", "sglang", "trtllm")}
-    assert costs == {"vllm": 0.0486, "sglang": 0.0273, "trtllm": 0.0094}
-    assert costs["vllm"] > costs["sglang"] > costs["trtllm"] > 0
+def test_the_engines_own_request_costs_are_zero_as_stated_and_the_clients_carry_the_gaps():
+    """No engine publishes its per-request front-end cost, so the engines' own ``request_in_s`` is 0.0 (stated in
+    schedulers.py); the first-token gaps the published runs show are their benchmark clients' (perf/clients.py)."""
+    costs = {name: engine_loop(name).request_in_s for name in ("vllm", "sglang", "trtllm", "transformers")}
+    assert costs == {"vllm": 0.0, "sglang": 0.0, "trtllm": 0.0, "transformers": 0.0}
     assert all(loop.request_out_s >= 0 and loop.source for loop in LOOPS.values())
-    assert engine_loop("transformers").request_in_s == 0.0  # no server in front: served figures assume vLLM's
+    assert engine_loop("vllm", request_in_s=0.014).request_in_s == 0.014  # a calibrated deployment's own cost
 
 
 def test_sglangs_token_ratio_decays_per_decode_step_and_jumps_on_a_retraction():

@@ -1,19 +1,16 @@
-"""Validation by source (perf/serving_loso.py): each published source predicted with request costs fitted on the
+"""Validation by source (perf/serving_loso.py): each published source predicted with its client's cost fitted on the
 others, stored in data/serving_loso.csv (bench/fit_serving.py --write-loso)."""
-
-import statistics
 
 import pandas as pd
 import pytest
 
-from gpuplan_core.perf.serving_calibration import load_serving_measurements, predict_row, setup_key
+from gpuplan_core.perf.serving_calibration import load_serving_measurements, predict_row
 from gpuplan_core.perf.serving_loso import (
     FIT_MAX_INPUT_TOKENS,
-    FIT_MAX_ITL_ERROR,
     LOSO_FILE,
+    fit_client_costs,
     left_out_summary,
     loso_table,
-    request_costs,
 )
 
 README = LOSO_FILE.parents[1] / "README.md"
@@ -50,60 +47,68 @@ def test_the_reported_per_source_errors_are_recomputed_from_the_stored_predictio
     assert {"dense", "MoE", "MLA"} <= {g for (by, g, _) in reported if by == "model_class"}
 
 
-def test_a_sources_request_cost_was_fitted_on_the_other_sources_only():
-    """TensorRT-LLM's request cost for trt014on: over every OTHER source's light-load online dense first-token rows
-    with prompts of at most 1,024 tokens in runs whose time per token (zero request costs) is within 25%, the
-    median of each source's median measured - predicted gap, then the median over those sources; with trt014on's
-    own rows it would differ."""
+def test_a_client_cost_is_the_median_over_its_other_sources_then_its_other_engines_else_zero():
+    """fit_client_costs by hand: client A's vLLM cost is the median of its two sources' medians (10 and 30 ms: 20);
+    its SGLang cost, with no SGLang row, the median over its (source, engine) medians (10, 30, 40: 30); client B has
+    no rows: 0.0, 'none'; a negative gap counts as 0."""
+    rows = [{"client": "A", "engine": "vllm", "source": "s1", "gap_s": g} for g in (0.008, 0.010, 0.012)] + [
+        {"client": "A", "engine": "vllm", "source": "s2", "gap_s": 0.030},
+        {"client": "A", "engine": "trtllm", "source": "s2", "gap_s": 0.040},
+        {"client": "C", "engine": "vllm", "source": "s3", "gap_s": -0.005},
+    ]
+    got = fit_client_costs(rows, [("A", "vllm"), ("A", "sglang"), ("B", "vllm"), ("C", "vllm")])
+    assert got[("A", "vllm")] == (pytest.approx(0.020), "client and engine", 4)
+    assert got[("A", "sglang")] == (pytest.approx(0.030), "client", 5)
+    assert got[("B", "vllm")] == (0.0, "none", 0)
+    assert got[("C", "vllm")][0] == 0.0
+
+
+def test_a_left_out_sources_client_cost_comes_only_from_other_sources_of_its_client():
+    """Each stored row's client cost is the rule's over OTHER sources sent by the same client. The light-load
+    first-token rows of online dense serving (at most 4 clients or 2 requests/s, prompts of at most 1,024 tokens)
+    come from five sources, each sent by a client of its own, so those five get 0.0 ('none'); GPUStack's burst
+    sources were sent by the client of its Qwen3-8B latency runs, and get that source's median gap per engine
+    (measured - predicted with no client cost), recomputed here. The request cost a row was simulated with is the
+    engine's own (0.0) plus the client's."""
     frame, meta = stored(), load_serving_measurements().set_index("id")
-    frame = frame.assign(
-        light=[
+    light = pd.Series(
+        [
             (meta.loc[i, "load_kind"] == "concurrency" and meta.loc[i, "load"] <= 4)
             or (meta.loc[i, "load_kind"] == "request_rate" and meta.loc[i, "load"] <= 2)
             for i in frame["id"]
         ],
-        scale=[1e3 if meta.loc[i, "unit"] == "ms" else 1.0 for i in frame["id"]],
-        short=[meta.loc[i, "input_tokens"] <= FIT_MAX_INPUT_TOKENS for i in frame["id"]],
-        run=[setup_key(meta.loc[i].to_dict() | {"id": i}) for i in frame["id"]],
+        index=frame.index,
     )
-    # each run's time-per-token error with zero request costs: its mean's (a run publishing both ITL and TPOT means:
-    # the later row, as the fit reads them), else the median over its statistics
-    itl = frame[(frame["metric"] == "itl") & frame["predicted_zero_cost"].notna()]
-    itl = itl.assign(e=(itl["predicted_zero_cost"] - itl["measured"]) / itl["measured"])
-    err = {
-        run: g[g["statistic"] == "mean"]["e"].iloc[-1] if (g["statistic"] == "mean").any() else g["e"].median()
-        for run, g in itl.groupby("run")
-    }
-    rows = frame[
-        (frame["metric"] == "ttft")
-        & (frame["regime"] == "online, dense")
-        & frame["light"]
-        & frame["short"]
-        & (frame["engine"] == "trtllm")
-        & frame["predicted_zero_cost"].notna()
-    ]
-    rows = rows[[abs(err.get(r, float("inf"))) <= FIT_MAX_ITL_ERROR for r in rows["run"]]]
-    rows = rows.assign(gap_s=(rows["measured"] - rows["predicted_zero_cost"]) / rows["scale"])
-    per_source = rows.groupby("source")["gap_s"].median()
-    others = per_source.drop("trt014on")
-    used = frame[(frame["source"] == "trt014on") & (frame["engine"] == "trtllm")]
-    assert sorted(others.index) == ["gpustack-q3-8b-h100", "lmdeploy", "nim"]
-    assert used["request_in_s"].iloc[0] == pytest.approx(statistics.median(others), rel=1e-4)
-    assert used["fit_rows"].iloc[0] == len(rows[rows["source"] != "trt014on"])
-    assert statistics.median(per_source) != pytest.approx(used["request_in_s"].iloc[0], rel=1e-3)
-    # dstack's TGI-vs-vLLM runs (ROCm vLLM 0.6 on MI300X, time per token 2x the prediction) give vLLM nothing
-    vllm = frame[(frame["source"] == "gpustack-q3-8b-h100") & (frame["engine"] == "vllm")]
-    assert vllm["fit_from"].iloc[0] == "pooled"
+    short = pd.Series([meta.loc[i, "input_tokens"] <= FIT_MAX_INPUT_TOKENS for i in frame["id"]], index=frame.index)
+    fit = frame[(frame["metric"] == "ttft") & (frame["regime"] == "online, dense") & light & short]
+    fitting = sorted(fit["source"].unique())
+    assert fitting == ["dstack-tgi-vllm", "gpustack-q3-8b-h100", "lmdeploy", "nim", "trt014on"]
+    assert (fit.groupby("client")["source"].nunique() == 1).all()  # no client sent two of them
+    own = frame[frame["source"].isin(fitting)]
+    assert (own["client_in_s"] == 0.0).all() and (own["fit_from"] == "none").all()
+    gs = fit[fit["source"] == "gpustack-q3-8b-h100"]
+    gap = ((gs["measured"] - gs["predicted_zero_cost"]) / 1e3).groupby(gs["engine"]).median()
+    bursts = frame[frame["source"].str.startswith("gpustack") & ~frame["source"].isin(fitting)]
+    assert set(bursts["client"]) == {"vllm-bench-serve-chat"} and len(set(bursts["source"])) == 5
+    for engine, g in bursts.groupby("engine"):
+        assert g["client_in_s"].to_numpy() == pytest.approx(gap[engine], rel=1e-4)
+    assert gap["vllm"] == pytest.approx(0.0486, abs=5e-5)  # the fitted constant: the same rows' training share
+    rest = frame[~frame["source"].str.startswith("gpustack")]
+    assert (rest["client_in_s"] == 0.0).all()
+    assert (frame["request_in_s"] == frame["engine_in_s"] + frame["client_in_s"]).all()
 
 
-@pytest.mark.parametrize("row_id", ["lmdeploy-002", "lmdeploy-003", "nim-001"])
+@pytest.mark.parametrize("row_id", ["lmdeploy-002", "lmdeploy-003", "nim-001", "gpustack-q3-8b-h100-001"])
 def test_a_stored_prediction_is_what_the_engine_predicts_now(row_id):
-    """The file is current: a few rows re-predicted with the request cost stored beside them."""
+    """The file is current: a few rows re-predicted with the client cost stored beside them."""
     frame = stored().set_index("id")
     row = load_serving_measurements().set_index("id").loc[row_id].to_dict() | {"id": row_id}
-    with request_costs({frame.loc[row_id, "engine"]: float(frame.loc[row_id, "request_in_s"])}):
-        now = predict_row(row)
+    key = (frame.loc[row_id, "client"], frame.loc[row_id, "engine"])
+    now = predict_row(row, client_costs={key: float(frame.loc[row_id, "client_in_s"])})
     assert now["predicted"] == pytest.approx(frame.loc[row_id, "predicted"], rel=1e-5)
+    assert predict_row(row, client_costs={})["predicted"] == pytest.approx(
+        frame.loc[row_id, "predicted_zero_cost"], rel=1e-5
+    )
 
 
 def test_the_readme_states_the_left_out_source_errors():
