@@ -28,6 +28,7 @@ reason. The error is the median absolute percentage error on exactly the rows bo
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import shutil
@@ -70,6 +71,8 @@ METRICS = {"ttft": "ttft_ms", "itl": "tpot_ms", "tpot": "tpot_ms", "output_token
 def load_sdk():
     """aiconfigurator_core's estimator entry points, or exit with how to install it."""
     try:
+        from importlib.metadata import version
+
         from aiconfigurator_core.sdk import common, utils
         from aiconfigurator_core.sdk.backends.factory import get_backend
         from aiconfigurator_core.sdk.config import ModelConfig, RuntimeConfig
@@ -92,6 +95,7 @@ def load_sdk():
         resolve_context_fmha_by_data=resolve_context_fmha_by_data,
         resolve_nvfp4_for_system=resolve_nvfp4_for_system,
         get_database=get_database,
+        version=version("aiconfigurator-core"),
     )
 
 
@@ -144,7 +148,8 @@ class Aic:
 
     def __init__(self, sdk=None):
         self.sdk = sdk or load_sdk()
-        self.config_dir = Path(tempfile.mkdtemp(prefix="aic-configs-"))
+        self._tmp = tempfile.TemporaryDirectory(prefix="aic-configs-")  # removed with the instance
+        self.config_dir = Path(self._tmp.name)
 
     @lru_cache(maxsize=64)  # noqa: B019 (one instance per run)
     def database(self, system: str, backend: str):
@@ -321,25 +326,31 @@ def print_summary(title: str, table: list[dict]) -> None:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", action="store_true", help="print every row both answer")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON instead")
     args = p.parse_args(argv)
     aic = Aic()
-    from importlib.metadata import version
-
     measurements = cal.load_serving_measurements().to_dict("records")
     gpuplan = {r["id"]: r["predicted"] for r in cal.serving_table()}
     loso = {r["id"]: r["predicted"] for r in serving_loso.loso_table()}
     rows, left_out = compare(measurements, gpuplan, loso, aic)
-    print(
-        f"aiconfigurator-core {version('aiconfigurator-core')}, databases: {sorted({r['aic_version'] for r in rows})}"
-    )
+    tables = {"class": summary(rows), "load": summary(rows, by="load"), "source": summary(rows, by="source")}
+    versions = {
+        "aiconfigurator-core": aic.sdk.version,
+        "databases": sorted({r["aic_version"] for r in rows}),
+    }
+    if args.json:
+        counts = {"published_rows": len(measurements), "both_answer": len(rows), "left_out": dict(left_out)}
+        print(json.dumps({**versions, **counts, **tables}, indent=1))
+        return
+    print(f"aiconfigurator-core {versions['aiconfigurator-core']}, databases: {versions['databases']}")
     full = sum(r["aic_kv_full"] for r in rows)
     print(f"{len(measurements)} published rows; {len(rows)} both answer ({full} at a batch its KV estimate does not")
     print("hold: it answers with a warning, as its CLI does); left out:")
     for reason, n in left_out.most_common():
         print(f"  {n:>4}  {reason}")
-    print_summary("Median absolute error by model class (MoE: Mixtral, DeepSeek-R1/V3)", summary(rows))
-    print_summary("By load (how aiconfigurator was given it: module docstring)", summary(rows, by="load"))
-    print_summary("By source", summary(rows, by="source"))
+    print_summary("Median absolute error by model class (MoE: Mixtral, DeepSeek-R1/V3)", tables["class"])
+    print_summary("By load (how aiconfigurator was given it: module docstring)", tables["load"])
+    print_summary("By source", tables["source"])
     if args.rows:
         print("\nid | metric | measured | gpuplan | left out | aiconfigurator (batch)")
         for r in rows:

@@ -3,12 +3,14 @@ batch), and the error arithmetic on hand numbers. The real comparison is the scr
 
 from __future__ import annotations
 
+import json
 import sys
 from types import SimpleNamespace
 
 import pytest
 
 from bench import bench_aiconfigurator as bench
+from gpuplan_core.perf import serving_calibration as cal
 
 KV_FITS = 32  # the fake's KV cache holds at most 32 sequences
 WEIGHTS_FIT = 64  # and its memory 64
@@ -53,6 +55,7 @@ def fake_sdk(calls: list) -> SimpleNamespace:
         get_model=lambda path, mc, backend: SimpleNamespace(path=path, mc=mc),
         RuntimeConfig=lambda isl, osl, batch_size: SimpleNamespace(isl=isl, osl=osl, batch_size=batch_size),
         get_backend=lambda name: SimpleNamespace(run_agg=run_agg),
+        version="0.0 (fake)",
     )
 
 
@@ -206,6 +209,22 @@ def test_only_rows_both_answer_count_and_the_errors_are_their_medians(aic):
     by_source = {(s["group"], s["metric"]): s["rows"] for s in bench.summary(both, by="source")}
     assert [(s["group"], s["rows"]) for s in bench.summary(both, by="load")] == [("closed loop", 3), ("closed loop", 1)]
     assert by_source == {("a", "itl"): 2, ("a", "output_tokens_per_s"): 1, ("b", "itl"): 1}
+
+
+def test_every_published_row_is_compared_or_counted_with_its_reason(aic, monkeypatch, capsys):
+    monkeypatch.setattr(bench, "Aic", lambda: aic)
+    bench.main(["--json"])
+    out = json.loads(capsys.readouterr().out)
+    frame = cal.load_serving_measurements()
+    assert out["published_rows"] == len(frame) == out["both_answer"] + sum(out["left_out"].values())
+    assert out["left_out"]["GPU MI300X not in aiconfigurator"] == (frame["gpu"] == "MI300X").sum()
+    assert (
+        out["left_out"]["model Qwen3-14B not in aiconfigurator's configs"]
+        == (frame["model_preset"] == "Qwen3-14B").sum()
+    )
+    assert out["databases"] == ["sglang 9.9", "trtllm 9.9", "vllm 9.9"]
+    dense = next(s for s in out["class"] if (s["group"], s["metric"]) == ("dense", "itl"))
+    assert dense["rows"] > 0 and dense["aic"] > 0
 
 
 def test_without_the_package_it_says_how_to_install_it(monkeypatch):
