@@ -35,7 +35,12 @@ REPLICAS = (
         "H100-SXM",
         {"request_in_s": 0.01, "decode_time_factor": 1.1},
     ),
-    ("llama8b-small-cache-vllm", {"preset": "Llama-3.1-8B", "input_tokens": 500}, "H100-SXM", {"kv_tokens_total": 9000}),
+    (
+        "llama8b-small-cache-vllm",
+        {"preset": "Llama-3.1-8B", "input_tokens": 500},
+        "H100-SXM",
+        {"kv_tokens_total": 9000},
+    ),
     (
         "llama8b-small-cache-sglang",
         {"preset": "Llama-3.1-8B", "input_tokens": 500},
