@@ -38,7 +38,8 @@ def ask_cell(handle: int, n: int, j: int) -> np.ndarray:
 
 
 def ask_mixed(handle: int, decoding: int, ctx: int, spec: np.ndarray) -> float:
-    chunks = tuple((int(spec[i]), int(spec[i + 1]), int(spec[i + 2])) for i in range(0, len(spec), 3))
+    s = spec.tolist()
+    chunks = tuple(zip(s[0::3], s[1::3], s[2::3], strict=True))
     return ASKING[handle].mixed_at((float(decoding), ctx, chunks))
 
 
