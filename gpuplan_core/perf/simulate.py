@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import step_loop
-from .clients import Arrival, Clients, Lengths, Load, Shape, lengths  # noqa: F401  (Shape, Load: their old home)
+from .clients import Arrival, Lengths, Load, Shape, first_sends, lengths  # noqa: F401  (Shape, Load: their old home)
 from .replica import Replica
 from .schedulers import engine_loop
 from .step_loop import MAX_STEPS  # noqa: F401  (its old home)
@@ -86,10 +86,11 @@ def simulate(
     loop = engine_loop(r.engine, r.request_in_s)
     rng = random.Random(load.shape.seed)
     n = load.count()
-    prompt, out = lengths(r, load.shape, n, rng)
-    cached = [int(p * r.wl.prefix_cache_fraction) for p in prompt]  # the prefix cache holds these
-    new = [max(1, p - c) for p, c in zip(prompt, cached, strict=True)]  # to prefill (its context after a preemption)
-    clients = Clients(load, n, loop, rng)
+    prompt, out = (np.array(x, dtype=np.int64) for x in lengths(r, load.shape, n, rng))
+    cached = (prompt * r.wl.prefix_cache_fraction).astype(np.int64)  # the prefix cache holds these
+    new = np.maximum(1, prompt - cached)  # to prefill (its context again after a preemption)
+    next_id, sent = first_sends(load, n, rng)  # (clients.Clients: the loop sends a closed loop's next ones)
+    sent = np.array(sent, dtype=np.float64)
     window = measured_window(n, load.closed)
     handle = next(_HANDLES)
     step_loop.ASKING[handle] = times
@@ -101,15 +102,15 @@ def simulate(
             r.limits.max_num_seqs,
             r.kv_tokens,
             load.closed,
-            clients.next_id,
+            next_id,
             loop.request_in_s,
             loop.request_out_s,
-            np.array(prompt, dtype=np.int64),
-            np.array(out, dtype=np.int64),
-            np.array(cached, dtype=np.int64),
-            np.array(new, dtype=np.int64),
-            sent := np.array(clients.sent, dtype=np.float64),
-            np.array(clients.arrive, dtype=np.float64),
+            prompt,
+            out,
+            cached,
+            new,
+            sent,
+            sent + loop.request_in_s,  # when the engine sees each
             window.start,
             window.stop,
             give_up_ttft_s is not None,
@@ -142,10 +143,9 @@ class _Tally:
 
 
 def _measure(
-    load: Load, sent_a: np.ndarray, admitted: np.ndarray, first_a: np.ndarray, fin_a: np.ndarray, out, tally: _Tally
+    load: Load, sent_a: np.ndarray, admitted: np.ndarray, first_a: np.ndarray, fin_a: np.ndarray, out_a, tally: _Tally
 ) -> Run:
     n = len(sent_a)
-    out_a = np.array(out)
     window = np.array(measured_window(n, load.closed))
     ttft = first_a[window] - sent_a[window]
     e2e = fin_a[window] - sent_a[window]
