@@ -30,7 +30,7 @@ USER 10001
 ENV GPUPLAN_DATA_DIR=/home/app/gpuplan-data
 # The serving step loop's machine code (numba, gpuplan_core/common/jit.py), compiled once here into the user's
 # cache (~/.cache/numba: /app is read-only to the user), so no container pays the compile on its first question.
-RUN python -c "from gpuplan_core.perf.step_loop import warm; warm()"
+RUN python -c "from gpuplan_core.perf.simulate import warm; warm()"
 
 EXPOSE 8501
 # The slim image has no curl: ask the health endpoint with Python.

@@ -188,3 +188,14 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
     idx = np.argsort(values)
     v, w = values[idx], np.cumsum(weights[idx])
     return float(v[min(len(v) - 1, np.searchsorted(w, q * w[-1]))])
+
+
+def warm() -> None:
+    """Compile the loop (or read it from numba's cache): a Docker build runs this once, so no process pays the
+    compile (~30 s on a 2-core machine) on its first question."""
+    from ..scenario.scenario import Scenario
+    from .replica import replica_for
+
+    r, _ = replica_for(Scenario(preset="Llama-3.1-8B", input_tokens=500, output_tokens=20), "H100-SXM")
+    simulate(r, Load(concurrency=2, shape=Shape(requests=4)))
+    simulate(r, Load(request_rate=1.0, shape=Shape(requests=4)), give_up_ttft_s=1.0)

@@ -379,15 +379,3 @@ def _send_next(closed, next_id, n, now, request_in_s, request_out_s, sent, arriv
         _push(arr_t, arr_k, arr_n, arrive[next_id], next_id)
         return next_id + 1, arr_n + 1
     return next_id, arr_n
-
-
-def warm() -> None:
-    """Compile the loop (or read it from numba's cache): a Docker build runs this once, so no process pays the
-    compile (~30 s on a 2-core machine) on its first question."""
-    from ..scenario.scenario import Scenario
-    from .replica import replica_for
-    from .simulate import Load, Shape, simulate
-
-    r, _ = replica_for(Scenario(preset="Llama-3.1-8B", input_tokens=500, output_tokens=20), "H100-SXM")
-    simulate(r, Load(concurrency=2, shape=Shape(requests=4)))
-    simulate(r, Load(request_rate=1.0, shape=Shape(requests=4)), give_up_ttft_s=1.0)
