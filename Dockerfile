@@ -28,6 +28,9 @@ USER 10001
 # Pricing files named by links (gpuplan_core/pricing/store.py) go to SQLite in the user's home: mount a volume
 # there to keep them across containers, or set GPUPLAN_DATABASE_URL for one PostgreSQL shared by the replicas.
 ENV GPUPLAN_DATA_DIR=/home/app/gpuplan-data
+# The serving step loop's machine code (numba, gpuplan_core/common/jit.py), compiled once here into the user's
+# cache (~/.cache/numba: /app is read-only to the user), so no container pays the compile on its first question.
+RUN python -c "from gpuplan_core.perf.simulate import warm; warm()"
 
 EXPOSE 8501
 # The slim image has no curl: ask the health endpoint with Python.

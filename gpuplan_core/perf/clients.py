@@ -201,6 +201,15 @@ def client_cost(source: str, engine: str, costs: dict[tuple[str, str], float] | 
     return BENCH_CLIENTS[client].cost_s(engine) if client in BENCH_CLIENTS else 0.0
 
 
+def first_sends(load: Load, n: int, rng: random.Random) -> tuple[int, list[float]]:
+    """How many requests are sent before any ends (a closed loop's clients, or every open-loop arrival) and each
+    request's send time (NaN for a closed loop's later ones: they are sent when one ends)."""
+    if load.closed:
+        first = min(n, load.concurrency)
+        return first, [0.0] * first + [math.nan] * (n - first)
+    return n, _arrivals(load, n, rng)
+
+
 class Clients:
     """Who sends what when: the send and engine-arrival time of each request, and for a closed loop the next
     request each client sends when its last one ends."""
@@ -208,12 +217,7 @@ class Clients:
     def __init__(self, load: Load, n: int, loop: EngineLoop, rng: random.Random):
         self.load, self.n, self.loop = load, n, loop
         self.fin = [math.nan] * n
-        if load.closed:
-            self.next_id = min(n, load.concurrency)
-            self.sent = [0.0] * self.next_id + [math.nan] * (n - self.next_id)
-        else:
-            self.next_id = n
-            self.sent = _arrivals(load, n, rng)
+        self.next_id, self.sent = first_sends(load, n, rng)
         self.arrive = [t + loop.request_in_s for t in self.sent]
         self.queue = [(self.arrive[k], k) for k in range(self.next_id)]  # engine arrivals not yet seen
         heapq.heapify(self.queue)

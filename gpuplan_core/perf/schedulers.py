@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from ..common.jit import njit
+
 Policy = Literal["decode_first", "prefill_first", "no_evict"]
 
 
@@ -95,6 +97,38 @@ RETRACT_DECODE_STEPS = 20
 CLIP_MAX_NEW_TOKENS = 4096
 
 
+@njit
+def ratio_decayed(ratio: float, steps: int) -> float:
+    """The token ratio after ``steps`` decode steps."""
+    return max(MIN_NEW_TOKEN_RATIO, ratio - NEW_TOKEN_RATIO_DECAY * steps)
+
+
+@njit
+def ratio_retracted(end_steps: int, max_new: int, running: int, step: int) -> float:
+    """The token ratio after a retraction at decode step ``step`` (``TokenRatio``'s sums)."""
+    written = max_new - (end_steps - running * step)
+    return min(1.0, (written + RETRACT_DECODE_STEPS * running) / (max_new + 1))
+
+
+@njit
+def ratio_admits(
+    ratio: float,
+    end_steps: int,
+    max_new: int,
+    running: int,
+    free_tokens: float,
+    reserved: int,
+    step: int,
+    prompt_tokens: int,
+    prompt_max_new: int,
+) -> bool:
+    """``TokenRatio.admits`` on its state (the compiled step loop holds it as numbers)."""
+    if running == 0 and reserved == 0:
+        return True
+    room = free_tokens - reserved - ratio * min(end_steps - running * step, CLIP_MAX_NEW_TOKENS * running)
+    return prompt_tokens + min(prompt_max_new, CLIP_MAX_NEW_TOKENS) < room
+
+
 @dataclass
 class TokenRatio:
     """SGLang's admission under KV pressure (schedule_policy.py ``PrefillAdder``): a waiting prompt is admitted
@@ -128,21 +162,19 @@ class TokenRatio:
         return self.end_steps - self.running * step
 
     def decoded(self, steps: int) -> None:
-        self.ratio = max(MIN_NEW_TOKEN_RATIO, self.ratio - NEW_TOKEN_RATIO_DECAY * steps)
+        self.ratio = ratio_decayed(self.ratio, steps)
 
     def retracted(self, step: int) -> None:
-        written = self.max_new - self.to_write(step)
-        self.ratio = min(1.0, (written + RETRACT_DECODE_STEPS * self.running) / (self.max_new + 1))
+        self.ratio = ratio_retracted(self.end_steps, self.max_new, self.running, step)
 
     def admits(self, free_tokens: float, reserved: int, step: int, prompt_tokens: int, max_new: int) -> bool:
         """Whether a prompt of ``prompt_tokens`` still to read with ``max_new`` output tokens fits the cache's
         ``free_tokens`` less the ``reserved`` tokens of the prompts admitted in the same step. The first prompt of
         a step with nothing running goes in whenever the cache holds it (a request longer than the estimate allows
         would otherwise never start)."""
-        if self.running == 0 and reserved == 0:
-            return True
-        room = free_tokens - reserved - self.ratio * min(self.to_write(step), CLIP_MAX_NEW_TOKENS * self.running)
-        return prompt_tokens + min(max_new, CLIP_MAX_NEW_TOKENS) < room
+        return ratio_admits(
+            self.ratio, self.end_steps, self.max_new, self.running, free_tokens, reserved, step, prompt_tokens, max_new
+        )
 
 
 def engine_loop(engine: str, request_in_s: float | None = None) -> EngineLoop:

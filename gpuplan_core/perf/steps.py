@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import math
 
+from ..common.jit import array_list, cell_dict, float_list, int_dict, njit
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch
 from ..results.perf import PhaseReport
@@ -30,9 +31,37 @@ def _ctx_point(i: int) -> int:
     return max(1, round(CTX_RATIO**i))
 
 
+NO_POINT = -1.0  # a cell's lower sequence point when the step is evaluated at its upper one alone
+
+
+@njit
 def nearest_ctx(ctx_mean: float) -> int:
     """The point of the context grid nearest a mean context (what a step with prompt chunks is evaluated at)."""
-    return max(1, round(CTX_RATIO ** round(math.log(max(1.0, ctx_mean)) / _LOG_RATIO)))  # _ctx_point, inlined
+    return max(1, round(CTX_RATIO ** float(round(math.log(max(1.0, ctx_mean)) / _LOG_RATIO))))  # _ctx_point
+
+
+@njit
+def ctx_cell(ctx_mean: float) -> int:
+    """The cell of the context grid a mean context falls in: between points ``j`` and ``j + 1``."""
+    return math.floor(math.log(max(1.0, ctx_mean)) / _LOG_RATIO)
+
+
+@njit
+def interpolate(cell, n: int, ctx_mean: float) -> float:
+    """A decode step of ``n`` sequences at ``ctx_mean`` from its cell's exact corners (``StepTimes.cell``):
+    linear in the context, then in the sequences."""
+    lo, hi, c_lo, c_hi, lo_at_c_lo, lo_at_c_hi, hi_at_c_lo, hi_at_c_hi = cell
+    if c_hi == c_lo:
+        t_hi = hi_at_c_lo
+    else:
+        t_hi = hi_at_c_lo + (hi_at_c_hi - hi_at_c_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
+    if lo == NO_POINT:
+        return t_hi
+    if c_hi == c_lo:
+        t_lo = lo_at_c_lo
+    else:
+        t_lo = lo_at_c_lo + (lo_at_c_hi - lo_at_c_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
+    return t_lo + (t_hi - t_lo) * (n - lo) / (hi - lo)
 
 
 class StepModel:
@@ -86,13 +115,18 @@ def _seq_bracket(n: int) -> tuple[float | None, float]:
 
 
 class StepTimes:
-    """Step times of one replica, memoised: ``decode(n, ctx)`` and ``mixed(n, ctx, chunks)`` in seconds."""
+    """Step times of one replica, memoised: ``decode(n, ctx)`` and ``mixed(n, ctx, chunks)`` in seconds. The
+    tables the compiled step loop reads (step_loop.py) are kept here too, so every run of one step model shares
+    them: ``cell_table`` (the decode grid's cells) and ``mixed_index`` / ``mixed_keys`` / ``mixed_times`` (the
+    steps with prompt chunks it has seen)."""
 
     def __init__(self, r: Replica):
         self.r = r
         self.model = StepModel(r.m, r.gpu, r.wl, r.pa, r.engine)
         self.memo: dict[tuple, float] = {}
-        self.cells: dict[tuple[int, int], tuple] = {}  # (n, context cell) -> its exact points (``_cell``)
+        self.cells: dict[tuple[int, int], tuple] = {}  # (n, context cell) -> its exact points (``cell``)
+        self.cell_table = cell_dict()
+        self.mixed_index, self.mixed_keys, self.mixed_times = int_dict(), array_list(), float_list()
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)
@@ -104,44 +138,36 @@ class StepTimes:
 
     def decode(self, n: int, ctx_mean: float) -> float:
         """A step of ``n`` decoding sequences at a mean context of ``ctx_mean`` tokens (bilinear on the grids)."""
-        j = math.floor(math.log(max(1.0, ctx_mean)) / _LOG_RATIO)  # the context cell
-        cell = self.cells.get((n, j))
-        if cell is None:
-            cell = self.cells[n, j] = self._cell(n, j)
-        lo, hi, c_lo, c_hi, lo_at_c_lo, lo_at_c_hi, hi_at_c_lo, hi_at_c_hi = cell
-        if c_hi == c_lo:
-            t_hi = hi_at_c_lo
-        else:
-            t_hi = hi_at_c_lo + (hi_at_c_hi - hi_at_c_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
-        if lo is None:
-            return t_hi
-        if c_hi == c_lo:
-            t_lo = lo_at_c_lo
-        else:
-            t_lo = lo_at_c_lo + (lo_at_c_hi - lo_at_c_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
-        return t_lo + (t_hi - t_lo) * (n - lo) / (hi - lo)
+        return interpolate(self.cell(n, ctx_cell(ctx_mean)), n, ctx_mean)
 
-    def _cell(self, n: int, j: int) -> tuple:
-        """The exact points around ``n`` sequences in context cell ``j``: the sequence grid's points ``lo`` (None
-        when ``n`` is on the grid or off it: the step is evaluated at ``hi`` alone) and ``hi``, the cell's contexts
-        ``c_lo`` and ``c_hi``, and the step times at the four corners (each remembered in ``memo``)."""
-        lo, hi = _seq_bracket(n)
-        c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
-        corners = []
-        for seqs in (lo, hi):
-            if seqs is None:
-                corners += [math.nan, math.nan]
-                continue
-            t_lo = self._exact(seqs, c_lo, ())
-            corners += [t_lo, t_lo if c_hi == c_lo else self._exact(seqs, c_hi, ())]
-        return (lo, hi, c_lo, c_hi, *corners)
+    def cell(self, n: int, j: int) -> tuple:
+        """The exact points around ``n`` sequences in context cell ``j``: the sequence grid's points ``lo``
+        (NO_POINT when ``n`` is on the grid or off it: the step is evaluated at ``hi`` alone) and ``hi``, the
+        cell's contexts ``c_lo`` and ``c_hi``, and the step times at the four corners (each remembered in
+        ``memo``), as floats."""
+        got = self.cells.get((n, j))
+        if got is None:
+            lo, hi = _seq_bracket(n)
+            c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
+            corners = []
+            for seqs in (lo, hi):
+                if seqs is None:
+                    corners += [math.nan, math.nan]
+                    continue
+                t_lo = self._exact(seqs, c_lo, ())
+                corners += [t_lo, t_lo if c_hi == c_lo else self._exact(seqs, c_hi, ())]
+            got = self.cells[n, j] = (NO_POINT if lo is None else lo, hi, float(c_lo), float(c_hi), *corners)
+        return got
 
     def mixed(self, n: int, ctx_mean: float, chunks: tuple[tuple[int, int, int], ...]) -> float:
         """A step of ``n`` decodes at mean context ``ctx_mean`` and prompt chunks ``(cached, new, logits)``: each
         chunk ``new`` prompt tokens after ``cached`` ones, ``logits`` 1 when it ends its prompt."""
         if not chunks:
             return self.decode(n, ctx_mean)
-        key = (float(n), nearest_ctx(ctx_mean) if n else 0, chunks)
+        return self.mixed_at((float(n), nearest_ctx(ctx_mean) if n else 0, chunks))
+
+    def mixed_at(self, key: tuple[float, int, tuple[tuple[int, int, int], ...]]) -> float:
+        """The step ``(decodes, context point, chunks)``, remembered."""
         t = self.memo.get(key)
         if t is None:
             t = self.memo[key] = self.model.step_s(*key)

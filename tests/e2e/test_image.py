@@ -96,6 +96,9 @@ def image_like(tmp_path_factory):
             subprocess.run(shlex.split(a), cwd=app, env=env, check=True, stdout=subprocess.DEVNULL)
     for p in [app, *app.rglob("*")]:  # what the non-root user gets: files it cannot write
         p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    for k, a in instructions():  # the user's own steps (the step loop compiled into its home's cache)
+        if k == "RUN" and a.startswith("python "):
+            subprocess.run(shlex.split(a), cwd=app, env=env, check=True, stdout=subprocess.DEVNULL)
     yield app, env
     for p in [app, *app.rglob("*")]:
         p.chmod(p.stat().st_mode | stat.S_IWUSR)

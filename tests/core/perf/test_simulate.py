@@ -10,7 +10,7 @@ import pytest
 from gpuplan_core.perf.predict import predict
 from gpuplan_core.perf.replica import EngineLimits, replica_for
 from gpuplan_core.perf.schedulers import engine_loop
-from gpuplan_core.perf.simulate import KVPool, Load, Shape, simulate
+from gpuplan_core.perf.simulate import Load, Shape, simulate
 from gpuplan_core.perf.steps import StepModel, StepTimes
 from gpuplan_core.scenario.scenario import Scenario
 
@@ -83,22 +83,6 @@ def test_a_saturated_replica_makes_max_running_sequences_tokens_per_decode_step(
     step_s = StepModel(r.m, r.gpu, r.wl, r.pa, r.engine).decode(4, 16 + 500).time_s
     assert run.running_max == 4
     assert run.output_tokens_per_s == pytest.approx(4 / step_s, rel=0.01)
-
-
-def test_the_kv_pool_holds_prompts_decoding_sequences_and_reservations():
-    kv = KVPool(1000)
-    kv.prompts = 100
-    kv.join(300)  # a sequence of 300 tokens starts decoding at step 0
-    kv.steps += 10  # ten decode steps: it holds 310
-    kv.join(50)  # another of 50 at step 10
-    assert kv.held() == 100 + 310 + 50
-    kv.steps += 5
-    assert kv.held() == 100 + 315 + 55
-    kv.leave(300, 0)  # the first ends
-    assert kv.held() == 100 + 55 and kv.decoding == 1
-    assert kv.reserve(600) and not kv.reserve(401) and kv.reserved == 600  # a refused reservation holds nothing
-    kv.free(600)
-    assert kv.reserve(1000)
 
 
 def test_a_run_gives_up_exactly_when_its_p95_first_token_is_certainly_late():

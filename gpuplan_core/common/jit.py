@@ -1,0 +1,59 @@
+"""Compiled inner loops: numba's ``njit`` where numba is installed (a requirement: the step loop runs ~10x faster
+compiled), plain Python otherwise, so the core still answers, slower, where numba has no wheel.
+
+``njit`` compiles with ``cache=True``: the machine code is written beside the module (or, where that folder is read
+only, under numba's user cache) on first use and read back by every later process, so the compile is paid once per
+installation, not per process. ``objmode`` is numba's way back into Python from compiled code (the step loop asks
+the step model for a step time it has not seen); ``int_dict``, ``cell_dict`` and ``array_list`` are the typed
+containers compiled code reads and writes, shared by every run of one step model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+try:  # GPUPLAN_NO_NUMBA=1: the plain-Python path (a test that both give the same runs, or a machine without numba)
+    if os.environ.get("GPUPLAN_NO_NUMBA"):
+        raise ImportError("GPUPLAN_NO_NUMBA is set")
+    import numba
+    from numba import objmode, types
+    from numba.typed import Dict, List
+
+    NUMBA = True
+except ImportError:  # pragma: no cover - exercised with GPUPLAN_NO_NUMBA=1
+    numba = None
+    NUMBA = False
+
+
+def njit(fn):
+    """``fn`` compiled (nopython, cached on disk) where numba is installed; ``fn`` itself otherwise."""
+    return numba.njit(cache=True)(fn) if NUMBA else fn
+
+
+if not NUMBA:
+
+    def objmode(**_types):  # noqa: F811 - the plain-Python stand-in: the block runs as written
+        return contextlib.nullcontext()
+
+
+def int_dict():
+    """An int64 -> int64 map compiled code can fill."""
+    return Dict.empty(types.int64, types.int64) if NUMBA else {}
+
+
+def cell_dict():
+    """A (int64, int64) -> 8 float64 map compiled code can fill (the decode grid's cells)."""
+    if NUMBA:
+        return Dict.empty(types.UniTuple(types.int64, 2), types.UniTuple(types.float64, 8))
+    return {}
+
+
+def array_list():
+    """A list of int64 arrays compiled code can append to."""
+    return List.empty_list(types.int64[::1]) if NUMBA else []
+
+
+def float_list():
+    """A list of float64 compiled code can append to."""
+    return List.empty_list(types.float64) if NUMBA else []
