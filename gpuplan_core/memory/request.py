@@ -39,8 +39,9 @@ def pick_request(sc: Scenario, pick: Pick) -> MemoryRequest:
         return memory_request(
             sc, weights_format=get_format(pick.weights_format).name, tp=pick.tp, pp=pick.pp, gpus=pick.tp * pick.pp
         )
-    gpus = pick.gpus if pick.gpus % (pick.tp * pick.pp) == 0 else pick.tp * pick.pp
+    copy = pick.tp * pick.pp * (pick.cp or 1)
+    gpus = pick.gpus if pick.gpus % copy == 0 else copy
     zero = sc.parallelism.zero_stage if pick.zero_stage is None else pick.zero_stage
     rec = {} if pick.recompute is None else {"recompute": pick.recompute}  # as the search chose it
-    rec |= {k: v for k in ("virtual_stages", "ep") if (v := getattr(pick, k)) is not None}  # its schedule and EP
+    rec |= {k: v for k in ("virtual_stages", "ep", "cp") if (v := getattr(pick, k)) is not None}  # schedule, EP, CP
     return memory_request(sc, pick.micro_batch, tp=pick.tp, pp=pick.pp, gpus=gpus, zero_stage=zero, **rec)

@@ -96,7 +96,8 @@ class TrainingCandidate(Pick):
         """'ZeRO-3, DP 64' / 'ZeRO-0, TP 2 x PP 2 x DP 16' / 'ZeRO-1, PP 4 (interleaved x2) x DP 16 (EP 8)'."""
         pp = f"PP {self.pp}" + (f" (interleaved x{self.virtual_stages})" if (self.virtual_stages or 1) > 1 else "")
         dp = f"DP {self.replicas:,}" + (f" (EP {self.ep})" if (self.ep or 1) > 1 else "")
-        split = [f"TP {self.tp}"] * (self.tp > 1) + [pp] * (self.pp > 1) + [dp]
+        split = [f"TP {self.tp}"] * (self.tp > 1) + [pp] * (self.pp > 1) + [f"CP {self.cp}"] * ((self.cp or 1) > 1)
+        split += [dp]
         return f"ZeRO-{self.zero_stage}, " + " x ".join(split)
 
     def to_pick(self) -> Pick:
@@ -139,7 +140,7 @@ def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay:
     ask = TrainingAsk.of(ask)
     per_node = o.machine_gpus if o is not None else 8
     gbit = (o.inter_node_gbit_s if o is not None else None) or NETWORK_GBIT_S_PER_GPU_UNSTATED * per_node
-    tr, cp = ask.training, ask.parallelism.cp
+    tr, cp = ask.training, lay.cp
     micro, seq, tp, pp = lay.micro_batch, ask.context_tokens, lay.tp, lay.pp
     dp = max(1, lay.gpus // (tp * pp * cp))
     frozen = ask.method in ("lora", "qlora")
@@ -179,7 +180,7 @@ def run_mfu(m: ModelArch, ask: TrainingAsk, gpu: GPU, o: Offer | None, lay: Trai
         return work.mfu, None
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
     key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute, lay.virtual_stages)
-    key += (lay.ep,)
+    key += (lay.ep, lay.cp)
     if (step := work.steps.get(key)) is None:
         step = work.steps[key] = _step(m, gpu, step_layout(m, ask, o, lay))
     return step.mfu, step
@@ -200,6 +201,7 @@ def priced(
     rec = lay.recompute or ask.training.recompute
     extra = f", interleaved 1F1B x{lay.virtual_stages}" if lay.virtual_stages > 1 else ""
     extra += f", EP {lay.ep}" if lay.ep > 1 else ""
+    extra += f", CP {lay.cp}" if lay.cp > 1 else ""
     why = [
         f"{count} GPUs (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}{extra}, micro-batch {lay.micro_batch}, "
         f"recompute {rec}), "
@@ -229,7 +231,7 @@ def priced(
         run_cost_usd=rc.run_cost_usd * (1 + ask.training.overhead_factor),
         wall_hours=wall,
         gpu_hours=gh,
-        replicas=count // (lay.tp * lay.pp * ask.parallelism.cp),
+        replicas=count // (lay.tp * lay.pp * lay.cp),
         misses=[f"{wall:,.0f} h > deadline {ask.training.deadline_hours:,.0f} h"] if late else [],
         why=why,
         count_reason=lay.reason,
@@ -239,6 +241,7 @@ def priced(
         micro_batch=lay.micro_batch,
         virtual_stages=lay.virtual_stages,
         ep=lay.ep,
+        cp=lay.cp,
         **band,
         recompute=rec,
     )

@@ -14,7 +14,8 @@ None): 1F1B and Megatron's interleaved 1F1B with 2 and 4 model chunks per stage,
 into pp x v chunks and at counts whose micro-batches per step divide by pp (Megatron-Core's interleaved schedule
 requires both). Expert parallel (a mixture of experts, ``ep`` None): 1, 2, 4 and 8 where they divide the experts,
 inside one machine's NVLink; EP borrows its GPUs from the data-parallel group, so a count holds the shape where ep
-divides its data-parallel ranks.
+divides its data-parallel ranks. Context parallel (ring attention), for sequences of 32,768 tokens or more with none
+set: 1, 2 and 4 (a cp above 1 is the user's, kept).
 
 An offer runs a coupled job on ceil(GPUs / its GPUs per machine) machines; across machines only over a fast RDMA
 network, and tensor parallel only inside one machine (over NVLink above 2).
@@ -40,6 +41,8 @@ MAX_TRAINING_GPUS = MAX_LAYOUT_GPUS  # the largest count searched for a layout t
 PIPELINE_DEPTHS_TRIED = 2  # per tensor-parallel degree, ZeRO stage and micro-batch: the fewest stages that fit
 VIRTUAL_STAGES_TRIED = (1, 2, 4)  # model chunks per pipeline stage searched (1: plain 1F1B)
 EXPERT_PARALLEL_TRIED = (1, 2, 4, 8)  # expert parallel searched: within one machine's NVLink domain
+CONTEXT_PARALLEL_TRIED = (1, 2, 4)  # context parallel searched for long sequences
+LONG_SEQUENCE_TOKENS = 32_768  # from this sequence length on, context parallel is searched (none set)
 PRE_TRAINING_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2 and 3's 4M-token batches; fine-tuning: one micro-batch
 
 
@@ -55,6 +58,7 @@ class TrainingLayout:
     recompute: str = ""  # activation checkpointing as searched ("": the scenario's)
     virtual_stages: int = 1  # model chunks per pipeline stage (1: 1F1B; more: interleaved 1F1B)
     ep: int = 1  # expert parallel, within the data-parallel group
+    cp: int = 1  # context parallel: each sequence split over this many GPUs (ring attention)
 
 
 def machines_of(o: Offer, gpus: int) -> int:
@@ -99,6 +103,14 @@ def ep_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:
     return tuple(k for k in EXPERT_PARALLEL_TRIED if m.num_experts % k == 0) if e is None else (e,)
 
 
+def cp_options(ask: TrainingAsk) -> tuple[int, ...]:
+    """The context-parallel degrees tried: the user's where above 1; 1, 2, 4 for sequences from 32,768 tokens."""
+    cp = ask.parallelism.cp
+    if cp > 1:
+        return (cp,)
+    return CONTEXT_PARALLEL_TRIED if ask.context_tokens >= LONG_SEQUENCE_TOKENS else (1,)
+
+
 def global_batch_tokens(ask: TrainingAsk, micro: int, pp: int, dp: int) -> float:
     """Tokens per optimizer step: pre-training's 4M-token batch; fine-tuning one micro-batch per rank, 4 x the
     stages with a pipeline (never less than one micro-batch per data-parallel rank)."""
@@ -125,7 +137,7 @@ class TrainingShape:
     tp: int
     pp: int
     dp_min: int
-    cp: int = 1  # context parallel: the user's, kept on every shape
+    cp: int = 1  # context parallel: the user's, or searched for long sequences (cp_options)
     micro_batch: int = 1
     recompute: str = "full"  # activation checkpointing
     virtual_stages: int = 1  # interleaved 1F1B's model chunks per stage (1: 1F1B)
@@ -135,8 +147,8 @@ class TrainingShape:
 
     @property
     def key(self) -> tuple:
-        """ZeRO stage, tp, pp, recompute, schedule, EP: the shape but its micro-batch and data-parallel ranks."""
-        return self.zero_stage, self.tp, self.pp, self.recompute, self.virtual_stages, self.ep
+        """ZeRO stage, tp, pp, recompute, schedule, EP, CP: the shape but its micro-batch and data-parallel ranks."""
+        return self.zero_stage, self.tp, self.pp, self.recompute, self.virtual_stages, self.ep, self.cp
 
     @property
     def per_copy(self) -> int:
@@ -175,6 +187,7 @@ class TrainingShape:
             recompute=self.recompute,
             virtual_stages=self.virtual_stages,
             ep=self.ep,
+            cp=self.cp,
         )
 
 
@@ -205,16 +218,20 @@ class ShapeGrid:
         self.m, self.ask = m, ask
         self.zeros = zeros if zeros is not None else zero_stages(ask)
         self.recomputes = recompute if recompute is not None else recomputes(ask)
-        self.rows: list[tuple[int, str, int, int, int, MemoryRequest, tuple]] = []
-        interleaved = virtual_stage_options(m, ask)
+        self.rows: list[tuple[int, str, int, int, int, int, MemoryRequest, tuple]] = []
+        interleaved, par = virtual_stage_options(m, ask), ask.parallelism
         for zero in self.zeros:
             for rec in self.recomputes:
                 for b in micro_batches(ask):
-                    for e in ep_options(m, ask):
-                        for v in (1, *interleaved):
-                            fields = dict(zero_stage=zero, recompute=rec, virtual_stages=v, ep=e)
-                            req = memory_request(ask.with_(**fields), batch=b)
-                            self.rows.append((zero, rec, b, v, e, req, self._table(req, v)))
+                    for c in cp_options(ask):
+                        for e in ep_options(m, ask):
+                            for v in (1, *interleaved):
+                                fields = dict(zero_stage=zero, recompute=rec, virtual_stages=v, ep=e, cp=c)
+                                fields["gpus"] = (
+                                    par.gpus if par.gpus % (par.tp * par.pp * c) == 0 else par.tp * par.pp * c
+                                )
+                                req = memory_request(ask.with_(**fields), batch=b)
+                                self.rows.append((zero, rec, b, v, e, c, req, self._table(req, v)))
         par = ask.parallelism
         key = (m, tuple(self.rows), par.tp, par.pp, par.cp, ask.training.recompute)
         self._by_gpu: dict[str, list[TrainingShape]] = _SHAPES.setdefault(key, {})
@@ -229,7 +246,7 @@ class ShapeGrid:
         rows = list(_layout_table(self.m, req, pipes))
         if v == 1 and all((tp, pp) != (par.tp, par.pp) for _, tp, pp, _, _ in rows):
             try:  # the user's own tp x pp, off the grid: its bytes at dp 1 and 2 give the split
-                own = par.tp * par.pp * par.cp
+                own = par.tp * par.pp * req.parallelism.cp
                 b1, b2 = (memory_budget(self.m, req.model_copy(update={"gpus": k * own})).per_gpu_bytes for k in (1, 2))
                 sharded = 2 * (b1 - b2) if req.parallelism.zero_stage else 0.0
                 rows.append((own, par.tp, par.pp, sharded, b1 - sharded))
@@ -241,12 +258,10 @@ class ShapeGrid:
         if gpu.gpu not in self._by_gpu:
             par, out = self.ask.parallelism, []
             pre = PRE_TRAINING_GLOBAL_BATCH_TOKENS if self.ask.job.mode == "training" else 0.0
-            for zero, rec, b, v, e, req, rows in self.rows:
+            for zero, rec, b, v, e, c, req, rows in self.rows:
                 cap = budget_bytes(gpu, req.runtime)
                 fit = [
-                    TrainingShape(
-                        zero, tp, pp, math.ceil(dp / e) * e, par.cp, b, rec, v, e, pre, self.ask.context_tokens
-                    )
+                    TrainingShape(zero, tp, pp, math.ceil(dp / e) * e, c, b, rec, v, e, pre, self.ask.context_tokens)
                     for _, tp, pp, sh, un in sorted(rows, key=lambda r: r[2])
                     if (dp := _dp_min(sh, un, cap)) is not None
                 ]
@@ -270,6 +285,7 @@ class ShapeGrid:
                     s.tp,
                     s.virtual_stages,
                     s.ep,
+                    s.cp,
                 )
 
             self._by_gpu[gpu.gpu] = sorted(out, key=order)

@@ -119,7 +119,8 @@ def _freed(ask: TrainingAsk) -> dict:
         out["zeros"] = [0, 1, 2, 3]
     if not ask.training.recompute_auto:
         out["recompute"] = list(RECOMPUTES)
-    if ask.parallelism.tp * ask.parallelism.pp > 1 or ask.parallelism.virtual_stages or ask.parallelism.ep:
+    par = ask.parallelism
+    if par.tp * par.pp > 1 or par.virtual_stages or par.ep or par.cp > 1:
         out["layout"] = True
     if out:
         out.setdefault("zeros", zero_stages(ask))
@@ -129,8 +130,8 @@ def _freed(ask: TrainingAsk) -> dict:
 
 def _searched(ask: TrainingAsk) -> TrainingAsk:
     """The scenario with what the user fixed left to the search: the ZeRO stage, the recompute, TP x PP, the
-    pipeline schedule and expert parallel."""
-    return ask.with_(zero_auto=True, recompute_auto=True, tp=1, pp=1, virtual_stages=None, ep=None)
+    pipeline schedule, expert parallel and context parallel."""
+    return ask.with_(zero_auto=True, recompute_auto=True, tp=1, pp=1, cp=1, virtual_stages=None, ep=None)
 
 
 # ---- the planner's count --------------------------------------------------------------------------------

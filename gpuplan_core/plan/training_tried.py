@@ -54,6 +54,9 @@ def cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, ask: TrainingAs
     if par.virtual_stages is not None and alt.virtual_stages != c.virtual_stages:
         what.append(schedule_name(alt.virtual_stages))
         kept.append(schedule_name(c.virtual_stages))
+    if par.cp > 1 and alt.cp != c.cp:
+        what.append(f"CP {alt.cp}")
+        kept.append(f"CP {c.cp}")
     if par.ep is not None and alt.ep != c.ep:
         what.append(f"EP {alt.ep}")
         kept.append(f"EP {c.ep}")
@@ -96,8 +99,9 @@ def _why_over(pick: TrainingCandidate, alt: TrainingCandidate, by: str = "zero")
             f"{schedule_name(pick.virtual_stages)} over {schedule_name(alt.virtual_stages)} ({alt.label}, "
             f"micro-batch {alt.micro_batch})"
         )
-    elif by == "ep":
-        head = f"EP {pick.ep} over EP {alt.ep} ({alt.label}, micro-batch {alt.micro_batch})"
+    elif by in ("ep", "cp"):
+        what = by.upper()
+        head = f"{what} {getattr(pick, by)} over {what} {getattr(alt, by)} ({alt.label}, micro-batch {alt.micro_batch})"
     else:
         head = f"ZeRO-{pick.zero_stage} over ZeRO-{alt.zero_stage} ({split}, micro-batch {alt.micro_batch})"
     if alt.misses and not pick.misses:
@@ -163,6 +167,9 @@ def _schedules_and_ep(pick: TrainingCandidate, cands: list[TrainingCandidate], a
     if ask.parallelism.ep is None:
         for e in sorted({c.ep for c in cands} - {pick.ep}):
             out.append(_why_over(pick, best([c for c in cands if c.ep == e]), "ep"))
+    if ask.parallelism.cp == 1:
+        for k in sorted({c.cp for c in cands} - {pick.cp}):
+            out.append(_why_over(pick, best([c for c in cands if c.cp == k]), "cp"))
     return out
 
 

@@ -142,6 +142,7 @@ class Pick(BaseModel):
         None, description="training: model chunks per pipeline stage (1: 1F1B; 2 or more: interleaved 1F1B)"
     )
     ep: int | None = Field(None, description="training: expert parallel (the routed experts over this many GPUs)")
+    cp: int | None = Field(None, description="training: context parallel (each sequence over this many GPUs)")
     monthly_usd: float | None
     run_cost_usd: float | None
     price_per_gpu_hour_usd: float

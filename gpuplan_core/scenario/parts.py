@@ -208,7 +208,8 @@ class Parallelism(Part):
         ge=1,
         le=1024,
         description="Context parallel (training): splits each sequence across GPUs (ring attention); divides the "
-        "activations, adds the keys' and values' exchange.",
+        "activations, adds the keys' and values' exchange. 1 (the default): the planner tries 1, 2 and 4 for "
+        "sequences of 32,768 tokens or more; a degree above 1 is kept.",
     )
     virtual_stages: int | None = Field(
         None,

@@ -88,3 +88,19 @@ def test_expert_parallel_lets_mixtral_drop_its_pipeline_and_says_so():
     line = next(w for w in pick.why if w.startswith("EP 8 over EP 1 ("))
     assert "no pipeline bubble" in line
     assert "(EP 8)" in pick.label and ", EP 8," in pick.why[0]
+
+
+LONG = dict(workload="pretrain", src="preset", model="Llama-3.1-8B", tokens_b=100.0, gpu="H100-SXM", gpus=64)
+
+
+def test_context_parallel_is_searched_for_long_sequences_and_named_when_it_wins():
+    """131,072-token sequences: CP 4 splits each over 4 GPUs (a quarter of the activations each, ring attention's
+    key/value passes added) and wins over CP 1, which holds them only by recomputing; at 4,096 tokens CP is not
+    tried."""
+    long_, short = _pick(**LONG, ctx=131072), _pick(**LONG)
+    assert long_.cp == 4 and short.cp == 1
+    assert long_.replicas == 64 // (long_.tp * long_.pp * 4)
+    assert any(w.startswith("CP 4 over CP 1 (") for w in long_.why) and ", CP 4," in long_.why[0]
+    assert not any(w.startswith("CP ") for w in short.why)
+    kept = _pick(**LONG, ctx=131072, cp=2)  # a CP set is kept
+    assert kept.cp == 2
