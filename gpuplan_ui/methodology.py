@@ -132,10 +132,11 @@ Each quantity has one model, and every page, the report and the CLI read it. **L
 token, tokens per second, capacity): one engine, the serving engine's step loop over engine steps on the roofline; a
 static view ("one request alone", "a batch at once") is that engine in a static mode, the same step model with no
 queue, and says so. **GPU count and memory per GPU**: one layout search, the one the answer uses (serving: each GPU
-type, weights format and TP x PP that holds the budget, sized to the traffic; training: ZeRO stage, TP x PP x DP and
-micro-batch searched together), budgeted at the pick's own layout. The Overview's pick, the Memory page's count and
-memory per GPU, the Cost page's row per offer and Compare's sides all read it; the Performance page's per-GPU table
-shows each type as the plan would run it at your load; Compare's sides are each the answer to their scenario.
+type, weights format and TP x PP that holds the budget, sized to the traffic; training: ZeRO stage, TP x PP x DP,
+micro-batch, recompute, pipeline schedule and, for a mixture of experts, expert parallel searched together),
+budgeted at the pick's own layout. The Overview's pick, the Memory page's count and memory per GPU, the Cost page's
+row per offer and Compare's sides all read it; the Performance page's per-GPU table shows each type as the plan
+would run it at your load; Compare's sides are each the answer to their scenario.
 
 ### Memory (`gpuplan_core/memory.py`, `model.py`)
 - **Parameters** are counted from the architecture, output layer included (untied models store it separately):
@@ -164,8 +165,11 @@ shows each type as the plan would run it at your load; Compare's sides are each 
   *none* keeps everything; *selective, per op* (torchtitan) keeps the layer input, the attention output and every
   other matmul output; *full* keeps each layer's input (optionally on every k-th layer only); with recompute one
   layer's tensors live again during its backward. Tensor parallelism (with sequence parallel) and context
-  parallelism divide them. **LoRA adapters** keep their input after dropout (2 B + a 1-byte mask, when dropout > 0)
-  and their rank-r output; adapting the LM head adds a logits-sized output. **Logits**: the full loss in eager
+  parallelism divide them; Megatron's **interleaved 1F1B** with v chunks per stage holds 1 + (pp - 1) / (pp v) times
+  1F1B's on the first stage (Korthikanti et al. 2022, 4.2.3). **Expert parallel** (EP, within the data-parallel
+  ranks) holds 1 / EP of the routed experts' weights, gradients and states; ZeRO then shards them over dp / EP.
+  **LoRA adapters** keep their input after dropout (2 B + a 1-byte mask, when dropout > 0) and their rank-r output;
+  adapting the LM head adds a logits-sized output. **Logits**: the full loss in eager
   PyTorch holds, per token, the BF16 logits, their FP32 copy and the FP32 log-softmax it saves (`10·V` bytes;
   torchtune's flags table: chunking saves 8.9 bytes per logit on Llama 3.2 3B); a chunked loss keeps BF16 logits and
   upcasts 8 chunks in turn (`(2 + 4/8)·V`). **QLoRA**: every library dequantises one linear layer to BF16 at a time;
@@ -229,9 +233,11 @@ shows each type as the plan would run it at your load; Compare's sides are each 
 - **Training speed** (`gpuplan_core/perf/training_step.py`): the MFU is **predicted** for each layout and offer (an
   MFU you give overrides it). One step = micro-batches x (matmuls at a GEMM efficiency that grows with the width per
   GPU, FlashAttention forward and backward, elementwise traffic over HBM, tensor- and context-parallel exchanges over
-  NVLink, a cost per layer) x (1 + the pipeline bubble (pp - 1) / micro-batches) + the data-parallel traffic compute
-  does not hide (gradient all-reduce, or FSDP's gathers and reduce-scatter, over NVLink or the offer's network per
-  GPU) + the optimizer's pass over its states. Recompute adds a forward pass (full) or half of one (per op). Its
+  NVLink, a cost per layer) x (1 + the pipeline bubble (pp - 1) / (micro-batches x v)) + the pipeline's sends (v x
+  a micro-batch's activations and gradients per stage; exposed under 1F1B, hidden behind compute when interleaved,
+  as Megatron-Bridge sets it) + the data-parallel traffic compute does not hide (gradient all-reduce, or FSDP's
+  gathers and reduce-scatter, over NVLink or the offer's network per GPU) + the optimizer's pass over its states.
+  Recompute adds a forward pass (full) or half of one (per op). Its
   constants are fitted on two thirds of {t.speed_runs} published runs (llm-foundry, Megatron-LM, NeMo /
   Megatron-Bridge, torchtitan, the Llama 3 paper; a third of each publisher's held out by CRC-32 of the run):
   **held out, {t.speed_line}**; a fixed MFU of 0.40 on the same held-out runs is

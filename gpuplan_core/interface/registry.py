@@ -1,10 +1,10 @@
 """Every user input, one record each (``record.py`` says what a record holds).
 
-The records (``records_job.py``, ``records_traffic.py``, ``records_site.py``; their option lists and labels in
-``options.py``) drive the sidebar and Compare's B-side inputs (``gpuplan_ui/widgets.py`` renders a record as a
-widget), links and the scenario file (``links.py``) and the Scenario (``inputs.to_scenario``). A record that sets a
-Scenario field reads its default, range and help from the field (``scenario/parts.py``, ``deployment.py``); the
-CLI's flags are derived from the same fields (``cli.py``).
+The records (``records_job.py``, ``records_parallel.py``, ``records_traffic.py``, ``records_site.py``; their
+option lists and labels in ``options.py``) drive the sidebar and Compare's B-side inputs (``gpuplan_ui/widgets.py``
+renders a record as a widget), links and the scenario file (``links.py``) and the Scenario (``inputs.to_scenario``).
+A record that sets a Scenario field reads its default, range and help from the field (``scenario/parts.py``,
+``deployment.py``); the CLI's flags are derived from the same fields (``cli.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from .options import (
 )
 from .record import ALL_JOBS, JOBS, MAIN, Group, Input
 from .records_job import JOB_RECORDS
+from .records_parallel import PARALLEL_RECORDS
 from .records_site import SITE_RECORDS
 from .records_traffic import TRAFFIC_RECORDS
 
@@ -53,7 +54,7 @@ GROUPS = {
     )
 }
 
-RECORDS: tuple[Input, ...] = (*JOB_RECORDS, *TRAFFIC_RECORDS, *SITE_RECORDS)
+RECORDS: tuple[Input, ...] = (*JOB_RECORDS, *PARALLEL_RECORDS, *TRAFFIC_RECORDS, *SITE_RECORDS)
 INPUTS: dict[str, Input] = {i.key: i for i in RECORDS}
 DEFAULTS: dict[str, Any] = {i.key: i.default for i in RECORDS}
 SIDEBAR = tuple(i for i in RECORDS if i.page is None)

@@ -21,6 +21,12 @@ LoRA adapters (PEFT, torchtune, litgpt): each adapted linear keeps its input aft
 > 0, plus a 1-byte mask) and its rank-r intermediate; adapting the LM head adds a logits-sized output (2 bytes x V).
 Tensor parallelism with sequence parallelism divides every term by tp, context parallelism by cp.
 
+Pipeline schedules: under 1F1B the first stage holds pp micro-batches of its L / pp layers, L layers' worth of one
+micro-batch whatever pp is (the terms above). Megatron's interleaved 1F1B with v model chunks per stage holds more
+before its first backward: the first stage's activations are multiplied by 1 + (pp - 1) / (pp v) (Korthikanti et
+al. 2022, "Reducing Activation Recomputation in Large Transformer Models", section 4.2.3; Narayanan et al. 2021's
+schedule).
+
 Logits: the full cross-entropy in eager PyTorch holds, per token, the BF16 logits, their FP32 copy and the FP32
 log-softmax it saves for backward (2 + 4 + 4 = 10 bytes x V; torchtune's own flags table: turning chunking on saves
 8.9 bytes x V per token on Llama 3.2 3B); a chunked loss (torchtune, compiled) keeps the BF16 logits and upcasts one
@@ -108,6 +114,16 @@ class ActivationSetup:
     lora_dropout: float = 0.0
     tp: int = 1
     cp: int = 1
+    pp: int = 1
+    virtual_stages: int = 1  # interleaved 1F1B: model chunks per pipeline stage (1: plain 1F1B)
+
+    @property
+    def interleaved_factor(self) -> float:
+        """The first stage's activations under interleaved 1F1B over plain 1F1B's: 1 + (pp - 1) / (pp v)
+        (Korthikanti et al. 2022, section 4.2.3); 1 without interleaving."""
+        if self.pp <= 1 or self.virtual_stages <= 1:
+            return 1.0
+        return 1.0 + (self.pp - 1) / (self.pp * self.virtual_stages)
 
 
 def layer_activation_bytes(m: ModelArch, tokens: float, act_bytes: float, st: ActivationSetup) -> dict[str, float]:
@@ -132,7 +148,7 @@ def layer_activation_bytes(m: ModelArch, tokens: float, act_bytes: float, st: Ac
         checkpointed = layers // k if k > 1 else layers
         kept = checkpointed * m.hidden_size * act_bytes + (layers - checkpointed) * per_token_layer_none
         working = per_token_layer_none
-    out["activations"] = kept * tokens / split
+    out["activations"] = kept * tokens / split * st.interleaved_factor
     if st.lora_targets:
         values, count = adapted_inputs(m, st.lora_targets)
         per_value = (act_bytes + DROPOUT_MASK_BYTES) if st.lora_dropout > 0 else 0.0
@@ -140,7 +156,7 @@ def layer_activation_bytes(m: ModelArch, tokens: float, act_bytes: float, st: Ac
         stored_layers = layers if st.recompute == "none" else 0
         if st.recompute == "full" and st.recompute_every > 1:
             stored_layers = layers - layers // st.recompute_every
-        out["LoRA adapter activations"] = adapter * stored_layers * tokens / split
+        out["LoRA adapter activations"] = adapter * stored_layers * tokens / split * st.interleaved_factor
         if stored_layers < layers:  # the recomputed layer's adapters join the working set
             working += adapter
     if working:

@@ -122,16 +122,19 @@ class Layout:
 
 
 def layout_table(
-    m: ModelArch, req: MemoryRequest, max_count: int = MAX_LAYOUT_GPUS
+    m: ModelArch, req: MemoryRequest, max_count: int = MAX_LAYOUT_GPUS, pipelines: tuple[int, ...] | None = None
 ) -> list[tuple[int, int, int, float, float]]:
     """Candidate layouts with per-GPU bytes split into (sharded by dp, not sharded): GPU-independent.
 
     Inference: tensor parallel (only degrees the heads allow, up to 8 in one node) x pipeline stages.
     Training: the same tp x pp grid, with the chosen ZeRO stage sharding over dp.
-    Rows: (tp x pp x cp, tp, pp, sharded_bytes_at_dp1, unsharded_bytes).
+    Rows: (tp x pp x cp, tp, pp, sharded_bytes_at_dp1, unsharded_bytes). ``pipelines``: only these stage counts
+    (a training search's interleaved schedules, which only pipelines whose layers divide run).
     """
     tps = valid_tp_degrees(m, 8)
     pps = [p for p in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if p <= m.num_layers]
+    if pipelines is not None:
+        pps = [p for p in pps if p in pipelines]
     rows = []
     for tp in tps:
         for pp in pps:

@@ -32,13 +32,16 @@ def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRe
 
 def pick_request(sc: Scenario, pick: Pick) -> MemoryRequest:
     """The memory question at a pick's layout (the plan's search result): serving, one replica of its tp x pp in its
-    weights format; training, its GPUs at its tp, pp, ZeRO stage and recompute (a GPU count that whole nodes round
-    up past a multiple of tp x pp budgets one tp x pp group). The answer's memory per GPU is this request's budget."""
+    weights format; training, its GPUs at its tp, pp, ZeRO stage, recompute, pipeline schedule and EP (a GPU count
+    that whole nodes round up past a multiple of tp x pp budgets one tp x pp group). The answer's memory per GPU is
+    this request's budget."""
     if sc.job.mode == "inference":
         return memory_request(
             sc, weights_format=get_format(pick.weights_format).name, tp=pick.tp, pp=pick.pp, gpus=pick.tp * pick.pp
         )
-    gpus = pick.gpus if pick.gpus % (pick.tp * pick.pp) == 0 else pick.tp * pick.pp
+    copy = pick.tp * pick.pp * (pick.cp or 1)
+    gpus = pick.gpus if pick.gpus % copy == 0 else copy
     zero = sc.parallelism.zero_stage if pick.zero_stage is None else pick.zero_stage
     rec = {} if pick.recompute is None else {"recompute": pick.recompute}  # as the search chose it
+    rec |= {k: v for k in ("virtual_stages", "ep", "cp") if (v := getattr(pick, k)) is not None}  # schedule, EP, CP
     return memory_request(sc, pick.micro_batch, tp=pick.tp, pp=pick.pp, gpus=gpus, zero_stage=zero, **rec)

@@ -25,7 +25,7 @@ torchao NF4 (torchtune) keeps them in BF16.
 from __future__ import annotations
 
 from ..common.text import counted
-from ..model.arch import ModelArch, embedding_params, kept_16bit_params, params_total
+from ..model.arch import ModelArch, embedding_params, kept_16bit_params, params_total, routed_expert_params
 from ..model.formats import get_format
 from .activations import ActivationSetup, layer_activation_bytes, logits_bytes
 from .components import MemoryBudget, MemoryRequest, largest_layer_params, model_weight_bytes, overheads
@@ -85,6 +85,14 @@ def block_params(m: ModelArch) -> float:
     return (params_total(m) - embedding_params(m)) / m.num_layers
 
 
+def expert_parallel_share(m: ModelArch, ep: int) -> float:
+    """The share of the model's parameters one GPU holds under expert parallel ``ep`` (before tp x pp and ZeRO): the
+    dense part whole, the routed experts' 1 / ep (Megatron: each EP rank holds num_experts / ep of them)."""
+    if ep <= 1 or not m.is_moe:
+        return 1.0
+    return 1.0 - routed_expert_params(m) / params_total(m) * (1.0 - 1.0 / ep)
+
+
 def _shard_of(name: str, zero_stage: int) -> bool:
     """Whether ZeRO at this stage shards the component over the data-parallel ranks."""
     return (
@@ -103,12 +111,19 @@ def _model_states(m: ModelArch, req: MemoryRequest, notes: list[str]) -> tuple[d
     comps: dict[str, float] = {}
     lora = req.job.mode == "finetune" and req.job.method in ("lora", "qlora")
     precision = req.training.precision
+    ep = req.parallelism.ep_or_one
+    experts = expert_parallel_share(m, ep)  # EP: each GPU holds 1 / ep of the routed experts
+    if ep > 1 and m.is_moe:
+        notes.append(
+            f"Expert parallel {ep}: each GPU holds {m.num_experts // ep if m.num_experts % ep == 0 else '1/' + str(ep)}"
+            f" of the {m.num_experts} routed experts per layer; ZeRO shards them over the {req.dp * req.parallelism.cp}"
+            f" / {ep} expert-data-parallel ranks (per GPU, sharded states are the same as without EP)."
+        )
     if lora:
         base_fmt = get_format("nf4-dq" if req.job.method == "qlora" else req.formats.weights_format)
         trainable = lora_params(m, req.training.lora_rank, req.training.lora_targets)
         base = model_weight_bytes(m, base_fmt) / shard
-        if req.parallelism.zero_stage == 3:
-            base /= dp
+        base = base / dp if req.parallelism.zero_stage == 3 else base * experts
         comps["frozen base weights"] = base
         per = {
             f"adapter {k}": v
@@ -138,7 +153,9 @@ def _model_states(m: ModelArch, req: MemoryRequest, notes: list[str]) -> tuple[d
         val = trainable * bpp / shard
         base_name = name.removeprefix("adapter ")
         if _shard_of(base_name, req.parallelism.zero_stage):
-            val /= dp
+            val /= dp  # the routed experts: / (ep x dp / ep) over EP and the expert-data-parallel ranks, the same
+        elif not lora:
+            val *= experts
         (offloaded if base_name in moved else comps)[name] = val
     if lora and req.parallelism.offload == "optimizer+params":
         offloaded["frozen base weights"] = comps.pop("frozen base weights")
@@ -149,7 +166,8 @@ def _working_buffers(m: ModelArch, req: MemoryRequest) -> dict[str, float]:
     """What the framework holds while a block runs: FSDP's gathered and prefetched blocks, its gradient
     reduce-scatter, a low-precision copy of one block's weights, QLoRA's per-library buffers."""
     out: dict[str, float] = {}
-    block = block_params(m) / req.parallelism.tp
+    ep = req.parallelism.ep_or_one  # the block's routed experts: 1 / ep of them on this GPU
+    block = (block_params(m) - routed_expert_params(m) / m.num_layers * (1 - 1 / ep)) / req.parallelism.tp
     if req.parallelism.zero_stage == 3:
         out["FSDP gathered block"] = 2.0 * block
         out["FSDP prefetched block"] = 2.0 * block * req.assumptions.fsdp_prefetch_blocks
@@ -191,6 +209,8 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
         lora_dropout=req.training.lora_dropout,
         tp=req.parallelism.tp,
         cp=req.parallelism.cp,
+        pp=req.parallelism.pp,
+        virtual_stages=req.parallelism.virtual_stages_or_one,
     )
     tokens = float(context) * batch
     comps.update(layer_activation_bytes(m, tokens, af.bytes_per_value, setup))  # 1F1B: pp micro-batches in flight

@@ -179,6 +179,15 @@ def moe_layer_mlp_params(m: ModelArch, active_only: bool) -> int:
     return n
 
 
+def routed_expert_params(m: ModelArch, active_only: bool = False) -> int:
+    """The routed experts' MLP parameters over the MoE layers: all of them (what expert parallel spreads over its
+    GPUs), or the top-k a token uses; 0 for a dense model. Shared experts and the router are not routed."""
+    if not m.is_moe:
+        return 0
+    experts = m.experts_per_token if active_only else m.num_experts
+    return m.moe_layers * experts * mlp_params(m.hidden_size, m.expert_intermediate_size, m.mlp_gated, m.mlp_bias)
+
+
 def embedding_params(m: ModelArch) -> int:
     n = m.vocab_size * m.hidden_size
     if not m.tied_embeddings:

@@ -22,7 +22,9 @@ step (global batch / (b x dp)):
     data par.    = gradients all-reduced (DDP, ZeRO-1/2) or weights all-gathered twice and gradients
                    reduce-scattered (ZeRO-3 / FSDP) per step, over NVLink inside a machine or the network across;
                    the part that compute does not hide (overlap share) is exposed
-    pipeline     = bubble (pp - 1) / (m x virtual stages) of the compute
+    pipeline     = bubble (pp - 1) / (m x virtual stages) of the compute (1F1B: v = 1; Megatron's interleaved 1F1B
+                   with v model chunks per stage, Narayanan et al. 2021), and the sends between stages: 2 x v x
+                   b s / cp x h x 2 bytes / tp per micro-batch (training_traffic.py)
     optimizer    = the optimizer's read and write of its states over HBM, once per step
     adapters     = LoRA / QLoRA: (6 + 2 recompute) x adapter params / (tp pp) x b s at the GEMM efficiency of
                    their rank's width (more targets, more time; the frozen base has no weight-gradient matmuls)
@@ -30,7 +32,7 @@ step (global batch / (b x dp)):
                    param per pass (by library, data/training_qlora_dequantization.json) / HBM bandwidth, per
                    micro-batch (per weight, not per token)
     step         = m x (matmuls + attention + elementwise + tensor par. + a fixed cost per layer) x (1 + bubble)
-                   + exposed data par. + optimizer + m x dequantise
+                   + exposed data par. + optimizer + m x (dequantise + pipeline sends)
     MFU          = 6 x active params x tokens + attention FLOPs (no recompute) / (step x GPUs x dense BF16 peak)
 
 The efficiency constants are fitted on published runs' tokens per second per GPU (bench/fit_training.py, a third
@@ -43,55 +45,13 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ..common.data import DATA_DIR
 from ..hardware.catalog import GPU
-from ..model.arch import ModelArch, input_embedding_params, params_active, params_total
+from ..model.arch import ModelArch, input_embedding_params, params_active, params_total, routed_expert_params
+from .training_setup import StepLayout, TrainingEfficiency
+from .training_traffic import data_parallel_s, exchange_s, local_params, pipeline_sends_s
 
 CALIBRATION_FILE = "training_calibration.json"
-
-
-class TrainingEfficiency(BaseModel):
-    """The step model's constants; defaults are the fitted ones (data/training_calibration.json)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    gemm_max: float = Field(0.72, gt=0, le=1, description="large training GEMMs' share of the dense BF16 peak")
-    gemm_max_by_architecture: dict[str, float] = Field(
-        default_factory=dict, description="gemm_max per GPU generation (Ampere, Hopper, Blackwell) where fitted"
-    )
-    gemm_half_width: float = Field(
-        600.0, gt=0, le=1e6, description="GEMM width per GPU (hidden / tp) at which it reaches half of gemm_max"
-    )
-    fp8_speedup: float = Field(1.45, ge=1, le=4, description="FP8 / MXFP8 linear layers: GEMM time divided by this")
-    fp8_speedup_by_architecture: dict[str, float] = Field(
-        default_factory=dict, description="fp8_speedup per GPU generation where measured"
-    )
-    attention_efficiency: float = Field(0.45, gt=0, le=1, description="FlashAttention forward+backward share of peak")
-    elementwise_bytes_per_token_layer: float = Field(
-        60.0, ge=0, le=1e4, description="elementwise traffic per token per layer, in units of hidden x 2 bytes"
-    )
-    layer_overhead_s: float = Field(
-        1.5e-4, ge=0, le=0.1, description="fixed cost per layer per micro-batch (launches, small kernels)"
-    )
-    overlap: float = Field(0.8, ge=0, le=1, description="share of data-parallel traffic that compute hides")
-    network_efficiency: float = Field(0.7, gt=0, le=1, description="achieved share of link bandwidth in collectives")
-    moe_expert_efficiency: float = Field(
-        1.0, gt=0, le=1, description="routed experts' grouped GEMMs (with routing and permutes) vs a dense GEMM's"
-    )
-    tp_overlap: float = Field(
-        0.0, ge=0, le=1, description="share of tensor-parallel traffic hidden behind the GEMMs where overlapped"
-    )
-    tp_overlap_by_kernels: dict[str, float] = Field(
-        default_factory=dict, description="tp_overlap per kernel stack (TE userbuffers, PyTorch async TP) where fitted"
-    )
-    attention_efficiency_by_kernels: dict[str, float] = Field(
-        default_factory=dict, description="attention_efficiency per kernel stack (KERNEL_STACKS) where fitted"
-    )
-    elementwise_by_kernels: dict[str, float] = Field(
-        default_factory=dict, description="elementwise_bytes_per_token_layer per kernel stack where fitted"
-    )
 
 
 @lru_cache(maxsize=1)
@@ -120,49 +80,6 @@ def training_band(moe: bool = False) -> float:
 
 
 @dataclass(frozen=True)
-class StepLayout:
-    """How one step is run: the layout, the micro-batch, the recipe and the links."""
-
-    gpus: int
-    tp: int = 1
-    pp: int = 1
-    cp: int = 1
-    zero_stage: int = 0
-    micro_batch: int = 1
-    seq_len: int = 4096
-    global_batch_tokens: float = 4 * 1024 * 1024
-    precision: str = "mixed"  # mixed | bf16 | fp8 | mxfp8 | nvfp4 | fp32
-    frozen_base: bool = False  # LoRA / QLoRA: no weight gradients of the base
-    recompute: str = "none"  # none | selective | full
-    recompute_every: int = 1
-    virtual_stages: int = 1
-    ep: int = 1  # expert parallel: the routed experts spread over this many GPUs (tokens sent all-to-all)
-    adapter_params: float = 0.0  # LoRA / QLoRA: the adapters' parameters (memory.training.lora_params)
-    adapter_rank: int = 16  # their rank: the width of their matmuls
-    dequant_bytes_per_param: float = 0.0  # QLoRA: HBM bytes per base linear parameter per pass to dequantise it
-    gpus_per_node: int = 8
-    inter_node_gbit_s_per_gpu: float = 400.0  # the network per GPU across machines
-    packed_example_tokens: int | None = None  # examples packed into a sequence: attention runs within each
-    tp_comm_overlap: bool = False  # tensor-parallel collectives overlapped with the GEMMs (TE userbuffers, async TP)
-    kernels: str = "pytorch"  # the kernel stack (KERNEL_STACKS): its attention kernel and elementwise fusion
-
-    @property
-    def attention_tokens(self) -> int:
-        """The tokens each token attends over (at most): the sequence's, or a packed example's own length."""
-        return min(self.seq_len, self.packed_example_tokens or self.seq_len)
-
-    @property
-    def dp(self) -> int:
-        return max(1, self.gpus // (self.tp * self.pp * self.cp))
-
-    @property
-    def micro_batches(self) -> int:
-        """Micro-batches each data-parallel rank runs per step (gradient accumulation x pipeline micro-batches)."""
-        per_rank = self.global_batch_tokens / (self.dp * self.micro_batch * self.seq_len)
-        return max(1, round(per_rank))
-
-
-@dataclass(frozen=True)
 class TrainingStep:
     """One step's time by part (seconds, per GPU) and what follows from it."""
 
@@ -180,6 +97,7 @@ class TrainingStep:
     peak_flops_per_s: float
     moe: bool = False  # a mixture-of-experts model (its own, wider band)
     dequant_s: float = 0.0  # QLoRA: dequantising the 4-bit base before each pass's matmuls
+    pipeline_sends_s: float = 0.0  # activations and their gradients sent between stages, v x with interleaving
 
     @property
     def step_s(self) -> float:
@@ -193,6 +111,7 @@ class TrainingStep:
             + self.data_parallel_exposed_s
             + self.optimizer_s
             + self.dequant_s
+            + self.pipeline_sends_s
         )
 
     @property
@@ -205,16 +124,20 @@ class TrainingStep:
 
     def parts(self) -> dict[str, float]:
         """Named seconds per step, for the why-chain and the chart."""
-        return {
-            "matmuls": self.matmul_s,
-            "attention": self.attention_s,
-            "elementwise ops": self.elementwise_s,
-            "tensor- and context-parallel traffic": self.tensor_parallel_s,
-            "per-layer fixed cost": self.layer_overhead_s,
-            "pipeline bubble": self.bubble_s,
-            "data-parallel traffic not hidden": self.data_parallel_exposed_s,
-            "optimizer step": self.optimizer_s,
-        } | ({"4-bit base dequantised": self.dequant_s} if self.dequant_s else {})
+        return (
+            {
+                "matmuls": self.matmul_s,
+                "attention": self.attention_s,
+                "elementwise ops": self.elementwise_s,
+                "tensor- and context-parallel traffic": self.tensor_parallel_s,
+                "per-layer fixed cost": self.layer_overhead_s,
+                "pipeline bubble": self.bubble_s,
+                "data-parallel traffic not hidden": self.data_parallel_exposed_s,
+                "optimizer step": self.optimizer_s,
+            }
+            | ({"4-bit base dequantised": self.dequant_s} if self.dequant_s else {})
+            | ({"pipeline sends": self.pipeline_sends_s} if self.pipeline_sends_s else {})
+        )
 
 
 def model_flops_per_token(m: ModelArch, seq_len: int, frozen_base: bool = False) -> float:
@@ -235,21 +158,6 @@ def low_precision_runs(gpu: GPU, precision: str) -> bool:
     return False
 
 
-def routed_expert_params(m: ModelArch) -> float:
-    """Active parameters of the routed experts (top-k per token per MoE layer); 0 for a dense model."""
-    if not m.is_moe:
-        return 0.0
-    per_expert = (3 if m.mlp_gated else 2) * m.hidden_size * m.expert_intermediate_size
-    return (m.num_layers - m.first_dense_layers) * m.experts_per_token * per_expert
-
-
-def _collective_bw(gpu: GPU, spans_nodes: bool, lay: StepLayout, eff: TrainingEfficiency) -> float:
-    if spans_nodes:
-        return lay.inter_node_gbit_s_per_gpu / 8 * 1e9 * eff.network_efficiency
-    link = gpu.link_gb_s_per_direction or 32.0
-    return link * 1e9 * eff.network_efficiency
-
-
 def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> float:
     """One micro-batch's matmuls: forward, backward (input gradients only with a frozen base) and recompute, the
     dense part at a GEMM efficiency that grows with the width per GPU, the routed experts as wide as one expert."""
@@ -265,7 +173,7 @@ def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, 
     def at_width(w: float) -> float:
         return peak * gemm_max * w / (w + eff.gemm_half_width) * speed
 
-    expert = routed_expert_params(m)
+    expert = routed_expert_params(m, active_only=True)
     dense = params_active(m) - input_embedding_params(m) - expert
     t = passes * dense / shard * tokens / at_width(m.hidden_size / lay.tp)
     if lay.adapter_params:  # adapters: forward, input and weight gradients (+ recompute), as wide as their rank
@@ -284,51 +192,13 @@ def _attention_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficienc
     return forward * passes / (gpu.dense_peak_flops("bf16")[0] * attn_eff)
 
 
-def _exchange_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> float:
-    """One micro-batch's tensor-parallel all-reduces, ring attention's key/value passes and the experts'
-    all-to-alls, none of them hidden."""
-    layers = m.num_layers / lay.pp
-    t = 0.0
-    if lay.tp > 1:
-        ring = 2 * (lay.tp - 1) / lay.tp * tokens * m.hidden_size * 2.0
-        calls = 4 + (2 if lay.recompute != "none" else 0)
-        hidden = eff.tp_overlap_by_kernels.get(lay.kernels, eff.tp_overlap) if lay.tp_comm_overlap else 0.0
-        t += (1 - hidden) * calls * layers * ring / _collective_bw(gpu, lay.tp > lay.gpus_per_node, lay, eff)
-    if lay.cp > 1:
-        kv_width = 2 * (m.num_kv_heads * m.d if not m.is_mla else m.kv_lora_rank + m.qk_rope_head_dim)
-        passes = 3 * (lay.cp - 1) * tokens * kv_width * 2.0 * layers
-        t += passes / _collective_bw(gpu, lay.tp * lay.cp > lay.gpus_per_node, lay, eff)
-    if m.is_moe and lay.ep > 1:
-        moe_layers = (m.num_layers - m.first_dense_layers) / lay.pp
-        a2a = 4 * moe_layers * tokens * m.experts_per_token * m.hidden_size * 2.0 * (lay.ep - 1) / lay.ep / lay.tp
-        t += a2a / _collective_bw(gpu, lay.ep * lay.tp > lay.gpus_per_node, lay, eff)
-    return t
-
-
-def _data_parallel_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, compute_s: float) -> float:
-    """The data-parallel traffic of a step (over the data- and context-parallel ranks FSDP shards over) that the
-    step's compute does not hide."""
-    group = lay.dp * lay.cp
-    if group <= 1:
-        return 0.0
-    local = params_total(m) / (lay.tp * lay.pp)
-    grads = 0.0 if lay.frozen_base else local  # adapters' gradients are negligible
-    grad_bytes = 2.0 if lay.precision == "bf16" else 4.0 if lay.zero_stage >= 3 else 2.0
-    if lay.zero_stage >= 3:  # weights gathered for forward and backward, per micro-batch; grads reduce-scattered
-        volume = (2 * 2.0 * local * lay.micro_batches + grad_bytes * grads) * (group - 1) / group
-    else:  # one all-reduce of the gradients per step
-        volume = 2 * grad_bytes * grads * (group - 1) / group
-    spans = lay.tp * lay.pp * group > lay.gpus_per_node
-    return max(0.0, volume / _collective_bw(gpu, spans, lay, eff) - eff.overlap * compute_s)
-
-
 def _optimizer_s(m: ModelArch, gpu: GPU, lay: StepLayout) -> float:
     """The optimizer reads and writes its states (16 B/param mixed, 8 pure BF16) once a step over HBM."""
     if lay.frozen_base:
         return 0.0
     state_bytes = {"bf16": 8.0, "fp32": 16.0}.get(lay.precision, 16.0)
-    sharded_over = lay.dp * lay.cp if lay.zero_stage >= 1 else 1
-    return 2 * state_bytes * params_total(m) / (lay.tp * lay.pp) / sharded_over / (gpu.bandwidth_gb_s * 1e9)
+    held = params_total(m) / (lay.tp * lay.pp) / (lay.dp * lay.cp) if lay.zero_stage >= 1 else local_params(m, lay)
+    return 2 * state_bytes * held / (gpu.bandwidth_gb_s * 1e9)
 
 
 DEQUANT_FILE = "training_qlora_dequantization.json"
@@ -371,8 +241,9 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         * tokens
         / (gpu.bandwidth_gb_s * 1e9)
     )
-    exchange = _exchange_s(m, gpu, lay, eff, tokens)
+    exchange = exchange_s(m, gpu, lay, eff, tokens)
     fixed = eff.layer_overhead_s * layers
+    sends = pipeline_sends_s(m, gpu, lay, eff, tokens, matmul + attention + elementwise)
     mbs = lay.micro_batches
     compute = (matmul + attention + elementwise + exchange + fixed) * mbs
     tokens_step = lay.micro_batch * lay.seq_len * mbs * lay.dp
@@ -383,7 +254,8 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         tensor_parallel_s=exchange * mbs,
         layer_overhead_s=fixed * mbs,
         bubble_s=compute * (lay.pp - 1) / (mbs * lay.virtual_stages) if lay.pp > 1 else 0.0,
-        data_parallel_exposed_s=_data_parallel_s(m, gpu, lay, eff, compute),
+        data_parallel_exposed_s=data_parallel_s(m, gpu, lay, eff, compute),
+        pipeline_sends_s=sends * mbs,
         optimizer_s=_optimizer_s(m, gpu, lay),
         tokens_per_step=tokens_step,
         model_flops_per_step=model_flops_per_token(m, lay.attention_tokens, lay.frozen_base) * tokens_step,

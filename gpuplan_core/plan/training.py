@@ -55,9 +55,8 @@ from ..results.plan import Pick
 from ..scenario.scenario import Scenario
 from .search import Rejection
 from .training_ask import TrainingAsk
-from .training_layout import TrainingLayout, machines_of
+from .training_layout import TrainingLayout, global_batch_tokens, machines_of
 
-PRE_TRAINING_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2 and 3's 4M-token batches; fine-tuning: one micro-batch
 NETWORK_GBIT_S_PER_GPU_UNSTATED = 100.0  # an offer that does not state its network speed (a 100 Gbit/s-class NIC)
 
 
@@ -94,8 +93,11 @@ class TrainingCandidate(Pick):
 
     @property
     def label(self) -> str:
-        """'ZeRO-3, DP 64' / 'ZeRO-0, TP 2 x PP 2 x DP 16'."""
-        split = [f"TP {self.tp}"] * (self.tp > 1) + [f"PP {self.pp}"] * (self.pp > 1) + [f"DP {self.replicas:,}"]
+        """'ZeRO-3, DP 64' / 'ZeRO-0, TP 2 x PP 2 x DP 16' / 'ZeRO-1, PP 4 (interleaved x2) x DP 16 (EP 8)'."""
+        pp = f"PP {self.pp}" + (f" (interleaved x{self.virtual_stages})" if (self.virtual_stages or 1) > 1 else "")
+        dp = f"DP {self.replicas:,}" + (f" (EP {self.ep})" if (self.ep or 1) > 1 else "")
+        split = [f"TP {self.tp}"] * (self.tp > 1) + [pp] * (self.pp > 1) + [f"CP {self.cp}"] * ((self.cp or 1) > 1)
+        split += [dp]
         return f"ZeRO-{self.zero_stage}, " + " x ".join(split)
 
     def to_pick(self) -> Pick:
@@ -138,13 +140,10 @@ def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay:
     ask = TrainingAsk.of(ask)
     per_node = o.machine_gpus if o is not None else 8
     gbit = (o.inter_node_gbit_s if o is not None else None) or NETWORK_GBIT_S_PER_GPU_UNSTATED * per_node
-    tr, cp = ask.training, ask.parallelism.cp
+    tr, cp = ask.training, lay.cp
     micro, seq, tp, pp = lay.micro_batch, ask.context_tokens, lay.tp, lay.pp
     dp = max(1, lay.gpus // (tp * pp * cp))
     frozen = ask.method in ("lora", "qlora")
-    # pre-training: a 4M-token batch; fine-tuning: one micro-batch per rank a step, 4 x the stages with a pipeline
-    pipe = 4 * pp if pp > 1 else 1
-    glob = PRE_TRAINING_GLOBAL_BATCH_TOKENS if ask.job.mode == "training" else micro * seq * dp * pipe
     return StepLayout(
         gpus=lay.gpus,
         tp=tp,
@@ -153,7 +152,9 @@ def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay:
         zero_stage=lay.zero_stage,
         micro_batch=micro,
         seq_len=seq,
-        global_batch_tokens=max(glob, micro * seq * dp),
+        global_batch_tokens=global_batch_tokens(ask, micro, pp, dp),
+        virtual_stages=lay.virtual_stages,
+        ep=lay.ep,
         precision=tr.precision,
         frozen_base=frozen,
         recompute=lay.recompute or tr.recompute,
@@ -178,7 +179,8 @@ def run_mfu(m: ModelArch, ask: TrainingAsk, gpu: GPU, o: Offer | None, lay: Trai
     if work.mfu is not None:
         return work.mfu, None
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
-    key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute)
+    key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute, lay.virtual_stages)
+    key += (lay.ep, lay.cp)
     if (step := work.steps.get(key)) is None:
         step = work.steps[key] = _step(m, gpu, step_layout(m, ask, o, lay))
     return step.mfu, step
@@ -197,8 +199,11 @@ def priced(
     rc = run_cost(o, count, wall * SECONDS_PER_HOUR, ask.pricing.spot_restart_overhead, ask.pricing.hours_per_month)
     how = "predicted for this layout" if step is not None else "as you set it"
     rec = lay.recompute or ask.training.recompute
+    extra = f", interleaved 1F1B x{lay.virtual_stages}" if lay.virtual_stages > 1 else ""
+    extra += f", EP {lay.ep}" if lay.ep > 1 else ""
+    extra += f", CP {lay.cp}" if lay.cp > 1 else ""
     why = [
-        f"{counted(count, 'GPU')} (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}, micro-batch {lay.micro_batch}, "
+        f"{counted(count, 'GPU')} (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}{extra}, micro-batch {lay.micro_batch}, "
         f"recompute {rec}), "
         f"{figure(gh, 4)} GPU-hours at MFU {mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
         f"+{ask.training.overhead_factor:.0%} for failed runs and sweeps",
@@ -226,7 +231,7 @@ def priced(
         run_cost_usd=rc.run_cost_usd * (1 + ask.training.overhead_factor),
         wall_hours=wall,
         gpu_hours=gh,
-        replicas=count // (lay.tp * lay.pp * ask.parallelism.cp),
+        replicas=count // (lay.tp * lay.pp * lay.cp),
         misses=[f"{wall:,.0f} h > deadline {ask.training.deadline_hours:,.0f} h"] if late else [],
         why=why,
         count_reason=lay.reason,
@@ -234,6 +239,9 @@ def priced(
         mfu_predicted=step is not None,
         step=step,
         micro_batch=lay.micro_batch,
+        virtual_stages=lay.virtual_stages,
+        ep=lay.ep,
+        cp=lay.cp,
         **band,
         recompute=rec,
     )

@@ -9,7 +9,13 @@ The memory side of the search (training.py prices each layout with the step mode
 
 The stages tried: 0-3 when the ZeRO stage is searched (``zero_auto``); a stage the user set, and the lowest above
 it only where it fits nowhere. The micro-batches tried: the one given and each half of it down to 1 (the search
-keeps the largest that fits where it is the cheaper, and says so).
+keeps the largest that fits where it is the cheaper, and says so). The pipeline schedules tried (``virtual_stages``
+None): 1F1B and Megatron's interleaved 1F1B with 2 and 4 model chunks per stage, on pipelines whose layers divide
+into pp x v chunks and at counts whose micro-batches per step divide by pp (Megatron-Core's interleaved schedule
+requires both). Expert parallel (a mixture of experts, ``ep`` None): 1, 2, 4 and 8 where they divide the experts,
+inside one machine's NVLink; EP borrows its GPUs from the data-parallel group, so a count holds the shape where ep
+divides its data-parallel ranks. Context parallel (ring attention), for sequences of 32,768 tokens or more with none
+set: 1, 2 and 4 (a cp above 1 is the user's, kept).
 
 An offer runs a coupled job on ceil(GPUs / its GPUs per machine) machines; across machines only over a fast RDMA
 network, and tensor parallel only inside one machine (over NVLink above 2).
@@ -33,6 +39,11 @@ from .training_ask import TrainingAsk
 
 MAX_TRAINING_GPUS = MAX_LAYOUT_GPUS  # the largest count searched for a layout that holds the job
 PIPELINE_DEPTHS_TRIED = 2  # per tensor-parallel degree, ZeRO stage and micro-batch: the fewest stages that fit
+VIRTUAL_STAGES_TRIED = (1, 2, 4)  # model chunks per pipeline stage searched (1: plain 1F1B)
+EXPERT_PARALLEL_TRIED = (1, 2, 4, 8)  # expert parallel searched: within one machine's NVLink domain
+CONTEXT_PARALLEL_TRIED = (1, 2, 4)  # context parallel searched for long sequences
+LONG_SEQUENCE_TOKENS = 32_768  # from this sequence length on, context parallel is searched (none set)
+PRE_TRAINING_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2 and 3's 4M-token batches; fine-tuning: one micro-batch
 
 
 @dataclass
@@ -45,6 +56,9 @@ class TrainingLayout:
     reason: str = ""  # how the count was chosen, for the why-chain
     micro_batch: int = 1  # sequences per GPU per micro-batch
     recompute: str = ""  # activation checkpointing as searched ("": the scenario's)
+    virtual_stages: int = 1  # model chunks per pipeline stage (1: 1F1B; more: interleaved 1F1B)
+    ep: int = 1  # expert parallel, within the data-parallel group
+    cp: int = 1  # context parallel: each sequence split over this many GPUs (ring attention)
 
 
 def machines_of(o: Offer, gpus: int) -> int:
@@ -74,6 +88,38 @@ def recomputes(ask: TrainingAsk) -> list[str]:
     return list(RECOMPUTES) if ask.training.recompute_auto else [ask.training.recompute]
 
 
+def virtual_stage_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:
+    """The interleaved schedules tried beside 1F1B: 2 and 4 chunks when searched, else the one set (none: 1F1B)."""
+    v = ask.parallelism.virtual_stages
+    return tuple(k for k in (VIRTUAL_STAGES_TRIED if v is None else (v,)) if k > 1)
+
+
+def ep_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:
+    """The expert-parallel degrees tried: for a mixture of experts, 1, 2, 4, 8 dividing its experts when searched,
+    else the one set; a dense model has none (1)."""
+    if not m.is_moe:
+        return (1,)
+    e = ask.parallelism.ep
+    return tuple(k for k in EXPERT_PARALLEL_TRIED if m.num_experts % k == 0) if e is None else (e,)
+
+
+def cp_options(ask: TrainingAsk) -> tuple[int, ...]:
+    """The context-parallel degrees tried: the user's where above 1; 1, 2, 4 for sequences from 32,768 tokens."""
+    cp = ask.parallelism.cp
+    if cp > 1:
+        return (cp,)
+    return CONTEXT_PARALLEL_TRIED if ask.context_tokens >= LONG_SEQUENCE_TOKENS else (1,)
+
+
+def global_batch_tokens(ask: TrainingAsk, micro: int, pp: int, dp: int) -> float:
+    """Tokens per optimizer step: pre-training's 4M-token batch; fine-tuning one micro-batch per rank, 4 x the
+    stages with a pipeline (never less than one micro-batch per data-parallel rank)."""
+    seq = ask.context_tokens
+    pipe = 4 * pp if pp > 1 else 1
+    glob = PRE_TRAINING_GLOBAL_BATCH_TOKENS if ask.job.mode == "training" else micro * seq * dp * pipe
+    return max(glob, micro * seq * dp)
+
+
 def micro_batches(ask: TrainingAsk) -> list[int]:
     """The micro-batches tried: the one given, then each half of it down to 1 (8, 4, 2, 1)."""
     b, out = ask.request.batch_or_one, []
@@ -91,14 +137,18 @@ class TrainingShape:
     tp: int
     pp: int
     dp_min: int
-    cp: int = 1  # context parallel: the user's, kept on every shape
+    cp: int = 1  # context parallel: the user's, or searched for long sequences (cp_options)
     micro_batch: int = 1
     recompute: str = "full"  # activation checkpointing
+    virtual_stages: int = 1  # interleaved 1F1B's model chunks per stage (1: 1F1B)
+    ep: int = 1  # expert parallel: dp_min is a multiple of it
+    batch_tokens: float = 0.0  # pre-training's tokens per step (0: fine-tuning, 4 x pp micro-batches a step)
+    seq_len: int = 4096
 
     @property
-    def key(self) -> tuple[int, int, int, str]:
-        """ZeRO stage, tp, pp, recompute: the shape but its micro-batch and data-parallel ranks."""
-        return self.zero_stage, self.tp, self.pp, self.recompute
+    def key(self) -> tuple:
+        """ZeRO stage, tp, pp, recompute, schedule, EP, CP: the shape but its micro-batch and data-parallel ranks."""
+        return self.zero_stage, self.tp, self.pp, self.recompute, self.virtual_stages, self.ep, self.cp
 
     @property
     def per_copy(self) -> int:
@@ -106,12 +156,25 @@ class TrainingShape:
         return self.tp * self.pp * self.cp
 
     @property
+    def count_step(self) -> int:
+        """The step between the counts that hold the shape: tp x pp x cp x ep (EP divides the data-parallel ranks)."""
+        return self.per_copy * self.ep
+
+    @property
     def fewest_gpus(self) -> int:
         return self.per_copy * self.dp_min
 
     def holds(self, gpus: int) -> bool:
-        n0 = self.per_copy
-        return gpus % n0 == 0 and gpus // n0 >= self.dp_min
+        n0 = self.count_step
+        return gpus % n0 == 0 and gpus // self.per_copy >= self.dp_min and self.schedule_runs(gpus // self.per_copy)
+
+    def schedule_runs(self, dp: int) -> bool:
+        """Interleaved 1F1B runs where the micro-batches per step divide by pp (Megatron-Core's interleaved
+        schedule); 1F1B always. Pre-training's micro-batches: the step's tokens / (dp x micro-batch x sequence)."""
+        if self.virtual_stages <= 1 or not self.batch_tokens:
+            return True
+        per_rank = max(self.batch_tokens, self.micro_batch * self.seq_len * dp) / (dp * self.micro_batch * self.seq_len)
+        return max(1, round(per_rank)) % self.pp == 0
 
     def layout(self, gpus: int, reason: str = "") -> TrainingLayout:
         return TrainingLayout(
@@ -122,6 +185,9 @@ class TrainingShape:
             reason=reason,
             micro_batch=self.micro_batch,
             recompute=self.recompute,
+            virtual_stages=self.virtual_stages,
+            ep=self.ep,
+            cp=self.cp,
         )
 
 
@@ -141,9 +207,10 @@ _SHAPES: dict[tuple, dict[str, list[TrainingShape]]] = {}  # per grid (its model
 
 
 class ShapeGrid:
-    """The job's per-GPU bytes for every ZeRO stage x recompute x micro-batch x tp x pp tried (GPU-independent), and
-    the shapes that fit one GPU type, in order of preference: the lower stage, the recompute set (then the faster),
-    the user's tp x pp, the larger micro-batch (the one given first), fewer GPUs per copy."""
+    """The job's per-GPU bytes for every ZeRO stage x recompute x micro-batch x schedule x EP x tp x pp tried
+    (GPU-independent), and the shapes that fit one GPU type, in order of preference: the lower stage, the recompute
+    set (then the faster), the user's tp x pp, the larger micro-batch (the one given first), fewer GPUs per copy, 1F1B
+    before interleaving, less expert parallel."""
 
     def __init__(
         self, m: ModelArch, ask: TrainingAsk, zeros: list[int] | None = None, recompute: list[str] | None = None
@@ -151,26 +218,37 @@ class ShapeGrid:
         self.m, self.ask = m, ask
         self.zeros = zeros if zeros is not None else zero_stages(ask)
         self.recomputes = recompute if recompute is not None else recomputes(ask)
-        self.rows: list[tuple[int, str, int, MemoryRequest, list]] = []
+        self.rows: list[tuple[int, str, int, int, int, int, MemoryRequest, tuple]] = []
+        interleaved, par = virtual_stage_options(m, ask), ask.parallelism
         for zero in self.zeros:
             for rec in self.recomputes:
                 for b in micro_batches(ask):
-                    req = memory_request(ask.with_(zero_stage=zero, recompute=rec), batch=b)
-                    self.rows.append((zero, rec, b, req, self._table(req, zero)))
+                    for c in cp_options(ask):
+                        for e in ep_options(m, ask):
+                            for v in (1, *interleaved):
+                                fields = dict(zero_stage=zero, recompute=rec, virtual_stages=v, ep=e, cp=c)
+                                fields["gpus"] = (
+                                    par.gpus if par.gpus % (par.tp * par.pp * c) == 0 else par.tp * par.pp * c
+                                )
+                                req = memory_request(ask.with_(**fields), batch=b)
+                                self.rows.append((zero, rec, b, v, e, c, req, self._table(req, v)))
         par = ask.parallelism
         key = (m, tuple(self.rows), par.tp, par.pp, par.cp, ask.training.recompute)
         self._by_gpu: dict[str, list[TrainingShape]] = _SHAPES.setdefault(key, {})
         if len(_SHAPES) > 64:  # a bounded cache: the oldest grids go first
             _SHAPES.pop(next(iter(_SHAPES)))
 
-    def _table(self, req: MemoryRequest, zero: int) -> tuple:
+    def _table(self, req: MemoryRequest, v: int) -> tuple:
         par = self.ask.parallelism
-        rows = list(_layout_table(self.m, req))
-        if all((tp, pp) != (par.tp, par.pp) for _, tp, pp, _, _ in rows):
+        pipes = (
+            None if v == 1 else tuple(p for p in range(2, self.m.num_layers + 1) if self.m.num_layers % (p * v) == 0)
+        )
+        rows = list(_layout_table(self.m, req, pipes))
+        if v == 1 and all((tp, pp) != (par.tp, par.pp) for _, tp, pp, _, _ in rows):
             try:  # the user's own tp x pp, off the grid: its bytes at dp 1 and 2 give the split
-                own = par.tp * par.pp * par.cp
+                own = par.tp * par.pp * req.parallelism.cp
                 b1, b2 = (memory_budget(self.m, req.model_copy(update={"gpus": k * own})).per_gpu_bytes for k in (1, 2))
-                sharded = 2 * (b1 - b2) if zero else 0.0
+                sharded = 2 * (b1 - b2) if req.parallelism.zero_stage else 0.0
                 rows.append((own, par.tp, par.pp, sharded, b1 - sharded))
             except ValueError:
                 pass
@@ -179,10 +257,11 @@ class ShapeGrid:
     def shapes(self, gpu: GPU) -> list[TrainingShape]:
         if gpu.gpu not in self._by_gpu:
             par, out = self.ask.parallelism, []
-            for zero, rec, b, req, rows in self.rows:
+            pre = PRE_TRAINING_GLOBAL_BATCH_TOKENS if self.ask.job.mode == "training" else 0.0
+            for zero, rec, b, v, e, c, req, rows in self.rows:
                 cap = budget_bytes(gpu, req.runtime)
                 fit = [
-                    TrainingShape(zero, tp, pp, dp, par.cp, b, rec)
+                    TrainingShape(zero, tp, pp, math.ceil(dp / e) * e, c, b, rec, v, e, pre, self.ask.context_tokens)
                     for _, tp, pp, sh, un in sorted(rows, key=lambda r: r[2])
                     if (dp := _dp_min(sh, un, cap)) is not None
                 ]
@@ -197,21 +276,33 @@ class ShapeGrid:
 
             def order(s: TrainingShape) -> tuple:
                 rec = (s.recompute != own, RECOMPUTES.index(s.recompute))
-                return (s.zero_stage, rec, (s.tp, s.pp) != mine, -s.micro_batch, s.tp * s.pp, s.tp)
+                return (
+                    s.zero_stage,
+                    rec,
+                    (s.tp, s.pp) != mine,
+                    -s.micro_batch,
+                    s.tp * s.pp,
+                    s.tp,
+                    s.virtual_stages,
+                    s.ep,
+                    s.cp,
+                )
 
             self._by_gpu[gpu.gpu] = sorted(out, key=order)
         return self._by_gpu[gpu.gpu]
 
 
-def _layout_table(m: ModelArch, req: MemoryRequest) -> tuple:
-    """fit.layout_table up to MAX_TRAINING_GPUS, kept per model and memory question (both frozen): an answer's two
-    searches (the plan and its cost table) and the search beside a fixed stage or recompute share their rows."""
-    return _kept_table(layout_table, m, req)
+def _layout_table(m: ModelArch, req: MemoryRequest, pipelines: tuple[int, ...] | None = None) -> tuple:
+    """fit.layout_table up to MAX_TRAINING_GPUS (on these pipeline depths), kept per model and memory question (both
+    frozen): an answer's two searches (the plan and its cost table) and the search beside a fixed stage or recompute
+    share their rows."""
+    return _kept_table(layout_table, m, req, pipelines)
 
 
-@lru_cache(maxsize=512)
-def _kept_table(table, m: ModelArch, req: MemoryRequest) -> tuple:
-    return tuple(table(m, req, MAX_TRAINING_GPUS))  # keyed on the function too: a stand-in for it is its own
+@lru_cache(maxsize=2048)
+def _kept_table(table, m: ModelArch, req: MemoryRequest, pipelines: tuple[int, ...] | None = None) -> tuple:
+    # keyed on the function too: a stand-in for it is its own
+    return tuple(table(m, req, MAX_TRAINING_GPUS) if pipelines is None else table(m, req, MAX_TRAINING_GPUS, pipelines))
 
 
 def runnable(shapes: list[TrainingShape], o: Offer) -> list[TrainingShape]:
@@ -277,7 +368,7 @@ def nearest_count(
     hi = MAX_TRAINING_GPUS if o.fast_network else min(o.machine_gpus, MAX_TRAINING_GPUS)
     near: set[int] = set()
     for s in runnable(shapes, o):
-        n0, lo = s.per_copy, s.fewest_gpus
+        n0, lo = s.count_step, s.fewest_gpus
         below = min(gpus - 1, hi) // n0 * n0
         above = max(lo, (gpus // n0 + 1) * n0)
         near |= {n for n in (below, above) if lo <= n <= hi}

@@ -1,4 +1,5 @@
-"""The training search: on each offer, every ZeRO stage x tp x pp x micro-batch that holds the job (training_layout.py)
+"""The training search: on each offer, every ZeRO stage x tp x pp x pipeline schedule x expert parallel x micro-batch
+that holds the job (training_layout.py)
 at the count set, or at the count each needs to finish within the deadline (the default deadline without one),
 timed by the step model and priced (training.py); the cheapest wins, ties going to the first in order of preference.
 
@@ -118,7 +119,8 @@ def _freed(ask: TrainingAsk) -> dict:
         out["zeros"] = [0, 1, 2, 3]
     if not ask.training.recompute_auto:
         out["recompute"] = list(RECOMPUTES)
-    if ask.parallelism.tp * ask.parallelism.pp > 1:
+    par = ask.parallelism
+    if par.tp * par.pp > 1 or par.virtual_stages or par.ep or par.cp > 1:
         out["layout"] = True
     if out:
         out.setdefault("zeros", zero_stages(ask))
@@ -127,20 +129,21 @@ def _freed(ask: TrainingAsk) -> dict:
 
 
 def _searched(ask: TrainingAsk) -> TrainingAsk:
-    """The scenario with what the user fixed left to the search: the ZeRO stage, the recompute, TP x PP."""
-    return ask.with_(zero_auto=True, recompute_auto=True, tp=1, pp=1)
+    """The scenario with what the user fixed left to the search: the ZeRO stage, the recompute, TP x PP, the
+    pipeline schedule, expert parallel and context parallel."""
+    return ask.with_(zero_auto=True, recompute_auto=True, tp=1, pp=1, cp=1, virtual_stages=None, ep=None)
 
 
 # ---- the planner's count --------------------------------------------------------------------------------
 
 
 def _grown(m: ModelArch, ask: TrainingAsk, gpu: GPU, o: Offer, s: TrainingShape, work: TrainingWork, aim: float) -> int:
-    """The count, in steps of the shape's tp x pp x cp, at which the run finishes within ``aim`` hours."""
+    """The count, in steps of the shape's tp x pp x cp (x ep), at which the run finishes within ``aim`` hours."""
     key = ("grown", gpu.gpu, o.machine_gpus, o.inter_node_gbit_s, s, aim)
     if (known := work.steps.get(key)) is not None:
         return known
     peak = gpu.dense_peak_flops("bf16")[0]
-    step, need = s.per_copy, s.fewest_gpus
+    step, need = s.count_step, s.fewest_gpus
     for _ in range(3):  # the MFU at the count needed, which changes the count a little
         mfu, _ = run_mfu(m, ask, gpu, o, s.layout(need), work)
         need = max(need, math.ceil(gpu_hours(work.training_flops, peak, mfu) / aim - 1e-9))
@@ -234,7 +237,7 @@ def _ranked(m, ask, gpu, o, shapes, work):
         return "network"
     deadline = ask.training.deadline_hours
     aim = deadline or ask.training.default_deadline_hours
-    fewest = min(s.fewest_gpus for s in local)
+    fewest = min(s.fewest_gpus for s in local if s.holds(s.fewest_gpus))
     entries = []
     at_fewest = [s for s in local if s.holds(fewest)]
     if not aim or _within(m, ask, gpu, o, at_fewest, fewest, work, aim):
@@ -246,22 +249,23 @@ def _ranked(m, ask, gpu, o, shapes, work):
         if aim:
             n = _grown(m, ask, gpu, o, s, work, aim)
             what = f"the {aim:,.0f} h deadline" if deadline else f"{aim:,.0f} h (the default deadline, 30 days)"
-            why = f"no count set: grown in steps of {s.per_copy} to finish within {what}"
+            why = f"no count set: grown in steps of {s.count_step} to finish within {what}"
             if n > o.machine_gpus and not o.fast_network:
-                n = o.machine_gpus // s.per_copy * s.per_copy
+                n = o.machine_gpus // s.count_step * s.count_step
                 why = "no count set: the most one machine holds, the offer having no fast network between machines"
             if n > o.machine_gpus:  # whole machines: the GPUs billed anyway, run shorter
-                whole = math.lcm(s.per_copy, o.machine_gpus)
+                whole = math.lcm(s.count_step, o.machine_gpus)
                 if (w := math.ceil(n / whole) * whole) <= MAX_TRAINING_GPUS:
                     counts.setdefault(w, why + ", to whole machines")
             counts.setdefault(n, why)
         entries += [(s, n, why) for n, why in counts.items() if s.holds(n)]
     ranked = sorted(range(len(entries)), key=lambda i: _estimate(m, ask, gpu, o, *entries[i][:2], work))
     first_fewest = next(i for i, e in enumerate(entries) if e[1] == fewest)
-    per_stage = {}  # the fastest of each ZeRO stage and recompute policy, for the why-chain's comparison
+    per_stage = {}  # the fastest of each ZeRO stage, recompute, schedule and EP, for the why-chain's comparison
     for i in ranked:
-        per_stage.setdefault(entries[i][0].zero_stage, i)
-        per_stage.setdefault(entries[i][0].recompute, i)
+        s = entries[i][0]
+        for k in (s.zero_stage, s.recompute, ("v", s.virtual_stages), ("ep", s.ep)):
+            per_stage.setdefault(k, i)
     chosen = sorted({*ranked[:PRICED_PER_OFFER], first_fewest, *per_stage.values()})
     return entries, chosen, first_fewest, aim
 

@@ -24,7 +24,13 @@ _LOSES_ON = {
     "attention": ("less attention per GPU", "less attention per GPU"),
     "elementwise ops": ("less elementwise traffic", "less elementwise traffic"),
     "4-bit base dequantised": ("no dequantisation", "less dequantisation per GPU"),
+    "pipeline sends": ("no pipeline sends", "fewer pipeline sends"),
 }
+
+
+def schedule_name(v: int | None) -> str:
+    """'1F1B' / 'interleaved 1F1B x2': the pipeline schedule of ``v`` model chunks per stage."""
+    return "1F1B" if (v or 1) <= 1 else f"interleaved 1F1B x{v}"
 
 
 _RECOMPUTED = ("matmuls", "attention", "elementwise ops", "per-layer fixed cost")  # the parts a recompute repeats
@@ -45,6 +51,15 @@ def cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, ask: TrainingAs
     if par.tp * par.pp > 1 and (alt.tp, alt.pp) != (c.tp, c.pp):
         what.append(f"TP {alt.tp} x PP {alt.pp}")
         kept.append(f"TP {c.tp} x PP {c.pp}")
+    if par.virtual_stages is not None and alt.virtual_stages != c.virtual_stages:
+        what.append(schedule_name(alt.virtual_stages))
+        kept.append(schedule_name(c.virtual_stages))
+    if par.cp > 1 and alt.cp != c.cp:
+        what.append(f"CP {alt.cp}")
+        kept.append(f"CP {c.cp}")
+    if par.ep is not None and alt.ep != c.ep:
+        what.append(f"EP {alt.ep}")
+        kept.append(f"EP {c.ep}")
     if not what:
         return None
     saved = 1 - alt.run_cost_usd / c.run_cost_usd
@@ -79,6 +94,14 @@ def _why_over(pick: TrainingCandidate, alt: TrainingCandidate, by: str = "zero")
     split = alt.label.split(", ", 1)[1]
     if by == "recompute":
         head = f"{REC[pick.recompute]} over {REC[alt.recompute]} ({alt.label}, micro-batch {alt.micro_batch})"
+    elif by == "schedule":
+        head = (
+            f"{schedule_name(pick.virtual_stages)} over {schedule_name(alt.virtual_stages)} ({alt.label}, "
+            f"micro-batch {alt.micro_batch})"
+        )
+    elif by in ("ep", "cp"):
+        what = by.upper()
+        head = f"{what} {getattr(pick, by)} over {what} {getattr(alt, by)} ({alt.label}, micro-batch {alt.micro_batch})"
     else:
         head = f"ZeRO-{pick.zero_stage} over ZeRO-{alt.zero_stage} ({split}, micro-batch {alt.micro_batch})"
     if alt.misses and not pick.misses:
@@ -91,6 +114,8 @@ def _why_over(pick: TrainingCandidate, alt: TrainingCandidate, by: str = "zero")
             none, less = _LOSES_ON.get(part, (f"less {part}", f"less {part}"))
             if by == "recompute" and part in _RECOMPUTED:  # the alternative's extra time is its recomputed forward
                 none = less = _RECOMPUTED_WORDS[RECOMPUTES.index(pick.recompute) > 0]
+            if by == "ep" and part == "tensor- and context-parallel traffic":  # the experts' all-to-alls are there
+                none, less = "no expert all-to-all", "a smaller expert all-to-all"
             parts.append(none if p.get(part, 0.0) <= 0 else less)
         parts.append(f"MFU {pick.mfu:.2f} vs {alt.mfu:.2f}")
     dearer = alt.run_cost_usd / pick.run_cost_usd - 1
@@ -124,9 +149,27 @@ def tried(pick: TrainingCandidate, cands: list[TrainingCandidate], stages: list[
                 out.append(f"{REC[r]}: no layout holds the job here")
                 continue
             out.append(_why_over(pick, best(mine), "recompute"))
+    out += _schedules_and_ep(pick, cands, ask)
     asked = ask.request.batch_or_one
     if pick.micro_batch < asked:
         out.append(f"micro-batch {pick.micro_batch}, not the {asked} given: the largest that fits this layout")
+    return out
+
+
+def _schedules_and_ep(pick: TrainingCandidate, cands: list[TrainingCandidate], ask: TrainingAsk) -> list[str]:
+    """A pipelined pick against its best run under each other schedule tried, and a mixture of experts' pick
+    against each other expert-parallel degree tried (where the search chose them)."""
+    out = []
+    if pick.pp > 1 and ask.parallelism.virtual_stages is None:
+        piped = [c for c in cands if c.pp > 1]
+        for v in sorted({c.virtual_stages for c in piped} - {pick.virtual_stages}):
+            out.append(_why_over(pick, best([c for c in piped if c.virtual_stages == v]), "schedule"))
+    if ask.parallelism.ep is None:
+        for e in sorted({c.ep for c in cands} - {pick.ep}):
+            out.append(_why_over(pick, best([c for c in cands if c.ep == e]), "ep"))
+    if ask.parallelism.cp == 1:
+        for k in sorted({c.cp for c in cands} - {pick.cp}):
+            out.append(_why_over(pick, best([c for c in cands if c.cp == k]), "cp"))
     return out
 
 

@@ -138,6 +138,11 @@ class Pick(BaseModel):
     zero_stage: int | None = None
     micro_batch: int | None = Field(None, description="training: sequences per GPU per micro-batch, as chosen")
     recompute: str | None = Field(None, description="training: activation checkpointing (none, selective, full)")
+    virtual_stages: int | None = Field(
+        None, description="training: model chunks per pipeline stage (1: 1F1B; 2 or more: interleaved 1F1B)"
+    )
+    ep: int | None = Field(None, description="training: expert parallel (the routed experts over this many GPUs)")
+    cp: int | None = Field(None, description="training: context parallel (each sequence over this many GPUs)")
     monthly_usd: float | None
     run_cost_usd: float | None
     price_per_gpu_hour_usd: float

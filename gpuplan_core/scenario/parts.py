@@ -208,7 +208,24 @@ class Parallelism(Part):
         ge=1,
         le=1024,
         description="Context parallel (training): splits each sequence across GPUs (ring attention); divides the "
-        "activations, adds the keys' and values' exchange.",
+        "activations, adds the keys' and values' exchange. 1 (the default): the planner tries 1, 2 and 4 for "
+        "sequences of 32,768 tokens or more; a degree above 1 is kept.",
+    )
+    virtual_stages: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="Training, pipeline schedule: model chunks per pipeline stage. 1: plain 1F1B; 2 or more: "
+        "Megatron's interleaved 1F1B (bubble (pp - 1) / (micro-batches x v), v x the pipeline sends, more "
+        "activations held). None (the link's vpp=auto): the planner tries 1, 2 and 4 where the layers divide.",
+    )
+    ep: int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="Training, mixture of experts: expert parallel, the routed experts spread over this many GPUs "
+        "of the data-parallel group (Megatron style; all-to-all of the routed tokens). None (the link's ep=auto): "
+        "the planner tries the powers of 2 that divide the experts and the data-parallel ranks.",
     )
     zero_stage: int = Field(
         0,
@@ -246,6 +263,16 @@ class Parallelism(Part):
         if self.gpu is not None:
             get_gpu(self.gpu)
         return self
+
+    @property
+    def virtual_stages_or_one(self) -> int:
+        """The model chunks per stage a memory budget or step is taken at (1 when searched and not yet chosen)."""
+        return self.virtual_stages or 1
+
+    @property
+    def ep_or_one(self) -> int:
+        """The expert-parallel degree a budget or step is taken at (1 when searched and not yet chosen)."""
+        return self.ep or 1
 
     @property
     def effective_offload(self) -> Offload:

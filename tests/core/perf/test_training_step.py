@@ -58,9 +58,8 @@ def test_recompute_pipeline_and_data_parallel_parts():
     assert full.mfu < none.mfu
     pp = training_step(M, H100, StepLayout(**{**base.__dict__, "pp": 4}), eff)
     # 4 stages, 2 data-parallel ranks: 64 x 4,096 tokens / (2 x 4,096) = 32 micro-batches; bubble (4 - 1) / 32
-    assert pp.bubble_s == pytest.approx(
-        (pp.step_s - pp.bubble_s - pp.data_parallel_exposed_s - pp.optimizer_s) * 3 / 32
-    )
+    compute = pp.step_s - pp.bubble_s - pp.data_parallel_exposed_s - pp.optimizer_s - pp.pipeline_sends_s
+    assert pp.bubble_s == pytest.approx(compute * 3 / 32)
 
 
 def test_mfu_is_predicted_unless_the_user_sets_it():
@@ -169,3 +168,15 @@ def test_measured_gemm_ceilings_and_fp8_speedups_by_hand():
     bf16 = training_step(M, b200, StepLayout(**lay), eff).matmul_s
     fp8 = training_step(M, b200, StepLayout(**lay, precision="fp8"), eff).matmul_s
     assert bf16 / fp8 == pytest.approx(m["fp8_speedup_by_architecture"]["Blackwell"])
+
+
+def test_interleaved_bubble_by_hand_pp4_m8_v2_is_three_sixteenths_of_compute():
+    """Megatron's interleaved 1F1B (Narayanan et al. 2021): bubble (pp - 1) / (m v) of the compute; PP 4, 8
+    micro-batches a step (8 x 4,096 tokens on one pipeline), 2 chunks per stage: 3 / 16; 1F1B: 3 / 8."""
+    base = dict(gpus=4, pp=4, micro_batch=1, seq_len=4096, global_batch_tokens=8 * 4096)
+    one, two = (training_step(M, H100, StepLayout(**base, virtual_stages=v)) for v in (1, 2))
+    assert StepLayout(**base).dp == 1 and StepLayout(**base).micro_batches == 8
+    for st, share in ((one, 3 / 8), (two, 3 / 16)):
+        compute = st.matmul_s + st.attention_s + st.elementwise_s + st.tensor_parallel_s + st.layer_overhead_s
+        assert st.bubble_s == pytest.approx(compute * share, rel=1e-12)
+    assert two.matmul_s == one.matmul_s and two.step_s < one.step_s  # the same work, half the bubble

@@ -1,0 +1,32 @@
+"""The input records of the training run's parallel layout beyond TP x PP x CP (records_job.py): the pipeline
+schedule and expert parallel, each searched unless set (``record.py`` says what a record holds)."""
+
+from __future__ import annotations
+
+from .options import PAR
+from .record import TRAINING, Input
+
+PARALLEL_RECORDS: tuple[Input, ...] = (
+    Input(
+        "vpp",
+        "Pipeline chunks per stage (1 = 1F1B)",
+        "select",
+        group=PAR,
+        field="virtual_stages",
+        options=("auto", 1, 2, 4, 8),
+        none_when="auto",
+        jobs=TRAINING,
+        short="pipeline schedule",
+    ),
+    Input(
+        "ep",
+        "Expert parallel",
+        "select",
+        group=PAR,
+        field="ep",
+        options=("auto", 1, 2, 4, 8, 16, 32, 64, 128, 256),
+        none_when="auto",
+        jobs=TRAINING,
+        short="expert parallel",
+    ),
+)
