@@ -203,8 +203,8 @@ def priced(
     extra += f", EP {lay.ep}" if lay.ep > 1 else ""
     extra += f", CP {lay.cp}" if lay.cp > 1 else ""
     why = [
-        f"{counted(count, 'GPU')} (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}{extra}, micro-batch {lay.micro_batch}, "
-        f"recompute {rec}), "
+        f"{counted(count, 'GPU')} (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}{extra}, "
+        f"micro-batch {lay.micro_batch}, recompute {rec}), "
         f"{figure(gh, 4)} GPU-hours at MFU {mfu:.2f} ({how}) of {peak / 1e12:,.0f} TFLOP/s dense BF16",
         f"+{ask.training.overhead_factor:.0%} for failed runs and sweeps",
         *rc.notes,
