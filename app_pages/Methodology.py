@@ -1,10 +1,10 @@
 """Methodology: every formula with its source, units, assumptions and their defaults (the text in
-gpuplan_ui/methodology.py, the tables in tables_reference.py)."""
+gpuplan_ui/methodology.py and methodology_sources.py, the tables in tables_reference.py)."""
 
 import streamlit as st
 
 from gpuplan_core import METHODOLOGY_ANSWER
-from gpuplan_ui import cached, methodology, page, tables_reference
+from gpuplan_ui import cached, methodology, methodology_sources, page, tables_reference
 
 sc, values = page.setup("Methodology", needs_model=False)
 page.answer(METHODOLOGY_ANSWER)
@@ -26,14 +26,14 @@ page.show(tables_reference.formats(), "fmts")
 st.markdown("### Adjustable assumptions and their defaults")
 page.show(tables_reference.assumptions(), "assumptions")
 
-st.markdown(methodology.DEFAULTS_AND_INPUTS)
+st.markdown(methodology_sources.DEFAULTS_AND_INPUTS)
 page.show(tables_reference.inputs(), "inputs")
 
 st.markdown("### Use-case presets")
 page.show(tables_reference.use_cases(), "use_cases")
-st.markdown(methodology.use_case_sources())
+st.markdown(methodology_sources.use_case_sources())
 
 st.markdown("### Market context: analyst estimates, never averaged")
-st.markdown(methodology.market_estimates())
+st.markdown(methodology_sources.market_estimates())
 
-st.markdown(methodology.SOURCES)
+st.markdown(methodology_sources.SOURCES)

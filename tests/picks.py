@@ -24,7 +24,6 @@ def pick(gpu: str = "H100-SXM", gpus: int = 1, tp: int = 1, pp: int = 1, **kw) -
         monthly_usd=2.0 * gpus * 730,
         run_cost_usd=None,
         price_per_gpu_hour_usd=2.0,
-        meets_target=True,
         misses=[],
         why=[],
         source="hand-made",

@@ -170,7 +170,7 @@ def _training_rows(sc: Scenario, m: ModelArch, offers: list[Offer], fixed_layout
         rejected += not_own
     training_rows = [
         TrainingCostRow(
-            **dict(c.to_pick()),
+            **c.model_dump(exclude={"meets_target"}),
             monthly_always_on_usd=monthly_always_on(c.offer, c.gpus, sc.pricing.hours_per_month),
             gpu_hours=c.gpu_hours,
             notes=c.why,

@@ -129,7 +129,7 @@ def recommend(
         training, summary = [], {}
     else:
         training, rejected, summary = training_candidates(m, sc, offers)
-        cands, layouts = [c.to_pick() for c in training], []
+        cands, layouts = list(training), []
         for k, v in summary.items():
             setattr(plan, k, v)
     training_job = sc.job.mode != "inference"

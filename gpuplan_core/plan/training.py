@@ -100,11 +100,6 @@ class TrainingCandidate(Pick):
         split += [dp]
         return f"ZeRO-{self.zero_stage}, " + " x ".join(split)
 
-    def to_pick(self) -> Pick:
-        """The plain Pick this candidate is (plan/recommend.py's ``_pick``), meeting the targets unless the search
-        has found it misses one since it was priced."""
-        return Pick(**{**self.model_dump(), "meets_target": not self.misses})
-
 
 @dataclass
 class TrainingWork:

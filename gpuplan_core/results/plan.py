@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_serializer
 
 from ..common.text import exact, figure, usd
 from ..pricing.offers import Offer
@@ -161,7 +161,6 @@ class Pick(BaseModel):
     output_cost_per_million_usd: float | None = None
     input_cost_per_million_usd: float | None = None
     fits: bool = True
-    meets_target: bool
     misses: list[str]
     why: list[str]
     source: str
@@ -173,7 +172,6 @@ class Pick(BaseModel):
         """A pick on offer ``o``: the offer's own fields, its layout's label, and whether it misses a target."""
         fields.setdefault("layout", layout_label(fields["gpu"], fields["tp"], fields["pp"]))
         fields.setdefault("run_cost_usd", None)
-        fields.setdefault("meets_target", not fields.get("misses"))
         offer = dict(
             offer_id=o.offer_id,
             provider=o.provider,
@@ -185,6 +183,11 @@ class Pick(BaseModel):
             user_price=o.user_price,
         )
         return cls(**offer, **fields)
+
+    @computed_field(description="no target missed: always in step with ``misses``, which the search may extend")
+    @property
+    def meets_target(self) -> bool:
+        return not self.misses
 
     @property
     def replica_gpus(self) -> int:
