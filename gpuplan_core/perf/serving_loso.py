@@ -89,35 +89,50 @@ def itl_errors(zero: list[dict], meta: pd.DataFrame) -> dict[str, float]:
     return {k: v.get("mean", statistics.median(v.values())) for k, v in by_run.items()}
 
 
-def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, keep=None) -> list[dict]:
-    """The light-load first-token rows of online dense serving outside ``left_out`` (and where ``keep(row)``) with
-    prompts of at most FIT_MAX_INPUT_TOKENS in runs whose time per token is predicted within FIT_MAX_ITL_ERROR,
-    predicted with no client cost (each with ``engine``, ``source``, ``client`` and ``gap_s`` = measured - predicted
-    in seconds)."""
-    itl = itl_errors(zero, meta)
+def _gap_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None, keep, where, extra=None) -> list[dict]:
+    """The first-token rows with a prediction outside ``left_out``, where ``keep(row)`` and ``where(row, what was
+    run)``: each with ``engine``, ``source``, ``client``, ``measured_s``, ``gap_s`` = measured - predicted in
+    seconds, and ``extra(what was run)``'s keys."""
     out = []
     for r in zero:
         m = meta.loc[r["id"]]
+        source = cal.source_of(r["id"])
         if (
             r["metric"] == "ttft"
             and r["error"] is not None
-            and r["regime"] == cal.HEADLINE_REGIME
-            and cal.source_of(r["id"]) != left_out
+            and source != left_out
             and (keep is None or keep(r))
-            and light_load(m)
-            and int(m["input_tokens"]) <= FIT_MAX_INPUT_TOKENS
-            and abs(itl.get(_run_key(meta, r["id"]), math.inf)) <= FIT_MAX_ITL_ERROR
+            and where(r, m)
         ):
             scale = 1e3 if m["unit"] == "ms" else 1.0
             out.append(
                 {
                     "engine": cal.engine_of(m["engine"]),
-                    "source": cal.source_of(r["id"]),
-                    "client": client_of(cal.source_of(r["id"])),
+                    "source": source,
+                    "client": client_of(source),
+                    "measured_s": r["measured"] / scale,
                     "gap_s": (r["measured"] - r["predicted"]) / scale,
+                    **(extra(m) if extra else {}),
                 }
             )
     return out
+
+
+def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, keep=None) -> list[dict]:
+    """The light-load first-token rows of online dense serving outside ``left_out`` (and where ``keep(row)``) with
+    prompts of at most FIT_MAX_INPUT_TOKENS in runs whose time per token is predicted within FIT_MAX_ITL_ERROR,
+    predicted with no client cost (``_gap_rows``)."""
+    itl = itl_errors(zero, meta)
+
+    def where(r, m) -> bool:
+        return (
+            r["regime"] == cal.HEADLINE_REGIME
+            and light_load(m)
+            and int(m["input_tokens"]) <= FIT_MAX_INPUT_TOKENS
+            and abs(itl.get(_run_key(meta, r["id"]), math.inf)) <= FIT_MAX_ITL_ERROR
+        )
+
+    return _gap_rows(zero, meta, left_out, keep, where)
 
 
 def _by_source(rows: list[dict]) -> list[float]:
@@ -154,32 +169,12 @@ def burst(meta_row: dict) -> bool:
 
 def ingest_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, keep=None) -> list[dict]:
     """The first-token rows of bursts outside ``left_out`` (and where ``keep(row)``) predicted with no front end
-    and no client cost: each with ``engine``, ``source``, ``client``, the burst's ``requests`` and prompt
-    ``tokens`` in all, ``measured_s`` and ``gap_s`` = measured - predicted in seconds."""
-    out = []
-    for r in zero:
-        m = meta.loc[r["id"]]
-        if (
-            r["metric"] == "ttft"
-            and r["error"] is not None
-            and cal.source_of(r["id"]) != left_out
-            and (keep is None or keep(r))
-            and burst(m)
-        ):
-            scale = 1e3 if m["unit"] == "ms" else 1.0
-            n = int(m["requests"])
-            out.append(
-                {
-                    "engine": cal.engine_of(m["engine"]),
-                    "source": cal.source_of(r["id"]),
-                    "client": client_of(cal.source_of(r["id"])),
-                    "requests": n,
-                    "tokens": n * int(m["input_tokens"]),
-                    "gap_s": (r["measured"] - r["predicted"]) / scale,
-                    "measured_s": r["measured"] / scale,
-                }
-            )
-    return out
+    and no client cost (``_gap_rows``), each also with the burst's ``requests`` and prompt ``tokens`` in all."""
+
+    def extra(m) -> dict:
+        return {"requests": int(m["requests"]), "tokens": int(m["requests"]) * int(m["input_tokens"])}
+
+    return _gap_rows(zero, meta, left_out, keep, lambda r, m: burst(m), extra)
 
 
 def _ingest_of(rows: list[dict]) -> tuple[float, float]:
