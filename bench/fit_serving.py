@@ -4,18 +4,23 @@ published serving measurements, and print the held-out error before and after. P
     python bench/fit_serving.py
     python bench/fit_serving.py --write-loso   # every source left out in turn: data/serving_loso.csv
     python bench/fit_serving.py --gaps         # first-token gaps per source, from data/serving_loso.csv
+    python bench/fit_serving.py --moe          # MoE runs: left-out predicted vs measured, and their step times
 
 Each client's ``request_in_s`` (per engine it talked to) is fitted by ``serving_loso.fit_client_costs`` on the
 training rows that ``serving_loso.fit_rows`` keeps: first-token rows of that client's sources at light load (a
 closed loop of at most 4 clients, or at most 2 requests/s) with prompts of at most 1,024 tokens in runs whose time
 per token is predicted within 25%, measured - predicted with no client cost (the engine's own cost in), the median
-per source and then the median over the client's sources. ``--write-loso`` refits it once per source on every
-OTHER source of the same client and stores that source's predictions (gpuplan_core/perf/serving_loso.py), then
-prints the errors.
+per source and then the median over the client's sources. Each client's serving front end (``BenchClient.ingest``:
+seconds per request and per prompt token before a burst reaches the engine) is fitted by
+``serving_loso.fit_ingest`` on the first-token rows of its training bursts with that engine: the non-negative least
+squares of (measured - predicted) / measured on (requests, prompt tokens) / measured. ``--write-loso``
+refits both once per source on every OTHER source of the same client and stores that source's predictions
+(gpuplan_core/perf/serving_loso.py), then prints the errors.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -72,7 +77,59 @@ def gaps() -> None:
     print(f"online dense TTFT, left-out-source costs: median |err| {fitted:.1%}; no request cost: {zero:.1%}")
 
 
+def moe() -> None:
+    """Where MoE first-token time goes wrong, from data/serving_loso.csv: per MoE run the left-out predicted and
+    measured TTFT, time per token and output tokens/s, the prefill rate the measured TTFT implies for a closed loop
+    of fixed lengths (its clients' prompts arrive together: clients x prompt / TTFT) against the step model's one
+    prefill step of those prompts, and the step model's decode step at that batch."""
+    from gpuplan_core.perf import serving_loso
+    from gpuplan_core.perf.replica import replica_for
+    from gpuplan_core.perf.roofline import decode_phase, prefill_phase
+    from gpuplan_core.scenario.scenario import Scenario
+
+    meta = sc_cal.load_serving_measurements().set_index("id")
+    runs: dict[str, dict] = {}
+    for r in serving_loso.loso_table():
+        if r["model_class"] != "dense" and r["statistic"] in ("mean", "value"):
+            m = meta.loc[r["id"]]
+            key = sc_cal.setup_key(m.to_dict() | {"id": r["id"]})
+            runs.setdefault(key, {"m": m, "source": r["source"]})[r["metric"]] = (r["measured"], r["predicted"])
+    print(f"{'run':<58} {'TTFT ms meas/pred':>19} {'TPOT ms':>13} {'tok/s':>11} {'prefill tok/s':>19} {'step ms':>13}")
+    for run in runs.values():
+        m, c = run["m"], float(run["m"]["load"])
+        if "ttft" not in run or math.isinf(c):
+            continue
+        sc = Scenario(
+            preset=m["model_preset"],
+            gpu=m["gpu"],
+            tp=int(m["tensor_parallel"]),
+            gpus=int(m["tensor_parallel"]),
+            weights_format=sc_cal._format_of(m["weights_format"]),
+            kv_format=sc_cal._format_of(m["kv_format"]),
+            input_tokens=int(m["input_tokens"]),
+            output_tokens=int(m["output_tokens"]),
+            engine=sc_cal.engine_of(m["engine"]),
+        )
+        rep, _ = replica_for(sc)
+        i, batch = int(m["input_tokens"]), int(c)
+        pre = prefill_phase(rep.m, rep.gpu, rep.wl, batch, i, rep.pa)
+        dec = decode_phase(rep.m, rep.gpu, rep.wl, batch, i + int(m["output_tokens"]) // 2, rep.pa)
+        label = f"{run['source']} {m['engine']} {str(m['engine_version'])[:12]} {m['gpu']} c={batch}"
+        cells = [
+            f"{run[k][0]:>8.0f} /{run[k][1] or math.nan:>8.0f}" if k in run else f"{'':>18}"
+            for k in ("ttft", "itl", "output_tokens_per_s")
+        ]
+        implied = batch * i / (run["ttft"][0] / 1e3)
+        print(
+            f"{label:<58} {cells[0]:>19} {cells[1]:>13} {cells[2]:>11} "
+            f"{implied:>8.0f} /{batch * i / pre.time_s:>9.0f} {pre.time_s * 1e3:>6.0f}/{dec.time_s * 1e3:>5.1f}"
+        )
+
+
 def main() -> None:
+    if "--moe" in sys.argv:
+        moe()
+        return
     if "--write-loso" in sys.argv:
         loso()
         return
@@ -92,7 +149,17 @@ def main() -> None:
         sources = sorted({r["source"] for r in rows if r["client"] == client and r["engine"] == engine})
         if n:
             print(f"{client} -> {engine}: {cost * 1e3:.1f} ms from {n} training rows ({sources})")
-    summary(sc_cal.compute_serving_table(client_costs=fitted), "fitted")
+    zero = sc_cal.compute_serving_table(client_costs={}, ingests={})
+    bursts = serving_loso.ingest_rows(zero, meta, keep=lambda r: r["split"] == "training")
+    ingests = {}
+    for (client, engine), (per_req, per_tok, how, n) in serving_loso.fit_ingest(
+        bursts, serving_loso.INGEST_KEYS
+    ).items():
+        if n:
+            ingests[client, engine] = (round(per_req, 4), round(per_tok, 7))
+            what = f"front end {per_req * 1e3:.1f} ms/request + {per_tok * 1e6:.1f} us/token ({how}, {n} rows)"
+            print(f"{client} -> {engine}: {what}")
+    summary(sc_cal.compute_serving_table(client_costs=fitted, ingests=ingests), "fitted")
 
 
 if __name__ == "__main__":

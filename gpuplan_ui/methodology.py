@@ -30,6 +30,11 @@ def _serving() -> str:
         for c in BENCH_CLIENTS.values()
         if c.request_in_s
     )
+    fronts = "; ".join(
+        f"`{c.name}` " + ", ".join(f"{e} {a * 1e3:,.1f} ms + {b * 1e6:,.1f} us a prompt token" for e, a, b in c.ingest)
+        for c in BENCH_CLIENTS.values()
+        if c.ingest
+    )
     return f"""### Serving under traffic (`gpuplan_core/perf/simulate.py`, `serving.py`, `schedulers.py`)
 - **The engine's step loop, simulated.** A serving engine works in steps of a few milliseconds. In each step it
   gives every running request its next token, fills what is left of the step's token budget with pieces of
@@ -55,6 +60,10 @@ def _serving() -> str:
   to that client's runs, fitted on its training runs (`bench/fit_serving.py`, `perf/clients.py`): {costs}; the
   others (AIPerf, `benchmark_serving.py`, SGLang's `bench_serving`, `trtllm-bench`) have no light-load run to read
   one from. The app's own answer adds no client cost, and says so; calibrate to your deployment to add yours.
+  A burst sent all at once through a client's serial front end (one worker that takes requests in the order sent,
+  for a time per request and per prompt token, and hands them to the engine when nothing more waits) reaches the
+  engine only when the whole burst is taken in: fitted on that client's bursts and applied only to its runs
+  ({fronts}); no other client's bursts show a wait that does not depend on the GPU.
 - **Load as benchmarks and users send it**: a number of clients that start together and each send the next
   request when the last ends (a closed loop: identical requests finish together and arrive together, in waves, so
   a first token waits for a whole wave's prompts), or a request rate with arrivals at random (Poisson) or in bursts

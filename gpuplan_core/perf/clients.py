@@ -11,6 +11,15 @@ The published runs were sent by benchmark clients (``BenchClient``): each adds i
 (HTTP, streaming, a chat endpoint's template) on top of the engine's. That cost is a constant of the client, named
 here and applied only to runs that client sent (``client_cost``); a run from a client it does not know, and the
 app's own answer, gets none.
+
+A client that sends many requests at once can also be held up by a serial FRONT END before the engine (``Shape``'s
+``ingest_s_per_request`` and ``ingest_s_per_token``, ``BenchClient.ingest``): one worker that takes each request
+in the order it was sent, for a fixed time plus a time per prompt token, and hands what it has taken in to the
+engine when it has nothing more to take in (``ingest_done``). It is a named constant of the client that showed it
+(``vllm bench serve`` over the chat endpoint: a burst of 1,000 128-token prompts waits 18-19 s for its first tokens
+on vLLM on one A100, one H100 or eight H200 alike, with Qwen3-14B or DeepSeek-R1), fitted on its bursts and
+applied only to its runs (``front_end``); zero for every other run and for the app's own answer. No other client's
+bursts show a wait that does not depend on the GPU.
 """
 
 from __future__ import annotations
@@ -20,6 +29,8 @@ import math
 import random
 from dataclasses import dataclass
 from typing import Literal
+
+import numpy as np
 
 from .replica import Replica
 from .schedulers import EngineLoop
@@ -40,10 +51,18 @@ class Shape:
     length_spread: float = 0.2
     requests: int | None = None
     seed: int = 0
+    ingest_s_per_request: float = 0.0  # the serial front end's time per request (module docstring)
+    ingest_s_per_token: float = 0.0  # and per prompt token
 
     def __post_init__(self):
         if not 0 <= self.length_spread < 1:
             raise ValueError("length_spread: must be at least 0 and below 1")
+        if self.ingest_s_per_request < 0 or self.ingest_s_per_token < 0:
+            raise ValueError("ingest: the front end's times must be at least 0")
+
+    @property
+    def ingests(self) -> bool:
+        return self.ingest_s_per_request > 0 or self.ingest_s_per_token > 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,9 +137,17 @@ class BenchClient:
     what: str
     request_in_s: tuple[tuple[str, float], ...] = ()
     fitted_on: str = "no light-load runs of dense models"
+    front_end: bool = False  # its bursts wait on a serial front end (module docstring): ``ingest`` is fitted
+    ingest: tuple[tuple[str, float, float], ...] = ()  # engine, its front end's seconds per request and per token
+    ingest_fitted_on: str = "no bursts"
 
     def cost_s(self, engine: str) -> float:
         return dict(self.request_in_s).get(engine, 0.0)
+
+    def ingest_s(self, engine: str) -> tuple[float, float]:
+        """The serial front end a burst from this client waits on with ``engine`` (seconds per request, per prompt
+        token; module docstring): fitted on the bursts of its own sources (serving_loso.fit_ingest)."""
+        return next(((a, b) for e, a, b in self.ingest if e == engine), (0.0, 0.0))
 
 
 BENCH_CLIENTS: dict[str, BenchClient] = {
@@ -144,6 +171,9 @@ BENCH_CLIENTS: dict[str, BenchClient] = {
             "vllm bench serve --backend openai-chat (streamed /v1/chat/completions), as GPUStack ran it",
             (("vllm", 0.0486), ("sglang", 0.0273), ("trtllm", 0.0380)),
             "gpustack-q3-8b-h100: 12 vLLM and 15 SGLang training rows; TensorRT-LLM (no training row) from both",
+            front_end=True,
+            ingest=(("vllm", 0.0157, 1.07e-5), ("sglang", 0.0007, 1.43e-5), ("trtllm", 0.0, 3.12e-5)),
+            ingest_fitted_on="GPUStack's training bursts: 12 vLLM, 16 SGLang and 13 TensorRT-LLM first-token rows",
         ),
         BenchClient(
             "vllm-benchmark-serving",
@@ -199,6 +229,38 @@ def client_cost(source: str, engine: str, costs: dict[tuple[str, str], float] | 
     if costs is not None:
         return costs.get((client, engine), 0.0)
     return BENCH_CLIENTS[client].cost_s(engine) if client in BENCH_CLIENTS else 0.0
+
+
+def ingest_done(shape: Shape, sent: np.ndarray, prompt: np.ndarray) -> np.ndarray:
+    """When the serial front end hands each request to the engine (seconds; NaN for one not yet sent): it takes
+    them in the order they were sent, each starting when it was sent or the one before it was done, whichever is
+    later, for ``ingest_s_per_request`` + ``ingest_s_per_token`` x its prompt tokens, and hands over what it has
+    taken in when it has nothing left to take in (the end of its busy spell: a burst reaches the engine at once,
+    after the whole burst; a request sent to an idle front end, after its own time)."""
+    done = np.full(len(sent), math.nan)
+    order = [k for k in np.argsort(sent, kind="stable") if not math.isnan(sent[k])]
+    free, spell = -math.inf, []
+    for k in order:
+        if sent[k] > free and spell:  # idle before this one: the spell so far is handed over
+            done[spell] = free
+            spell = []
+        free = max(free, sent[k]) + shape.ingest_s_per_request + shape.ingest_s_per_token * prompt[k]
+        spell.append(k)
+    if spell:
+        done[spell] = free
+    return done
+
+
+def client_ingest(source: str, engine: str, fitted: dict | None = None) -> tuple[float, float]:
+    """The serial front end (seconds per request, per prompt token) a burst from ``source``'s client waits on with
+    ``engine``: from ``fitted`` ((client, engine) -> the pair, a left-out-source fit) or ``BENCH_CLIENTS``; none for
+    a client neither knows."""
+    client = client_of(source)
+    if client is None:
+        return 0.0, 0.0
+    if fitted is not None:
+        return fitted.get((client, engine), (0.0, 0.0))
+    return BENCH_CLIENTS[client].ingest_s(engine) if client in BENCH_CLIENTS else (0.0, 0.0)
 
 
 def first_sends(load: Load, n: int, rng: random.Random) -> tuple[int, list[float]]:

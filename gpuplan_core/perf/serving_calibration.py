@@ -140,11 +140,13 @@ def _prediction(
     request_in_s: float | None = None,
     decode_time_factor: float = 1.0,
     client_in_s: float = 0.0,
+    ingest: tuple[float, float] = (0.0, 0.0),
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
     calibrated deployment's constants (perf/deployment_fit.py; the defaults are the engine's own);
-    ``client_in_s``: the benchmark client's first-token cost, added to the engine's."""
+    ``client_in_s``: the benchmark client's first-token cost, added to the engine's; ``ingest``: its serial front
+    end (seconds per request and per prompt token, clients.py)."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for
     from .schedulers import engine_loop
@@ -187,6 +189,8 @@ def _prediction(
             lengths=lengths,
             length_spread=spread,
             requests=requests,
+            ingest_s_per_request=ingest[0],
+            ingest_s_per_token=ingest[1],
         ),
     )
     res = serve(r, concurrency=conc, request_rate=rate, steps=sim)
@@ -219,14 +223,19 @@ def _predicted_value(row: dict, pred: dict | None) -> float | None:
 
 
 def predict_row(
-    row: dict, request_in_s: float | None = None, decode_time_factor: float = 1.0, client_costs: dict | None = None
+    row: dict,
+    request_in_s: float | None = None,
+    decode_time_factor: float = 1.0,
+    client_costs: dict | None = None,
+    ingests: dict | None = None,
 ) -> dict | None:
     """One published serving point predicted now, with the engine's request cost and the cost of the benchmark
     client that sent the row's source (clients.py; ``client_costs``: (client, engine) -> seconds in place of the fitted
-    ones) as they stand (None for a burst's first-token time where the row does not state the burst's size);
+    ones; ``ingests``: (client, engine) -> its front end's (per request, per token) seconds) as they stand (None for a
+    burst's first-token time where the row does not state the burst's size);
     ``request_in_s`` and ``decode_time_factor``: a calibrated deployment's constants in their place, with no
     client cost on top (perf/deployment_fit.py)."""
-    from .clients import client_cost
+    from .clients import client_cost, client_ingest
 
     load = float(row["load"])
     if (
@@ -251,6 +260,7 @@ def predict_row(
         request_in_s=request_in_s,
         decode_time_factor=decode_time_factor,
         client_in_s=0.0 if request_in_s is not None else client_cost(source_of(row["id"]), engine, client_costs),
+        ingest=(0.0, 0.0) if request_in_s is not None else client_ingest(source_of(row["id"]), engine, ingests),
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])
@@ -268,17 +278,20 @@ def predict_row(
 
 
 def compute_serving_table(
-    path: str | None = None, sources: frozenset[str] | None = None, client_costs: dict | None = None
+    path: str | None = None,
+    sources: frozenset[str] | None = None,
+    client_costs: dict | None = None,
+    ingests: dict | None = None,
 ) -> list[dict]:
     """Every published serving point predicted now (slow: one simulated run per setup); ``sources``: only the
     rows of those sources (row-id prefixes); ``client_costs``: the benchmark clients' costs in place of the
-    fitted ones (predict_row)."""
+    fitted ones, ``ingests`` their front ends (predict_row)."""
     frame = load_serving_measurements(path)
     rows = []
     for row in frame.to_dict("records"):
         if sources is not None and source_of(row["id"]) not in sources:
             continue
-        out = predict_row(row, client_costs=client_costs)
+        out = predict_row(row, client_costs=client_costs, ingests=ingests)
         if out is not None:
             rows.append(out)
     return rows

@@ -19,6 +19,7 @@ import math
 import statistics
 from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
 from ..common.data import DATA_DIR
@@ -48,6 +49,8 @@ LOSO_COLUMNS = (
     "request_in_s",
     "fit_from",
     "fit_rows",
+    "ingest_s_per_request",
+    "ingest_s_per_token",
 )
 
 
@@ -86,35 +89,50 @@ def itl_errors(zero: list[dict], meta: pd.DataFrame) -> dict[str, float]:
     return {k: v.get("mean", statistics.median(v.values())) for k, v in by_run.items()}
 
 
-def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, keep=None) -> list[dict]:
-    """The light-load first-token rows of online dense serving outside ``left_out`` (and where ``keep(row)``) with
-    prompts of at most FIT_MAX_INPUT_TOKENS in runs whose time per token is predicted within FIT_MAX_ITL_ERROR,
-    predicted with no client cost (each with ``engine``, ``source``, ``client`` and ``gap_s`` = measured - predicted
-    in seconds)."""
-    itl = itl_errors(zero, meta)
+def _gap_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None, keep, where, extra=None) -> list[dict]:
+    """The first-token rows with a prediction outside ``left_out``, where ``keep(row)`` and ``where(row, what was
+    run)``: each with ``engine``, ``source``, ``client``, ``measured_s``, ``gap_s`` = measured - predicted in
+    seconds, and ``extra(what was run)``'s keys."""
     out = []
     for r in zero:
         m = meta.loc[r["id"]]
+        source = cal.source_of(r["id"])
         if (
             r["metric"] == "ttft"
             and r["error"] is not None
-            and r["regime"] == cal.HEADLINE_REGIME
-            and cal.source_of(r["id"]) != left_out
+            and source != left_out
             and (keep is None or keep(r))
-            and light_load(m)
-            and int(m["input_tokens"]) <= FIT_MAX_INPUT_TOKENS
-            and abs(itl.get(_run_key(meta, r["id"]), math.inf)) <= FIT_MAX_ITL_ERROR
+            and where(r, m)
         ):
             scale = 1e3 if m["unit"] == "ms" else 1.0
             out.append(
                 {
                     "engine": cal.engine_of(m["engine"]),
-                    "source": cal.source_of(r["id"]),
-                    "client": client_of(cal.source_of(r["id"])),
+                    "source": source,
+                    "client": client_of(source),
+                    "measured_s": r["measured"] / scale,
                     "gap_s": (r["measured"] - r["predicted"]) / scale,
+                    **(extra(m) if extra else {}),
                 }
             )
     return out
+
+
+def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, keep=None) -> list[dict]:
+    """The light-load first-token rows of online dense serving outside ``left_out`` (and where ``keep(row)``) with
+    prompts of at most FIT_MAX_INPUT_TOKENS in runs whose time per token is predicted within FIT_MAX_ITL_ERROR,
+    predicted with no client cost (``_gap_rows``)."""
+    itl = itl_errors(zero, meta)
+
+    def where(r, m) -> bool:
+        return (
+            r["regime"] == cal.HEADLINE_REGIME
+            and light_load(m)
+            and int(m["input_tokens"]) <= FIT_MAX_INPUT_TOKENS
+            and abs(itl.get(_run_key(meta, r["id"]), math.inf)) <= FIT_MAX_ITL_ERROR
+        )
+
+    return _gap_rows(zero, meta, left_out, keep, where)
 
 
 def _by_source(rows: list[dict]) -> list[float]:
@@ -143,25 +161,80 @@ def fit_client_costs(rows: list[dict], keys) -> dict[tuple[str, str], tuple[floa
     return out
 
 
+def burst(meta_row: dict) -> bool:
+    """A run that sent every request at once and states how many (the front end's fit, ``fit_ingest``)."""
+    every = math.isinf(float(meta_row["load"])) or str(meta_row.get("arrival")) == "all_at_once"
+    return every and not cal._blank(meta_row.get("requests"))
+
+
+def ingest_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, keep=None) -> list[dict]:
+    """The first-token rows of bursts outside ``left_out`` (and where ``keep(row)``) predicted with no front end
+    and no client cost (``_gap_rows``), each also with the burst's ``requests`` and prompt ``tokens`` in all."""
+
+    def extra(m) -> dict:
+        return {"requests": int(m["requests"]), "tokens": int(m["requests"]) * int(m["input_tokens"])}
+
+    return _gap_rows(zero, meta, left_out, keep, lambda r, m: burst(m), extra)
+
+
+def _ingest_of(rows: list[dict]) -> tuple[float, float]:
+    """The front end's seconds per request and per prompt token (at least 0 each) that a burst's whole intake adds
+    to its mean first-token time (every request reaches the engine when the burst is taken in: clients.ingest_done),
+    by least squares of each row's error relative to its measured time (a 15-minute burst counts as much as a
+    20-second one). Non-negative in two unknowns: the unconstrained solution if both are at least 0, else the best
+    of either alone (at least 0) and neither."""
+    w = np.array([1 / r["measured_s"] for r in rows])
+    x = np.array([[r["requests"], r["tokens"]] for r in rows], dtype=float) * w[:, None]
+    y = np.array([r["gap_s"] for r in rows]) * w
+    both = np.linalg.lstsq(x, y, rcond=None)[0]
+    if (both >= 0).all():
+        return float(both[0]), float(both[1])
+    fits = [np.zeros(2)]
+    for j in (0, 1):
+        f = np.zeros(2)
+        f[j] = max(0.0, float(x[:, j] @ y) / float(x[:, j] @ x[:, j]))
+        fits.append(f)
+    best = min(fits, key=lambda f: float(((y - x @ f) ** 2).sum()))
+    return float(best[0]), float(best[1])
+
+
+def fit_ingest(rows: list[dict], keys) -> dict[tuple[str, str], tuple[float, float, str, int]]:
+    """(client, engine) -> (seconds per request, per prompt token, what it was fitted on, rows): ``_ingest_of`` the
+    client's burst rows with that engine ('client and engine'); where the client sent bursts to other engines only,
+    of all its burst rows ('client'); else none."""
+    out = {}
+    for c, e in keys:
+        own = [r for r in rows if r["client"] == c and r["engine"] == e]
+        pool = own or [r for r in rows if r["client"] == c]
+        if not pool:
+            out[c, e] = (0.0, 0.0, "none", 0)
+            continue
+        out[c, e] = (*_ingest_of(pool), "client and engine" if own else "client", len(pool))
+    return out
+
+
 CLIENT_KEYS = tuple((c, e) for c in BENCH_CLIENTS for e in ("vllm", "sglang", "trtllm"))
+INGEST_KEYS = tuple((c, e) for c, e in CLIENT_KEYS if BENCH_CLIENTS[c].front_end)  # clients.BenchClient.front_end
 
 
 def compute_loso_table() -> list[dict]:
     """Every published serving point predicted with its client's cost fitted without its source (two passes)."""
     meta = cal.load_serving_measurements().set_index("id")
-    zero = cal.compute_serving_table(client_costs={})
+    zero = cal.compute_serving_table(client_costs={}, ingests={})
     zero_by_id = {r["id"]: r["predicted"] for r in zero}
     out = []
     for source in sorted({cal.source_of(i) for i in meta.index}):
         fitted = fit_client_costs(fit_rows(zero, meta, source), CLIENT_KEYS)
         costs = {c: v[0] for c, v in fitted.items()}
-        table = cal.compute_serving_table(sources=frozenset({source}), client_costs=costs)
+        ingests = {c: v[:2] for c, v in fit_ingest(ingest_rows(zero, meta, source), INGEST_KEYS).items()}
+        table = cal.compute_serving_table(sources=frozenset({source}), client_costs=costs, ingests=ingests)
         client = client_of(source)
         for r in table:
             m = meta.loc[r["id"]]
             engine = cal.engine_of(m["engine"])
             own = engine_loop(engine).request_in_s
             cost, fit_from, n = fitted.get((client, engine), (0.0, "none", 0))
+            per_request, per_token = ingests.get((client, engine), (0.0, 0.0))
             out.append(
                 {
                     **{k: r[k] for k in ("id", "regime", "metric", "statistic", "measured", "predicted", "error")},
@@ -176,6 +249,8 @@ def compute_loso_table() -> list[dict]:
                     "request_in_s": own + cost,
                     "fit_from": fit_from,
                     "fit_rows": n,
+                    "ingest_s_per_request": per_request,
+                    "ingest_s_per_token": per_token,
                 }
             )
     return [{k: r[k] for k in LOSO_COLUMNS} for r in out]

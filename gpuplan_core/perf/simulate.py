@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import step_loop
-from .clients import Arrival, Lengths, Load, Shape, first_sends, lengths  # noqa: F401  (Shape, Load: their old home)
+from .clients import Arrival, Lengths, Load, Shape, first_sends, ingest_done, lengths  # noqa: F401
 from .replica import Replica
 from .schedulers import engine_loop
 from .step_loop import MAX_STEPS  # noqa: F401  (its old home)
@@ -91,6 +91,8 @@ def simulate(
     new = np.maximum(1, prompt - cached)  # to prefill (its context again after a preemption)
     next_id, sent = first_sends(load, n, rng)  # (clients.Clients: the loop sends a closed loop's next ones)
     sent = np.array(sent, dtype=np.float64)
+    done = ingest_done(load.shape, sent, prompt) if load.shape.ingests else sent  # a client's front end (clients.py);
+    # a closed loop's later requests reach the engine ``request_in_s`` after they are sent (step_loop._send_next)
     window = measured_window(n, load.closed)
     handle = next(_HANDLES)
     step_loop.ASKING[handle] = times
@@ -110,7 +112,7 @@ def simulate(
             cached,
             new,
             sent,
-            sent + loop.request_in_s,  # when the engine sees each
+            done + loop.request_in_s,  # when the engine sees each
             window.start,
             window.stop,
             give_up_ttft_s is not None,

@@ -92,7 +92,8 @@ def test_each_published_source_names_its_benchmark_client_and_a_client_cost_is_t
 def test_a_client_cost_shifts_its_own_runs_first_token_and_no_other_run():
     """One client alone (closed loop of 1, GPUStack's Qwen3-8B on vLLM): the first-token time with the client's
     48.6 ms is the one without it plus exactly 48.6 ms (each request reaches the engine that much later and nothing
-    queues); NIM's run (AIPerf, no fitted cost) and a run of an unknown source are predicted as with no client."""
+    queues; its front end left out: ``ingests={}``); NIM's run (AIPerf, no fitted cost) and a run of an unknown source
+    are predicted as with no client (no cost, no front end)."""
     from gpuplan_core.perf.serving_calibration import load_serving_measurements, predict_row
 
     rows = load_serving_measurements().set_index("id")
@@ -100,10 +101,61 @@ def test_a_client_cost_shifts_its_own_runs_first_token_and_no_other_run():
     gs = ttft[ttft.index.str.startswith("gpustack-q3-8b-h100") & ttft["engine"].str.startswith("vLLM")]
     gs = gs[gs["statistic"] == "mean"]
     row = gs.iloc[0].to_dict() | {"id": gs.index[0]}
-    with_client, without = predict_row(row)["predicted"], predict_row(row, client_costs={})["predicted"]
+    with_client, without = predict_row(row, ingests={})["predicted"], predict_row(row, client_costs={}, ingests={})
+    without = without["predicted"]
     assert with_client - without == pytest.approx(48.6, abs=1e-3)  # ms, as the row is published
     nim = ttft[ttft.index.str.startswith("nim")].iloc[0]
     nim_row = nim.to_dict() | {"id": nim.name}
     assert predict_row(nim_row)["predicted"] == predict_row(nim_row, client_costs={})["predicted"]
     mine = row | {"id": "deployment-1"}
     assert predict_row(mine)["predicted"] == without
+
+
+def test_a_front_end_takes_requests_in_send_order_and_hands_over_each_busy_spell_at_its_end():
+    """ingest_done by hand, 10 ms a request + 1 ms a prompt token: three sent at once (100, 200, 300 tokens) are
+    taken in by 0.11, 0.32 and 0.63 s and all reach the engine at 0.63; one sent at 1.0 s to the idle front end
+    reaches it at 1.11; a request not yet sent (NaN) has no time."""
+    import numpy as np
+
+    from gpuplan_core.perf.clients import ingest_done
+
+    shape = Shape(ingest_s_per_request=0.01, ingest_s_per_token=0.001)
+    done = ingest_done(shape, np.array([0.0, 0.0, 0.0, 1.0, np.nan]), np.array([100, 200, 300, 100, 100]))
+    assert done[:4] == pytest.approx([0.63, 0.63, 0.63, 1.11])
+    assert np.isnan(done[4])
+    with pytest.raises(ValueError, match="ingest"):
+        Shape(ingest_s_per_token=-1e-6)
+
+
+def test_a_burst_behind_a_front_end_is_the_same_run_started_when_the_burst_is_taken_in():
+    """200 requests of 500 tokens sent at once behind a front end of 5 ms + 20 us a token take 200 x 15 ms = 3 s to
+    take in; the engine then sees them all at once, so every first token is 3 s later than with no front end, and
+    the time per token is the same."""
+    from gpuplan_core.perf.replica import replica_for
+    from gpuplan_core.perf.simulate import simulate
+    from gpuplan_core.scenario.scenario import Scenario
+
+    r, _ = replica_for(Scenario(preset="Llama-3.1-8B", input_tokens=500, output_tokens=50), "H100-SXM")
+    plain = simulate(r, Load(concurrency=200, shape=Shape(requests=200, lengths="fixed")))
+    behind = simulate(
+        r,
+        Load(
+            concurrency=200,
+            shape=Shape(requests=200, lengths="fixed", ingest_s_per_request=0.005, ingest_s_per_token=2e-5),
+        ),
+    )
+    assert behind.ttft_s == pytest.approx(plain.ttft_s + 3.0, abs=1e-9)
+    assert behind.tpot_s == pytest.approx(plain.tpot_s, abs=1e-12)
+
+
+def test_only_the_client_that_showed_a_front_end_has_one():
+    """The front end is the chat client's (fitted on GPUStack's bursts) and no other client's; a source the table
+    does not know gets none, and a left-out-source fit's figures replace the fitted ones."""
+    from gpuplan_core.perf.clients import client_ingest
+
+    chat = BENCH_CLIENTS["vllm-bench-serve-chat"]
+    assert all(per_request > 0 or per_token > 0 for _, per_request, per_token in chat.ingest)
+    assert all(not c.ingest for name, c in BENCH_CLIENTS.items() if name != "vllm-bench-serve-chat")
+    assert client_ingest("gpustack-dsr1", "vllm") == chat.ingest_s("vllm")
+    assert client_ingest("deployment", "vllm") == (0.0, 0.0) and client_ingest("nim", "trtllm") == (0.0, 0.0)
+    assert client_ingest("gpustack-dsr1", "vllm", {("vllm-bench-serve-chat", "vllm"): (0.1, 0.0)}) == (0.1, 0.0)

@@ -9,6 +9,7 @@ from gpuplan_core.perf.serving_loso import (
     FIT_MAX_INPUT_TOKENS,
     LOSO_FILE,
     fit_client_costs,
+    fit_ingest,
     left_out_summary,
     loso_table,
 )
@@ -98,15 +99,18 @@ def test_a_left_out_sources_client_cost_comes_only_from_other_sources_of_its_cli
     assert (frame["request_in_s"] == frame["engine_in_s"] + frame["client_in_s"]).all()
 
 
-@pytest.mark.parametrize("row_id", ["lmdeploy-002", "lmdeploy-003", "nim-001", "gpustack-q3-8b-h100-001"])
+@pytest.mark.parametrize(
+    "row_id", ["lmdeploy-002", "lmdeploy-003", "nim-001", "gpustack-q3-8b-h100-001", "gpustack-dsr1-001"]
+)
 def test_a_stored_prediction_is_what_the_engine_predicts_now(row_id):
-    """The file is current: a few rows re-predicted with the client cost stored beside them."""
+    """The file is current: a few rows re-predicted with the client cost and front end stored beside them."""
     frame = stored().set_index("id")
     row = load_serving_measurements().set_index("id").loc[row_id].to_dict() | {"id": row_id}
     key = (frame.loc[row_id, "client"], frame.loc[row_id, "engine"])
-    now = predict_row(row, client_costs={key: float(frame.loc[row_id, "client_in_s"])})
+    ingest = (float(frame.loc[row_id, "ingest_s_per_request"]), float(frame.loc[row_id, "ingest_s_per_token"]))
+    now = predict_row(row, client_costs={key: float(frame.loc[row_id, "client_in_s"])}, ingests={key: ingest})
     assert now["predicted"] == pytest.approx(frame.loc[row_id, "predicted"], rel=1e-5)
-    assert predict_row(row, client_costs={})["predicted"] == pytest.approx(
+    assert predict_row(row, client_costs={}, ingests={})["predicted"] == pytest.approx(
         frame.loc[row_id, "predicted_zero_cost"], rel=1e-5
     )
 
@@ -118,3 +122,25 @@ def test_the_readme_states_the_left_out_source_errors():
     for group in ("online, dense", "MoE"):
         figures = [by[("regime", group, m)]["median_abs_error"] for m in ("ttft", "itl", "output_tokens_per_s")]
         assert "TTFT {:.0%}, time per token {:.0%}, output tokens/s {:.0%}".format(*figures) in text
+
+
+def test_a_front_end_is_fitted_by_least_squares_of_relative_errors_and_never_below_zero():
+    """fit_ingest by hand: bursts whose gaps are exactly 10 ms a request + 20 us a prompt token give those back;
+    gaps that fall as the burst grows give no front end at all; a client with no burst gets none, and one with
+    bursts to other engines only gets theirs ('client')."""
+    rows = [
+        {"client": "A", "engine": "vllm", "source": "s", "requests": n, "tokens": n * i, "measured_s": 10.0 + n}
+        | {"gap_s": 0.01 * n + 2e-5 * n * i}
+        for n, i in ((100, 128), (1000, 219), (500, 2000))
+    ]
+    falling = [
+        {"client": "C", "engine": "vllm", "source": "s", "requests": n, "tokens": 100 * n, "measured_s": 5.0}
+        | {"gap_s": -0.001 * n}
+        for n in (100, 1000)
+    ]
+    got = fit_ingest(rows + falling, [("A", "vllm"), ("A", "sglang"), ("B", "vllm"), ("C", "vllm")])
+    assert got[("A", "vllm")][:2] == pytest.approx((0.01, 2e-5), rel=1e-6)
+    assert got[("A", "vllm")][2:] == ("client and engine", 3)
+    assert got[("A", "sglang")][2] == "client"
+    assert got[("B", "vllm")] == (0.0, 0.0, "none", 0)
+    assert got[("C", "vllm")][:2] == (0.0, 0.0)
