@@ -175,6 +175,8 @@ would run it at your load; Compare's sides are each the answer to their scenario
   parallelism divide them; Megatron's **interleaved 1F1B** with v chunks per stage holds 1 + (pp - 1) / (pp v) times
   1F1B's on the first stage (Korthikanti et al. 2022, 4.2.3). **Expert parallel** (EP, within the data-parallel
   ranks) holds 1 / EP of the routed experts' weights, gradients and states; ZeRO then shards them over dp / EP.
+  **HSDP** shards ZeRO-3's states over a group of data-parallel ranks only (one machine's), replicated across groups.
+  **Activation offloading** keeps two layers' activations on the GPU and the rest in host RAM.
   **LoRA adapters** keep their input after dropout (2 B + a 1-byte mask, when dropout > 0) and their rank-r output;
   adapting the LM head adds a logits-sized output. **Logits**: the full loss in eager
   PyTorch holds, per token, the BF16 logits, their FP32 copy and the FP32 log-softmax it saves (`10·V` bytes;
@@ -243,7 +245,9 @@ would run it at your load; Compare's sides are each the answer to their scenario
   NVLink, a cost per layer) x (1 + the pipeline bubble (pp - 1) / (micro-batches x v)) + the pipeline's sends (v x
   a micro-batch's activations and gradients per stage; exposed under 1F1B, hidden behind compute when interleaved,
   as Megatron-Bridge sets it) + the data-parallel traffic compute does not hide (gradient all-reduce, or FSDP's
-  gathers and reduce-scatter, over NVLink or the offer's network per GPU) + the optimizer's pass over its states.
+  gathers and reduce-scatter, over NVLink or the offer's network per GPU; HSDP: inside its group, then each GPU's
+  share of the gradients all-reduced across groups) + the optimizer's pass over its states + activation offloading's
+  PCIe copies (out beside the forward, back beside the backward) where those passes are the shorter.
   Recompute adds a forward pass (full) or half of one (per op). Its
   constants are fitted on two thirds of {t.speed_runs} published runs (llm-foundry, Megatron-LM, NeMo /
   Megatron-Bridge, torchtitan, the Llama 3 paper; a third of each publisher's held out by CRC-32 of the run):

@@ -319,6 +319,15 @@ JOB_RECORDS: tuple[Input, ...] = (
         "ac_every", "Checkpoint every k-th layer", "number", group=TRAIN, field="recompute_every", step=1, jobs=TRAINING
     ),
     Input(
+        "act_offload",
+        "Offload activations to host RAM",
+        "toggle",
+        group=TRAIN,
+        field="activation_offload",
+        jobs=TRAINING,
+        short="activation offloading",
+    ),
+    Input(
         "ce",
         "Cross-entropy loss",
         "select",

@@ -1,5 +1,6 @@
 """The input records of the training run's parallel layout beyond TP x PP x CP (records_job.py): the pipeline
-schedule and expert parallel, each searched unless set (``record.py`` says what a record holds)."""
+schedule, expert parallel and ZeRO-3's hybrid sharding (HSDP) group, each searched unless set (``record.py`` says
+what a record holds)."""
 
 from __future__ import annotations
 
@@ -28,5 +29,17 @@ PARALLEL_RECORDS: tuple[Input, ...] = (
         none_when="auto",
         jobs=TRAINING,
         short="expert parallel",
+    ),
+    Input(
+        "hsdp",
+        "HSDP shard group (data-parallel ranks)",
+        "select",
+        group=PAR,
+        field="shard_gpus",
+        options=("auto", 0, 2, 4, 8, 16, 32, 64),
+        labels={0: "off"},
+        none_when="auto",
+        jobs=TRAINING,
+        short="HSDP shard group",
     ),
 )

@@ -43,5 +43,6 @@ def pick_request(sc: Scenario, pick: Pick) -> MemoryRequest:
     gpus = pick.gpus if pick.gpus % copy == 0 else copy
     zero = sc.parallelism.zero_stage if pick.zero_stage is None else pick.zero_stage
     rec = {} if pick.recompute is None else {"recompute": pick.recompute}  # as the search chose it
-    rec |= {k: v for k in ("virtual_stages", "ep", "cp") if (v := getattr(pick, k)) is not None}  # schedule, EP, CP
+    picked = ("virtual_stages", "ep", "cp", "shard_gpus")  # schedule, EP, CP, HSDP group
+    rec |= {k: v for k in picked if (v := getattr(pick, k)) is not None}
     return memory_request(sc, pick.micro_batch, tp=pick.tp, pp=pick.pp, gpus=gpus, zero_stage=zero, **rec)

@@ -12,8 +12,9 @@ Model states, bytes per trainable parameter (weights / gradients / FP32 master /
   fp32       plain FP32: 4 / 4 / 0 / 8
   8-bit AdamW (bitsandbytes, paged or not) keeps 2 bytes of states per parameter; SGD with momentum one state.
 ZeRO-1 shards master + optimizer over the data-parallel ranks (x context-parallel ranks, which FSDP shards over
-too), ZeRO-2 also gradients, ZeRO-3 / FSDP also weights; FSDP then gathers one block (transformer layer) at a time
-and prefetches the next, and reduce-scatters one block's gradients.
+too), ZeRO-2 also gradients, ZeRO-3 / FSDP also weights (hybrid sharding, HSDP: over a group of ``shard_gpus``
+data-parallel ranks only, the states replicated across the groups); FSDP then gathers one block (transformer
+layer) at a time and prefetches the next, and reduce-scatters one block's gradients.
 
 QLoRA overheads by library: every library dequantises one linear layer to BF16 at a time; bitsandbytes (litgpt,
 PEFT) holds working memory above the NF4 storage, fitted per base parameter on two thirds of 24 measured litgpt
@@ -104,10 +105,13 @@ def _shard_of(name: str, zero_stage: int) -> bool:
 
 def _model_states(m: ModelArch, req: MemoryRequest, notes: list[str]) -> tuple[dict, dict, int]:
     """(on the GPU, offloaded to the host, trainable parameters): the model states per GPU."""
-    shard, dp = (
-        req.parallelism.tp * req.parallelism.pp,
-        req.dp * req.parallelism.cp,
-    )  # FSDP shards over the data- and context-parallel ranks
+    # FSDP shards over the data- and context-parallel ranks (HSDP: over its group of data-parallel ranks)
+    shard, dp = req.parallelism.tp * req.parallelism.pp, req.parallelism.shard_group(req.dp) * req.parallelism.cp
+    if dp < req.dp * req.parallelism.cp:
+        notes.append(
+            f"Hybrid sharding (HSDP): the states sharded over groups of {req.parallelism.shard_gpus} data-parallel "
+            f"ranks, replicated {req.dp // req.parallelism.shard_gpus} times."
+        )
     comps: dict[str, float] = {}
     lora = req.job.mode == "finetune" and req.job.method in ("lora", "qlora")
     precision = req.training.precision
@@ -199,21 +203,11 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
     states = sum(comps.values())
     comps.update(_working_buffers(m, req))
     lora = req.job.mode == "finetune" and req.job.method in ("lora", "qlora")
-    setup = ActivationSetup(
-        recompute=req.training.recompute,
-        recompute_every=req.training.recompute_every,
-        flash=req.flash_attention,
-        frozen_base=lora,
-        lora_targets=req.training.lora_targets if lora else None,
-        lora_rank=req.training.lora_rank,
-        lora_dropout=req.training.lora_dropout,
-        tp=req.parallelism.tp,
-        cp=req.parallelism.cp,
-        pp=req.parallelism.pp,
-        virtual_stages=req.parallelism.virtual_stages_or_one,
-    )
+    setup = _activation_setup(req)
     tokens = float(context) * batch
-    comps.update(layer_activation_bytes(m, tokens, af.bytes_per_value, setup))  # 1F1B: pp micro-batches in flight
+    acts = layer_activation_bytes(m, tokens, af.bytes_per_value, setup)  # 1F1B: pp micro-batches in flight
+    moved = _offload_activations(m, req, acts, setup, notes) if req.training.activation_offload else {}
+    comps.update(acts)
     head = lora and req.training.lora_targets == "all-linear+head"
     ce = "fp32" if req.training.cross_entropy == "full" else "chunked"
     comps[f"logits ({ce})"] = logits_bytes(
@@ -235,12 +229,16 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
         )
     if m.approximate:
         notes.append("The architecture is derived from a bare parameter count: activations are approximate.")
-    host = 0.0
+    per_node = min(req.parallelism.gpus, asm.gpus_per_node)
+    copied = sum(moved.values()) * per_node  # activation offloading's pinned buffers
+    states_host = sum(offloaded.values()) * per_node * asm.offload_buffer_factor
+    host = copied + states_host
+    if moved:
+        where = f"{copied / 1e9:,.1f} GB per machine of {counted(per_node, 'GPU')}"
+        notes.append(f"Activations copied to host RAM: {where}; the copies' time is in the step.")
     if offloaded:
-        per_node = min(req.parallelism.gpus, asm.gpus_per_node)
-        host = sum(offloaded.values()) * per_node * asm.offload_buffer_factor
         notes.append(
-            f"Offloaded to host RAM ({', '.join(offloaded)}): {host / 1e9:,.1f} GB per machine of "
+            f"Offloaded to host RAM ({', '.join(offloaded)}): {states_host / 1e9:,.1f} GB per machine of "
             f"{counted(per_node, 'GPU')}, "
             f"x{asm.offload_buffer_factor:g} for DeepSpeed's buffers; the optimizer step runs on the CPU, so steps "
             "are slower (the time and cost estimates do not include that)."
@@ -259,9 +257,53 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
         budgets=budgets,
         gpus=req.parallelism.gpus,
         notes=notes,
-        offloaded=offloaded,
+        offloaded=offloaded | moved,
         host_bytes_per_node=host,
     )
+
+
+OFFLOAD_LAYERS_ON_GPU = 2  # activation offloading: the layer computing and the next layer's copy in flight
+_OFFLOADABLE = ("activations", "LoRA adapter activations")
+
+
+def _activation_setup(req: MemoryRequest) -> ActivationSetup:
+    lora = req.job.mode == "finetune" and req.job.method in ("lora", "qlora")
+    return ActivationSetup(
+        recompute=req.training.recompute,
+        recompute_every=req.training.recompute_every,
+        flash=req.flash_attention,
+        frozen_base=lora,
+        lora_targets=req.training.lora_targets if lora else None,
+        lora_rank=req.training.lora_rank,
+        lora_dropout=req.training.lora_dropout,
+        tp=req.parallelism.tp,
+        cp=req.parallelism.cp,
+        pp=req.parallelism.pp,
+        virtual_stages=req.parallelism.virtual_stages_or_one,
+    )
+
+
+def _offload_activations(m: ModelArch, req: MemoryRequest, acts: dict, setup: ActivationSetup, notes: list) -> dict:
+    """Activation offloading: of the layers' kept activations the GPU holds OFFLOAD_LAYERS_ON_GPU layers of one
+    micro-batch, the rest moves to host RAM (``acts`` is changed in place; the moved bytes are returned)."""
+    moved = {}
+    for k in _OFFLOADABLE:
+        if k in acts:
+            keep = min(acts[k], OFFLOAD_LAYERS_ON_GPU * acts[k] / setup.interleaved_factor / m.num_layers)
+            moved[f"{k} (offloaded)"], acts[k] = acts[k] - keep, keep
+    notes.append(
+        f"Activation offloading: the GPU holds {OFFLOAD_LAYERS_ON_GPU} layers' activations, the rest in host RAM."
+    )
+    return moved
+
+
+def micro_batch_activation_bytes(m: ModelArch, req: MemoryRequest) -> float:
+    """One micro-batch's kept activations on one GPU (its layers / pp): what activation offloading copies to the
+    host in the forward and back in the backward (perf/training_traffic.py times the copies)."""
+    setup = _activation_setup(req)
+    tokens = float(req.context_tokens) * req.batch
+    acts = layer_activation_bytes(m, tokens, get_format(req.activation_format).bytes_per_value, setup)
+    return sum(acts.get(k, 0.0) for k in _OFFLOADABLE) / setup.interleaved_factor / req.parallelism.pp
 
 
 def loading_peak_bytes(m: ModelArch, req: MemoryRequest, weights_bytes: float) -> float:

@@ -25,6 +25,8 @@ step (global batch / (b x dp)):
     pipeline     = bubble (pp - 1) / (m x virtual stages) of the compute (1F1B: v = 1; Megatron's interleaved 1F1B
                    with v model chunks per stage, Narayanan et al. 2021), and the sends between stages: 2 x v x
                    b s / cp x h x 2 bytes / tp per micro-batch (training_traffic.py)
+    offloading   = activation offloading: a micro-batch's kept activations over PCIe to the host and back, what
+                   the forward and backward beside them do not hide (training_traffic.py)
     optimizer    = the optimizer's read and write of its states over HBM, once per step
     adapters     = LoRA / QLoRA: (6 + 2 recompute) x adapter params / (tp pp) x b s at the GEMM efficiency of
                    their rank's width (more targets, more time; the frozen base has no weight-gradient matmuls)
@@ -32,7 +34,7 @@ step (global batch / (b x dp)):
                    param per pass (by library, data/training_qlora_dequantization.json) / HBM bandwidth, per
                    micro-batch (per weight, not per token)
     step         = m x (matmuls + attention + elementwise + tensor par. + a fixed cost per layer) x (1 + bubble)
-                   + exposed data par. + optimizer + m x (dequantise + pipeline sends)
+                   + exposed data par. + optimizer + m x (dequantise + pipeline sends + offloading)
     MFU          = 6 x active params x tokens + attention FLOPs (no recompute) / (step x GPUs x dense BF16 peak)
 
 The efficiency constants are fitted on published runs' tokens per second per GPU (bench/fit_training.py, a third
@@ -49,7 +51,7 @@ from ..common.data import DATA_DIR
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, input_embedding_params, params_active, params_total, routed_expert_params
 from .training_setup import StepLayout, TrainingEfficiency
-from .training_traffic import data_parallel_s, exchange_s, local_params, pipeline_sends_s
+from .training_traffic import activation_offload_s, data_parallel_s, exchange_s, local_params, pipeline_sends_s
 
 CALIBRATION_FILE = "training_calibration.json"
 
@@ -98,6 +100,7 @@ class TrainingStep:
     moe: bool = False  # a mixture-of-experts model (its own, wider band)
     dequant_s: float = 0.0  # QLoRA: dequantising the 4-bit base before each pass's matmuls
     pipeline_sends_s: float = 0.0  # activations and their gradients sent between stages, v x with interleaving
+    offload_s: float = 0.0  # activation offloading: the copies to the host and back not hidden behind compute
 
     @property
     def step_s(self) -> float:
@@ -112,6 +115,7 @@ class TrainingStep:
             + self.optimizer_s
             + self.dequant_s
             + self.pipeline_sends_s
+            + self.offload_s
         )
 
     @property
@@ -137,6 +141,7 @@ class TrainingStep:
             }
             | ({"4-bit base dequantised": self.dequant_s} if self.dequant_s else {})
             | ({"pipeline sends": self.pipeline_sends_s} if self.pipeline_sends_s else {})
+            | ({"activation copies to the host": self.offload_s} if self.offload_s else {})
         )
 
 
@@ -244,6 +249,7 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
     exchange = exchange_s(m, gpu, lay, eff, tokens)
     fixed = eff.layer_overhead_s * layers
     sends = pipeline_sends_s(m, gpu, lay, eff, tokens, matmul + attention + elementwise)
+    offload = activation_offload_s(gpu, lay, matmul + attention + elementwise)
     mbs = lay.micro_batches
     compute = (matmul + attention + elementwise + exchange + fixed) * mbs
     tokens_step = lay.micro_batch * lay.seq_len * mbs * lay.dp
@@ -256,6 +262,7 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         bubble_s=compute * (lay.pp - 1) / (mbs * lay.virtual_stages) if lay.pp > 1 else 0.0,
         data_parallel_exposed_s=data_parallel_s(m, gpu, lay, eff, compute),
         pipeline_sends_s=sends * mbs,
+        offload_s=offload * mbs,
         optimizer_s=_optimizer_s(m, gpu, lay),
         tokens_per_step=tokens_step,
         model_flops_per_step=model_flops_per_token(m, lay.attention_tokens, lay.frozen_base) * tokens_step,

@@ -11,6 +11,15 @@ offer's network across machines, at the fitted share of the link (``network_effi
                       chunk's compute (overlap_p2p_comm, set when v > 1: the fitted overlap share of a micro-batch's
                       compute hides them). Megatron's rank order puts the pipeline outermost, so stage neighbours
                       sit on other machines once the job spans machines.
+    hybrid sharding = HSDP (ZeRO-3 over groups of ``shard_gpus`` data-parallel ranks): the weights' gathers and
+                      the gradients' reduce-scatter run inside a group, (S - 1) / S of ZeRO-3's volume over NVLink
+                      where the group's tp x S GPUs sit in one machine; then each GPU's 1 / S of the gradients is
+                      all-reduced across the dp / S groups, 2 (R - 1) / R x grad bytes x params / S over the network
+                      (R = dp / S); both wait on the same compute's overlap share.
+    activation offloading = one micro-batch's kept activations (memory/training.py) copied to the host during the
+                      forward and back during the backward, t = bytes / (PCIe x16 of the GPU's generation x 0.8)
+                      each way, each on its own stream beside its pass: exposed max(0, t - c / 3) +
+                      max(0, t - 2 c / 3), c the micro-batch's compute (the forward a third of it, the backward two).
     expert parallel = the routed experts spread over ep GPUs of the data-parallel group: 4 all-to-alls per MoE
                       layer (dispatch and combine, forward and backward); their weights' gradients are reduced
                       over the dp / ep expert-data-parallel ranks, 1 / ep of them per GPU.
@@ -21,6 +30,10 @@ from __future__ import annotations
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, params_total, routed_expert_params
 from .training_setup import StepLayout, TrainingEfficiency
+
+HOST_LINK_GB_S = {"Ampere": 32.0, "Ada": 32.0, "Hopper": 64.0, "Blackwell": 64.0}  # PCIe 4.0 / 5.0 x16, a direction
+HOST_LINK_GB_S_OTHER = 16.0  # PCIe 3.0 x16 (Volta, Turing) and accelerators the table does not name
+HOST_COPY_EFFICIENCY = 0.8  # pinned-memory copies reach about 80% of the link (CUDA's bandwidthTest)
 
 
 def collective_bw(gpu: GPU, spans_nodes: bool, lay: StepLayout, eff: TrainingEfficiency) -> float:
@@ -71,8 +84,8 @@ def pipeline_sends_s(
 
 
 def data_parallel_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, compute_s: float) -> float:
-    """The data-parallel traffic of a step (over the data- and context-parallel ranks FSDP shards over) that the
-    step's compute does not hide."""
+    """The data-parallel traffic of a step (over the data- and context-parallel ranks FSDP shards over, or HSDP's
+    group and across its groups) that the step's compute does not hide."""
     group = lay.dp * lay.cp
     if group <= 1:
         return 0.0
@@ -80,8 +93,24 @@ def data_parallel_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEffici
     grads = 0.0 if lay.frozen_base else local  # adapters' gradients are negligible
     grad_bytes = 2.0 if lay.precision == "bf16" else 4.0 if lay.zero_stage >= 3 else 2.0
     if lay.zero_stage >= 3:  # weights gathered for forward and backward, per micro-batch; grads reduce-scattered
-        volume = (2 * 2.0 * local * lay.micro_batches + grad_bytes * grads) * (group - 1) / group
+        ring = 2 * 2.0 * local * lay.micro_batches + grad_bytes * grads
     else:  # one all-reduce of the gradients per step
-        volume = 2 * grad_bytes * grads * (group - 1) / group
+        ring = 2 * grad_bytes * grads
     spans = lay.tp * lay.pp * group > lay.gpus_per_node
-    return max(0.0, volume / collective_bw(gpu, spans, lay, eff) - eff.overlap * compute_s)
+    shard = lay.cp * lay.shard_gpus if lay.zero_stage >= 3 and 0 < lay.shard_gpus < lay.dp else group
+    group_spans = spans if shard == group else lay.tp * shard > lay.gpus_per_node  # HSDP: a group in one machine
+    t = ring * (shard - 1) / shard / collective_bw(gpu, group_spans, lay, eff)
+    if shard < group:  # HSDP: each GPU's shard of the gradients all-reduced across the groups
+        replicas = group // shard
+        t += 2 * grad_bytes * grads / shard * (replicas - 1) / replicas / collective_bw(gpu, spans, lay, eff)
+    return max(0.0, t - eff.overlap * compute_s)
+
+
+def activation_offload_s(gpu: GPU, lay: StepLayout, compute_s: float) -> float:
+    """One micro-batch's activation copies to the host and back not hidden behind the forward (a third of the
+    micro-batch's compute ``compute_s``) and the backward (two thirds) they run beside (module docstring)."""
+    if not lay.offload_bytes_per_micro_batch:
+        return 0.0
+    link = HOST_LINK_GB_S.get(gpu.architecture, HOST_LINK_GB_S_OTHER) * 1e9 * HOST_COPY_EFFICIENCY
+    t = lay.offload_bytes_per_micro_batch / link
+    return max(0.0, t - compute_s / 3) + max(0.0, t - 2 * compute_s / 3)

@@ -39,7 +39,8 @@ from pydantic import ConfigDict, Field, InstanceOf
 from ..common.text import counted, figure
 from ..common.units import SECONDS_PER_HOUR
 from ..hardware.catalog import GPU
-from ..memory.training import lora_params
+from ..memory.request import memory_request
+from ..memory.training import lora_params, micro_batch_activation_bytes
 from ..model.arch import ModelArch, params_active, params_total
 from ..perf.training_step import (
     StepLayout,
@@ -55,7 +56,8 @@ from ..results.plan import Pick
 from ..scenario.scenario import Scenario
 from .search import Rejection
 from .training_ask import TrainingAsk
-from .training_layout import TrainingLayout, global_batch_tokens, machines_of
+from .training_layout import TrainingLayout, machines_of
+from .training_options import global_batch_tokens
 
 NETWORK_GBIT_S_PER_GPU_UNSTATED = 100.0  # an offer that does not state its network speed (a 100 Gbit/s-class NIC)
 
@@ -93,12 +95,14 @@ class TrainingCandidate(Pick):
 
     @property
     def label(self) -> str:
-        """'ZeRO-3, DP 64' / 'ZeRO-0, TP 2 x PP 2 x DP 16' / 'ZeRO-1, PP 4 (interleaved x2) x DP 16 (EP 8)'."""
+        """'ZeRO-3, DP 64' / 'ZeRO-0, TP 2 x PP 2 x DP 16' / 'ZeRO-1, PP 4 (interleaved x2) x DP 16 (EP 8)' /
+        'ZeRO-3 (HSDP groups of 8), DP 64'."""
         pp = f"PP {self.pp}" + (f" (interleaved x{self.virtual_stages})" if (self.virtual_stages or 1) > 1 else "")
         dp = f"DP {self.replicas:,}" + (f" (EP {self.ep})" if (self.ep or 1) > 1 else "")
         split = [f"TP {self.tp}"] * (self.tp > 1) + [pp] * (self.pp > 1) + [f"CP {self.cp}"] * ((self.cp or 1) > 1)
         split += [dp]
-        return f"ZeRO-{self.zero_stage}, " + " x ".join(split)
+        hsdp = f" (HSDP groups of {self.shard_gpus})" if self.shard_gpus else ""
+        return f"ZeRO-{self.zero_stage}{hsdp}, " + " x ".join(split)
 
 
 @dataclass
@@ -150,6 +154,7 @@ def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay:
         global_batch_tokens=global_batch_tokens(ask, micro, pp, dp),
         virtual_stages=lay.virtual_stages,
         ep=lay.ep,
+        shard_gpus=lay.shard_gpus,
         precision=tr.precision,
         frozen_base=frozen,
         recompute=lay.recompute or tr.recompute,
@@ -159,7 +164,15 @@ def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay:
         adapter_params=lora_params(m, tr.lora_rank, tr.lora_targets) if frozen else 0.0,
         adapter_rank=tr.lora_rank,
         dequant_bytes_per_param=dequant_bytes_per_param(tr.qlora_library) if ask.method == "qlora" else 0.0,
+        offload_bytes_per_micro_batch=_offloaded_bytes(m, ask, lay) if tr.activation_offload else 0.0,
     )
+
+
+def _offloaded_bytes(m: ModelArch, ask: TrainingAsk, lay: TrainingLayout) -> float:
+    """Activation offloading: one micro-batch's activations on one GPU of the layout, as the memory model keeps them."""
+    at = dict(tp=lay.tp, pp=lay.pp, cp=lay.cp, gpus=lay.gpus, virtual_stages=lay.virtual_stages)
+    req = memory_request(ask, lay.micro_batch, recompute=lay.recompute or ask.training.recompute, **at)
+    return micro_batch_activation_bytes(m, req)
 
 
 @lru_cache(maxsize=16384)
@@ -175,7 +188,7 @@ def run_mfu(m: ModelArch, ask: TrainingAsk, gpu: GPU, o: Offer | None, lay: Trai
         return work.mfu, None
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
     key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute, lay.virtual_stages)
-    key += (lay.ep, lay.cp)
+    key += (lay.ep, lay.cp, lay.shard_gpus)
     if (step := work.steps.get(key)) is None:
         step = work.steps[key] = _step(m, gpu, step_layout(m, ask, o, lay))
     return step.mfu, step
@@ -197,6 +210,7 @@ def priced(
     extra = f", interleaved 1F1B x{lay.virtual_stages}" if lay.virtual_stages > 1 else ""
     extra += f", EP {lay.ep}" if lay.ep > 1 else ""
     extra += f", CP {lay.cp}" if lay.cp > 1 else ""
+    extra += f", HSDP groups of {lay.shard_gpus}" if lay.shard_gpus else ""
     why = [
         f"{counted(count, 'GPU')} (ZeRO-{lay.zero_stage}, TP {lay.tp}, PP {lay.pp}{extra}, "
         f"micro-batch {lay.micro_batch}, recompute {rec}), "
@@ -237,6 +251,7 @@ def priced(
         virtual_stages=lay.virtual_stages,
         ep=lay.ep,
         cp=lay.cp,
+        shard_gpus=lay.shard_gpus if lay.zero_stage == 3 else None,
         **band,
         recompute=rec,
     )

@@ -36,14 +36,20 @@ from ..model.arch import ModelArch
 from ..pricing.offers import FAST_NETWORK_GBIT_S, Offer
 from ..scenario.fields import MAX_LAYOUT_GPUS
 from .training_ask import TrainingAsk
+from .training_options import (
+    PIPELINE_DEPTHS_TRIED,
+    PRE_TRAINING_GLOBAL_BATCH_TOKENS,
+    RECOMPUTES,
+    cp_options,
+    ep_options,
+    micro_batches,
+    recomputes,
+    shard_options,
+    virtual_stage_options,
+    zero_stages,
+)
 
 MAX_TRAINING_GPUS = MAX_LAYOUT_GPUS  # the largest count searched for a layout that holds the job
-PIPELINE_DEPTHS_TRIED = 2  # per tensor-parallel degree, ZeRO stage and micro-batch: the fewest stages that fit
-VIRTUAL_STAGES_TRIED = (1, 2, 4)  # model chunks per pipeline stage searched (1: plain 1F1B)
-EXPERT_PARALLEL_TRIED = (1, 2, 4, 8)  # expert parallel searched: within one machine's NVLink domain
-CONTEXT_PARALLEL_TRIED = (1, 2, 4)  # context parallel searched for long sequences
-LONG_SEQUENCE_TOKENS = 32_768  # from this sequence length on, context parallel is searched (none set)
-PRE_TRAINING_GLOBAL_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2 and 3's 4M-token batches; fine-tuning: one micro-batch
 
 
 @dataclass
@@ -59,6 +65,7 @@ class TrainingLayout:
     virtual_stages: int = 1  # model chunks per pipeline stage (1: 1F1B; more: interleaved 1F1B)
     ep: int = 1  # expert parallel, within the data-parallel group
     cp: int = 1  # context parallel: each sequence split over this many GPUs (ring attention)
+    shard_gpus: int = 0  # ZeRO-3 hybrid sharding (HSDP): data-parallel ranks per shard group (0: all of them)
 
 
 def machines_of(o: Offer, gpus: int) -> int:
@@ -72,61 +79,6 @@ def network_text(o: Offer) -> str:
     if net in ("unknown", "none"):
         return "no stated network"
     return f"{net} at {gbit:,.{0 if gbit >= 1 else 1}f} Gbit/s" if gbit else f"{net} of unstated speed"
-
-
-def zero_stages(ask: TrainingAsk) -> list[int]:
-    """The ZeRO stages tried: all four when searched, else the stage set and those above it (used only where the
-    set stage fits nowhere)."""
-    return [0, 1, 2, 3] if ask.parallelism.zero_auto else list(range(ask.parallelism.zero_stage, 4))
-
-
-RECOMPUTES = ("none", "selective", "full")  # fastest first: each keeps fewer activations and recomputes more
-
-
-def recomputes(ask: TrainingAsk) -> list[str]:
-    """The recompute policies tried: all three when searched (``recompute_auto``), else the one set."""
-    return list(RECOMPUTES) if ask.training.recompute_auto else [ask.training.recompute]
-
-
-def virtual_stage_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:
-    """The interleaved schedules tried beside 1F1B: 2 and 4 chunks when searched, else the one set (none: 1F1B)."""
-    v = ask.parallelism.virtual_stages
-    return tuple(k for k in (VIRTUAL_STAGES_TRIED if v is None else (v,)) if k > 1)
-
-
-def ep_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:
-    """The expert-parallel degrees tried: for a mixture of experts, 1, 2, 4, 8 dividing its experts when searched,
-    else the one set; a dense model has none (1)."""
-    if not m.is_moe:
-        return (1,)
-    e = ask.parallelism.ep
-    return tuple(k for k in EXPERT_PARALLEL_TRIED if m.num_experts % k == 0) if e is None else (e,)
-
-
-def cp_options(ask: TrainingAsk) -> tuple[int, ...]:
-    """The context-parallel degrees tried: the user's where above 1; 1, 2, 4 for sequences from 32,768 tokens."""
-    cp = ask.parallelism.cp
-    if cp > 1:
-        return (cp,)
-    return CONTEXT_PARALLEL_TRIED if ask.context_tokens >= LONG_SEQUENCE_TOKENS else (1,)
-
-
-def global_batch_tokens(ask: TrainingAsk, micro: int, pp: int, dp: int) -> float:
-    """Tokens per optimizer step: pre-training's 4M-token batch; fine-tuning one micro-batch per rank, 4 x the
-    stages with a pipeline (never less than one micro-batch per data-parallel rank)."""
-    seq = ask.context_tokens
-    pipe = 4 * pp if pp > 1 else 1
-    glob = PRE_TRAINING_GLOBAL_BATCH_TOKENS if ask.job.mode == "training" else micro * seq * dp * pipe
-    return max(glob, micro * seq * dp)
-
-
-def micro_batches(ask: TrainingAsk) -> list[int]:
-    """The micro-batches tried: the one given, then each half of it down to 1 (8, 4, 2, 1)."""
-    b, out = ask.request.batch_or_one, []
-    while b >= 1:
-        out.append(b)
-        b //= 2
-    return out
 
 
 @dataclass(frozen=True)
@@ -144,11 +96,13 @@ class TrainingShape:
     ep: int = 1  # expert parallel: dp_min is a multiple of it
     batch_tokens: float = 0.0  # pre-training's tokens per step (0: fine-tuning, 4 x pp micro-batches a step)
     seq_len: int = 4096
+    shard_gpus: int = 0  # HSDP at ZeRO-3: data-parallel ranks per shard group (0: all); dp_min a multiple of it
 
     @property
     def key(self) -> tuple:
-        """ZeRO stage, tp, pp, recompute, schedule, EP, CP: the shape but its micro-batch and data-parallel ranks."""
-        return self.zero_stage, self.tp, self.pp, self.recompute, self.virtual_stages, self.ep, self.cp
+        """ZeRO stage, tp, pp, recompute, schedule, EP, CP, HSDP: the shape but its micro-batch and data-parallel
+        ranks."""
+        return self.zero_stage, self.tp, self.pp, self.recompute, self.virtual_stages, self.ep, self.cp, self.shard_gpus
 
     @property
     def per_copy(self) -> int:
@@ -157,8 +111,9 @@ class TrainingShape:
 
     @property
     def count_step(self) -> int:
-        """The step between the counts that hold the shape: tp x pp x cp x ep (EP divides the data-parallel ranks)."""
-        return self.per_copy * self.ep
+        """The step between the counts that hold the shape: tp x pp x cp x ep (EP divides the data-parallel ranks;
+        so does an HSDP group)."""
+        return self.per_copy * math.lcm(self.ep, self.shard_gpus or 1)
 
     @property
     def fewest_gpus(self) -> int:
@@ -188,6 +143,7 @@ class TrainingShape:
             virtual_stages=self.virtual_stages,
             ep=self.ep,
             cp=self.cp,
+            shard_gpus=self.shard_gpus,
         )
 
 
@@ -201,6 +157,18 @@ def _dp_min(sharded: float, unsharded: float, cap: float) -> int | None:
     while sharded / dp + unsharded > cap:  # float guard
         dp += 1
     return dp
+
+
+def _fewest_ranks(sharded: float, unsharded: float, cap: float, ep: int, group: int, searched: bool) -> int | None:
+    """The fewest data-parallel ranks (a multiple of ep) at which the shape fits ``cap``; HSDP over ``group``
+    ranks holds sharded / group + unsharded at any multiple of lcm(group, ep), two groups at least when searched
+    (one group is plain ZeRO-3)."""
+    if not group:
+        dp = _dp_min(sharded, unsharded, cap)
+        return None if dp is None else math.ceil(dp / ep) * ep
+    if sharded / group + unsharded > cap:
+        return None
+    return math.lcm(group, ep) * (2 if searched else 1)
 
 
 _SHAPES: dict[tuple, dict[str, list[TrainingShape]]] = {}  # per grid (its model and memory questions): shapes by GPU
@@ -226,14 +194,16 @@ class ShapeGrid:
                     for c in cp_options(ask):
                         for e in ep_options(m, ask):
                             for v in (1, *interleaved):
-                                fields = dict(zero_stage=zero, recompute=rec, virtual_stages=v, ep=e, cp=c)
+                                fields = dict(
+                                    zero_stage=zero, recompute=rec, virtual_stages=v, ep=e, cp=c, shard_gpus=None
+                                )
                                 fields["gpus"] = (
                                     par.gpus if par.gpus % (par.tp * par.pp * c) == 0 else par.tp * par.pp * c
                                 )
                                 req = memory_request(ask.with_(**fields), batch=b)
                                 self.rows.append((zero, rec, b, v, e, c, req, self._table(req, v)))
         par = ask.parallelism
-        key = (m, tuple(self.rows), par.tp, par.pp, par.cp, ask.training.recompute)
+        key = (m, tuple(self.rows), par.tp, par.pp, par.cp, par.shard_gpus, ask.training.recompute)
         self._by_gpu: dict[str, list[TrainingShape]] = _SHAPES.setdefault(key, {})
         if len(_SHAPES) > 64:  # a bounded cache: the oldest grids go first
             _SHAPES.pop(next(iter(_SHAPES)))
@@ -261,16 +231,18 @@ class ShapeGrid:
             for zero, rec, b, v, e, c, req, rows in self.rows:
                 cap = budget_bytes(gpu, req.runtime)
                 fit = [
-                    TrainingShape(zero, tp, pp, math.ceil(dp / e) * e, c, b, rec, v, e, pre, self.ask.context_tokens)
+                    TrainingShape(zero, tp, pp, dp, c, b, rec, v, e, pre, self.ask.context_tokens, g)
                     for _, tp, pp, sh, un in sorted(rows, key=lambda r: r[2])
-                    if (dp := _dp_min(sh, un, cap)) is not None
+                    for g in shard_options(self.ask, zero, tp, c)
+                    if (dp := _fewest_ranks(sh, un, cap, e, g, self.ask.parallelism.shard_gpus is None)) is not None
                 ]
-                # per tensor parallel, the PIPELINE_DEPTHS_TRIED fewest stages that fit (more stages only add
-                # bubble and traffic to a job those hold), and the user's own
-                kept: dict[int, int] = {}
+                # per tensor parallel (and HSDP group), the PIPELINE_DEPTHS_TRIED fewest stages that fit (more
+                # stages only add bubble and traffic to a job those hold), and the user's own
+                kept: dict[tuple[int, int], int] = {}
                 for sh in fit:
-                    if (sh.tp, sh.pp) == (par.tp, par.pp) or kept.get(sh.tp, 0) < PIPELINE_DEPTHS_TRIED:
-                        kept[sh.tp] = kept.get(sh.tp, 0) + 1
+                    k = (sh.tp, sh.shard_gpus)
+                    if (sh.tp, sh.pp) == (par.tp, par.pp) or kept.get(k, 0) < PIPELINE_DEPTHS_TRIED:
+                        kept[k] = kept.get(k, 0) + 1
                         out.append(sh)
             mine, own = (par.tp, par.pp), self.ask.training.recompute
 
@@ -286,6 +258,7 @@ class ShapeGrid:
                     s.virtual_stages,
                     s.ep,
                     s.cp,
+                    s.shard_gpus,
                 )
 
             self._by_gpu[gpu.gpu] = sorted(out, key=order)

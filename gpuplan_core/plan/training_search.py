@@ -23,7 +23,6 @@ from .training import TrainingCandidate, TrainingWork, count_set, priced, run_mf
 from .training_ask import TrainingAsk
 from .training_layout import (
     MAX_TRAINING_GPUS,
-    RECOMPUTES,
     ShapeGrid,
     TrainingShape,
     cannot_run,
@@ -31,10 +30,9 @@ from .training_layout import (
     machines_of,
     nearest_count,
     network_text,
-    recomputes,
     runnable,
-    zero_stages,
 )
+from .training_options import RECOMPUTES, recomputes, zero_stages
 from .training_tried import best, cheaper_beside, finish
 
 PRICED_PER_OFFER = 8  # the planner's count: the layouts priced per offer, the fastest by GPU-hours billed
@@ -113,14 +111,14 @@ def _search_gpu(m, ask, gpu, offers, work, rejected, grid, full) -> list[Trainin
 
 def _freed(ask: TrainingAsk) -> dict:
     """What the user fixed that the search would otherwise choose: the ZeRO stages and recompute policies to try
-    beside it, and whether a TP x PP was set (empty: nothing fixed)."""
+    beside it, and whether a TP x PP, schedule, EP, CP or HSDP group was set (empty: nothing fixed)."""
     out = {}
     if not ask.parallelism.zero_auto:
         out["zeros"] = [0, 1, 2, 3]
     if not ask.training.recompute_auto:
         out["recompute"] = list(RECOMPUTES)
     par = ask.parallelism
-    if par.tp * par.pp > 1 or par.virtual_stages or par.ep or par.cp > 1:
+    if par.tp * par.pp > 1 or par.virtual_stages or par.ep or par.cp > 1 or par.shard_gpus is not None:
         out["layout"] = True
     if out:
         out.setdefault("zeros", zero_stages(ask))
@@ -130,8 +128,10 @@ def _freed(ask: TrainingAsk) -> dict:
 
 def _searched(ask: TrainingAsk) -> TrainingAsk:
     """The scenario with what the user fixed left to the search: the ZeRO stage, the recompute, TP x PP, the
-    pipeline schedule, expert parallel and context parallel."""
-    return ask.with_(zero_auto=True, recompute_auto=True, tp=1, pp=1, cp=1, virtual_stages=None, ep=None)
+    pipeline schedule, expert parallel, context parallel and the HSDP group."""
+    return ask.with_(
+        zero_auto=True, recompute_auto=True, tp=1, pp=1, cp=1, virtual_stages=None, ep=None, shard_gpus=None
+    )
 
 
 # ---- the planner's count --------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ def _ranked(m, ask, gpu, o, shapes, work):
     per_stage = {}  # the fastest of each ZeRO stage, recompute, schedule and EP, for the why-chain's comparison
     for i in ranked:
         s = entries[i][0]
-        for k in (s.zero_stage, s.recompute, ("v", s.virtual_stages), ("ep", s.ep)):
+        for k in (s.zero_stage, s.recompute, ("v", s.virtual_stages), ("ep", s.ep), ("hsdp", s.shard_gpus)):
             per_stage.setdefault(k, i)
     chosen = sorted({*ranked[:PRICED_PER_OFFER], first_fewest, *per_stage.values()})
     return entries, chosen, first_fewest, aim

@@ -9,7 +9,7 @@ from ..perf.training_step import TrainingStep
 from ..results.plan import WhyStep
 from .training import TrainingCandidate
 from .training_ask import TrainingAsk
-from .training_layout import RECOMPUTES
+from .training_options import RECOMPUTES
 
 REC = {"none": "no recompute", "selective": "selective recompute", "full": "full recompute"}
 
@@ -26,6 +26,11 @@ _LOSES_ON = {
     "4-bit base dequantised": ("no dequantisation", "less dequantisation per GPU"),
     "pipeline sends": ("no pipeline sends", "fewer pipeline sends"),
 }
+
+
+def sharding_name(shard_gpus: int | None) -> str:
+    """'HSDP groups of 8' / 'ZeRO-3 over all ranks': how ZeRO-3 shards the states."""
+    return f"HSDP groups of {shard_gpus}" if shard_gpus else "ZeRO-3 over all ranks"
 
 
 def schedule_name(v: int | None) -> str:
@@ -60,6 +65,12 @@ def cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, ask: TrainingAs
     if par.ep is not None and alt.ep != c.ep:
         what.append(f"EP {alt.ep}")
         kept.append(f"EP {c.ep}")
+    if par.shard_gpus is not None and c.zero_stage == 3 and (alt.shard_gpus or 0) != (c.shard_gpus or 0):
+        if alt.zero_stage == 3:
+            what.append(sharding_name(alt.shard_gpus))
+        elif f"ZeRO-{alt.zero_stage}" not in what:
+            what.append(f"ZeRO-{alt.zero_stage}")
+        kept.append(sharding_name(c.shard_gpus))
     if not what:
         return None
     saved = 1 - alt.run_cost_usd / c.run_cost_usd
@@ -99,6 +110,9 @@ def _why_over(pick: TrainingCandidate, alt: TrainingCandidate, by: str = "zero")
             f"{schedule_name(pick.virtual_stages)} over {schedule_name(alt.virtual_stages)} ({alt.label}, "
             f"micro-batch {alt.micro_batch})"
         )
+    elif by == "hsdp":
+        what = f"{sharding_name(pick.shard_gpus)} over {sharding_name(alt.shard_gpus)}"
+        head = f"{what} ({alt.label}, micro-batch {alt.micro_batch})"
     elif by in ("ep", "cp"):
         what = by.upper()
         head = f"{what} {getattr(pick, by)} over {what} {getattr(alt, by)} ({alt.label}, micro-batch {alt.micro_batch})"
@@ -157,8 +171,9 @@ def tried(pick: TrainingCandidate, cands: list[TrainingCandidate], stages: list[
 
 
 def _schedules_and_ep(pick: TrainingCandidate, cands: list[TrainingCandidate], ask: TrainingAsk) -> list[str]:
-    """A pipelined pick against its best run under each other schedule tried, and a mixture of experts' pick
-    against each other expert-parallel degree tried (where the search chose them)."""
+    """A pipelined pick against its best run under each other schedule tried, a mixture of experts' pick against
+    each other expert-parallel degree tried, a ZeRO-3 pick against the other sharding (HSDP or over all ranks)
+    tried (where the search chose them)."""
     out = []
     if pick.pp > 1 and ask.parallelism.virtual_stages is None:
         piped = [c for c in cands if c.pp > 1]
@@ -170,6 +185,10 @@ def _schedules_and_ep(pick: TrainingCandidate, cands: list[TrainingCandidate], a
     if ask.parallelism.cp == 1:
         for k in sorted({c.cp for c in cands} - {pick.cp}):
             out.append(_why_over(pick, best([c for c in cands if c.cp == k]), "cp"))
+    if pick.zero_stage == 3 and ask.parallelism.shard_gpus is None:  # HSDP against over all ranks, or back
+        other = [c for c in cands if c.zero_stage == 3 and bool(c.shard_gpus) != bool(pick.shard_gpus)]
+        if other:
+            out.append(_why_over(pick, best(other), "hsdp"))
     return out
 
 

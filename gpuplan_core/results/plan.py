@@ -143,6 +143,9 @@ class Pick(BaseModel):
     )
     ep: int | None = Field(None, description="training: expert parallel (the routed experts over this many GPUs)")
     cp: int | None = Field(None, description="training: context parallel (each sequence over this many GPUs)")
+    shard_gpus: int | None = Field(
+        None, description="training at ZeRO-3: data-parallel ranks per HSDP shard group (0: sharded over all of them)"
+    )
     monthly_usd: float | None
     run_cost_usd: float | None
     price_per_gpu_hour_usd: float

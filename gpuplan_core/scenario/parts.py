@@ -239,6 +239,15 @@ class Parallelism(Part):
         "link's zero=auto). A stage given explicitly (zero_stage, the link's zero=0-3) is kept, and the cheaper "
         "stage is shown beside it.",
     )
+    shard_gpus: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_LAYOUT_GPUS,
+        description="Training at ZeRO-3 / FSDP, hybrid sharding (HSDP): the states sharded over groups of this many "
+        "data-parallel ranks and replicated across the groups (gathers and reduce-scatters inside a group, an "
+        "all-reduce of each shard's gradients across groups). 0: sharded over all the ranks (plain ZeRO-3). None "
+        "(the link's hsdp=auto): the planner tries both, a group being one 8-GPU machine's data-parallel ranks.",
+    )
     offload: Offload = Field(
         "none",
         description="DeepSpeed can keep the optimizer states, master weights and gradients in the host's RAM (and, "
@@ -268,6 +277,10 @@ class Parallelism(Part):
     def virtual_stages_or_one(self) -> int:
         """The model chunks per stage a memory budget or step is taken at (1 when searched and not yet chosen)."""
         return self.virtual_stages or 1
+
+    def shard_group(self, ranks: int) -> int:
+        """The data-parallel ranks ZeRO-3 shards over out of ``ranks``: the HSDP group where one is set, else all."""
+        return min(ranks, self.shard_gpus) if self.zero_stage == 3 and self.shard_gpus else ranks
 
     @property
     def ep_or_one(self) -> int:
@@ -310,6 +323,12 @@ class Training(Part):
         "full",
         description="The loss: full holds the FP32 logits of every token; chunked (torchtune's default) keeps BF16 "
         "logits and upcasts 8 chunks one at a time.",
+    )
+    activation_offload: bool = Field(
+        False,
+        description="Activation offloading (Megatron-Core, torchtune): the activations kept for backward copied to "
+        "host RAM as the forward goes and back for the backward, the GPU holding two layers' worth; the copies cross "
+        "PCIe, hidden behind the pass they run beside where it is the longer.",
     )
     recompute_every: int = Field(
         1,

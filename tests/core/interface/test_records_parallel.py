@@ -1,4 +1,4 @@
-"""The pipeline schedule's and expert parallel's records (interface/records_parallel.py): searched by default, a
+"""The pipeline schedule's, expert parallel's and HSDP group's records (interface/records_parallel.py): searched by default, a
 number set in a link sets the field, anything else is refused with the default kept."""
 
 from gpuplan_core.interface.links import read_link
@@ -7,8 +7,10 @@ from gpuplan_core.interface.records_parallel import PARALLEL_RECORDS
 RECORDS = {r.key: r for r in PARALLEL_RECORDS}
 
 
-def test_both_default_to_searched_and_write_their_field():
-    assert set(RECORDS) == {"vpp", "ep"}
+def test_each_defaults_to_searched_and_writes_its_field():
+    assert set(RECORDS) == {"vpp", "ep", "hsdp"}
+    assert RECORDS["hsdp"].default == "auto" and RECORDS["hsdp"].field_names() == ("shard_gpus",)
+    assert RECORDS["hsdp"].label_of(0) == "off" and RECORDS["hsdp"].means_none("auto")
     assert RECORDS["vpp"].default == "auto" and RECORDS["ep"].default == "auto"
     assert RECORDS["vpp"].field_names() == ("virtual_stages",) and RECORDS["ep"].field_names() == ("ep",)
     assert RECORDS["vpp"].means_none("auto") and not RECORDS["vpp"].means_none(1)

@@ -62,11 +62,12 @@ def test_the_issue_question_picks_at_or_below_the_cheapest_of_the_four_forced_st
 
 def _zero3_over_pp(gbit_per_node: float):
     """16 x H100 on two machines, 7B on 100B tokens, full recompute: the best ZeRO-3 and ZeRO-0 runs on a P5 whose
-    network is ``gbit_per_node`` Gbit/s, and the search's pick."""
+    network is ``gbit_per_node`` Gbit/s (ZeRO-3 sharded over all ranks), and the search's pick."""
     o = P5.model_copy(update={"inter_node_gbit_s": gbit_per_node})
     q = {"workload": "pretrain", "src": "size", "size_b": 7, "tokens_b": 100.0, "gpu": "H100-SXM", "gpus": 16}
     q["recompute"] = "full"  # the policy fixed: the stage against the pipeline alone
-    z3, z0, auto = (_cands(_sc(**q, **z), [o])[0][0] for z in ({"zero": 3}, {"zero": 0}, {}))
+    plain = {"zero": 3, "hsdp": 0}  # ZeRO-3 over all 16 ranks (HSDP: test_training_hsdp.py)
+    z3, z0, auto = (_cands(_sc(**q, **z), [o])[0][0] for z in (plain, {"zero": 0}, {}))
     return z3, z0, auto
 
 
