@@ -16,9 +16,14 @@ with page.guard("Memory budget"):
     if mem.offloaded:
         st.info(
             f"**CPU offload:** {', '.join(mem.offloaded)} live in host RAM: each machine needs "
-            f"**{fmt.gb(mem.host_bytes_per_node)} of RAM** for them ({fmt.gib(mem.host_bytes_per_node)}, with "
-            "DeepSpeed's 1.5x buffer). The GPU budget above leaves them out; steps run slower, as the optimizer "
-            "steps on the CPU.",
+            f"**{fmt.gb(mem.host_bytes_per_node)} of RAM** for them ({fmt.gib(mem.host_bytes_per_node)}"
+            + (
+                ", with DeepSpeed's 1.5x buffer for the states). The GPU budget above leaves them out; steps run "
+                "slower, as the optimizer steps on the CPU."
+                if any("activations" not in k for k in mem.offloaded)
+                else "). The GPU budget above leaves them out; the step time includes the PCIe copies the passes "
+                "do not hide."
+            ),
             icon=":material/memory:",
         )
     if sc.job.mode != "inference" and (line := training_speed_line(cached.answer(sc))):
