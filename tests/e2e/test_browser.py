@@ -56,19 +56,6 @@ def test_cold_deep_link_reproduces_scenario(browser, tmp_path, path, title):
         proc.wait(10)
 
 
-def test_memory_numbers_follow_the_link(page, app_url):
-    open_app(page, f"{app_url}/Memory?{DEEP}")
-    page.get_by_text("Budget by component, and by scope").click()  # built when opened
-    # FP8 on the decoder's linear layers; embeddings + lm_head (2 x 128,256 x 8,192) and the norms in BF16:
-    # (70,553,706,496 - kept) x 1 + kept x 2 bytes = 72.66 GB, split over the answer's 2 x H100 SXM (TP 2):
-    # 36.33 GB per GPU, the "weights only" line (the budget is the answer's layout's)
-    kept = 2 * 128_256 * 8192 + 8192 + 80 * 2 * 8192
-    assert round(((70_553_706_496 - kept) + kept * 2) / 1e9, 2) == 72.66
-    assert round(((70_553_706_496 - kept) + kept * 2) / 2 / 1e9, 2) == 36.33
-    expect(page.get_by_text(re.compile(r"2 x H100 SXM \(TP 2\)")).first).to_be_visible()
-    expect(page.get_by_text(re.compile(r"weights only.*36\.33 GB"))).to_be_visible()
-
-
 def test_slider_updates_chart_and_url(page, app_url):
     open_app(page, f"{app_url}/Memory?workload=Pre-training")
     before = page.get_by_test_id("stPlotlyChart").first.inner_html()
@@ -127,24 +114,9 @@ def test_a_page_only_rerun_shows_what_a_cold_link_shows(page, app_url):
     expect(page.get_by_test_id("stSidebar").get_by_role("spinbutton", name="Micro-batch per GPU")).to_have_value("3")
 
 
-def test_page_switch_keeps_values(page, app_url):
-    open_app(page, f"{app_url}/")
-    page.get_by_role("combobox", name="Published model").click()
-    page.get_by_role("option", name="Qwen2.5-7B", exact=True).click()
-    wait_for_app(page)
-    expect(page).to_have_url(re.compile(r"model=Qwen2\.5-7B"))
-    page.get_by_test_id("stSidebar").get_by_role("link", name="Memory").click()
-    wait_for_app(page)
-    expect(page).to_have_url(re.compile(r"/Memory\?.*model=Qwen2\.5-7B"))
-    expect(page.get_by_role("combobox", name="Published model")).to_have_value("Qwen2.5-7B")
-    page.get_by_test_id("stSidebar").get_by_role("link", name="Cost").click()
-    wait_for_app(page)
-    expect(page.get_by_role("combobox", name="Published model")).to_have_value("Qwen2.5-7B")
-    no_traceback(page)
-
-
-def test_csv_download_equals_the_table_shown(page, app_url):
-    """The downloaded CSV is the dataframe the page rendered (compared through AppTest's view of it)."""
+def test_memory_numbers_follow_the_link_and_the_csv_download_equals_the_table_shown(page, app_url):
+    """The Memory page's figures are the link's, and the downloaded CSV is the dataframe the page rendered
+    (compared through AppTest's view of it)."""
     from streamlit.testing.v1 import AppTest
 
     from gpuplan_ui.export import frame_to_csv
@@ -152,6 +124,14 @@ def test_csv_download_equals_the_table_shown(page, app_url):
     open_app(page, f"{app_url}/Memory?{DEEP}")
     page.get_by_text("Budget by component, and by scope").click()  # the table is built when its section opens
     wait_for_app(page)
+    # FP8 on the decoder's linear layers; embeddings + lm_head (2 x 128,256 x 8,192) and the norms in BF16:
+    # (70,553,706,496 - kept) x 1 + kept x 2 bytes = 72.66 GB, split over the answer's 2 x H100 SXM (TP 2):
+    # 36.33 GB per GPU, the "weights only" line (the budget is the answer's layout's)
+    kept = 2 * 128_256 * 8192 + 8192 + 80 * 2 * 8192
+    assert round(((70_553_706_496 - kept) + kept * 2) / 1e9, 2) == 72.66
+    assert round(((70_553_706_496 - kept) + kept * 2) / 2 / 1e9, 2) == 36.33
+    expect(page.get_by_text(re.compile(r"2 x H100 SXM \(TP 2\)")).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"weights only.*36\.33 GB"))).to_be_visible()
     with page.expect_download() as dl:
         page.get_by_test_id("stDownloadButton").filter(has_text="Download CSV").first.locator("button").click()
     text = Path(dl.value.path()).read_text()

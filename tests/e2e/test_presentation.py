@@ -1,10 +1,10 @@
-"""In a real browser: the deciding column in view, the meeting view from a link, the report opened offline, your
-price in a cold link. Every page at three sizes in both themes, its screenshots, tables and charts: test_projector.py."""
+"""In a real browser: the meeting view from a link, the report opened offline, your price in a cold link. Every
+page at three sizes in both themes, its screenshots, tables (the deciding column in view at 1280 px) and charts:
+test_projector.py."""
 
 import re
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import expect
 
 from .conftest import OUT, open_app
@@ -12,30 +12,6 @@ from .conftest import OUT, open_app
 
 def _answer(pg) -> str:
     return pg.get_by_test_id("stAlertContentSuccess").or_(pg.get_by_test_id("stAlertContentInfo")).first.inner_text()
-
-
-def _visible_headers(pg, nth: int = 0) -> list[str]:
-    """The column headers the data grid draws in its visible width (its accessible table holds only those)."""
-    df = pg.get_by_test_id("stDataFrame").nth(nth)
-    df.scroll_into_view_if_needed()
-    pg.wait_for_timeout(500)
-    return df.locator("[role=columnheader]").evaluate_all("hs => hs.map(h => h.textContent)")
-
-
-@pytest.mark.parametrize(
-    "path,column",
-    [
-        ("Cost", "monthly (USD)"),
-        ("Cost?workload=Pre-training", "per-run (USD)"),
-        ("", "cost (USD)"),
-    ],
-)
-def test_the_deciding_column_is_in_view_at_1280(browser, app_url, path, column):
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    pg = ctx.new_page()
-    open_app(pg, f"{app_url}/{path}")
-    assert column in _visible_headers(pg)
-    ctx.close()
 
 
 def test_meeting_view_from_a_link_hides_the_sidebar(browser, app_url):

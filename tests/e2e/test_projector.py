@@ -4,6 +4,8 @@ page load per page and theme (the page follows the window's size as it widens), 
 - the first table drawn: its first five columns are wide enough for their header and every cell, and in view;
 - every chart drawn: no title, tick, axis title, legend entry, annotation or bar text outside the chart, none
   across a reference line, none on top of another;
+- at 1280 px, the column the page's first table is read for in view (the Overview's cost, Cost's monthly or
+  per-run cost), and the Overview's five cheapest whole in their column, the offer first;
 - the Cost page's "ten cheapest" chart: one bar per offer with distinct labels, sorted by the value shown, the
   cheapest on top and highlighted.
 
@@ -182,6 +184,32 @@ def cheapest_problems(ch: dict | None) -> list[str]:
     return out
 
 
+# The column a page's first table is read for, in view at 1280 px without scrolling (its visible headers: the grid's
+# accessible table holds only the columns it draws).
+DECIDING = {"Overview": "cost (USD)", "Cost": "monthly (USD)", "Cost-training": "per-run (USD)"}
+SCROLL = "df => { const s = df.querySelector('.dvn-scroller'); return [s.scrollWidth, s.clientWidth]; }"
+
+
+def at_1280_problems(pg, grid, name: str) -> list[str]:
+    """The deciding column in view; the Overview's five cheapest whole in their column, the offer first."""
+    out = []
+    grid.scroll_into_view_if_needed()
+    pg.wait_for_timeout(500)  # the grid draws the columns in its visible width once it is on screen
+    shown = grid.locator("[role=columnheader]").evaluate_all("hs => hs.map(h => h.textContent)")
+    if name in DECIDING and DECIDING[name] not in shown:
+        out.append(f"the deciding column {DECIDING[name]!r} is not in view: {shown}")
+    if name == "Overview":
+        scroll, column = grid.evaluate(SCROLL), pg.get_by_test_id("stMainBlockContainer").bounding_box()
+        if scroll[0] > scroll[1]:
+            out.append(f"the five cheapest scroll sideways ({scroll[0]} px in {scroll[1]} px)")
+        box = grid.bounding_box()
+        if box["x"] + box["width"] > column["x"] + column["width"] + 1:
+            out.append("the five cheapest run past the page's column")
+        if (first := grid.locator("th").first.inner_text()) != "offer":
+            out.append(f"the five cheapest's first column is {first!r}, not the offer")
+    return out
+
+
 @pytest.fixture(scope="module")
 def projector(browser):
     ctx = browser.new_context(viewport={"width": SIZES[0][0], "height": SIZES[0][1]}, color_scheme="light")
@@ -223,6 +251,8 @@ def test_every_page_reads_whole_on_a_projector(projector, app_url, path):
             grids = [g for g in pg.get_by_test_id("stDataFrame").all() if g.is_visible()]
             if grids:
                 problems += [f"{where}: first table: {p}" for p in table_problems(grids[0].evaluate(GRID))]
+                if w == 1280:
+                    problems += [f"{where}: {p}" for p in at_1280_problems(pg, grids[0], name)]
             problems += [f"{where}: {p}" for p in chart_problems(pg.evaluate(CHARTS, main.element_handle()))]
             if name.startswith("Cost"):
                 cheapest = pg.evaluate(CHEAPEST, main.element_handle())
