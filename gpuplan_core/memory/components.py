@@ -20,7 +20,8 @@ from ..scenario.fields import (
     MAX_BATCH,
     MAX_CONTEXT_TOKENS,
 )
-from ..scenario.parts import Formats, Job, Parallelism, Request, Training
+from ..scenario.layout import Parallelism, Training
+from ..scenario.parts import Formats, Job, Request
 
 
 class Assumptions(BaseModel):

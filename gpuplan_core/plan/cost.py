@@ -26,7 +26,8 @@ from ..results.cost import CostReport
 from ..results.memory import model_summary
 from ..results.plan import InferenceCostRow, Pick, Rejected, TrainingCostRow, layout_label
 from ..scenario.deployment import Pricing
-from ..scenario.parts import Job, Parallelism
+from ..scenario.layout import Parallelism
+from ..scenario.parts import Job
 from ..scenario.scenario import Scenario
 from .rent import Found, inference_candidates
 from .search import ServingAsk

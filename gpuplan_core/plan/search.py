@@ -33,7 +33,8 @@ from ..pricing.billing import replicas_for_traffic, replicas_held
 from ..pricing.offers import Offer
 from ..results.plan import Pick, Rejected, layout_label
 from ..scenario.deployment import Pricing, RuntimeAssumptions, Traffic
-from ..scenario.parts import Formats, Parallelism, Request
+from ..scenario.layout import Parallelism
+from ..scenario.parts import Formats, Request
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaEval, ReplicaQuestion, evaluate_replica, workload_key
 from .capacity import forget as forget_replicas

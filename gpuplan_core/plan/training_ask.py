@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..scenario.deployment import Pricing, RuntimeAssumptions
-from ..scenario.parts import Formats, Job, Parallelism, Request, Training
+from ..scenario.layout import Parallelism, Training
+from ..scenario.parts import Formats, Job, Request
 from ..scenario.scenario import FIELDS, Scenario
 
 _PARTS = ("job", "request", "formats", "parallelism", "training", "assumptions", "pricing")

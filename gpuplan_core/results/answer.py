@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from ..common.text import ms
 from ..pricing.energy import EnergyReport, OwnReport, PriceTier
-from ..scenario.parts import Parallelism
+from ..scenario.layout import Parallelism
 from ..scenario.scenario import Scenario
 from .plan import Pick, Plan, WhyStep
 

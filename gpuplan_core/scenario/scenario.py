@@ -26,7 +26,8 @@ from ..model.arch import ModelArch, model_from_param_count
 from ..model.hf_config import model_from_hf_config
 from ..model.presets import get_preset
 from .deployment import Pricing, RuntimeAssumptions, Traffic
-from .parts import DEFAULT_PRESET, Formats, Job, ModelSource, Parallelism, Part, Request, Training
+from .layout import Parallelism, Training
+from .parts import DEFAULT_PRESET, Formats, Job, ModelSource, Part, Request
 from .site import Site
 
 # Defaults that depend on the job (its key: interactive, batch, pretrain, finetune), used where the field is not

@@ -4,7 +4,8 @@ shape (batch as a count or 'max'), a layout that multiplies out, and a training 
 import pytest
 
 from gpuplan_core.scenario.fields import MAX_BATCH, MAX_CONTEXT_TOKENS
-from gpuplan_core.scenario.parts import DEFAULT_PRESET, Formats, Job, ModelSource, Parallelism, Request, Training
+from gpuplan_core.scenario.layout import Parallelism, Training
+from gpuplan_core.scenario.parts import DEFAULT_PRESET, Formats, Job, ModelSource, Request
 
 
 @pytest.mark.parametrize(
