@@ -130,9 +130,11 @@ def _check_cost(params: dict) -> None:
 
 def _check_performance(params: dict) -> None:
     """Performance shows the recommended layout unless the user picked another; with traffic its first token is the
-    answer's p95 at the peak; it never says 'within your targets' for a latency above one."""
+    answer's p95 at the peak; it never says 'within your targets' for a latency above one. Its headline and the
+    pick's row of its per-GPU table are the answer's pick's figures (_check_performance_table, the same page)."""
     sc, ans = _answer(params)
     at = _open("app_pages/Performance.py", params)
+    _check_performance_table(params, at)
     heads = _metrics(at)
     sentence = [*at.success, *at.info, *at.warning][0].value
     if ans.shows_pick(sc.parallelism) and sc.traffic.requests_per_day and ans.pick.tpot_s:
@@ -158,6 +160,7 @@ def _check_compare(params: dict, b_gpu: str) -> None:
     sc_b, _ = variant(sc, values)
     report = api.compare_report(sc, sc_b, OFFERS)
     at = _open("app_pages/Compare.py", {**params, "b_gpu": b_gpu})
+    _check_compare_a(params, at)  # B is another GPU: side A is still the sidebar's answer
     boxes = [*at.success, *at.info, *at.warning]
     assert boxes[0].value.replace("\\", "") == report.comparison.verdict
     heads = _metrics(at)
@@ -185,13 +188,13 @@ def _check_memory(params: dict) -> None:
     assert f"it takes {p.gpus:,} x {get_gpu(p.gpu).label}" in sentence and "short" not in sentence
 
 
-def _check_compare_a(params: dict) -> None:
+def _check_compare_a(params: dict, at: AppTest | None = None) -> None:
     """Compare's side A is the sidebar's answer: its GPUs, memory per GPU, first token, time per token and monthly
-    cost are the Overview's."""
+    cost are the Overview's (``at``: the Compare page already opened from ``params`` and a B side)."""
     from gpuplan_core import get_gpu
 
     sc, ans = _answer(params)
-    at = _open("app_pages/Compare.py", params)
+    at = at or _open("app_pages/Compare.py", params)
     side_a = next(m.value for m in at.markdown if m.value.startswith("**A:**")).replace("\\", "")
     table = at.dataframe[0].value.set_index("measure")["A"]
     if ans.pick is None:
@@ -223,6 +226,8 @@ def _cli_flags(sc) -> list[str]:
     return out
 
 
+# Each random question is asked once and every page is checked against its answer: a new serving question costs
+# seconds (its layouts simulated), a page opened from it a few hundred milliseconds.
 @SETTINGS
 @given(inference, st.sampled_from(["H200", "L40S", "A100 SXM 80GB"]))
 def test_inference_pages_state_the_answer(params, b_gpu):
@@ -230,6 +235,7 @@ def test_inference_pages_state_the_answer(params, b_gpu):
     _check_cost(params)
     _check_performance(params)
     _check_compare(params, b_gpu)
+    _check_memory(params)
 
 
 @SETTINGS
@@ -237,6 +243,14 @@ def test_inference_pages_state_the_answer(params, b_gpu):
 def test_pretraining_pages_state_the_answer(params):
     _check_overview(params)
     _check_cost(params)
+    _check_memory(params)
+
+
+@SETTINGS
+@given(pretraining_count)
+def test_pretraining_on_a_set_count_pages_state_the_answer(params):
+    _check_memory(params)
+    _check_compare_a(params)
 
 
 @SETTINGS
@@ -244,17 +258,18 @@ def test_pretraining_pages_state_the_answer(params):
 def test_finetuning_pages_state_the_answer(params):
     _check_overview(params)
     _check_cost(params)
+    _check_memory(params)
+    _check_compare_a(params)
 
 
-def _check_performance_table(params: dict) -> None:
-    """Performance: the headline first token and time per token, and the pick's row of the per-GPU table (each GPU
-    type as the plan runs it at this load), are the answer's pick's figures."""
+def _check_performance_table(params: dict, at: AppTest) -> None:
+    """Performance (``at``, opened from ``params``): the headline first token and time per token, and the pick's row
+    of the per-GPU table (each GPU type as the plan runs it at this load), are the answer's pick's figures."""
     from gpuplan_core import rate
 
     sc, ans = _answer(params)
     if sc.job.mode != "inference" or ans.pick is None or ans.pick.ttft_s is None or not ans.shows_pick(sc.parallelism):
         return
-    at = _open("app_pages/Performance.py", params)
     heads = _metrics(at)
     label = "First token (p95 at peak)" if sc.traffic.requests_per_day and ans.pick.tpot_s else "Time to first token"
     assert heads[label] == ms(ans.pick.ttft_s)
@@ -269,24 +284,6 @@ def _check_performance_table(params: dict) -> None:
     assert float(row[ttft]) == pytest.approx(ans.pick.ttft_s * 1e3, rel=5e-3)
     if ans.pick.tpot_s:
         assert float(row[tpot]) == pytest.approx(ans.pick.tpot_s * 1e3, rel=5e-3)
-
-
-@SETTINGS
-@given(inference)
-def test_performance_headline_and_the_picks_row_are_the_answer(params):
-    _check_performance_table(params)
-
-
-@SETTINGS
-@given(st.one_of(inference, pretraining, pretraining_count, finetuning))
-def test_memory_page_states_the_answer(params):
-    _check_memory(params)
-
-
-@SETTINGS
-@given(st.one_of(inference, pretraining_count, finetuning))
-def test_compare_side_a_is_the_answer(params):
-    _check_compare_a(params)
 
 
 def test_the_memory_pages_gpu_table_row_of_the_answer_is_the_answers_memory():
