@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,11 @@ def pytest_configure(config) -> None:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def pytest_unconfigure(config) -> None:
+    if not hasattr(config, "workerinput") and (done := os.environ.get(WARM_DONE)):
+        shutil.rmtree(Path(done).parent, ignore_errors=True)  # the marker's folder (the compile may still write it)
 
 
 @pytest.fixture(scope="session", autouse=True)
