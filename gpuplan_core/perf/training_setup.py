@@ -69,6 +69,7 @@ class StepLayout:
     recompute: str = "none"  # none | selective | full
     recompute_every: int = 1
     virtual_stages: int = 1
+    pipeline_schedule: str = "1f1b"  # 1f1b (interleaved where virtual_stages > 1) | zb-h1 (zero bubble, Qi et al.)
     ep: int = 1  # expert parallel: the routed experts spread over this many GPUs (tokens sent all-to-all)
     shard_gpus: int = 0  # ZeRO-3 hybrid sharding (HSDP): data-parallel ranks per shard group (0: all of them)
     offload_bytes_per_micro_batch: float = 0.0  # activation offloading: one micro-batch's activations to the host

@@ -98,6 +98,7 @@ class TrainingCandidate(Pick):
         """'ZeRO-3, DP 64' / 'ZeRO-0, TP 2 x PP 2 x DP 16' / 'ZeRO-1, PP 4 (interleaved x2) x DP 16 (EP 8)' /
         'ZeRO-3 (HSDP groups of 8), DP 64'."""
         pp = f"PP {self.pp}" + (f" (interleaved x{self.virtual_stages})" if (self.virtual_stages or 1) > 1 else "")
+        pp += " (zero bubble)" if self.pipeline_schedule == "zb-h1" and self.pp > 1 else ""
         dp = f"DP {self.replicas:,}" + (f" (EP {self.ep})" if (self.ep or 1) > 1 else "")
         split = [f"TP {self.tp}"] * (self.tp > 1) + [pp] * (self.pp > 1) + [f"CP {self.cp}"] * ((self.cp or 1) > 1)
         split += [dp]
@@ -153,6 +154,7 @@ def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay:
         seq_len=seq,
         global_batch_tokens=global_batch_tokens(ask, micro, pp, dp),
         virtual_stages=lay.virtual_stages,
+        pipeline_schedule=lay.schedule,
         ep=lay.ep,
         shard_gpus=lay.shard_gpus,
         precision=tr.precision,
@@ -188,7 +190,7 @@ def run_mfu(m: ModelArch, ask: TrainingAsk, gpu: GPU, o: Offer | None, lay: Trai
         return work.mfu, None
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
     key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute, lay.virtual_stages)
-    key += (lay.ep, lay.cp, lay.shard_gpus)
+    key += (lay.ep, lay.cp, lay.shard_gpus, lay.schedule)
     if (step := work.steps.get(key)) is None:
         step = work.steps[key] = _step(m, gpu, step_layout(m, ask, o, lay))
     return step.mfu, step
@@ -208,6 +210,7 @@ def priced(
     how = "predicted for this layout" if step is not None else "as you set it"
     rec = lay.recompute or ask.training.recompute
     extra = f", interleaved 1F1B x{lay.virtual_stages}" if lay.virtual_stages > 1 else ""
+    extra += ", zero-bubble ZB-H1" if lay.schedule == "zb-h1" and lay.pp > 1 else ""
     extra += f", EP {lay.ep}" if lay.ep > 1 else ""
     extra += f", CP {lay.cp}" if lay.cp > 1 else ""
     extra += f", HSDP groups of {lay.shard_gpus}" if lay.shard_gpus else ""
@@ -249,6 +252,7 @@ def priced(
         step=step,
         micro_batch=lay.micro_batch,
         virtual_stages=lay.virtual_stages,
+        pipeline_schedule=lay.schedule if lay.pp > 1 else None,
         ep=lay.ep,
         cp=lay.cp,
         shard_gpus=lay.shard_gpus if lay.zero_stage == 3 else None,

@@ -32,9 +32,24 @@ def recomputes(ask: TrainingAsk) -> list[str]:
 
 
 def virtual_stage_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:
-    """The interleaved schedules tried beside 1F1B: 2 and 4 chunks when searched, else the one set (none: 1F1B)."""
+    """The interleaved schedules tried beside 1F1B: 2 and 4 chunks when searched, else the one set (none: 1F1B, or
+    the zero-bubble schedule set, which runs one chunk per stage)."""
     v = ask.parallelism.virtual_stages
+    if ask.parallelism.pipeline_schedule == "zb-h1":
+        return ()
     return tuple(k for k in (VIRTUAL_STAGES_TRIED if v is None else (v,)) if k > 1)
+
+
+PIPELINE_SCHEDULES = ("1f1b", "zb-h1")  # in order of preference on a tie
+
+
+def schedule_options(ask: TrainingAsk, virtual_stages: int) -> tuple[str, ...]:
+    """The schedules a pipelined shape of ``virtual_stages`` chunks per stage is tried at: 1F1B and zero bubble
+    (ZB-H1, one chunk per stage only) when searched, else the one set; interleaved shapes are 1F1B's."""
+    if virtual_stages > 1:
+        return ("1f1b",)
+    s = ask.parallelism.pipeline_schedule
+    return PIPELINE_SCHEDULES if s is None else (s,)
 
 
 def ep_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:
