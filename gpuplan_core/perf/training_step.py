@@ -29,6 +29,7 @@ step (global batch / (b x dp)):
                    x b s / cp x h x 2 bytes / tp per micro-batch (training_traffic.py)
     offloading   = activation offloading: a micro-batch's kept activations over PCIe to the host and back, what
                    the forward and backward beside them do not hide (training_traffic.py)
+    paging       = a paged optimizer's states that do not fit the GPU, in and out over PCIe once a step
     optimizer    = the optimizer's read and write of its states over HBM, once per step
     adapters     = LoRA / QLoRA: (6 + 2 recompute) x adapter params / (tp pp) x b s at the GEMM efficiency of
                    their rank's width (more targets, more time; the frozen base has no weight-gradient matmuls)
@@ -36,7 +37,7 @@ step (global batch / (b x dp)):
                    param per pass (by library, data/training_qlora_dequantization.json) / HBM bandwidth, per
                    micro-batch (per weight, not per token)
     step         = m x (matmuls + attention + elementwise + tensor par. + a fixed cost per layer) x (1 + bubble)
-                   + exposed data par. + optimizer + m x (dequantise + pipeline sends + offloading)
+                   + exposed data par. + optimizer + paging + m x (dequantise + pipeline sends + offloading)
     MFU          = 6 x active params x tokens + attention FLOPs (no recompute) / (step x GPUs x dense BF16 peak)
 
 The efficiency constants are fitted on published runs' tokens per second per GPU (bench/fit_training.py, a third
@@ -53,7 +54,14 @@ from ..common.data import DATA_DIR
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, input_embedding_params, params_active, params_total, routed_expert_params
 from .training_setup import StepLayout, TrainingEfficiency
-from .training_traffic import activation_offload_s, data_parallel_s, exchange_s, local_params, pipeline_sends_s
+from .training_traffic import (
+    activation_offload_s,
+    data_parallel_s,
+    exchange_s,
+    local_params,
+    paged_optimizer_s,
+    pipeline_sends_s,
+)
 
 CALIBRATION_FILE = "training_calibration.json"
 
@@ -103,6 +111,7 @@ class TrainingStep:
     dequant_s: float = 0.0  # QLoRA: dequantising the 4-bit base before each pass's matmuls
     pipeline_sends_s: float = 0.0  # activations and their gradients sent between stages, v x with interleaving
     offload_s: float = 0.0  # activation offloading: the copies to the host and back not hidden behind compute
+    paging_s: float = 0.0  # paged optimizer: its states that do not fit the GPU, paged in and out once a step
 
     @property
     def step_s(self) -> float:
@@ -118,6 +127,7 @@ class TrainingStep:
             + self.dequant_s
             + self.pipeline_sends_s
             + self.offload_s
+            + self.paging_s
         )
 
     @property
@@ -144,6 +154,7 @@ class TrainingStep:
             | ({"4-bit base dequantised": self.dequant_s} if self.dequant_s else {})
             | ({"pipeline sends": self.pipeline_sends_s} if self.pipeline_sends_s else {})
             | ({"activation copies to the host": self.offload_s} if self.offload_s else {})
+            | ({"optimizer states paged over PCIe": self.paging_s} if self.paging_s else {})
         )
 
 
@@ -288,4 +299,5 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         peak_flops_per_s=gpu.dense_peak_flops("bf16")[0],
         moe=m.is_moe,
         dequant_s=dequant_s(m, gpu, lay) * mbs,
+        paging_s=paged_optimizer_s(gpu, lay),
     )

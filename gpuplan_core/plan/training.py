@@ -38,7 +38,9 @@ from pydantic import ConfigDict, Field, InstanceOf
 
 from ..common.text import counted, figure
 from ..common.units import SECONDS_PER_HOUR
-from ..hardware.catalog import GPU
+from ..hardware.catalog import GPU, get_gpu
+from ..memory.budget import memory_budget
+from ..memory.fit import budget_bytes
 from ..memory.request import memory_request
 from ..memory.training import lora_params, micro_batch_activation_bytes
 from ..model.arch import ModelArch, params_active, params_total
@@ -167,6 +169,32 @@ def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay:
         adapter_rank=tr.lora_rank,
         dequant_bytes_per_param=dequant_bytes_per_param(tr.qlora_library) if ask.method == "qlora" else 0.0,
         offload_bytes_per_micro_batch=_offloaded_bytes(m, ask, lay) if tr.activation_offload else 0.0,
+        paged_bytes_per_step=_paged_bytes(m, ask, o, lay) if tr.paged_optimizer else 0.0,
+    )
+
+
+def _paged_bytes(m: ModelArch, ask: TrainingAsk, o: Offer | None, lay: TrainingLayout) -> float:
+    """A paged optimizer: the states on one GPU of the layout that do not fit its budget beside the rest (paged to the
+    host and back each step); none without an offer's GPU to fit."""
+    if o is None:
+        return 0.0
+    req = memory_request(ask, lay.micro_batch, recompute=lay.recompute or ask.training.recompute, **_at(lay))
+    budget = memory_budget(m, req)
+    states = sum(v for k, v in budget.offloaded.items() if k.endswith("(paged)"))
+    return min(states, max(0.0, budget.per_gpu_bytes + states - budget_bytes(get_gpu(o.gpu), req.runtime)))
+
+
+def _at(lay: TrainingLayout) -> dict:
+    """The layout's fields as a memory question names them."""
+    return dict(
+        tp=lay.tp,
+        pp=lay.pp,
+        cp=lay.cp,
+        gpus=lay.gpus,
+        virtual_stages=lay.virtual_stages,
+        zero_stage=lay.zero_stage,
+        ep=lay.ep,
+        shard_gpus=lay.shard_gpus,
     )
 
 
@@ -222,6 +250,11 @@ def priced(
         *rc.notes,
         *lay.notes,
     ]
+    if step is not None and step.paging_s:
+        why.append(
+            f"paged optimizer: {step.paging_s:,.2f} s of each {step.step_s:,.2f} s step pages the optimizer states "
+            "that do not fit beside the rest over PCIe"
+        )
     prec = ask.training.precision
     if step is not None and prec in ("fp8", "mxfp8", "nvfp4") and not low_precision_runs(gpu, prec):
         why.append(f"the {gpu.label} has no {prec.upper()} tensor cores: the recipe's matmuls run at BF16 speed")

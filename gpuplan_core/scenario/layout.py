@@ -208,6 +208,12 @@ class Training(Part):
     optimizer: Optimizer = Field(
         "adamw", description="AdamW keeps two FP32 states per parameter (8 bytes), 8-bit Adam 2, SGD 4."
     )
+    paged_optimizer: bool = Field(
+        False,
+        description="Paged optimizer (bitsandbytes' paged AdamW / paged 8-bit AdamW, the QLoRA paper's): the "
+        "optimizer states in CUDA unified memory, paged to host RAM when the GPU runs short, so they need not fit "
+        "the GPU beside the activations; where they do not, each optimizer step pages them in and out over PCIe.",
+    )
     recompute: Recompute = Field(
         "full",
         description="Activation checkpointing. Full: keep only each layer's input and recompute the rest in the "
