@@ -44,12 +44,14 @@ PIPELINE_SCHEDULES = ("1f1b", "zb-h1")  # in order of preference on a tie
 
 
 def schedule_options(ask: TrainingAsk, virtual_stages: int) -> tuple[str, ...]:
-    """The schedules a pipelined shape of ``virtual_stages`` chunks per stage is tried at: 1F1B and zero bubble
-    (ZB-H1, one chunk per stage only) when searched, else the one set; interleaved shapes are 1F1B's."""
+    """The schedules a pipelined shape of ``virtual_stages`` chunks per stage is tried at: interleaved shapes are
+    1F1B's; one chunk per stage, the one set, else zero bubble (ZB-H1) alone: plain 1F1B on the same layout holds
+    the same memory and the same step but a bubble larger by 2 W (pp - 1) / m, so it is never the cheaper and is
+    left out of the search (the why-chain says so; ``pipe=1f1b`` keeps it)."""
     if virtual_stages > 1:
         return ("1f1b",)
     s = ask.parallelism.pipeline_schedule
-    return PIPELINE_SCHEDULES if s is None else (s,)
+    return ("zb-h1",) if s is None else (s,)
 
 
 def ep_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:

@@ -189,6 +189,11 @@ def _schedules_and_ep(pick: TrainingCandidate, cands: list[TrainingCandidate], a
         piped = [c for c in cands if c.pp > 1]
         for v in sorted({_schedule(c) for c in piped} - {_schedule(pick)}):
             out.append(_why_over(pick, best([c for c in piped if _schedule(c) == v]), "schedule"))
+        if par.pipeline_schedule is None and any(c.pipeline_schedule == "zb-h1" for c in piped):
+            out.append(
+                "1F1B: not tried, never cheaper than zero-bubble ZB-H1 on the same layout (the same memory, a bubble "
+                "larger by twice the weight-gradient matmuls x (pp - 1) / micro-batches)"
+            )
     if ask.parallelism.ep is None:
         for e in sorted({c.ep for c in cands} - {pick.ep}):
             out.append(_why_over(pick, best([c for c in cands if c.ep == e]), "ep"))

@@ -51,8 +51,10 @@ def test_interleaved_wins_on_64_gpus_and_the_why_chain_names_it():
     assert (auto.tp, auto.pp, auto.virtual_stages, one.virtual_stages) == (4, 4, 4, 1)
     assert auto.run_cost_usd < one.run_cost_usd
     assert auto.step.bubble_s / one.step.bubble_s == pytest.approx(1 / 4, rel=0.02)  # the same compute, bubble / v
-    line = next(w for w in auto.why if w.startswith("interleaved 1F1B x4 over 1F1B ("))
+    line = next(w for w in auto.why if w.startswith("interleaved 1F1B x4 over zero-bubble ZB-H1 ("))
     assert "a smaller pipeline bubble" in line and line.endswith("cheaper")
+    assert any(w.startswith("1F1B: not tried, never cheaper than zero-bubble ZB-H1") for w in auto.why)
+    assert one.run_cost_usd > _pick(**L70, gpus=64, pipe="zb-h1").run_cost_usd  # dominated, as the line says
     assert "interleaved 1F1B x4" in auto.why[0] and "PP 4 (interleaved x4)" in auto.label
 
 
@@ -130,6 +132,5 @@ def test_zero_bubble_wins_where_interleaving_does_not_fit_with_the_memory_of_1f1
     m = _sc(**L70, gpus=32).model()
     need = {s: memory_budget(m, memory_request(_sc(**L70, gpus=32, pipe=s))).per_gpu_bytes for s in ("1f1b", "zb-h1")}
     assert need["zb-h1"] == need["1f1b"]
-    line = next(w for w in auto.why if w.startswith("zero-bubble ZB-H1 over 1F1B ("))
-    assert "a smaller pipeline bubble" in line
+    assert any(w.startswith("1F1B: not tried, never cheaper than zero-bubble ZB-H1") for w in auto.why)
     assert "zero-bubble ZB-H1" in auto.why[0] and "PP 4 (zero bubble)" in auto.label
