@@ -209,7 +209,7 @@ def test_a_tensor_x_pipeline_layout_set_is_kept_and_the_cheaper_one_stated_besid
     saving = 1 - free.run_cost_usd / p.run_cost_usd
     # 10% (14% before the interleaved schedule was searched: TP 2 x PP 2 now runs interleaved x4, bubble / 4)
     assert line.startswith(f"TP 1 x PP 1 would be {saving:.0%} cheaper: ") and f"{saving:.0%}" == "10%"
-    assert p.virtual_stages == 4 and "interleaved 1F1B x4 over 1F1B (" in " ".join(p.why)
+    assert p.virtual_stages == 4 and "interleaved 1F1B x4 over zero-bubble ZB-H1 (" in " ".join(p.why)
     assert f"{free.run_cost_usd:,.0f} USD; TP 2 x PP 2 is kept as set" in line
     fixed = api.plan_report(_sc(**ISSUE, tp=2, pp=2, recompute="full")).picks[0]  # the policy set too: both kept
     assert fixed.recompute == "full"
