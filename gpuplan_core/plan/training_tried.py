@@ -175,7 +175,9 @@ def tried(pick: TrainingCandidate, cands: list[TrainingCandidate], stages: list[
     out += _schedules_and_ep(pick, cands, ask)
     asked = ask.request.batch_or_one
     if pick.micro_batch < asked:
-        out.append(f"micro-batch {pick.micro_batch}, not the {asked} given: the largest that fits this layout")
+        given = "the default" if ask.request.batch == type(ask.request).model_fields["batch"].default else "the"
+        what = f"{given} {asked}" + ("" if given == "the default" else " given")
+        out.append(f"micro-batch {pick.micro_batch}, not {what}: the largest that fits this layout")
     return out
 
 

@@ -110,7 +110,9 @@ def test_qlora_on_one_l4_chooses_the_micro_batch_and_says_so():
     plan = api.plan_report(sc)
     p = plan.picks[0]
     assert (p.gpu, p.gpus, p.micro_batch) == ("L4", 1, 1)
-    assert "micro-batch 1, not the 8 given: the largest that fits this layout" in p.why
+    assert "micro-batch 1, not the default 8: the largest that fits this layout" in p.why  # no batch was given
+    given = api.plan_report(_sc(workload="finetune", method="qlora", gpu="L4", batch=4)).picks[0]
+    assert "micro-batch 1, not the 4 given: the largest that fits this layout" in given.why
     assert not any("deadline" in w for w in p.why) and plan.message is None
     ans = api.answer_report(sc)
     assert ans.pick.micro_batch == 1
