@@ -253,7 +253,7 @@ def priced(
     if step is not None and step.paging_s:
         why.append(
             f"paged optimizer: {step.paging_s:,.2f} s of each {step.step_s:,.2f} s step pages the optimizer states "
-            "that do not fit beside the rest over PCIe"
+            "that do not fit beside the rest over PCIe (more GPUs or a higher ZeRO stage, where they fit, page none)"
         )
     prec = ask.training.precision
     if step is not None and prec in ("fp8", "mxfp8", "nvfp4") and not low_precision_runs(gpu, prec):
