@@ -176,7 +176,9 @@ would run it at your load; Compare's sides are each the answer to their scenario
   1F1B's on the first stage (Korthikanti et al. 2022, 4.2.3). **Expert parallel** (EP, within the data-parallel
   ranks) holds 1 / EP of the routed experts' weights, gradients and states; ZeRO then shards them over dp / EP.
   **HSDP** shards ZeRO-3's states over a group of data-parallel ranks only (one machine's), replicated across groups.
-  **Activation offloading** keeps two layers' activations on the GPU and the rest in host RAM.
+  **Activation offloading** keeps two layers' activations on the GPU and the rest in host RAM. A **paged
+  optimizer** (bitsandbytes' paged AdamW) keeps its states in unified memory: out of the GPU's need, in host RAM at
+  their own size, the step paying twice the states that do not fit beside the rest over PCIe.
   **LoRA adapters** keep their input after dropout (2 B + a 1-byte mask, when dropout > 0) and their rank-r output;
   adapting the LM head adds a logits-sized output. **Logits**: the full loss in eager
   PyTorch holds, per token, the BF16 logits, their FP32 copy and the FP32 log-softmax it saves (`10·V` bytes;
