@@ -53,3 +53,11 @@ def test_a_paged_optimizer_that_fits_costs_nothing():
     plain, paged = api.plan_report(_sc(**h100)).picks[0], api.plan_report(_sc(**h100, paged_opt=True)).picks[0]
     assert (paged.gpus, paged.mfu) == (plain.gpus, pytest.approx(plain.mfu, rel=1e-12))
     assert not any(w.startswith("paged optimizer: ") for w in paged.why)
+
+
+def test_paged_with_cpu_offload_changes_nothing_and_says_so():
+    kw = dict(workload="pretrain", model="Llama-3.1-8B", gpu="H100-SXM", gpus=8, zero=2, offload="optimizer")
+    sc, paged = _sc(**kw), to_scenario({**kw, "paged_opt": True})[0]
+    assert any("paging changes nothing" in w for w in paged.warnings()) and not sc.warnings()
+    a, b = (memory_budget(s.model(), memory_request(s)) for s in (sc, paged))
+    assert (a.per_gpu_bytes, a.host_bytes_per_node) == (b.per_gpu_bytes, b.host_bytes_per_node)
