@@ -9,6 +9,7 @@ from gpuplan_core import (
     cold_start_rule,
     cost_answer,
     growth_problem,
+    training_compute_line,
     training_speed_line,
 )
 from gpuplan_ui import cached, figures_cost, fmt, page, prices, site_views, tables_cost, widgets
@@ -92,12 +93,7 @@ with page.guard("Costs per offer"):
             with box:
                 _serving_lifetime(ans)
     else:
-        how = "your MFU" if sc.training.mfu else "the MFU predicted for each offer's layout and network"
-        st.markdown(
-            f"Training compute: **{cost.training_flops:.3g} FLOPs** = tokens x (6 x active parameters + causal "
-            f"attention), at {how} of each GPU's dense BF16 peak; +{sc.training.overhead_factor:.0%} for "
-            "failed runs and sweeps; GPUs rounded up to whole nodes, billed in each offer's increments."
-        )
+        st.markdown(training_compute_line(sc, cost.training_flops))
         if line := training_speed_line(ans):
             st.markdown(line)
         if cost.tokens_note:

@@ -13,19 +13,8 @@ with page.guard("Memory budget"):
     mem = cached.memory(sc)  # at the layout the answer runs (the Overview's pick)
     views = cached.memory_views(key, pkey, explore)
     page.answer(memory_answer(mem, sc))
-    if mem.offloaded:
-        st.info(
-            f"**CPU offload:** {', '.join(mem.offloaded)} live in host RAM: each machine needs "
-            f"**{fmt.gb(mem.host_bytes_per_node)} of RAM** for them ({fmt.gib(mem.host_bytes_per_node)}"
-            + (
-                ", with DeepSpeed's 1.5x buffer for the states). The GPU budget above leaves them out; steps run "
-                "slower, as the optimizer steps on the CPU."
-                if any("activations" not in k for k in mem.offloaded)
-                else "). The GPU budget above leaves them out; the step time includes the PCIe copies the passes "
-                "do not hide."
-            ),
-            icon=":material/memory:",
-        )
+    if mem.host_note:
+        st.info(f"**Host RAM:** {fmt.md_escape(mem.host_note)}", icon=":material/memory:")
     if sc.job.mode != "inference" and (line := training_speed_line(cached.answer(sc))):
         st.markdown(line)
     st.plotly_chart(views.figure, key="mem_chart", config={"displaylogo": False})

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gpuplan_core import plan_answer
+from gpuplan_core import plan_answer, training_speed_line
 from gpuplan_ui import cached, fmt, page, prices, share, widgets
 
 sc, values = page.setup("Which GPU should we rent, how many, and what will it cost?")
@@ -49,6 +49,8 @@ if plan is not None:
             )
         if views.pareto is not None:
             st.plotly_chart(views.pareto, key="pareto", config={"displaylogo": False})
+        if not inference and (line := training_speed_line(ans)):
+            st.markdown(line)  # the predicted MFU with its band, as the Cost page shows it
         if not page.meeting():
             st.markdown("\n".join(f"- {fmt.md_escape(line)}" for line in top.why))
             if top.ttft_s is not None:

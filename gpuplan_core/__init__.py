@@ -78,6 +78,7 @@ from .report.answers import (
     perf_answer,
     plan_answer,
     site_answer,
+    training_compute_line,
     training_speed_line,
 )
 from .report.calibration import CalibrationReport

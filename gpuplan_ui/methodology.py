@@ -176,7 +176,9 @@ would run it at your load; Compare's sides are each the answer to their scenario
   1F1B's on the first stage (Korthikanti et al. 2022, 4.2.3). **Expert parallel** (EP, within the data-parallel
   ranks) holds 1 / EP of the routed experts' weights, gradients and states; ZeRO then shards them over dp / EP.
   **HSDP** shards ZeRO-3's states over a group of data-parallel ranks only (one machine's), replicated across groups.
-  **Activation offloading** keeps two layers' activations on the GPU and the rest in host RAM.
+  **Activation offloading** keeps two layers' activations on the GPU and the rest in host RAM. A **paged
+  optimizer** (bitsandbytes' paged AdamW) keeps its states in unified memory: out of the GPU's need, in host RAM at
+  their own size, the step paying twice the states that do not fit beside the rest over PCIe.
   **LoRA adapters** keep their input after dropout (2 B + a 1-byte mask, when dropout > 0) and their rank-r output;
   adapting the LM head adds a logits-sized output. **Logits**: the full loss in eager
   PyTorch holds, per token, the BF16 logits, their FP32 copy and the FP32 log-softmax it saves (`10·V` bytes;
@@ -237,12 +239,15 @@ would run it at your load; Compare's sides are each the answer to their scenario
   its minimum (AWS: per second, 60 s minimum; Azure: whole minutes, rounded down). Nodes are whole: 10 GPUs on
   8-GPU nodes pay for 16.
 - **Serverless** bills worker start-up, execution and the idle timeout (RunPod, Modal rules).
-- **Training** compute = 6 × parameters × tokens (+ attention) ÷ (dense peak × MFU); real budgets add failed runs
-  and sweeps (industry estimates 30–50% of compute, seed 002).
+- **Training** compute = 6 × parameters × tokens (+ attention; 4 × with LoRA and QLoRA, whose frozen base has no
+  weight gradients) ÷ (dense peak × MFU); real budgets add failed runs and sweeps (industry estimates 30–50% of
+  compute, seed 002).
 - **Training speed** (`gpuplan_core/perf/training_step.py`): the MFU is **predicted** for each layout and offer (an
   MFU you give overrides it). One step = micro-batches x (matmuls at a GEMM efficiency that grows with the width per
   GPU, FlashAttention forward and backward, elementwise traffic over HBM, tensor- and context-parallel exchanges over
-  NVLink, a cost per layer) x (1 + the pipeline bubble (pp - 1) / (micro-batches x v)) + the pipeline's sends (v x
+  NVLink, a cost per layer) x (1 + the pipeline bubble (pp - 1) / (micro-batches x v)); under the **zero-bubble
+  ZB-H1** schedule (Qi et al. 2023, v = 1, 1F1B's activation memory) the bubble is (pp - 1) / micro-batches of the
+  compute less twice the weight-gradient matmuls (a third of 1F1B's where F = B = W) + the pipeline's sends (v x
   a micro-batch's activations and gradients per stage; exposed under 1F1B, hidden behind compute when interleaved,
   as Megatron-Bridge sets it) + the data-parallel traffic compute does not hide (gradient all-reduce, or FSDP's
   gathers and reduce-scatter, over NVLink or the offer's network per GPU; HSDP: inside its group, then each GPU's

@@ -111,6 +111,7 @@ def _report(
         offload=req.parallelism.offload,
         offloaded={k: round(v) for k, v in budget.offloaded.items()},
         host_bytes_per_node=round(budget.host_bytes_per_node),
+        host_note=budget.host_note,
         budgets={k: round(v) for k, v in budget.budgets.items()},
         per_gpu_bytes=round(budget.per_gpu_bytes),
         total_bytes=round(budget.total_bytes),

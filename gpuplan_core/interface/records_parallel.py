@@ -1,6 +1,6 @@
 """The input records of the training run's parallel layout beyond TP x PP x CP (records_job.py): the pipeline
-schedule, expert parallel and ZeRO-3's hybrid sharding (HSDP) group, each searched unless set (``record.py`` says
-what a record holds)."""
+schedule (chunks per stage, and 1F1B or zero bubble), expert parallel and ZeRO-3's hybrid sharding (HSDP) group,
+each searched unless set (``record.py`` says what a record holds)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,18 @@ PARALLEL_RECORDS: tuple[Input, ...] = (
         group=PAR,
         field="virtual_stages",
         options=("auto", 1, 2, 4, 8),
+        none_when="auto",
+        jobs=TRAINING,
+        short="pipeline chunks per stage",
+    ),
+    Input(
+        "pipe",
+        "Pipeline schedule",
+        "select",
+        group=PAR,
+        field="pipeline_schedule",
+        options=("auto", "1f1b", "zb-h1"),
+        labels={"1f1b": "1F1B", "zb-h1": "ZB-H1"},  # 1F1B: interleaved with chunks per stage above 1
         none_when="auto",
         jobs=TRAINING,
         short="pipeline schedule",

@@ -1,8 +1,9 @@
 """Every user input, one record each (``record.py`` says what a record holds).
 
-The records (``records_job.py``, ``records_parallel.py``, ``records_traffic.py``, ``records_site.py``; their
-option lists and labels in ``options.py``) drive the sidebar and Compare's B-side inputs (``gpuplan_ui/widgets.py``
-renders a record as a widget), links and the scenario file (``links.py``) and the Scenario (``inputs.to_scenario``).
+The records (``records_job.py`` with ``records_training.py``, ``records_parallel.py``, ``records_traffic.py``,
+``records_site.py``; their option lists and labels in ``options.py``) drive the sidebar and Compare's B-side inputs
+(``gpuplan_ui/widgets.py`` renders a record as a widget), links and the scenario file (``links.py``) and the
+Scenario (``inputs.to_scenario``).
 A record that sets a Scenario field reads its default, range and help from the field (``scenario/parts.py``,
 ``deployment.py``); the CLI's flags are derived from the same fields (``cli.py``).
 """

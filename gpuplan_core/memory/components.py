@@ -191,6 +191,7 @@ class MemoryBudget:
     scope: str = "whole runtime"
     offloaded: dict[str, float] = field(default_factory=dict)  # per GPU's share, held in host RAM instead
     host_bytes_per_node: float = 0.0  # host RAM the offloaded states need on each machine
+    host_note: str | None = None  # what lives in host RAM and what each machine needs for it, in one sentence
 
     @property
     def per_gpu_bytes(self) -> float:

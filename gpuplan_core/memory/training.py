@@ -25,7 +25,7 @@ torchao NF4 (torchtune) keeps them in BF16.
 
 from __future__ import annotations
 
-from ..common.text import counted
+from ..common.text import counted, gb, gib
 from ..model.arch import ModelArch, embedding_params, kept_16bit_params, params_total, routed_expert_params
 from ..model.formats import get_format
 from .activations import ActivationSetup, layer_activation_bytes, logits_bytes
@@ -166,6 +166,14 @@ def _model_states(m: ModelArch, req: MemoryRequest, notes: list[str]) -> tuple[d
     return comps, offloaded, trainable
 
 
+def _paged(comps: dict[str, float], req: MemoryRequest) -> dict[str, float]:
+    """A paged optimizer (bitsandbytes): its states leave the GPU's hard need for unified memory, which pages them
+    to host RAM when the GPU runs short (none where CPU offload already holds them)."""
+    if not req.training.paged_optimizer:
+        return {}
+    return {f"{k} (paged)": comps.pop(k) for k in [k for k in comps if k.endswith("optimizer states")]}
+
+
 def _working_buffers(m: ModelArch, req: MemoryRequest) -> dict[str, float]:
     """What the framework holds while a block runs: FSDP's gathered and prefetched blocks, its gradient
     reduce-scatter, a low-precision copy of one block's weights, QLoRA's per-library buffers."""
@@ -200,6 +208,7 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
     asm = req.assumptions
     notes: list[str] = []
     comps, offloaded, trainable = _model_states(m, req, notes)
+    paged = _paged(comps, req)
     states = sum(comps.values())
     comps.update(_working_buffers(m, req))
     lora = req.job.mode == "finetune" and req.job.method in ("lora", "qlora")
@@ -232,7 +241,8 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
     per_node = min(req.parallelism.gpus, asm.gpus_per_node)
     copied = sum(moved.values()) * per_node  # activation offloading's pinned buffers
     states_host = sum(offloaded.values()) * per_node * asm.offload_buffer_factor
-    host = copied + states_host
+    paged_host = sum(paged.values()) * per_node  # unified memory: the states' own bytes, no staging buffers
+    host = copied + states_host + paged_host
     if moved:
         where = f"{copied / 1e9:,.1f} GB per machine of {counted(per_node, 'GPU')}"
         notes.append(f"Activations copied to host RAM: {where}; the copies' time is in the step.")
@@ -242,6 +252,13 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
             f"{counted(per_node, 'GPU')}, "
             f"x{asm.offload_buffer_factor:g} for DeepSpeed's buffers; the optimizer step runs on the CPU, so steps "
             "are slower (the time and cost estimates do not include that)."
+        )
+    if paged:
+        notes.append(
+            f"Paged optimizer: the optimizer states ({sum(paged.values()) / 1e9:,.2f} GB per GPU) live in unified "
+            f"memory, paged to host RAM when the GPU runs short ({paged_host / 1e9:,.1f} GB per machine of "
+            f"{counted(per_node, 'GPU')} at most); the GPU budget above leaves them out, and the step pays the pages "
+            "it moves over PCIe where they do not fit beside the rest."
         )
     w_only = comps.get("weights", comps.get("frozen base weights", 0.0))
     runtime = sum(comps.values())
@@ -257,8 +274,35 @@ def training_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) 
         budgets=budgets,
         gpus=req.parallelism.gpus,
         notes=notes,
-        offloaded=offloaded | moved,
+        offloaded=offloaded | moved | paged,
         host_bytes_per_node=host,
+        host_note=_host_note(offloaded, moved, paged, host, asm.offload_buffer_factor),
+    )
+
+
+def _host_note(offloaded: dict, moved: dict, paged: dict, host_bytes: float, factor: float) -> str | None:
+    """What lives in host RAM and what each machine needs for it, in one sentence (the Memory page's; None: nothing
+    does): DeepSpeed's offloaded states with its buffer factor, activation offloading's copies, a paged optimizer's
+    states."""
+    if not (offloaded or moved or paged):
+        return None
+    names = ", ".join([*offloaded, *moved, *paged])
+    how = []
+    if offloaded:
+        how.append(
+            f"DeepSpeed's {factor:g}x buffer for the offloaded states; steps run slower, as the optimizer steps "
+            "on the CPU (the time and cost leave that out)"
+        )
+    if moved:
+        how.append("the step time includes the activation copies over PCIe that the passes do not hide")
+    if paged:
+        how.append(
+            "the paged optimizer's states stay on the GPU while it has room and page to host RAM when it runs "
+            "short; the step pays the pages moved over PCIe"
+        )
+    return (
+        f"{names} live in host RAM: each machine needs {gb(host_bytes)} of RAM for them ({gib(host_bytes)}). The GPU "
+        f"budget above leaves them out; " + "; ".join(how) + "."
     )
 
 

@@ -69,9 +69,11 @@ class StepLayout:
     recompute: str = "none"  # none | selective | full
     recompute_every: int = 1
     virtual_stages: int = 1
+    pipeline_schedule: str = "1f1b"  # 1f1b (interleaved where virtual_stages > 1) | zb-h1 (zero bubble, Qi et al.)
     ep: int = 1  # expert parallel: the routed experts spread over this many GPUs (tokens sent all-to-all)
     shard_gpus: int = 0  # ZeRO-3 hybrid sharding (HSDP): data-parallel ranks per shard group (0: all of them)
     offload_bytes_per_micro_batch: float = 0.0  # activation offloading: one micro-batch's activations to the host
+    paged_bytes_per_step: float = 0.0  # paged optimizer: the states that do not fit the GPU, paged each step
     adapter_params: float = 0.0  # LoRA / QLoRA: the adapters' parameters (memory.training.lora_params)
     adapter_rank: int = 16  # their rank: the width of their matmuls
     dequant_bytes_per_param: float = 0.0  # QLoRA: HBM bytes per base linear parameter per pass to dequantise it

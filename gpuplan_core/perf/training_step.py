@@ -23,10 +23,13 @@ step (global batch / (b x dp)):
                    reduce-scattered (ZeRO-3 / FSDP) per step, over NVLink inside a machine or the network across;
                    the part that compute does not hide (overlap share) is exposed
     pipeline     = bubble (pp - 1) / (m x virtual stages) of the compute (1F1B: v = 1; Megatron's interleaved 1F1B
-                   with v model chunks per stage, Narayanan et al. 2021), and the sends between stages: 2 x v x
-                   b s / cp x h x 2 bytes / tp per micro-batch (training_traffic.py)
+                   with v model chunks per stage, Narayanan et al. 2021); zero bubble ZB-H1 (Qi et al. 2023, v = 1):
+                   (pp - 1) / m x (compute - 2 x W), W the weight-gradient matmuls (the bubble (p - 1)(F + B - W)
+                   against 1F1B's (p - 1)(F + B + W): a third where F = B = W); and the sends between stages: 2 x v
+                   x b s / cp x h x 2 bytes / tp per micro-batch (training_traffic.py)
     offloading   = activation offloading: a micro-batch's kept activations over PCIe to the host and back, what
                    the forward and backward beside them do not hide (training_traffic.py)
+    paging       = a paged optimizer's states that do not fit the GPU, in and out over PCIe once a step
     optimizer    = the optimizer's read and write of its states over HBM, once per step
     adapters     = LoRA / QLoRA: (6 + 2 recompute) x adapter params / (tp pp) x b s at the GEMM efficiency of
                    their rank's width (more targets, more time; the frozen base has no weight-gradient matmuls)
@@ -34,7 +37,7 @@ step (global batch / (b x dp)):
                    param per pass (by library, data/training_qlora_dequantization.json) / HBM bandwidth, per
                    micro-batch (per weight, not per token)
     step         = m x (matmuls + attention + elementwise + tensor par. + a fixed cost per layer) x (1 + bubble)
-                   + exposed data par. + optimizer + m x (dequantise + pipeline sends + offloading)
+                   + exposed data par. + optimizer + paging + m x (dequantise + pipeline sends + offloading)
     MFU          = 6 x active params x tokens + attention FLOPs (no recompute) / (step x GPUs x dense BF16 peak)
 
 The efficiency constants are fitted on published runs' tokens per second per GPU (bench/fit_training.py, a third
@@ -51,7 +54,14 @@ from ..common.data import DATA_DIR
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, input_embedding_params, params_active, params_total, routed_expert_params
 from .training_setup import StepLayout, TrainingEfficiency
-from .training_traffic import activation_offload_s, data_parallel_s, exchange_s, local_params, pipeline_sends_s
+from .training_traffic import (
+    activation_offload_s,
+    data_parallel_s,
+    exchange_s,
+    local_params,
+    paged_optimizer_s,
+    pipeline_sends_s,
+)
 
 CALIBRATION_FILE = "training_calibration.json"
 
@@ -101,6 +111,7 @@ class TrainingStep:
     dequant_s: float = 0.0  # QLoRA: dequantising the 4-bit base before each pass's matmuls
     pipeline_sends_s: float = 0.0  # activations and their gradients sent between stages, v x with interleaving
     offload_s: float = 0.0  # activation offloading: the copies to the host and back not hidden behind compute
+    paging_s: float = 0.0  # paged optimizer: its states that do not fit the GPU, paged in and out once a step
 
     @property
     def step_s(self) -> float:
@@ -116,6 +127,7 @@ class TrainingStep:
             + self.dequant_s
             + self.pipeline_sends_s
             + self.offload_s
+            + self.paging_s
         )
 
     @property
@@ -142,6 +154,7 @@ class TrainingStep:
             | ({"4-bit base dequantised": self.dequant_s} if self.dequant_s else {})
             | ({"pipeline sends": self.pipeline_sends_s} if self.pipeline_sends_s else {})
             | ({"activation copies to the host": self.offload_s} if self.offload_s else {})
+            | ({"optimizer states paged over PCIe": self.paging_s} if self.paging_s else {})
         )
 
 
@@ -163,9 +176,10 @@ def low_precision_runs(gpu: GPU, precision: str) -> bool:
     return False
 
 
-def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> float:
+def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> tuple[float, float]:
     """One micro-batch's matmuls: forward, backward (input gradients only with a frozen base) and recompute, the
-    dense part at a GEMM efficiency that grows with the width per GPU, the routed experts as wide as one expert."""
+    dense part at a GEMM efficiency that grows with the width per GPU, the routed experts as wide as one expert; and
+    the weight-gradient matmuls among them (2 of the passes of each trained weight, none of a frozen base's)."""
     peak = gpu.dense_peak_flops("bf16")[0]
     shard = lay.tp * lay.pp
     # recompute's extra forward share: full = one more forward, selective = half the matmuls, every k-th layer: 1/k
@@ -180,12 +194,27 @@ def _matmul_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, 
 
     expert = routed_expert_params(m, active_only=True)
     dense = params_active(m) - input_embedding_params(m) - expert
-    t = passes * dense / shard * tokens / at_width(m.hidden_size / lay.tp)
+    weights = 0.0 if lay.frozen_base else 2.0  # of the passes: the weight gradients'
+    one = dense / shard * tokens / at_width(m.hidden_size / lay.tp)  # one pass of the dense matmuls
+    t, w = passes * one, weights * one
     if lay.adapter_params:  # adapters: forward, input and weight gradients (+ recompute), as wide as their rank
-        t += (6.0 + 2.0 * extra) * lay.adapter_params / shard * tokens / at_width(lay.adapter_rank)
+        one = lay.adapter_params / shard * tokens / at_width(lay.adapter_rank)
+        t, w = t + (6.0 + 2.0 * extra) * one, w + 2.0 * one
     if expert:
-        t += passes * expert / shard * tokens / (at_width(m.expert_intermediate_size) * eff.moe_expert_efficiency)
-    return t
+        one = expert / shard * tokens / (at_width(m.expert_intermediate_size) * eff.moe_expert_efficiency)
+        t, w = t + passes * one, w + weights * one
+    return t, w
+
+
+def bubble_s(lay: StepLayout, compute_s: float, weight_grad_s: float) -> float:
+    """The pipeline bubble of a step whose micro-batches take ``compute_s`` on one GPU, ``weight_grad_s`` of it the
+    weight-gradient matmuls: 1F1B (pp - 1) / (m x v) of the compute; ZB-H1 (pp - 1) / m of (compute - 2 x W), the
+    weight-gradient halves filling the warm-up and cool-down slots (Qi et al. 2023: (p - 1)(F + B - W))."""
+    if lay.pp <= 1:
+        return 0.0
+    if lay.pipeline_schedule == "zb-h1":
+        return max(0.0, compute_s - 2.0 * weight_grad_s) * (lay.pp - 1) / lay.micro_batches
+    return compute_s * (lay.pp - 1) / (lay.micro_batches * lay.virtual_stages)
 
 
 def _attention_s(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficiency, tokens: float) -> float:
@@ -235,7 +264,7 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
     eff = eff or fitted_efficiency()
     tokens = lay.micro_batch * lay.seq_len / lay.cp  # one micro-batch of one rank, its share of the sequence
     layers = m.num_layers / lay.pp
-    matmul = _matmul_s(m, gpu, lay, eff, tokens)
+    matmul, weight_grad = _matmul_s(m, gpu, lay, eff, tokens)
     attention = _attention_s(m, gpu, lay, eff, tokens)
     elementwise = (
         eff.elementwise_by_kernels.get(lay.kernels, eff.elementwise_bytes_per_token_layer)
@@ -259,7 +288,7 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         elementwise_s=elementwise * mbs,
         tensor_parallel_s=exchange * mbs,
         layer_overhead_s=fixed * mbs,
-        bubble_s=compute * (lay.pp - 1) / (mbs * lay.virtual_stages) if lay.pp > 1 else 0.0,
+        bubble_s=bubble_s(lay, compute, weight_grad * mbs),
         data_parallel_exposed_s=data_parallel_s(m, gpu, lay, eff, compute),
         pipeline_sends_s=sends * mbs,
         offload_s=offload * mbs,
@@ -270,4 +299,5 @@ def training_step(m: ModelArch, gpu: GPU, lay: StepLayout, eff: TrainingEfficien
         peak_flops_per_s=gpu.dense_peak_flops("bf16")[0],
         moe=m.is_moe,
         dequant_s=dequant_s(m, gpu, lay) * mbs,
+        paging_s=paged_optimizer_s(gpu, lay),
     )

@@ -16,6 +16,8 @@ offer's network across machines, at the fitted share of the link (``network_effi
                       where the group's tp x S GPUs sit in one machine; then each GPU's 1 / S of the gradients is
                       all-reduced across the dp / S groups, 2 (R - 1) / R x grad bytes x params / S over the network
                       (R = dp / S); both wait on the same compute's overlap share.
+    paged optimizer = the states of a paged optimizer (bitsandbytes) that do not fit the GPU beside the rest, paged
+                      in for the optimizer step and out again, 2 x their bytes / (PCIe x16 x 0.8) per step, exposed.
     activation offloading = one micro-batch's kept activations (memory/training.py) copied to the host during the
                       forward and back during the backward, t = bytes / (PCIe x16 of the GPU's generation x 0.8)
                       each way, each on its own stream beside its pass: exposed max(0, t - c / 3) +
@@ -114,3 +116,13 @@ def activation_offload_s(gpu: GPU, lay: StepLayout, compute_s: float) -> float:
     link = HOST_LINK_GB_S.get(gpu.architecture, HOST_LINK_GB_S_OTHER) * 1e9 * HOST_COPY_EFFICIENCY
     t = lay.offload_bytes_per_micro_batch / link
     return max(0.0, t - compute_s / 3) + max(0.0, t - 2 * compute_s / 3)
+
+
+def paged_optimizer_s(gpu: GPU, lay: StepLayout) -> float:
+    """A paged optimizer's states that do not fit the GPU beside the rest: paged in for the optimizer step and out
+    again as the next forward's activations grow, 2 x their bytes over PCIe per step, not hidden (page faults stall
+    the kernels that touch them)."""
+    if not lay.paged_bytes_per_step:
+        return 0.0
+    link = HOST_LINK_GB_S.get(gpu.architecture, HOST_LINK_GB_S_OTHER) * 1e9 * HOST_COPY_EFFICIENCY
+    return 2.0 * lay.paged_bytes_per_step / link

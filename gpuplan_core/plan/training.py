@@ -38,7 +38,9 @@ from pydantic import ConfigDict, Field, InstanceOf
 
 from ..common.text import counted, figure
 from ..common.units import SECONDS_PER_HOUR
-from ..hardware.catalog import GPU
+from ..hardware.catalog import GPU, get_gpu
+from ..memory.budget import memory_budget
+from ..memory.fit import budget_bytes
 from ..memory.request import memory_request
 from ..memory.training import lora_params, micro_batch_activation_bytes
 from ..model.arch import ModelArch, params_active, params_total
@@ -98,6 +100,7 @@ class TrainingCandidate(Pick):
         """'ZeRO-3, DP 64' / 'ZeRO-0, TP 2 x PP 2 x DP 16' / 'ZeRO-1, PP 4 (interleaved x2) x DP 16 (EP 8)' /
         'ZeRO-3 (HSDP groups of 8), DP 64'."""
         pp = f"PP {self.pp}" + (f" (interleaved x{self.virtual_stages})" if (self.virtual_stages or 1) > 1 else "")
+        pp += " (zero bubble)" if self.pipeline_schedule == "zb-h1" and self.pp > 1 else ""
         dp = f"DP {self.replicas:,}" + (f" (EP {self.ep})" if (self.ep or 1) > 1 else "")
         split = [f"TP {self.tp}"] * (self.tp > 1) + [pp] * (self.pp > 1) + [f"CP {self.cp}"] * ((self.cp or 1) > 1)
         split += [dp]
@@ -153,6 +156,7 @@ def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay:
         seq_len=seq,
         global_batch_tokens=global_batch_tokens(ask, micro, pp, dp),
         virtual_stages=lay.virtual_stages,
+        pipeline_schedule=lay.schedule,
         ep=lay.ep,
         shard_gpus=lay.shard_gpus,
         precision=tr.precision,
@@ -165,6 +169,32 @@ def step_layout(m: ModelArch, ask: Scenario | TrainingAsk, o: Offer | None, lay:
         adapter_rank=tr.lora_rank,
         dequant_bytes_per_param=dequant_bytes_per_param(tr.qlora_library) if ask.method == "qlora" else 0.0,
         offload_bytes_per_micro_batch=_offloaded_bytes(m, ask, lay) if tr.activation_offload else 0.0,
+        paged_bytes_per_step=_paged_bytes(m, ask, o, lay) if tr.paged_optimizer else 0.0,
+    )
+
+
+def _paged_bytes(m: ModelArch, ask: TrainingAsk, o: Offer | None, lay: TrainingLayout) -> float:
+    """A paged optimizer: the states on one GPU of the layout that do not fit its budget beside the rest (paged to the
+    host and back each step); none without an offer's GPU to fit."""
+    if o is None:
+        return 0.0
+    req = memory_request(ask, lay.micro_batch, recompute=lay.recompute or ask.training.recompute, **_at(lay))
+    budget = memory_budget(m, req)
+    states = sum(v for k, v in budget.offloaded.items() if k.endswith("(paged)"))
+    return min(states, max(0.0, budget.per_gpu_bytes + states - budget_bytes(get_gpu(o.gpu), req.runtime)))
+
+
+def _at(lay: TrainingLayout) -> dict:
+    """The layout's fields as a memory question names them."""
+    return dict(
+        tp=lay.tp,
+        pp=lay.pp,
+        cp=lay.cp,
+        gpus=lay.gpus,
+        virtual_stages=lay.virtual_stages,
+        zero_stage=lay.zero_stage,
+        ep=lay.ep,
+        shard_gpus=lay.shard_gpus,
     )
 
 
@@ -188,7 +218,7 @@ def run_mfu(m: ModelArch, ask: TrainingAsk, gpu: GPU, o: Offer | None, lay: Trai
         return work.mfu, None
     net = (o.machine_gpus, o.inter_node_gbit_s) if o is not None else None
     key = (gpu.gpu, net, lay.tp, lay.pp, lay.gpus, lay.zero_stage, lay.micro_batch, lay.recompute, lay.virtual_stages)
-    key += (lay.ep, lay.cp, lay.shard_gpus)
+    key += (lay.ep, lay.cp, lay.shard_gpus, lay.schedule)
     if (step := work.steps.get(key)) is None:
         step = work.steps[key] = _step(m, gpu, step_layout(m, ask, o, lay))
     return step.mfu, step
@@ -208,6 +238,7 @@ def priced(
     how = "predicted for this layout" if step is not None else "as you set it"
     rec = lay.recompute or ask.training.recompute
     extra = f", interleaved 1F1B x{lay.virtual_stages}" if lay.virtual_stages > 1 else ""
+    extra += ", zero-bubble ZB-H1" if lay.schedule == "zb-h1" and lay.pp > 1 else ""
     extra += f", EP {lay.ep}" if lay.ep > 1 else ""
     extra += f", CP {lay.cp}" if lay.cp > 1 else ""
     extra += f", HSDP groups of {lay.shard_gpus}" if lay.shard_gpus else ""
@@ -219,6 +250,11 @@ def priced(
         *rc.notes,
         *lay.notes,
     ]
+    if step is not None and step.paging_s:
+        why.append(
+            f"paged optimizer: {step.paging_s:,.2f} s of each {step.step_s:,.2f} s step pages the optimizer states "
+            "that do not fit beside the rest over PCIe (more GPUs or a higher ZeRO stage, where they fit, page none)"
+        )
     prec = ask.training.precision
     if step is not None and prec in ("fp8", "mxfp8", "nvfp4") and not low_precision_runs(gpu, prec):
         why.append(f"the {gpu.label} has no {prec.upper()} tensor cores: the recipe's matmuls run at BF16 speed")
@@ -249,6 +285,7 @@ def priced(
         step=step,
         micro_batch=lay.micro_batch,
         virtual_stages=lay.virtual_stages,
+        pipeline_schedule=lay.schedule if lay.pp > 1 else None,
         ep=lay.ep,
         cp=lay.cp,
         shard_gpus=lay.shard_gpus if lay.zero_stage == 3 else None,

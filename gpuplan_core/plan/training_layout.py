@@ -38,12 +38,14 @@ from ..scenario.fields import MAX_LAYOUT_GPUS
 from .training_ask import TrainingAsk
 from .training_options import (
     PIPELINE_DEPTHS_TRIED,
+    PIPELINE_SCHEDULES,
     PRE_TRAINING_GLOBAL_BATCH_TOKENS,
     RECOMPUTES,
     cp_options,
     ep_options,
     micro_batches,
     recomputes,
+    schedule_options,
     shard_options,
     virtual_stage_options,
     zero_stages,
@@ -64,6 +66,7 @@ class TrainingLayout:
     recompute: str = ""  # activation checkpointing as searched ("": the scenario's)
     virtual_stages: int = 1  # model chunks per pipeline stage (1: 1F1B; more: interleaved 1F1B)
     ep: int = 1  # expert parallel, within the data-parallel group
+    schedule: str = "1f1b"  # the pipeline schedule: 1f1b (interleaved where virtual_stages > 1) or zb-h1
     cp: int = 1  # context parallel: each sequence split over this many GPUs (ring attention)
     shard_gpus: int = 0  # ZeRO-3 hybrid sharding (HSDP): data-parallel ranks per shard group (0: all of them)
 
@@ -97,12 +100,14 @@ class TrainingShape:
     batch_tokens: float = 0.0  # pre-training's tokens per step (0: fine-tuning, 4 x pp micro-batches a step)
     seq_len: int = 4096
     shard_gpus: int = 0  # HSDP at ZeRO-3: data-parallel ranks per shard group (0: all); dp_min a multiple of it
+    schedule: str = "1f1b"  # the pipeline schedule (pp > 1): 1f1b or zb-h1 (zero bubble, as 1F1B's memory)
 
     @property
     def key(self) -> tuple:
         """ZeRO stage, tp, pp, recompute, schedule, EP, CP, HSDP: the shape but its micro-batch and data-parallel
         ranks."""
-        return self.zero_stage, self.tp, self.pp, self.recompute, self.virtual_stages, self.ep, self.cp, self.shard_gpus
+        v, sched = self.virtual_stages, self.schedule
+        return self.zero_stage, self.tp, self.pp, self.recompute, v, self.ep, self.cp, self.shard_gpus, sched
 
     @property
     def per_copy(self) -> int:
@@ -144,6 +149,7 @@ class TrainingShape:
             ep=self.ep,
             cp=self.cp,
             shard_gpus=self.shard_gpus,
+            schedule=self.schedule,
         )
 
 
@@ -231,16 +237,17 @@ class ShapeGrid:
             for zero, rec, b, v, e, c, req, rows in self.rows:
                 cap = budget_bytes(gpu, req.runtime)
                 fit = [
-                    TrainingShape(zero, tp, pp, dp, c, b, rec, v, e, pre, self.ask.context_tokens, g)
+                    TrainingShape(zero, tp, pp, dp, c, b, rec, v, e, pre, self.ask.context_tokens, g, sched)
                     for _, tp, pp, sh, un in sorted(rows, key=lambda r: r[2])
                     for g in shard_options(self.ask, zero, tp, c)
                     if (dp := _fewest_ranks(sh, un, cap, e, g, self.ask.parallelism.shard_gpus is None)) is not None
+                    for sched in (schedule_options(self.ask, v) if pp > 1 else ("1f1b",))
                 ]
                 # per tensor parallel (and HSDP group), the PIPELINE_DEPTHS_TRIED fewest stages that fit (more
                 # stages only add bubble and traffic to a job those hold), and the user's own
                 kept: dict[tuple[int, int], int] = {}
                 for sh in fit:
-                    k = (sh.tp, sh.shard_gpus)
+                    k = (sh.tp, sh.shard_gpus, sh.schedule)
                     if (sh.tp, sh.pp) == (par.tp, par.pp) or kept.get(k, 0) < PIPELINE_DEPTHS_TRIED:
                         kept[k] = kept.get(k, 0) + 1
                         out.append(sh)
@@ -256,6 +263,7 @@ class ShapeGrid:
                     s.tp * s.pp,
                     s.tp,
                     s.virtual_stages,
+                    PIPELINE_SCHEDULES.index(s.schedule),
                     s.ep,
                     s.cp,
                     s.shard_gpus,

@@ -32,9 +32,26 @@ def recomputes(ask: TrainingAsk) -> list[str]:
 
 
 def virtual_stage_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:
-    """The interleaved schedules tried beside 1F1B: 2 and 4 chunks when searched, else the one set (none: 1F1B)."""
+    """The interleaved schedules tried beside 1F1B: 2 and 4 chunks when searched, else the one set (none: 1F1B, or
+    the zero-bubble schedule set, which runs one chunk per stage)."""
     v = ask.parallelism.virtual_stages
+    if ask.parallelism.pipeline_schedule == "zb-h1":
+        return ()
     return tuple(k for k in (VIRTUAL_STAGES_TRIED if v is None else (v,)) if k > 1)
+
+
+PIPELINE_SCHEDULES = ("1f1b", "zb-h1")  # in order of preference on a tie
+
+
+def schedule_options(ask: TrainingAsk, virtual_stages: int) -> tuple[str, ...]:
+    """The schedules a pipelined shape of ``virtual_stages`` chunks per stage is tried at: interleaved shapes are
+    1F1B's; one chunk per stage, the one set, else zero bubble (ZB-H1) alone: plain 1F1B on the same layout holds
+    the same memory and the same step but a bubble larger by 2 W (pp - 1) / m, so it is never the cheaper and is
+    left out of the search (the why-chain says so; ``pipe=1f1b`` keeps it)."""
+    if virtual_stages > 1:
+        return ("1f1b",)
+    s = ask.parallelism.pipeline_schedule
+    return ("zb-h1",) if s is None else (s,)
 
 
 def ep_options(m: ModelArch, ask: TrainingAsk) -> tuple[int, ...]:

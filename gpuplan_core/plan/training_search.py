@@ -118,7 +118,8 @@ def _freed(ask: TrainingAsk) -> dict:
     if not ask.training.recompute_auto:
         out["recompute"] = list(RECOMPUTES)
     par = ask.parallelism
-    if par.tp * par.pp > 1 or par.virtual_stages or par.ep or par.cp > 1 or par.shard_gpus is not None:
+    fixed = par.virtual_stages or par.pipeline_schedule or par.ep or par.cp > 1 or par.shard_gpus is not None
+    if par.tp * par.pp > 1 or fixed:
         out["layout"] = True
     if out:
         out.setdefault("zeros", zero_stages(ask))
@@ -130,7 +131,15 @@ def _searched(ask: TrainingAsk) -> TrainingAsk:
     """The scenario with what the user fixed left to the search: the ZeRO stage, the recompute, TP x PP, the
     pipeline schedule, expert parallel, context parallel and the HSDP group."""
     return ask.with_(
-        zero_auto=True, recompute_auto=True, tp=1, pp=1, cp=1, virtual_stages=None, ep=None, shard_gpus=None
+        zero_auto=True,
+        recompute_auto=True,
+        tp=1,
+        pp=1,
+        cp=1,
+        virtual_stages=None,
+        pipeline_schedule=None,
+        ep=None,
+        shard_gpus=None,
     )
 
 
@@ -264,7 +273,7 @@ def _ranked(m, ask, gpu, o, shapes, work):
     per_stage = {}  # the fastest of each ZeRO stage, recompute, schedule and EP, for the why-chain's comparison
     for i in ranked:
         s = entries[i][0]
-        for k in (s.zero_stage, s.recompute, ("v", s.virtual_stages), ("ep", s.ep), ("hsdp", s.shard_gpus)):
+        for k in (s.zero_stage, s.recompute, ("v", s.virtual_stages, s.schedule), ("ep", s.ep), ("hsdp", s.shard_gpus)):
             per_stage.setdefault(k, i)
     chosen = sorted({*ranked[:PRICED_PER_OFFER], first_fewest, *per_stage.values()})
     return entries, chosen, first_fewest, aim

@@ -33,9 +33,15 @@ def sharding_name(shard_gpus: int | None) -> str:
     return f"HSDP groups of {shard_gpus}" if shard_gpus else "ZeRO-3 over all ranks"
 
 
-def schedule_name(v: int | None) -> str:
-    """'1F1B' / 'interleaved 1F1B x2': the pipeline schedule of ``v`` model chunks per stage."""
+def schedule_name(v: int | None, schedule: str | None = None) -> str:
+    """'1F1B' / 'interleaved 1F1B x2' / 'zero-bubble ZB-H1': the pipeline schedule of ``v`` model chunks per stage."""
+    if schedule == "zb-h1":
+        return "zero-bubble ZB-H1"
     return "1F1B" if (v or 1) <= 1 else f"interleaved 1F1B x{v}"
+
+
+def _schedule(c: TrainingCandidate) -> tuple[int, str]:
+    return c.virtual_stages or 1, c.pipeline_schedule or "1f1b"
 
 
 _RECOMPUTED = ("matmuls", "attention", "elementwise ops", "per-layer fixed cost")  # the parts a recompute repeats
@@ -56,9 +62,12 @@ def cheaper_beside(c: TrainingCandidate, alt: TrainingCandidate, ask: TrainingAs
     if par.tp * par.pp > 1 and (alt.tp, alt.pp) != (c.tp, c.pp):
         what.append(f"TP {alt.tp} x PP {alt.pp}")
         kept.append(f"TP {c.tp} x PP {c.pp}")
-    if par.virtual_stages is not None and alt.virtual_stages != c.virtual_stages:
-        what.append(schedule_name(alt.virtual_stages))
-        kept.append(schedule_name(c.virtual_stages))
+    sched_set = (par.virtual_stages is not None and alt.virtual_stages != c.virtual_stages) or (
+        par.pipeline_schedule is not None and (alt.pipeline_schedule or "1f1b") != (c.pipeline_schedule or "1f1b")
+    )
+    if sched_set:
+        what.append(schedule_name(*_schedule(alt)))
+        kept.append(schedule_name(*_schedule(c)))
     if par.cp > 1 and alt.cp != c.cp:
         what.append(f"CP {alt.cp}")
         kept.append(f"CP {c.cp}")
@@ -107,7 +116,7 @@ def _why_over(pick: TrainingCandidate, alt: TrainingCandidate, by: str = "zero")
         head = f"{REC[pick.recompute]} over {REC[alt.recompute]} ({alt.label}, micro-batch {alt.micro_batch})"
     elif by == "schedule":
         head = (
-            f"{schedule_name(pick.virtual_stages)} over {schedule_name(alt.virtual_stages)} ({alt.label}, "
+            f"{schedule_name(*_schedule(pick))} over {schedule_name(*_schedule(alt))} ({alt.label}, "
             f"micro-batch {alt.micro_batch})"
         )
     elif by == "hsdp":
@@ -166,7 +175,9 @@ def tried(pick: TrainingCandidate, cands: list[TrainingCandidate], stages: list[
     out += _schedules_and_ep(pick, cands, ask)
     asked = ask.request.batch_or_one
     if pick.micro_batch < asked:
-        out.append(f"micro-batch {pick.micro_batch}, not the {asked} given: the largest that fits this layout")
+        given = "the default" if ask.request.batch == type(ask.request).model_fields["batch"].default else "the"
+        what = f"{given} {asked}" + ("" if given == "the default" else " given")
+        out.append(f"micro-batch {pick.micro_batch}, not {what}: the largest that fits this layout")
     return out
 
 
@@ -175,10 +186,16 @@ def _schedules_and_ep(pick: TrainingCandidate, cands: list[TrainingCandidate], a
     each other expert-parallel degree tried, a ZeRO-3 pick against the other sharding (HSDP or over all ranks)
     tried (where the search chose them)."""
     out = []
-    if pick.pp > 1 and ask.parallelism.virtual_stages is None:
+    par = ask.parallelism
+    if pick.pp > 1 and (par.virtual_stages is None or par.pipeline_schedule is None):
         piped = [c for c in cands if c.pp > 1]
-        for v in sorted({c.virtual_stages for c in piped} - {pick.virtual_stages}):
-            out.append(_why_over(pick, best([c for c in piped if c.virtual_stages == v]), "schedule"))
+        for v in sorted({_schedule(c) for c in piped} - {_schedule(pick)}):
+            out.append(_why_over(pick, best([c for c in piped if _schedule(c) == v]), "schedule"))
+        if par.pipeline_schedule is None and any(c.pipeline_schedule == "zb-h1" for c in piped):
+            out.append(
+                "1F1B: not tried, never cheaper than zero-bubble ZB-H1 on the same layout (the same memory, a bubble "
+                "larger by twice the weight-gradient matmuls x (pp - 1) / micro-batches)"
+            )
     if ask.parallelism.ep is None:
         for e in sorted({c.ep for c in cands} - {pick.ep}):
             out.append(_why_over(pick, best([c for c in cands if c.ep == e]), "ep"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from ..common.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 from ..hardware.catalog import get_gpu
 from ..model.formats import get_format
-from ..pricing.billing import nodes_needed, run_cost
+from ..pricing.billing import nodes_needed, run_cost, training_flops_factor
 from ..pricing.energy import EnergyReport
 from ..pricing.offers import Offer
 from ..results.plan import Calc, Pick, Term, WhyStep, hours, hours_into, money, num, rounded
@@ -139,7 +139,7 @@ def why_training(scenario: Scenario | TrainingAsk, c: TrainingCandidate, summary
     ask = TrainingAsk.of(scenario)
     o, gpu = c.offer, get_gpu(c.gpu)
     flops, tokens = summary["training_flops"], summary["training_tokens"]
-    factor = 6 if ask.method == "full" else 4
+    factor = training_flops_factor(ask.method)
     peak = gpu.dense_peak_flops("bf16")[0]
     over = f", coupled over {network_text(o)}" if c.nodes > 1 else ""
     how = "predicted for this layout" if c.step is not None else "as you set it"

@@ -198,8 +198,13 @@ def training_flops(
     active_params: float, tokens: float, layers: int = 0, context: int = 0, attn_width: int = 0, method: str = "full"
 ) -> float:
     """6 N D (+ causal attention 6 L s (a d) per token); LoRA/QLoRA: 4 N D (no base weight gradients)."""
-    c = 6.0 if method == "full" else 4.0
-    return c * (active_params + layers * context * attn_width) * tokens
+    return training_flops_factor(method) * (active_params + layers * context * attn_width) * tokens
+
+
+def training_flops_factor(method: str) -> int:
+    """FLOPs per active parameter per token: 6 (forward 2 + backward 4) for full training; 4 for LoRA / QLoRA,
+    whose frozen base computes input gradients but no weight gradients."""
+    return 6 if method == "full" else 4
 
 
 def gpu_hours(total_flops: float, peak_flops_per_s: float, mfu: float) -> float:

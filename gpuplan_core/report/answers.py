@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from ..common.text import counted, figure, gb, ms, pct, rate, usd
 from ..plan.answer import Targets, checks_of
+from ..pricing.billing import training_flops_factor
 from ..results.answer import ScenarioAnswer
 from ..results.perf import GpuPerf, NoFit
 from ..results.serving import ServingCurve
@@ -270,6 +271,19 @@ METHODOLOGY_ANSWER = Answer(
     "far to trust it.",
     tone="info",
 )
+
+
+def training_compute_line(sc: Scenario, training_flops: float) -> str:
+    """How the run's FLOPs are counted and priced, with the factor the engine uses for the method (6 for full
+    training, 4 for LoRA / QLoRA: ``pricing.billing.training_flops_factor``)."""
+    factor = training_flops_factor(sc.job.training_method)
+    frozen = "" if factor == 6 else " (4, not 6: the frozen base computes no weight gradients)"
+    how = "your MFU" if sc.training.mfu else "the MFU predicted for each offer's layout and network"
+    return (
+        f"Training compute: **{training_flops:.3g} FLOPs** = tokens x ({factor} x active parameters + causal "
+        f"attention){frozen}, at {how} of each GPU's dense BF16 peak; +{sc.training.overhead_factor:.0%} for "
+        "failed runs and sweeps; GPUs rounded up to whole nodes, billed in each offer's increments."
+    )
 
 
 def training_speed_line(ans: ScenarioAnswer) -> str | None:

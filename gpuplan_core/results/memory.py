@@ -140,6 +140,11 @@ class MemoryReport(ModelSummary):
     offload: str
     offloaded: dict[str, int] = Field(description="per GPU's share held in host RAM instead")
     host_bytes_per_node: int
+    host_note: str | None = Field(
+        None,
+        description="training: what lives in host RAM (offload, activation offloading, a paged optimizer) and "
+        "what each machine needs for it, in one sentence; null when nothing does",
+    )
     budgets: dict[str, int] = Field(description="per GPU by scope")
     per_gpu_bytes: int
     total_bytes: int

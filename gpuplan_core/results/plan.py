@@ -141,6 +141,11 @@ class Pick(BaseModel):
     virtual_stages: int | None = Field(
         None, description="training: model chunks per pipeline stage (1: 1F1B; 2 or more: interleaved 1F1B)"
     )
+    pipeline_schedule: str | None = Field(
+        None,
+        description="training with a pipeline: 1f1b (interleaved where virtual_stages > 1) or zb-h1 (zero bubble: "
+        "the weight-gradient halves of the backward fill the bubble); null without a pipeline",
+    )
     ep: int | None = Field(None, description="training: expert parallel (the routed experts over this many GPUs)")
     cp: int | None = Field(None, description="training: context parallel (each sequence over this many GPUs)")
     shard_gpus: int | None = Field(

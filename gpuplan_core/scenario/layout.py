@@ -15,6 +15,7 @@ from .fields import (
     LoraTargets,
     Offload,
     Optimizer,
+    PipelineSchedule,
     Precision,
     QloraLibrary,
     Recompute,
@@ -59,6 +60,14 @@ class Parallelism(Part):
         description="Training, pipeline schedule: model chunks per pipeline stage. 1: plain 1F1B; 2 or more: "
         "Megatron's interleaved 1F1B (bubble (pp - 1) / (micro-batches x v), v x the pipeline sends, more "
         "activations held). None (the link's vpp=auto): the planner tries 1, 2 and 4 where the layers divide.",
+    )
+    pipeline_schedule: PipelineSchedule | None = Field(
+        None,
+        description="Training, pipeline schedule: 1f1b (one forward, one backward; interleaved with virtual_stages "
+        "above 1) or zb-h1 (zero bubble, Qi et al. 2023: each backward split into its input- and weight-gradient "
+        "halves, the weight halves filling the bubble: bubble (pp - 1) / micro-batches x (F + B - W) / (F + B + W), "
+        "a third of 1F1B's where the three are equal; 1F1B's activation memory; one chunk per stage). None (the "
+        "link's pipe=auto): the planner tries both.",
     )
     ep: int | None = Field(
         None,
@@ -110,6 +119,8 @@ class Parallelism(Part):
             n = self.tp * self.pp * self.cp
             what = "tp x pp x cp" if self.cp > 1 else "tp x pp"
             raise ValueError(f"gpus: {self.gpus} must be a multiple of {what} = {n}")
+        if self.pipeline_schedule == "zb-h1" and (self.virtual_stages or 1) > 1:
+            raise ValueError("pipeline_schedule: zb-h1 runs one model chunk per stage (virtual_stages 1 or auto)")
         if self.gpu is not None:
             get_gpu(self.gpu)
         return self
@@ -196,6 +207,12 @@ class Training(Part):
     )
     optimizer: Optimizer = Field(
         "adamw", description="AdamW keeps two FP32 states per parameter (8 bytes), 8-bit Adam 2, SGD 4."
+    )
+    paged_optimizer: bool = Field(
+        False,
+        description="Paged optimizer (bitsandbytes' paged AdamW / paged 8-bit AdamW, the QLoRA paper's): the "
+        "optimizer states in CUDA unified memory, paged to host RAM when the GPU runs short, so they need not fit "
+        "the GPU beside the activations; where they do not, each optimizer step pages them in and out over PCIe.",
     )
     recompute: Recompute = Field(
         "full",

@@ -141,6 +141,11 @@ class Scenario(BaseModel):
                 f"CPU offload of parameters needs ZeRO stage 3; at stage {par.zero_stage} only the optimizer "
                 "(with gradients and master weights) is offloaded."
             )
+        if self.job.mode != "inference" and self.training.paged_optimizer and par.offload != "none":
+            out.append(
+                "A paged optimizer pages states that are on the GPU; with CPU offload they are in host RAM already, "
+                "so paging changes nothing."
+            )
         if self.context_tokens <= m.max_context_tokens:
             return out
         what = "input + output tokens" if self.job.mode == "inference" else "sequence length"

@@ -21,6 +21,7 @@ from tests.ui.apptest import (
     APP,
     COST,
     MEMORY,
+    OVERVIEW,
     PAGES,
     PERF,
     assert_clean,
@@ -91,7 +92,7 @@ def test_deep_link_training_on_cost():
     assert "FLOPs" in texts(at)
 
 
-@pytest.mark.parametrize("page", [MEMORY, COST])
+@pytest.mark.parametrize("page", [OVERVIEW, MEMORY, COST])
 def test_training_pages_show_the_predicted_mfu_with_its_band_and_an_override(page):
     """No MFU given: the page states the answer's predicted MFU, its band and the wall time's band; an MFU given
     (a link's ``mfu``) is used as given and said so."""
@@ -108,6 +109,32 @@ def test_training_pages_show_the_predicted_mfu_with_its_band_and_an_override(pag
     given = run_page(page, {**link, "mfu": "0.33"})
     assert_clean(given)
     assert "Run time at your MFU of 0.33" in texts(given)
+
+
+def test_the_cost_page_states_lora_s_4x_flops_and_the_memory_page_the_core_s_host_ram_sentence():
+    """LoRA's FLOPs are 4 x (the frozen base has no weight gradients), as the Overview's why-chain says; the Memory
+    page's host-RAM sentence is the budget's own (its figure and DeepSpeed's buffer factor from the core)."""
+    link = {"workload": "Fine-tuning", "method": "LoRA", "model": "Llama-3.1-8B", "gpu": "H100 SXM"}
+    at = run_page(COST, link)
+    assert_clean(at)
+    assert "= tokens x (4 x active parameters + causal attention) (4, not 6:" in texts(at)
+    link = {"workload": "Pre-training", "model": "Llama-3.1-8B", "gpu": "H100 SXM", "gpus": "8", "zero": "2"}
+    at = run_page(MEMORY, {**link, "offload": "Optimizer to CPU RAM (DeepSpeed ZeRO-Offload)"})
+    assert_clean(at)
+    sc, _ = to_scenario(
+        {
+            "workload": "pretrain",
+            "model": "Llama-3.1-8B",
+            "gpu": "H100-SXM",
+            "gpus": 8,
+            "zero": 2,
+            "offload": "optimizer",
+        }
+    )
+    note = api.memory_at_pick(sc, api.answer_report(sc).pick).host_note
+    assert "DeepSpeed's 1.5x buffer" in note
+    shown = next(i.value for i in at.info if i.value.startswith("**Host RAM:**"))
+    assert shown.replace("\\", "") == "**Host RAM:** " + note
 
 
 def test_invalid_link_values_show_a_note_not_a_crash():

@@ -8,7 +8,9 @@ RECORDS = {r.key: r for r in PARALLEL_RECORDS}
 
 
 def test_each_defaults_to_searched_and_writes_its_field():
-    assert set(RECORDS) == {"vpp", "ep", "hsdp"}
+    assert set(RECORDS) == {"vpp", "pipe", "ep", "hsdp"}
+    assert RECORDS["pipe"].default == "auto" and RECORDS["pipe"].field_names() == ("pipeline_schedule",)
+    assert RECORDS["pipe"].label_of("zb-h1") == "ZB-H1" and RECORDS["pipe"].means_none("auto")
     assert RECORDS["hsdp"].default == "auto" and RECORDS["hsdp"].field_names() == ("shard_gpus",)
     assert RECORDS["hsdp"].label_of(0) == "off" and RECORDS["hsdp"].means_none("auto")
     assert RECORDS["vpp"].default == "auto" and RECORDS["ep"].default == "auto"

@@ -123,7 +123,16 @@ def test_groups_and_pages():
         "Assumptions",
     ]
     assert not GROUPS[MAIN].lazy and GROUPS[MAIN].expanded and GROUPS["Pricing"].lazy
-    assert {i.key for i in group_inputs("GPU count and parallelism")} == {"gpus", "tp", "pp", "cp", "vpp", "ep", "hsdp"}
+    assert {i.key for i in group_inputs("GPU count and parallelism")} == {
+        "gpus",
+        "tp",
+        "pp",
+        "cp",
+        "vpp",
+        "pipe",
+        "ep",
+        "hsdp",
+    }
     assert [i.key for i in page_inputs(PAGE_OVERVIEW)] == ["alt_formats"]
     assert [i.key for i in page_inputs(PAGE_COST)] == ["market", "train_bill"]
     assert [i.key for i in page_inputs(PAGE_COMPARE)] == ["b_gpu", "b_weights", "b_kv", "b_gpus", "b_batch"]

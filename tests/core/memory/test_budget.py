@@ -347,6 +347,37 @@ def test_offload_optimizer_moves_states_to_host():
     assert b.host_bytes_per_node == pytest.approx(14 * n / 8 * 8 * 1.5)
 
 
+def test_offload_notes_the_host_ram_with_the_buffer_factor_the_budget_used():
+    n = 8_030_261_248
+    b = memory_budget(get_preset("Llama-3.1-8B"), _train_req(zero_stage=2, offload="optimizer"))
+    host = 14 * n / 8 * 8 * 1.5  # as above: the sentence the Memory page shows states the same figure and factor
+    assert b.host_note.startswith(
+        f"gradients, master weights, optimizer states live in host RAM: each machine needs "
+        f"{host / 1e9:,.1f} GB of RAM for them"
+    )
+    assert "DeepSpeed's 1.5x buffer" in b.host_note
+    three = Assumptions(offload_buffer_factor=3.0)
+    b3 = memory_budget(get_preset("Llama-3.1-8B"), _train_req(zero_stage=2, offload="optimizer", assumptions=three))
+    assert "DeepSpeed's 3x buffer" in b3.host_note and b3.host_bytes_per_node == pytest.approx(14 * n * 3.0)
+    assert memory_budget(get_preset("Llama-3.1-8B"), _train_req(zero_stage=2)).host_note is None
+
+
+def test_a_paged_optimizer_leaves_its_states_out_of_the_gpu_need_and_in_host_ram():
+    """bitsandbytes' paged AdamW: the states in unified memory, paged to the host under pressure. Full fine-tuning
+    of Llama-3.1-8B in pure BF16 on one GPU: AdamW's two BF16 states are 4 B x 8,030,261,248 = 32.1 GB, out of
+    the GPU's hard need (with the allocator's reserve on them) and into host RAM at their own size (no buffers)."""
+    n, m = 8_030_261_248, get_preset("Llama-3.1-8B")
+    kw = dict(mode="finetune", method="full", precision="bf16", gpus=1, batch=1, context_tokens=4096, recompute="full")
+    plain = memory_budget(m, MemoryRequest(**kw))
+    paged = memory_budget(m, MemoryRequest(**kw, paged_optimizer=True))
+    assert plain.components["optimizer states"] == 4 * n
+    assert paged.offloaded == {"optimizer states (paged)": 4 * n} and "optimizer states" not in paged.components
+    reserve = Assumptions().framework_reserve_fraction
+    assert plain.per_gpu_bytes - paged.per_gpu_bytes == pytest.approx(4 * n * (1 + reserve))
+    assert paged.host_bytes_per_node == 4 * n and "paged optimizer's states stay on the GPU" in paged.host_note
+    assert paged.budgets["model states"] == plain.budgets["model states"] - 4 * n
+
+
 def test_offload_params_at_zero3_matches_deepspeed_estimator():
     # DeepSpeed estimate_zero3_model_states_mem_needs(cpu_offload=True, cpu_offload_params=True, zero_init=True):
     # host = total_params x 18 / nodes x 1.5 (on the GPU: FSDP's gathered blocks, not DeepSpeed's 4 x largest layer)

@@ -180,3 +180,26 @@ def test_interleaved_bubble_by_hand_pp4_m8_v2_is_three_sixteenths_of_compute():
         compute = st.matmul_s + st.attention_s + st.elementwise_s + st.tensor_parallel_s + st.layer_overhead_s
         assert st.bubble_s == pytest.approx(compute * share, rel=1e-12)
     assert two.matmul_s == one.matmul_s and two.step_s < one.step_s  # the same work, half the bubble
+
+
+def test_zero_bubble_zb_h1_bubble_by_hand_pp4_m8():
+    """ZB-H1 (Qi et al. 2023): each backward split into its input-gradient (B) and weight-gradient (W) halves, the
+    W halves fill the warm-up and cool-down slots: bubble (p - 1)(F + B - W) against 1F1B's (p - 1)(F + B + W).
+    PP 4, 8 micro-batches: 1F1B 3 / 8 of the compute; ZB-H1 3 / 8 of (compute - 2 W), W a third of the matmuls
+    (2 of their 6 passes: forward 2, input gradients 2, weight gradients 2), so a matmul-only step's bubble is
+    3 / 8 x (1 - 2 / 3) = 1 / 8: a third of 1F1B's."""
+    base = dict(gpus=4, pp=4, micro_batch=1, seq_len=4096, global_batch_tokens=8 * 4096)
+    one, zb = (training_step(M, H100, StepLayout(**base, pipeline_schedule=s)) for s in ("1f1b", "zb-h1"))
+    compute = one.matmul_s + one.attention_s + one.elementwise_s + one.tensor_parallel_s + one.layer_overhead_s
+    weight_grads = one.matmul_s * 2 / 6
+    assert one.bubble_s == pytest.approx(compute * 3 / 8, rel=1e-12)
+    assert zb.bubble_s == pytest.approx((compute - 2 * weight_grads) * 3 / 8, rel=1e-12)
+    assert zb.matmul_s == one.matmul_s and zb.step_s < one.step_s  # the same work, a smaller bubble
+    assert (one.matmul_s - 2 * weight_grads) * 3 / 8 == pytest.approx(one.matmul_s * 3 / 8 / 3, rel=1e-12)
+    # a frozen base (LoRA) has no weight gradients of its own: only the adapters' (42 M parameters, slow at their
+    # rank-16 width) fill the bubble, 5% of it here against 1F1B's
+    lora = dict(base, frozen_base=True, adapter_params=42e6, adapter_rank=16)
+    one, zb = (training_step(M, H100, StepLayout(**lora, pipeline_schedule=s)) for s in ("1f1b", "zb-h1"))
+    assert 0.9 < zb.bubble_s / one.bubble_s < 1.0
+    # no pipeline, no bubble under either
+    assert training_step(M, H100, StepLayout(gpus=4, pipeline_schedule="zb-h1")).bubble_s == 0.0

@@ -47,12 +47,14 @@ def test_the_schedule_and_ep_are_link_keys_searched_unless_set():
 def test_interleaved_wins_on_64_gpus_and_the_why_chain_names_it():
     """64 GPUs: DP 4, 4M tokens a step = 64 micro-batches of 4,096; the bubble (4 - 1) / 64 = 4.7% under 1F1B,
     (4 - 1) / (64 x 4) = 1.2% interleaved x4 (80 layers = 4 stages x 4 chunks x 5); its sends hide behind compute."""
-    auto, one = _pick(**L70, gpus=64), _pick(**L70, gpus=64, vpp=1)
+    auto, one = _pick(**L70, gpus=64), _pick(**L70, gpus=64, vpp=1, pipe="1f1b")
     assert (auto.tp, auto.pp, auto.virtual_stages, one.virtual_stages) == (4, 4, 4, 1)
     assert auto.run_cost_usd < one.run_cost_usd
     assert auto.step.bubble_s / one.step.bubble_s == pytest.approx(1 / 4, rel=0.02)  # the same compute, bubble / v
-    line = next(w for w in auto.why if w.startswith("interleaved 1F1B x4 over 1F1B ("))
+    line = next(w for w in auto.why if w.startswith("interleaved 1F1B x4 over zero-bubble ZB-H1 ("))
     assert "a smaller pipeline bubble" in line and line.endswith("cheaper")
+    assert any(w.startswith("1F1B: not tried, never cheaper than zero-bubble ZB-H1") for w in auto.why)
+    assert one.run_cost_usd > _pick(**L70, gpus=64, pipe="zb-h1").run_cost_usd  # dominated, as the line says
     assert "interleaved 1F1B x4" in auto.why[0] and "PP 4 (interleaved x4)" in auto.label
 
 
@@ -104,3 +106,31 @@ def test_context_parallel_is_searched_for_long_sequences_and_named_when_it_wins(
     assert not any(w.startswith("CP ") for w in short.why)
     kept = _pick(**LONG, ctx=131072, cp=2)  # a CP set is kept
     assert kept.cp == 2
+
+
+def test_zero_bubble_is_a_link_key_searched_unless_set_and_runs_one_chunk_per_stage():
+    assert _sc(**L70, gpus=32).parallelism.pipeline_schedule is None  # searched
+    assert "pipe=" not in link_query({**L70, "gpus": 32})
+    assert "&pipe=ZB-H1" in link_query({**L70, "gpus": 32, "pipe": "zb-h1"})
+    assert _sc(**L70, gpus=32, pipe="zb-h1").parallelism.pipeline_schedule == "zb-h1"
+    _, notes = to_scenario({**L70, "gpus": 32, "pipe": "zb-h1", "vpp": 2})
+    assert notes and any("zb-h1 runs one model chunk per stage" in n for n in notes)
+
+
+def test_zero_bubble_wins_where_interleaving_does_not_fit_with_the_memory_of_1f1b():
+    """32 GPUs (DP 2): interleaving does not fit (test above); ZB-H1 holds 1F1B's activations, so it fits where 1F1B
+    does, and its bubble is 3 / m x (compute - 2 W) against 1F1B's 3 / m x compute: W, the weight-gradient matmuls,
+    a third of the matmuls without recompute."""
+    auto, one = _pick(**L70, gpus=32), _pick(**L70, gpus=32, pipe="1f1b")
+    assert (auto.tp, auto.pp, auto.virtual_stages, auto.pipeline_schedule) == (4, 4, 1, "zb-h1")
+    assert (one.tp, one.pp, one.virtual_stages, one.pipeline_schedule) == (4, 4, 1, "1f1b")
+    a, o = auto.step, one.step
+    compute = o.matmul_s + o.attention_s + o.elementwise_s + o.tensor_parallel_s + o.layer_overhead_s
+    assert o.bubble_s == pytest.approx(compute * 3 / (o.tokens_per_step / (2 * 4096)), rel=1e-9)  # m per rank
+    assert a.bubble_s == pytest.approx(o.bubble_s * (compute - 2 * o.matmul_s / 3) / compute, rel=1e-9)
+    assert auto.run_cost_usd < one.run_cost_usd
+    m = _sc(**L70, gpus=32).model()
+    need = {s: memory_budget(m, memory_request(_sc(**L70, gpus=32, pipe=s))).per_gpu_bytes for s in ("1f1b", "zb-h1")}
+    assert need["zb-h1"] == need["1f1b"]
+    assert any(w.startswith("1F1B: not tried, never cheaper than zero-bubble ZB-H1") for w in auto.why)
+    assert "zero-bubble ZB-H1" in auto.why[0] and "PP 4 (zero bubble)" in auto.label

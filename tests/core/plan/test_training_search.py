@@ -110,7 +110,9 @@ def test_qlora_on_one_l4_chooses_the_micro_batch_and_says_so():
     plan = api.plan_report(sc)
     p = plan.picks[0]
     assert (p.gpu, p.gpus, p.micro_batch) == ("L4", 1, 1)
-    assert "micro-batch 1, not the 8 given: the largest that fits this layout" in p.why
+    assert "micro-batch 1, not the default 8: the largest that fits this layout" in p.why  # no batch was given
+    given = api.plan_report(_sc(workload="finetune", method="qlora", gpu="L4", batch=4)).picks[0]
+    assert "micro-batch 1, not the 4 given: the largest that fits this layout" in given.why
     assert not any("deadline" in w for w in p.why) and plan.message is None
     ans = api.answer_report(sc)
     assert ans.pick.micro_batch == 1
@@ -209,7 +211,7 @@ def test_a_tensor_x_pipeline_layout_set_is_kept_and_the_cheaper_one_stated_besid
     saving = 1 - free.run_cost_usd / p.run_cost_usd
     # 10% (14% before the interleaved schedule was searched: TP 2 x PP 2 now runs interleaved x4, bubble / 4)
     assert line.startswith(f"TP 1 x PP 1 would be {saving:.0%} cheaper: ") and f"{saving:.0%}" == "10%"
-    assert p.virtual_stages == 4 and "interleaved 1F1B x4 over 1F1B (" in " ".join(p.why)
+    assert p.virtual_stages == 4 and "interleaved 1F1B x4 over zero-bubble ZB-H1 (" in " ".join(p.why)
     assert f"{free.run_cost_usd:,.0f} USD; TP 2 x PP 2 is kept as set" in line
     fixed = api.plan_report(_sc(**ISSUE, tp=2, pp=2, recompute="full")).picks[0]  # the policy set too: both kept
     assert fixed.recompute == "full"

@@ -49,3 +49,25 @@ def test_data_answer_counts_providers_and_stale_prices():
     ]
     none_dated = data_answer(1, offers[2:], 30)
     assert "0 prices are older" in none_dated.sentence and none_dated.headlines[-1].value == "n/a"
+
+
+def test_the_cost_pages_compute_line_states_the_factor_the_flops_use():
+    """LoRA's FLOPs are 4 x (active parameters + layers x sequence x attention width) x tokens (no weight gradients
+    of the frozen base), and the sentence says 4, as the Overview's why-chain does; full training says 6."""
+    from gpuplan_core import api
+    from gpuplan_core.interface.inputs import to_scenario
+    from gpuplan_core.model.arch import params_active
+    from gpuplan_core.report.answers import training_compute_line
+
+    sc = to_scenario({"workload": "finetune", "method": "lora", "model": "Llama-3.1-8B", "gpu": "H100-SXM"})[0]
+    m = sc.model()
+    flops = api.cost_report(sc).training_flops
+    width = m.num_attention_heads * m.d  # 32 heads x 128 = 4,096
+    by_hand = 4 * (params_active(m) + 32 * sc.context_tokens * width) * sc.training.training_tokens
+    assert flops == pytest.approx(by_hand, rel=1e-12)
+    line = training_compute_line(sc, flops)
+    assert f"**{by_hand:.3g} FLOPs** = tokens x (4 x active parameters + causal attention) (4, not 6:" in line
+    full = to_scenario({"workload": "pretrain", "src": "size", "tokens_b": 1000.0})[0]
+    assert "= tokens x (6 x active parameters + causal attention), at the MFU predicted" in training_compute_line(
+        full, api.cost_report(full).training_flops
+    )
