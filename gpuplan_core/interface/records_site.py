@@ -8,6 +8,8 @@ from ..scenario.fields import MAX_BATCH, MAX_LAYOUT_GPUS
 from .options import (
     ASSUME,
     ENGINE_LABELS,
+    LATEST_VERSION,
+    VERSION_LABELS,
     MARKET,
     PAGE_COMPARE,
     PAGE_COST,
@@ -22,6 +24,7 @@ from .options import (
     _region_label,
     _regions,
     _same_or,
+    version_fields,
 )
 from .record import INFERENCE, Input
 
@@ -130,6 +133,20 @@ SITE_RECORDS: tuple[Input, ...] = (
         labels=ENGINE_LABELS,
         jobs=INFERENCE,
         short="engine",
+    ),
+    Input(
+        "engine_v",
+        "Engine release (applies to its own engine)",
+        "select",
+        group=ASSUME,
+        field="engine_version",
+        options=tuple(VERSION_LABELS),
+        labels=VERSION_LABELS,
+        none_when=LATEST_VERSION,
+        jobs=INFERENCE,
+        short="engine release",
+        to_fields=version_fields,
+        default=LATEST_VERSION,
     ),
     Input(
         "max_seqs",

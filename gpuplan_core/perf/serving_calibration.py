@@ -96,6 +96,18 @@ def engine_of(published: str) -> str:
     return "vllm"
 
 
+def version_of(row: dict) -> str | None:
+    """The engine release line a published run ran as (hardware/engines.py RELEASES), from its engine and
+    ``engine_version``; None (the engine's latest) where no line covers it or the engine only runs as another's
+    (NIM, LMDeploy)."""
+    from ..hardware.engines import release_of
+
+    published = str(row["engine"]).lower()
+    if not published.startswith(("vllm", "sglang", "tensorrt")):
+        return None
+    return release_of(engine_of(published), str(row.get("engine_version") or ""), "pytorch" in published)
+
+
 def _format_of(text: str) -> str:
     """A published format ('fp8 (native checkpoint)', 'not stated') as a format name; unstated: bf16."""
     word = str(text).split()[0].lower()
@@ -141,12 +153,13 @@ def _prediction(
     decode_time_factor: float = 1.0,
     client_in_s: float = 0.0,
     ingest: tuple[float, float] = (0.0, 0.0),
+    version: str | None = None,
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
     calibrated deployment's constants (perf/deployment_fit.py; the defaults are the engine's own);
     ``client_in_s``: the benchmark client's first-token cost, added to the engine's; ``ingest``: its serial front
-    end (seconds per request and per prompt token, clients.py)."""
+    end (seconds per request and per prompt token, clients.py); ``version``: the engine's release line the run used."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for
     from .schedulers import engine_loop
@@ -166,6 +179,7 @@ def _prediction(
         input_tokens=i,
         output_tokens=o,
         engine=engine,
+        engine_version=version,
         request_in_s=request_in_s,
         decode_time_factor=decode_time_factor,
     )
@@ -261,6 +275,7 @@ def predict_row(
         decode_time_factor=decode_time_factor,
         client_in_s=0.0 if request_in_s is not None else client_cost(source_of(row["id"]), engine, client_costs),
         ingest=(0.0, 0.0) if request_in_s is not None else client_ingest(source_of(row["id"]), engine, ingests),
+        version=version_of(row),
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])

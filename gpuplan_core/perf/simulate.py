@@ -83,7 +83,7 @@ def simulate(
     exceed it (a capacity search only asks whether a rate meets its target; a run past the capacity would otherwise
     drain a growing queue)."""
     times = times or StepTimes(r)
-    loop = engine_loop(r.engine, r.request_in_s)
+    loop = engine_loop(r.engine, r.request_in_s, r.engine_version, r.m.max_context_tokens)
     rng = random.Random(load.shape.seed)
     n = load.count()
     prompt, out = (np.array(x, dtype=np.int64) for x in lengths(r, load.shape, n, rng))
