@@ -148,6 +148,7 @@ def version_fields(value: Any, values: Mapping[str, Any]) -> dict[str, Any]:
     engine = values.get("engine", "vllm")
     return {"engine_version": value if (engine, value) in RELEASES else None}
 
+
 # Use-case presets: what picking one sets (input values, in the inputs' own units). Typical values, ours,
 # informed by the sources on Methodology (USE_CASE_SOURCES). "chat", the default, is the Scenario's defaults.
 USE_CASES: dict[str, dict] = {

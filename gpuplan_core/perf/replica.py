@@ -18,7 +18,6 @@ from .efficiency import PerfAssumptions
 from .roofline import Workload
 from .workload import workload_for
 
-
 MAX_CONTEXT_TOKENS = 131_072  # a model's context where none is given (ModelArch.max_context_tokens' default)
 
 
