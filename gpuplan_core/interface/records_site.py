@@ -146,7 +146,6 @@ SITE_RECORDS: tuple[Input, ...] = (
         jobs=INFERENCE,
         short="engine release",
         to_fields=version_fields,
-        default=LATEST_VERSION,
     ),
     Input(
         "max_seqs",
