@@ -16,6 +16,7 @@ from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.scenario import Scenario
 from .efficiency import PerfAssumptions
 from .roofline import Workload
+from .schedulers import Policy
 from .workload import workload_for
 
 MAX_CONTEXT_TOKENS = 131_072  # a model's context where none is given (ModelArch.max_context_tokens' default)
@@ -28,26 +29,31 @@ class EngineLimits(BaseModel):
 
     max_num_batched_tokens: int = Field(8192, ge=16, le=1_000_000, description="token budget of one engine step")
     max_num_seqs: int = Field(1024, ge=1, le=100_000, description="sequences running at once")
+    policy: Policy | None = Field(
+        None, description="how a step is filled (schedulers.py), where a release line sets it; None: the engine's"
+    )
 
 
 def engine_limits(
     gpu: GPU, engine: str = "vllm", version: str | None = None, max_context_tokens: int = MAX_CONTEXT_TOKENS
 ) -> EngineLimits:
     """The scheduler's defaults of the engine's release line ``version`` (hardware/engines.py RELEASES; None: its
-    latest) for a model of ``max_context_tokens``: the release's own budget and sequence cap where it sets them,
-    else the engine's rule for the GPU. vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
+    latest, the engine's own rule) for a model of ``max_context_tokens``: the release's policy, and its own budget
+    and sequence cap where it sets them, else the engine's rule for the GPU. The policy travels in the limits, so
+    every path that builds a replica from the scenario's limits (the plan's capacity search too) schedules as the
+    line does. vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
     EngineArgs.get_batch_defaults, vLLM 0.10+): 8,192 tokens per step and 1,024 sequences on GPUs with at least
     70 GiB that are not A100s, 2,048 and 256 on the others. SGLang (server_args.py): chunked_prefill_size 2,048
     under 35 GB, 8,192 up to 160 GB, 16,384 above. TensorRT-LLM (LLM API): max_num_tokens 8,192, max_batch_size
     2,048. transformers generate() has no scheduler: it is given vLLM's (the serving figures assume one)."""
     base = _latest_limits(gpu, engine)
-    rel = release(engine, version)
+    rel = release(engine, version) if version is not None else None
     if rel is None:
         return base
-    _, budget = rel.scheduling(max_context_tokens)
+    policy, budget = rel.scheduling(max_context_tokens)
     if rel.small_gpu_chunk and budget == rel.chunk_tokens and gpu.vram_nominal_bytes < rel.small_gpu_chunk[0]:
         budget = rel.small_gpu_chunk[1]
-    update = {"max_num_batched_tokens": budget, "max_num_seqs": rel.max_num_seqs}
+    update = {"max_num_batched_tokens": budget, "max_num_seqs": rel.max_num_seqs, "policy": policy}
     return base.model_copy(update={k: v for k, v in update.items() if v is not None})
 
 
@@ -90,7 +96,6 @@ class Replica:
     kv_tokens_total: int | None = None  # tokens the KV cache holds; None: kv_sequences x (input + output)
     request_in_s: float | None = None  # a calibrated deployment's fixed request cost; None: the engine's
     decode_time_factor: float = 1.0  # a calibrated deployment's decode-step time over the predicted one
-    engine_version: str | None = None  # the engine's release line (hardware/engines.py RELEASES); None: its latest
 
     @property
     def max_running(self) -> int:
@@ -151,5 +156,4 @@ def replica_for(
         engine=sc.assumptions.engine,
         request_in_s=sc.assumptions.request_in_s,
         decode_time_factor=sc.assumptions.decode_time_factor,
-        engine_version=sc.assumptions.engine_version,
     ), note

@@ -19,8 +19,10 @@ def test_vllm_0_6_chunks_only_contexts_over_32k_at_512_tokens_with_256_sequences
     assert v0.scheduling(1024) == ("prefill_first", 2048)
     assert (v0.max_num_seqs, v0.cuda_graph_max_batch) == (256, 256)  # _BATCH_SIZES_TO_CAPTURE up to 256
     h100 = get_gpu("H100-SXM")
-    assert engine_limits(h100, "vllm", "0.6", 131_072) == EngineLimits(max_num_batched_tokens=512, max_num_seqs=256)
-    assert engine_limits(h100, "vllm", "0.6", 4096) == EngineLimits(max_num_batched_tokens=4096, max_num_seqs=256)
+    chunked = EngineLimits(max_num_batched_tokens=512, max_num_seqs=256, policy="decode_first")
+    whole = EngineLimits(max_num_batched_tokens=4096, max_num_seqs=256, policy="prefill_first")
+    assert engine_limits(h100, "vllm", "0.6", 131_072) == chunked
+    assert engine_limits(h100, "vllm", "0.6", 4096) == whole
 
 
 def test_the_latest_lines_keep_the_engines_current_defaults():
@@ -28,8 +30,10 @@ def test_the_latest_lines_keep_the_engines_current_defaults():
     for gpu in ("H100-SXM", "A100-80GB-SXM", "L4", "B200"):
         g = get_gpu(gpu)
         for engine, version in LATEST.items():
-            assert engine_limits(g, engine, version) == engine_limits(g, engine)
-    assert engine_limits(get_gpu("H100-SXM"), "vllm", "0.10+") == EngineLimits(max_num_batched_tokens=8192)
+            named = engine_limits(g, engine, version)
+            assert named.model_copy(update={"policy": None}) == engine_limits(g, engine)
+            assert named.policy == engine_loop(engine).policy  # the line's policy is the engine's own
+    assert engine_limits(get_gpu("H100-SXM"), "vllm", "0.10+") == EngineLimits(policy="decode_first")
     assert release("vllm").cuda_graph_max_batch == 512  # min(2 x max_num_seqs, 512)
     assert release("transformers") is None and release("vllm", "0.5") is None
 
@@ -44,7 +48,7 @@ def test_sglang_0_4_chunks_8192_tokens_from_25_gb_where_0_5_steps_by_memory(gpu,
 
 def test_trtllm_0_14_builds_for_2048_requests_and_8192_tokens_as_1_x_runs():
     g = get_gpu("H100-SXM")
-    want = EngineLimits(max_num_batched_tokens=8192, max_num_seqs=2048)
+    want = EngineLimits(max_num_batched_tokens=8192, max_num_seqs=2048, policy="no_evict")
     assert engine_limits(g, "trtllm", "0.14") == engine_limits(g, "trtllm", "1.x") == want
     assert engine_loop("trtllm", version="0.14").policy == engine_loop("trtllm", version="1.x").policy == "no_evict"
 

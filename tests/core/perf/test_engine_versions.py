@@ -23,6 +23,7 @@ def test_vllm_0_6_reads_a_long_context_model_s_prompt_in_512_token_chunks():
     v0, v1 = (_replica("Llama-3.1-8B", 1200, 4, v) for v in ("0.6", None))
     assert v0.m.max_context_tokens == 131_072  # over 32K: V0 turns chunked prefill on, 512 tokens a step
     assert (v0.limits.max_num_batched_tokens, v1.limits.max_num_batched_tokens) == (512, 8192)
+    assert v0.limits.policy == "decode_first"  # V0 with chunked prefill: decodes first, as V1
     sm = StepModel(v0.m, v0.gpu, v0.wl, v0.pa, v0.engine)
     chunks = [(0, 512, 0), (512, 512, 0), (1024, 176, 1)]  # each chunk attends to the ones before; logits last
     three_s = sum(sm.step(0, 0, (c,)).time_s for c in chunks)
@@ -52,4 +53,10 @@ def test_vllm_0_6_runs_a_waiting_prompt_alone_where_v1_mixes_it_into_the_decodes
     assert max(r1.gaps_s) == pytest.approx(mixed_s, rel=1e-2)
     two_s = sm.decode(2, 1040).time_s  # both decoding, at most 40 tokens on
     assert decode_s <= max(r0.gaps_s) <= two_s * 1.01 < alone_s
-    assert dataclasses.replace(v0, engine_version=None).limits == v0.limits  # the limits were set by the line
+    assert (v0.limits.policy, v1.limits.policy) == (
+        "prefill_first",
+        None,
+    )  # the line's, in the limits; V1: the engine's
+    # the same replica with V1's limits but V0's budget and cap schedules as V1: the policy is what differs
+    as_v1 = simulate(dataclasses.replace(v0, limits=v0.limits.model_copy(update={"policy": None})), load)
+    assert max(as_v1.gaps_s) == pytest.approx(mixed_s, rel=1e-2)
