@@ -86,3 +86,13 @@ def test_the_scenario_takes_a_line_of_its_engine_and_refuses_another_s():
     assert {v for _, v in RELEASES} == {"0.6", "0.10+", "0.4", "0.5", "0.14", "1.x"}
     for r in RELEASES.values():
         assert r.label and r.source and r.covers
+
+
+def test_a_run_schedules_at_the_context_its_server_was_started_with():
+    from gpuplan_core.perf.serving_calibration import max_model_len_of
+
+    assert max_model_len_of({"setup": "server: vllm serve R1 --tensor-parallel-size 8 --max-model-len 32768"}) == 32768
+    assert max_model_len_of({"setup": "vllm serve m --max-model-len=91680 --foo"}) == 91680
+    assert max_model_len_of({"setup": "vllm serve m"}) is None and max_model_len_of({}) is None
+    v0 = release("vllm", "0.6")  # 32,768 is not over 32K: whole prompts; DeepSeek-R1's own 163,840 is
+    assert v0.scheduling(32_768)[0] == "prefill_first" and v0.scheduling(163_840) == ("decode_first", 512)
