@@ -12,6 +12,8 @@ page.answer(METHODOLOGY_ANSWER)
 st.markdown(methodology.formulas())
 st.markdown(methodology.ENGINES)
 page.show(tables_reference.engines(), "engines")
+st.markdown(methodology.ENGINE_RELEASES)
+page.show(tables_reference.engine_releases(), "engine_releases")
 
 st.markdown(methodology.TRUST)
 page.show(cached.calibration_regimes_table(), "regimes")

@@ -61,16 +61,31 @@ def gaps() -> None:
     from gpuplan_core.perf import serving_loso
 
     meta = sc_cal.load_serving_measurements().set_index("id")
-    rows = [r for r in serving_loso.loso_table() if r["metric"] == "ttft" and r["predicted_zero_cost"] is not None]
+    table = serving_loso.loso_table()
+    rows = [r for r in table if r["metric"] == "ttft" and r["predicted_zero_cost"] is not None]
+    run_of = {r["id"]: sc_cal.setup_key(meta.loc[r["id"]].to_dict() | {"id": r["id"]}) for r in table}
+    step_s = {  # each run's predicted mean time per token (seconds): the engine step the gap is measured in
+        run_of[r["id"]]: r["predicted"] / (1e3 if meta.loc[r["id"]]["unit"] == "ms" else 1.0)
+        for r in table
+        if r["metric"] == "itl" and r["statistic"] == "mean" and r["predicted"] is not None
+    }
     by: dict[tuple[str, str], list[float]] = {}
+    steps: dict[tuple[str, str], list[float]] = {}
     for r in rows:
         m = meta.loc[r["id"]]
         if r["regime"] == sc_cal.HEADLINE_REGIME and serving_loso.light_load(m) and int(m["input_tokens"]) <= 1024:
             scale = 1e3 if m["unit"] == "ms" else 1.0
-            by.setdefault((r["source"], r["engine"]), []).append((r["measured"] - r["predicted_zero_cost"]) / scale)
-    print("light-load first-token gap (measured - predicted with no request cost), prompts <= 1,024 tokens:")
+            gap = (r["measured"] - r["predicted_zero_cost"]) / scale
+            by.setdefault((r["source"], r["engine"]), []).append(gap)
+            if r["statistic"] == "mean" and run_of[r["id"]] in step_s:
+                steps.setdefault((r["source"], r["engine"]), []).append(gap / step_s[run_of[r["id"]]])
+    print("light-load first-token gap (measured - predicted with no request cost), prompts <= 1,024 tokens, and in")
+    print("decode steps (the run's predicted mean time per token; a gap that is a constant of the client stays in ms,")
+    print("one of the engine's iteration stays in steps):")
     for (source, engine), g in sorted(by.items()):
-        print(f"  {source:<22} {engine:<7} n={len(g):>3} median {statistics.median(g) * 1e3:7.1f} ms")
+        in_steps = steps.get((source, engine))
+        extra = f"  {statistics.median(in_steps):5.2f} steps (n={len(in_steps)})" if in_steps else ""
+        print(f"  {source:<22} {engine:<7} n={len(g):>3} median {statistics.median(g) * 1e3:7.1f} ms{extra}")
     online = [r for r in rows if r["regime"] == sc_cal.HEADLINE_REGIME and r["error"] is not None]
     fitted = statistics.median(abs(r["error"]) for r in online)
     zero = statistics.median(abs(r["predicted_zero_cost"] - r["measured"]) / r["measured"] for r in online)

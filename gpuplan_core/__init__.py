@@ -23,6 +23,7 @@ from .common.text import count, counted, gb, gib, ms, pct, rate, usd
 from .common.units import GB
 from .hardware.catalog import GPU, get_gpu, load_efficiency, load_gpus
 from .hardware.engines import ENGINES
+from .hardware.engines import RELEASES as ENGINE_RELEASES
 from .interface.inputs import (
     DEFAULTS,
     GROUPS,

@@ -312,6 +312,12 @@ ENGINES = (
     "one row per sequence."
 )
 
+ENGINE_RELEASES = (
+    "The engine's release line (Assumptions: Engine release; `--engine-version`, `engine_v` in the link) sets how it "
+    "schedules where lines differ; unset, the engine's latest. The published runs are simulated with the line their "
+    "source ran."
+)
+
 TRUST = (
     "### How far to trust each number\n"
     "Every predicted time and throughput in the app carries the error of its **regime**: the GPU generation, the "

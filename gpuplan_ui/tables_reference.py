@@ -225,6 +225,36 @@ def engines() -> pd.DataFrame:
     )
 
 
+def engine_releases() -> pd.DataFrame:
+    """Each engine release line's scheduling defaults, where they differ between lines (the engine-version input)."""
+    from gpuplan_core import ENGINE_RELEASES
+
+    def chunking(r) -> str:
+        if r.chunked_prefill == "long_context":
+            return f"only for a context over {r.long_context_tokens:,} tokens"
+        return "always" if r.chunked_prefill == "on" else "off (whole prompts)"
+
+    def budget(r) -> str:
+        chunked = f"{r.chunk_tokens:,}" if r.chunk_tokens else "by GPU (the engine's rule)"
+        if r.chunked_prefill == "long_context" and r.unchunked_min_tokens:
+            return f"{chunked} chunked; else the context, at least {r.unchunked_min_tokens:,}"
+        return chunked
+
+    return pd.DataFrame(
+        [
+            {
+                "release": r.label,
+                "chunked prefill": chunking(r),
+                "tokens per step": budget(r),
+                "sequences at once": f"{r.max_num_seqs:,}" if r.max_num_seqs else "by GPU (the engine's rule)",
+                "CUDA graphs up to": f"batch {r.cuda_graph_max_batch:,}" if r.cuda_graph_max_batch else "not stated",
+                "source": r.source,
+            }
+            for r in ENGINE_RELEASES.values()
+        ]
+    )
+
+
 def formats() -> pd.DataFrame:
     """Every number format: its bits and bytes per value and the math its matmuls run in."""
     return pd.DataFrame(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Engine = Literal["vllm", "sglang", "trtllm", "transformers"]
+EngineVersion = Literal["0.6", "0.10+", "0.4", "0.5", "0.14", "1.x"]  # a release line where behaviour differs
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,171 @@ ENGINES: dict[str, EngineProfile] = {
         ),
     )
 }
+
+
+@dataclass(frozen=True)
+class EngineRelease:
+    """One release line of a serving engine, where its scheduling defaults differ from the other lines': the
+    policy (perf/schedulers.py), whether prompts are chunked, the step's token budget and the sequences at once,
+    and the CUDA-graph batch sizes, each as the release's own code sets it.
+
+    ``chunked_prefill``: "on" (always), "long_context" (only when the model's context is over
+    ``long_context_tokens``, vLLM V0's rule) or "off" (whole prompts: the budget is ``max(context,
+    unchunked_min_tokens)``, or the engine's own where that is None). ``chunk_tokens`` / ``max_num_seqs``: None
+    where the release sets them by the GPU (perf/replica.engine_limits)."""
+
+    engine: str
+    version: str
+    label: str
+    covers: tuple[str, ...]  # published version prefixes this line covers ("0.6", "0.7")
+    policy: str  # perf/schedulers.Policy when prompts are chunked
+    unchunked_policy: str  # ... and when they are not
+    chunked_prefill: Literal["on", "long_context", "off"]
+    chunk_tokens: int | None
+    max_num_seqs: int | None
+    cuda_graph_max_batch: int | None  # the largest batch a CUDA graph is captured for (None: not stated here)
+    source: str
+    long_context_tokens: int = 32_768
+    unchunked_min_tokens: int | None = 2048
+    small_gpu_chunk: tuple[float, int] | None = None  # (GPU memory in bytes, budget): below it, this budget
+
+    def chunked(self, max_context_tokens: int) -> bool:
+        """Whether this release chunks prompts for a model of this context length (with its defaults)."""
+        if self.chunked_prefill == "long_context":
+            return max_context_tokens > self.long_context_tokens
+        return self.chunked_prefill == "on"
+
+    def scheduling(self, max_context_tokens: int) -> tuple[str, int | None]:
+        """The policy and the step's token budget (None: the engine's rule for the GPU) for a model of this
+        context length."""
+        if self.chunked(max_context_tokens):
+            return self.policy, self.chunk_tokens
+        if self.unchunked_min_tokens is None:
+            return self.unchunked_policy, None
+        return self.unchunked_policy, max(max_context_tokens, self.unchunked_min_tokens)
+
+
+RELEASES: dict[tuple[str, str], EngineRelease] = {
+    (r.engine, r.version): r
+    for r in (
+        EngineRelease(
+            "vllm",
+            "0.6",
+            "vLLM 0.6-0.7 (V0 engine)",
+            ("0.6", "0.7"),
+            "decode_first",
+            "prefill_first",
+            "long_context",
+            512,
+            256,
+            256,
+            "vLLM 0.6.3 vllm/engine/arg_utils.py: chunked prefill on by default only for a max_model_len over 32K on "
+            "CUDA (ROCm included); vllm/config.py SchedulerConfig: max_num_batched_tokens 512 with chunked prefill "
+            "(decodes first, then prompt chunks), else max(max_model_len, 2,048) and whole prompts before decodes "
+            "(vllm/core/scheduler.py _schedule_default: prefills first, decodes wait); max_num_seqs 256; CUDA graphs "
+            "for batches up to 256 (_BATCH_SIZES_TO_CAPTURE)",
+        ),
+        EngineRelease(
+            "vllm",
+            "0.10+",
+            "vLLM 0.10 and later (V1 engine)",
+            ("0.8", "0.9", "0.10", "0.11", "0.12", "0.13", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19", "1."),
+            "decode_first",
+            "decode_first",
+            "on",
+            None,
+            None,
+            512,
+            "vLLM V1 vllm/v1/core/sched/scheduler.py: chunked prefill always on, decodes first; "
+            "EngineArgs.get_batch_defaults (0.10+): 8,192 tokens and 1,024 sequences on >= 70 GiB GPUs that are not "
+            "A100s, 2,048 and 256 on others; CUDA graphs up to min(2 x max_num_seqs, 512) "
+            "(compilation config cudagraph_capture_sizes). 0.8-0.9 run as V1 too (their API-server budget, 2,048, "
+            "is not kept apart)",
+        ),
+        EngineRelease(
+            "sglang",
+            "0.4",
+            "SGLang 0.4",
+            ("0.4",),
+            "prefill_first",
+            "prefill_first",
+            "on",
+            8192,
+            None,
+            160,
+            "SGLang 0.4 server_args.py: chunked_prefill_size 2,048 under 25 GB of GPU memory, 8,192 otherwise; "
+            "cuda_graph_max_bs 160; prefill batches before decodes (scheduler.get_next_batch_to_run)",
+            small_gpu_chunk=(25_000 * 2**20, 2048),  # gpu_mem in MiB, as torch reports it
+        ),
+        EngineRelease(
+            "sglang",
+            "0.5",
+            "SGLang 0.5",
+            ("0.5",),
+            "prefill_first",
+            "prefill_first",
+            "on",
+            None,
+            None,
+            None,
+            "SGLang 0.5 server_args.py: chunked_prefill_size by GPU memory (2,048 under 35 GB, 8,192 up to 160 GB, "
+            "16,384 above); cuda_graph_max_bs by GPU memory and TP (not read here); prefill batches before decodes",
+        ),
+        EngineRelease(
+            "trtllm",
+            "0.14",
+            "TensorRT-LLM 0.x (C++ runtime, trtllm-build engine)",
+            ("0.",),  # the C++ runtime; 0.1x rows served by the PyTorch backend run as 1.x (release_of)
+            "no_evict",
+            "no_evict",
+            "off",
+            None,
+            None,
+            None,
+            "TensorRT-LLM 0.14 trtllm-build: max_batch_size 2,048 (the default since 0.11's release notes: "
+            "'[BREAKING CHANGE] The default max_batch_size of the trtllm-build command is set to 2048'), "
+            "max_num_tokens 8,192; in-flight batching with GUARANTEED_NO_EVICT; enable_chunked_context off (a "
+            "prompt over the budget is refused, so the step loop chunks it). The step loop schedules it as 1.x",
+            unchunked_min_tokens=None,
+        ),
+        EngineRelease(
+            "trtllm",
+            "1.x",
+            "TensorRT-LLM 1.x (PyTorch backend)",
+            ("1.",),
+            "no_evict",
+            "no_evict",
+            "off",
+            None,
+            None,
+            None,
+            "TensorRT-LLM 1.x LLM API / trtllm-serve: max_batch_size 2,048, max_num_tokens 8,192, "
+            "GUARANTEED_NO_EVICT, enable_chunked_prefill off",
+            unchunked_min_tokens=None,
+        ),
+    )
+}
+LATEST = {"vllm": "0.10+", "sglang": "0.5", "trtllm": "1.x"}  # the line an unset version means
+
+
+def release(engine: str, version: str | None = None) -> EngineRelease | None:
+    """The release line of ``engine`` (its latest where ``version`` is None); None for an engine with no release
+    lines (transformers) or a version the engine does not have."""
+    key = version or LATEST.get(engine)
+    return RELEASES.get((engine, key)) if key else None
+
+
+def release_of(engine: str, published: str, pytorch_backend: bool = False) -> str | None:
+    """The release line a published version string ('0.6.3.post2', '0.4.3.post2', '1.2.0rc1') runs as; None when
+    none covers it. TensorRT-LLM's PyTorch backend (``pytorch_backend``: trtllm-serve before 1.0 too) takes the LLM
+    API's defaults, 1.x's."""
+    text = str(published).strip().lower()
+    if engine == "trtllm" and pytorch_backend:
+        return "1.x"
+    for r in RELEASES.values():
+        if r.engine == engine and any(text.startswith(p) for p in r.covers):
+            return r.version
+    return None
 
 
 @dataclass(frozen=True)

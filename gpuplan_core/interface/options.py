@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..hardware.engines import ENGINES
+from ..hardware.engines import ENGINES, RELEASES
 from .record import DEFAULT_JOB, INFERENCE
 
 # Pages with inputs of their own (url path -> title). They are in the link like every other input.
@@ -138,6 +138,16 @@ LENGTHS = {
     "chat": "Long-tailed, like chat traffic",
 }
 ENGINE_LABELS = {k: e.label for k, e in ENGINES.items()}
+LATEST_VERSION = "latest"  # the engine-version input's "not set": the engine's latest release line
+VERSION_LABELS = {LATEST_VERSION: "Latest release", **{v: r.label for (_, v), r in RELEASES.items()}}
+
+
+def version_fields(value: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The engine-version input as its field: a release line of the engine chosen, else none (a line of another
+    engine, left from before the engine changed, does not apply: the engine's latest is used)."""
+    engine = values.get("engine", "vllm")
+    return {"engine_version": value if (engine, value) in RELEASES else None}
+
 
 # Use-case presets: what picking one sets (input values, in the inputs' own units). Typical values, ours,
 # informed by the sources on Methodology (USE_CASE_SOURCES). "chat", the default, is the Scenario's defaults.

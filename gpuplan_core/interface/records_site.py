@@ -8,6 +8,7 @@ from ..scenario.fields import MAX_BATCH, MAX_LAYOUT_GPUS
 from .options import (
     ASSUME,
     ENGINE_LABELS,
+    LATEST_VERSION,
     MARKET,
     PAGE_COMPARE,
     PAGE_COST,
@@ -16,12 +17,14 @@ from .options import (
     PAGE_PERF,
     SAME,
     SITE,
+    VERSION_LABELS,
     _gpu_ids,
     _gpu_label,
     _gpu_named,
     _region_label,
     _regions,
     _same_or,
+    version_fields,
 )
 from .record import INFERENCE, Input
 
@@ -130,6 +133,19 @@ SITE_RECORDS: tuple[Input, ...] = (
         labels=ENGINE_LABELS,
         jobs=INFERENCE,
         short="engine",
+    ),
+    Input(
+        "engine_v",
+        "Engine release (applies to its own engine)",
+        "select",
+        group=ASSUME,
+        field="engine_version",
+        options=tuple(VERSION_LABELS),
+        labels=VERSION_LABELS,
+        none_when=LATEST_VERSION,
+        jobs=INFERENCE,
+        short="engine release",
+        to_fields=version_fields,
     ),
     Input(
         "max_seqs",

@@ -9,13 +9,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..common.units import GiB
 from ..hardware.catalog import GPU
+from ..hardware.engines import release
 from ..memory.request import memory_request
 from ..model.arch import ModelArch
 from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.scenario import Scenario
 from .efficiency import PerfAssumptions
 from .roofline import Workload
+from .schedulers import Policy
 from .workload import workload_for
+
+MAX_CONTEXT_TOKENS = 131_072  # a model's context where none is given (ModelArch.max_context_tokens' default)
 
 
 class EngineLimits(BaseModel):
@@ -25,14 +29,35 @@ class EngineLimits(BaseModel):
 
     max_num_batched_tokens: int = Field(8192, ge=16, le=1_000_000, description="token budget of one engine step")
     max_num_seqs: int = Field(1024, ge=1, le=100_000, description="sequences running at once")
+    policy: Policy | None = Field(
+        None, description="how a step is filled (schedulers.py), where a release line sets it; None: the engine's"
+    )
 
 
-def engine_limits(gpu: GPU, engine: str = "vllm") -> EngineLimits:
-    """The scheduler's defaults. vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
+def engine_limits(
+    gpu: GPU, engine: str = "vllm", version: str | None = None, max_context_tokens: int = MAX_CONTEXT_TOKENS
+) -> EngineLimits:
+    """The scheduler's defaults of the engine's release line ``version`` (hardware/engines.py RELEASES; None: its
+    latest, the engine's own rule) for a model of ``max_context_tokens``: the release's policy, and its own budget
+    and sequence cap where it sets them, else the engine's rule for the GPU. The policy travels in the limits, so
+    every path that builds a replica from the scenario's limits (the plan's capacity search too) schedules as the
+    line does. vLLM's OpenAI-compatible server (vllm/engine/arg_utils.py,
     EngineArgs.get_batch_defaults, vLLM 0.10+): 8,192 tokens per step and 1,024 sequences on GPUs with at least
     70 GiB that are not A100s, 2,048 and 256 on the others. SGLang (server_args.py): chunked_prefill_size 2,048
     under 35 GB, 8,192 up to 160 GB, 16,384 above. TensorRT-LLM (LLM API): max_num_tokens 8,192, max_batch_size
     2,048. transformers generate() has no scheduler: it is given vLLM's (the serving figures assume one)."""
+    base = _latest_limits(gpu, engine)
+    rel = release(engine, version) if version is not None else None
+    if rel is None:
+        return base
+    policy, budget = rel.scheduling(max_context_tokens)
+    if rel.small_gpu_chunk and budget == rel.chunk_tokens and gpu.vram_nominal_bytes < rel.small_gpu_chunk[0]:
+        budget = rel.small_gpu_chunk[1]
+    update = {"max_num_batched_tokens": budget, "max_num_seqs": rel.max_num_seqs, "policy": policy}
+    return base.model_copy(update={k: v for k, v in update.items() if v is not None})
+
+
+def _latest_limits(gpu: GPU, engine: str) -> EngineLimits:
     if engine == "sglang":
         mem = gpu.vram_nominal_bytes
         chunk = 2048 if mem < 35e9 else (8192 if mem < 160e9 else 16384)
@@ -44,9 +69,14 @@ def engine_limits(gpu: GPU, engine: str = "vllm") -> EngineLimits:
     return EngineLimits(max_num_batched_tokens=2048, max_num_seqs=256)
 
 
-def scenario_limits(gpu: GPU, assumptions: RuntimeAssumptions) -> EngineLimits:
-    """The engine's scheduler defaults on this GPU, with the limits the user set in their place."""
-    return engine_limits(gpu, assumptions.engine).model_copy(update=assumptions.engine_limit_overrides())
+def scenario_limits(
+    gpu: GPU, assumptions: RuntimeAssumptions, max_context_tokens: int = MAX_CONTEXT_TOKENS
+) -> EngineLimits:
+    """The engine's scheduler defaults (its release line's) on this GPU for a model of ``max_context_tokens``, with
+    the limits the user set in their place."""
+    a = assumptions
+    limits = engine_limits(gpu, a.engine, a.engine_version, max_context_tokens)
+    return limits.model_copy(update=a.engine_limit_overrides())
 
 
 @dataclass(frozen=True)
@@ -114,7 +144,7 @@ def replica_for(
         note = (
             f"Does not fit at tp={sc.parallelism.tp} x pp={sc.parallelism.pp}; one replica here is tp={tp} x pp={pp}."
         )
-    limits = scenario_limits(gpu, sc.assumptions)
+    limits = scenario_limits(gpu, sc.assumptions, m.max_context_tokens)
     return Replica(
         m,
         gpu,

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ..common.jit import njit
+from ..hardware.engines import release
 
 Policy = Literal["decode_first", "prefill_first", "no_evict"]
 
@@ -177,8 +178,18 @@ class TokenRatio:
         )
 
 
-def engine_loop(engine: str, request_in_s: float | None = None) -> EngineLoop:
+def engine_loop(
+    engine: str, request_in_s: float | None = None, version: str | None = None, max_context_tokens: int = 131_072
+) -> EngineLoop:
     """The scheduling policy and per-request costs of an engine (vLLM's for an unknown one); ``request_in_s``: a
-    deployment's own fixed request cost in place of the engine's (a calibrated profile)."""
+    deployment's own fixed request cost in place of the engine's (a calibrated profile); ``version``: the engine's
+    release line (hardware/engines.py RELEASES; None: its latest), whose policy for a model of
+    ``max_context_tokens`` it schedules by (vLLM 0.6 without chunked prefill: whole prompts first, as SGLang's
+    prefill batches)."""
     loop = LOOPS.get(engine, LOOPS["vllm"])
+    rel = release(engine, version)
+    if rel is not None:
+        policy, _ = rel.scheduling(max_context_tokens)
+        if policy != loop.policy:
+            loop = replace(loop, policy=policy, source=f"{loop.source}; as {rel.label}")
     return loop if request_in_s is None else replace(loop, request_in_s=request_in_s)

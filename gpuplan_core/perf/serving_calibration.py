@@ -15,7 +15,9 @@ holds that it is what the code predicts), so error bands cost nothing at start-u
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 import statistics
 import zlib
 from functools import lru_cache
@@ -96,6 +98,26 @@ def engine_of(published: str) -> str:
     return "vllm"
 
 
+def version_of(row: dict) -> str | None:
+    """The engine release line a published run ran as (hardware/engines.py RELEASES), from its engine and
+    ``engine_version``; None (the engine's latest) where no line covers it or the engine only runs as another's
+    (NIM, LMDeploy)."""
+    from ..hardware.engines import release_of
+
+    published = str(row["engine"]).lower()
+    if not published.startswith(("vllm", "sglang", "tensorrt")):
+        return None
+    return release_of(engine_of(published), str(row.get("engine_version") or ""), "pytorch" in published)
+
+
+def max_model_len_of(row: dict) -> int | None:
+    """The context the run's server was started with (``--max-model-len N`` in its setup; None: not stated, the
+    model's own context, as the engine defaults to): a release line's scheduling can depend on it (vLLM 0.6 chunks
+    prompts only over 32K)."""
+    hit = re.search(r"--max-model-len[ =](\d+)", str(row.get("setup") or ""))
+    return int(hit.group(1)) if hit else None
+
+
 def _format_of(text: str) -> str:
     """A published format ('fp8 (native checkpoint)', 'not stated') as a format name; unstated: bf16."""
     word = str(text).split()[0].lower()
@@ -141,14 +163,17 @@ def _prediction(
     decode_time_factor: float = 1.0,
     client_in_s: float = 0.0,
     ingest: tuple[float, float] = (0.0, 0.0),
+    version: str | None = None,
+    max_model_len: int | None = None,
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
     calibrated deployment's constants (perf/deployment_fit.py; the defaults are the engine's own);
     ``client_in_s``: the benchmark client's first-token cost, added to the engine's; ``ingest``: its serial front
-    end (seconds per request and per prompt token, clients.py)."""
+    end (seconds per request and per prompt token, clients.py); ``version``: the engine's release line the run used;
+    ``max_model_len``: the context its server was started with (None: the model's)."""
     from ..scenario.scenario import Scenario
-    from .replica import replica_for
+    from .replica import replica_for, scenario_limits
     from .schedulers import engine_loop
     from .serving import Sim, serve
     from .simulate import Shape
@@ -166,6 +191,7 @@ def _prediction(
         input_tokens=i,
         output_tokens=o,
         engine=engine,
+        engine_version=version,
         request_in_s=request_in_s,
         decode_time_factor=decode_time_factor,
     )
@@ -173,6 +199,8 @@ def _prediction(
         r, _ = replica_for(sc)
     except ValueError:
         return None
+    if max_model_len is not None:
+        r = dataclasses.replace(r, limits=scenario_limits(r.gpu, sc.assumptions, max_model_len))
     arrival, lengths, spread, requests = shape
     burst = math.isinf(load) or arrival == "all_at_once"
     if burst:  # every request queued at once: as many clients as requests
@@ -261,6 +289,8 @@ def predict_row(
         decode_time_factor=decode_time_factor,
         client_in_s=0.0 if request_in_s is not None else client_cost(source_of(row["id"]), engine, client_costs),
         ingest=(0.0, 0.0) if request_in_s is not None else client_ingest(source_of(row["id"]), engine, ingests),
+        version=version_of(row),
+        max_model_len=max_model_len_of(row),
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])

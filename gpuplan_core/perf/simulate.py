@@ -84,6 +84,7 @@ def simulate(
     drain a growing queue)."""
     times = times or StepTimes(r)
     loop = engine_loop(r.engine, r.request_in_s)
+    policy = r.limits.policy or loop.policy  # a release line's (replica.engine_limits), else the engine's
     rng = random.Random(load.shape.seed)
     n = load.count()
     prompt, out = (np.array(x, dtype=np.int64) for x in lengths(r, load.shape, n, rng))
@@ -99,7 +100,7 @@ def simulate(
     try:
         status, admitted, first, fin, gaps, weights, steps, preemptions, running_max, running_area = step_loop.run_loop(
             handle,
-            _POLICY[loop.policy],
+            _POLICY[policy],
             r.limits.max_num_batched_tokens,
             r.limits.max_num_seqs,
             r.kv_tokens,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..common.units import SECONDS_PER_DAY
-from ..hardware.engines import Engine
+from ..hardware.engines import LATEST, RELEASES, Engine, EngineVersion
 from ..pricing.offers import MAX_PRICE_USD_PER_HOUR
 from ..pricing.overrides import parse_price_overrides
 from .fields import Billing, PriceSource
@@ -177,6 +177,12 @@ class RuntimeAssumptions(Part):
         "CUDA graphs, chunked prefill (or the whole prompt at once), logits held, KV blocks (Methodology lists each "
         "with its source).",
     )
+    engine_version: EngineVersion | None = Field(
+        None,
+        description="The engine's release line, where its scheduling differs: vLLM 0.6 (V0: chunked prefill only "
+        "for contexts over 32K, 512 tokens a step, else whole prompts first; 256 sequences) or 0.10+ (V1), SGLang "
+        "0.4 or 0.5, TensorRT-LLM 0.14 (C++ runtime) or 1.x (PyTorch backend). None: the engine's latest.",
+    )
     max_num_seqs: int | None = Field(
         None,
         ge=1,
@@ -218,6 +224,16 @@ class RuntimeAssumptions(Part):
         description="Your deployment's measured time per token over the predicted one: multiplies every "
         "decode-only step, fitted by calibrating to your own benchmark file (calibrate --from). 1: as predicted.",
     )
+
+    @model_validator(mode="after")
+    def _version_of_engine(self):
+        if self.engine_version is not None and (self.engine, self.engine_version) not in RELEASES:
+            lines = ", ".join(v for e, v in RELEASES if e == self.engine) or "none"
+            raise ValueError(
+                f"engine_version: {self.engine} has no release line {self.engine_version} (its lines: {lines}; "
+                f"unset: {LATEST.get(self.engine, 'the engine as it is')})"
+            )
+        return self
 
     def engine_limit_overrides(self) -> dict[str, int]:
         """The scheduler limits the user set (the rest keep the engine's defaults)."""

@@ -43,15 +43,16 @@ def test_a_third_of_each_sources_runs_is_held_out_with_every_metric_of_a_run_tog
 
 def test_the_held_out_error_per_regime_stays_at_or_below_the_readme_figures():
     """The README and Methodology state the held-out median absolute error of online serving of dense models
-    (closed-loop concurrency sweeps and request-rate sweeps): TTFT 27.1%, inter-token latency 21.5%, output
-    throughput 6.3% (measured kernel times in the step model where covered). The benchmark clients' costs were
+    (closed-loop concurrency sweeps and request-rate sweeps): TTFT 25.2%, inter-token latency 13.2%, output
+    throughput 4.9% (measured kernel times in the step model where covered; each run as its source's engine release
+    line: before, 27.1%, 21.5% and 6.3%). The benchmark clients' costs were
     fitted on the training runs only (bench/fit_serving.py) and apply to their own clients' runs alone."""
     table = serving_table()
     assert len(table) >= 900
     assert all(r["source"] and r["engine"] for r in table)
     by = {(s["regime"], s["metric"]): s for s in serving_summary(table)}
-    assert by[(HEADLINE_REGIME, "ttft")]["median_abs_error"] <= 0.28  # 27.1%: no client cost for unseen clients
-    assert by[(HEADLINE_REGIME, "itl")]["median_abs_error"] <= 0.22
-    assert by[(HEADLINE_REGIME, "output_tokens_per_s")]["median_abs_error"] <= 0.07
+    assert by[(HEADLINE_REGIME, "ttft")]["median_abs_error"] <= 0.26  # 25.2%: no client cost for unseen clients
+    assert by[(HEADLINE_REGIME, "itl")]["median_abs_error"] <= 0.14
+    assert by[(HEADLINE_REGIME, "output_tokens_per_s")]["median_abs_error"] <= 0.05
     assert by[(HEADLINE_REGIME, "ttft")]["points"] >= 40
-    assert serving_median_abs_error(table, HEADLINE_REGIME) <= 0.21  # all three metrics together: 20.0%
+    assert serving_median_abs_error(table, HEADLINE_REGIME) <= 0.16  # all three metrics together: 15.4%

@@ -18,11 +18,12 @@ LLAMA_8B_CONFIG = json.dumps(LLAMA_3_1_8B_CONFIG)
 
 def test_every_field_of_every_part_has_a_description_and_a_name_no_other_part_uses():
     assert (
-        len(FIELDS) == sum(len(p.model_fields) for p in PARTS.values()) == 78
+        len(FIELDS) == sum(len(p.model_fields) for p in PARTS.values()) == 79
     )  # issue 19: precision, cross_entropy, recompute_every, lora_targets/dropout, qlora_library, cp; issue 20:
     # Site (8 fields), monthly_growth, spike_month, spike_factor, allow_accelerators; issue 29: zero_auto,
-    # default_deadline_hours, recompute_auto, virtual_stages, ep, shard_gpus, activation_offload, pipeline_schedule, paged_optimizer; issue 28:
-    # request_in_s, decode_time_factor (a deployment profile)
+    # default_deadline_hours, recompute_auto, virtual_stages, ep, shard_gpus, activation_offload,
+    # pipeline_schedule, paged_optimizer; issue 28: request_in_s, decode_time_factor (a deployment profile),
+    # engine_version (the engine's release line)
     for part, cls in PARTS.items():
         for name, info in cls.model_fields.items():
             assert FIELDS[name] == part and info.description, name
