@@ -38,7 +38,7 @@ def main() -> None:
     print(f"{'question':<42} {'judged':>6} {'answer':>6} {'+rows':>6} {'front':>6} {'s':>6}")
     for sc in questions(args.questions, args.seed):
         t = time.perf_counter()
-        _, _, layouts = search(sc, offers)
+        layouts = search(sc, offers).layouts
         ans = answer(sc, offers)
         rows = cost_table(sc, offers).offers
         secs = time.perf_counter() - t

@@ -12,6 +12,8 @@ one judged layout for the traffic (or one replica without traffic): the ``Pick``
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..common.text import counted, exact, figure, usd
 from ..common.units import GB
 from ..hardware.catalog import get_gpu
@@ -21,10 +23,11 @@ from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..pricing.billing import cost_per_million_tokens, monthly_always_on, nodes_needed, serverless_monthly
 from ..pricing.offers import Offer
-from ..results.plan import Pick, Rejected
+from ..results.plan import Pick, Rejected, layout_label
 from ..scenario.deployment import Pricing, Traffic
 from ..scenario.scenario import Scenario
-from .search import Layout, Served, ServingAsk, evaluate_layouts, served
+from .prune import Unit, judge_units
+from .search import Layout, Served, ServingAsk, rentable_layouts, served
 
 COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
 WEIGHT_LOAD_BYTES_PER_S = 2 * GB  # model load speed at cold start (network volume / local NVMe)
@@ -115,34 +118,61 @@ def rent(m: ModelArch, lay: Layout, s: Served, o: Offer, traffic: Traffic, prici
     return Pick.renting(o, **common, gpus=paid, nodes=machines, replicas=s.replicas, monthly_usd=monthly)
 
 
-Found = tuple[list[Pick], list[Rejected], list[Layout]]  # the picks, what was rejected, the layouts judged
+class Found(NamedTuple):
+    """The serving search's result: the priced picks, what was rejected and why, the layouts judged, and the picks
+    of layouts left unjudged (plan/prune.py: always-on offers renting a layout bounds prove nothing shown reads)."""
+
+    picks: list[Pick]
+    rejected: list[Rejected]
+    layouts: list[Layout]
+    unjudged: int = 0
 
 
 def inference_candidates(
-    m: ModelArch, sc: Scenario, offers: list[Offer], formats: list[str], fixed: bool = False
+    m: ModelArch, sc: Scenario, offers: list[Offer], formats: list[str], fixed: bool = False, *, exhaustive=False
 ) -> Found:
     """Every offer renting every layout of its GPU type it can: the priced picks, what was rejected and why, and
-    the layouts judged."""
-    picks: list[Pick] = []
-    rejected: list[Rejected] = []
-    layouts: list[Layout] = []
+    the layouts judged; a layout whose figures nothing shown reads is left unjudged (plan/prune.py) unless
+    ``exhaustive``. The picks come in the exhaustive search's order (GPU type, format, offer, layout)."""
     by_gpu: dict[str, list[Offer]] = {}
     for o in offers:
         by_gpu.setdefault(o.gpu, []).append(o)
     memory = {fmt: memory_request(sc, weights_format=fmt) for fmt in formats}
     ask = ServingAsk.of(sc)
+    groups: list[tuple[list[Rejected], list[Unit]]] = []
     for gid, gpu_offers in by_gpu.items():
         gpu = get_gpu(gid)
         for fmt in formats:
-            lays, rej = evaluate_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
-            rejected += rej
-            layouts += lays
-            judged = [(lay, served(lay, ask.traffic, ask.parallelism.gpus)) for lay in lays]
-            for o in gpu_offers:
-                priced = [rent(m, lay, s, o, ask.traffic, ask.pricing) for lay, s in judged]
-                ok = [p for p in priced if isinstance(p, Pick)]
-                if ok:
-                    picks += ok
+            kept, rej = rentable_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
+            groups.append((rej, [Unit(gpu, fmt, *x, gpu_offers) for x in kept]))
+    priced: dict[int, list[Pick | Rejected]] = {}
+
+    def rented(u: Unit) -> list[Pick | Rejected]:
+        if id(u) not in priced:
+            s = served(u.layout, ask.traffic, ask.parallelism.gpus)
+            priced[id(u)] = [rent(m, u.layout, s, o, ask.traffic, ask.pricing) for o in u.offers]
+        return priced[id(u)]
+
+    judge_units(m, ask, [u for _, units in groups for u in units], rented, exhaustive)
+    out = Found([], [], [])
+    unjudged = 0
+    for rej, units in groups:
+        out.rejected.extend(rej)
+        out.layouts.extend(u.layout for u in units if u.layout is not None)
+        for k, o in enumerate(units[0].offers if units else []):
+            tried: list[Pick | Rejected] = []
+            left_out = 0
+            for u in units:
+                if u.layout is not None:
+                    tried.append(rented(u)[k])
+                elif problem := o.layout_problem(u.tp, u.pp):
+                    tried.append(Rejected(u.gpu.gpu, problem, u.fmt, o.offer_id, layout_label(u.gpu.gpu, u.tp, u.pp)))
                 else:
-                    rejected += [r for r in priced if isinstance(r, Rejected)][:1]  # the first reason is enough
-    return picks, rejected, layouts
+                    left_out += 1  # always-on (prune.py): a pick, whatever its figures
+            ok = [p for p in tried if isinstance(p, Pick)]
+            if ok or left_out:
+                out.picks.extend(ok)
+                unjudged += left_out
+            else:
+                out.rejected.extend([r for r in tried if isinstance(r, Rejected)][:1])  # the first reason is enough
+    return out._replace(unjudged=unjudged)
