@@ -223,20 +223,27 @@ def _replica(q: ReplicaQuestion) -> Replica:
 class ReplicaBound:
     """What bounds a replica's judgement before it is made (plan/prune.py): ``floor_ttft_s``, one request alone on
     the static roofline (``ReplicaEval.floor_ttft_s``), under every load point's p95 TTFT; ``max_rate_per_s``, the
-    throughput with every slot busy (one closed-loop run, which the judgement reuses), which the capacity never
-    exceeds."""
+    throughput with every slot busy (one closed-loop run), which the capacity never exceeds; ``least_capacity_per_s``
+    the capacity search before its bisection (``capacity(iterations=0)``: its bracket's low end, which the
+    bisection only raises), so the capacity is 0 exactly when this is; ``floor_e2e_s``, one request alone end to
+    end, under every load point's mean. Its runs are the search's first, kept for the judgement."""
 
     floor_ttft_s: float
     max_rate_per_s: float
+    least_capacity_per_s: float
+    floor_e2e_s: float = 0.0  # one request alone on the static roofline, end to end: under every point's mean
 
 
 @lru_cache(maxsize=CACHE_SIZE)
 def replica_bound(q: ReplicaQuestion) -> ReplicaBound:
-    """The replica's bounds (``ReplicaBound``) for a question with traffic: one step-loop run, kept for the
-    judgement (``evaluate_replica`` reads it from the shared runs, replica_runs.py)."""
-    sim = _CountedSim(_replica(q), q.shape)
+    """The replica's bounds (``ReplicaBound``) for a question with traffic: 1-4 step-loop runs, kept for the
+    judgement (``evaluate_replica`` reads them from the shared runs, replica_runs.py)."""
+    rep = _replica(q)
+    sim = _CountedSim(rep, q.shape)
     try:
-        return ReplicaBound(_alone(q, 1).ttft_s, sim.max_rate())
+        alone = _alone(q, 1)
+        least = capacity(rep, *q.targets, iterations=0, steps=sim)
+        return ReplicaBound(alone.ttft_s, sim.max_rate(), least, alone.e2e_request_s)
     finally:
         _STATS.add(sim.made)
 

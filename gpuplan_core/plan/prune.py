@@ -1,21 +1,21 @@
 """Layouts left unjudged because bounds prove that nothing the answer or the Cost page shows reads them (issue 30).
 
 Judging a layout under traffic is its replica's capacity search and load points (capacity.py: ~6-12 runs of the
-step loop). Its bounds cost one run (capacity.py ``replica_bound``, which the judgement reuses): the capacity is at
-most the all-slots-busy throughput ``max_rate``, so an always-on offer renting the layout needs at least
-ceil(peak / max_rate) replicas (and those the GPU count set holds) and costs at least ``ok_usd`` when it meets the
-targets; when it meets none (capacity 0) it runs the replicas the count set holds and costs ``miss_usd`` <= ``ok_usd``;
-and no load point's p95 first-token time is under one request alone on the roofline (``floor_ttft_s``; asserted
-over random questions in tests/core/plan/test_prune.py and by ``bench/bench_prune.py``).
+step loop). Its bounds cost the search's first 2-4 runs (capacity.py ``replica_bound``; the judgement reuses them):
+the capacity is at most the all-slots-busy throughput ``max_rate``, and it is above 0 exactly when the search's
+bracket before its bisection is. A layout whose capacity is above 0 meets the targets (search.served), so an
+always-on offer renting it needs at least ceil(peak / max_rate) replicas (and those the GPU count set holds) and
+costs at least ``least_usd``; and no load point's p95 first-token time is under one request alone on the roofline
+(``floor_ttft_s``; held over random questions by tests/core/plan/test_prune.py and ``bench/bench_prune.py``).
 
 The layouts are judged cheapest bound first until every one left is out of what is shown, for every offer renting it:
 
-    Cost page row   the offer has a judged pick that meets the targets for less than ``ok_usd``
-    top picks       five judged picks (one per offer and price) that meet the targets cost less than ``ok_usd``
-    near misses     ``miss_usd`` >= the cheapest judged pick that meets the targets
-    Pareto front    a judged pick that costs less than ``miss_usd`` is as fast as ``floor_ttft_s``
-    counts          the offer is not serverless (a serverless worker's cost, and whether it is a pick, read the
-                    capacity); an always-on offer rents the layout whatever its judgement: one pick counted
+    Cost page row   the offer has a judged pick that meets the targets for less than ``least_usd``
+    top picks       five judged picks (one per offer and price) that meet the targets cost less than ``least_usd``
+    near misses     none: it meets the targets (a capacity of 0 is never left out)
+    Pareto front    a judged pick that costs less than ``least_usd`` is as fast as ``floor_ttft_s``
+    counts          no offer renting it is serverless (a serverless worker's cost reads the latencies); an always-on
+                    offer rents it whatever its figures: one pick counted
 
 The alternatives are Cost page rows. Without traffic nothing is left out (the static batch runs no step loop);
 ``exhaustive`` judges every layout (the search this one must equal: tests/core/plan/test_prune.py).
@@ -28,12 +28,13 @@ import math
 from dataclasses import dataclass
 
 from ..model.arch import ModelArch
-from ..pricing.billing import monthly_always_on, replicas_for_traffic, replicas_held
+from ..pricing.billing import replicas_held
 from ..pricing.offers import Offer
 from ..results.plan import Pick
 from .search import Layout, ServingAsk, bound, judge
 
 TOP = 5  # the picks the recommendation shows (recommend.recommend's ``top``)
+FLOOR_SHARE = 0.9  # of one request alone's first-token and end-to-end times: the floors used, with a margin
 
 
 @dataclass
@@ -47,32 +48,30 @@ class Unit:
     kv: int
     offers: list[Offer]  # its GPU type's offers
     layout: Layout | None = None
-    bounds: list[tuple[str, float, float]] | None = None  # (offer id, ok_usd, miss_usd) per offer renting it
+    bounds: list[tuple[str, float]] | None = None  # (offer id, its least monthly USD) per offer renting it
     floor_ttft_s: float = 0.0
     priceable: bool = False  # every offer renting it is always-on and the bounds are finite
 
     @property
     def least_usd(self) -> float:
-        return min((ok for _, ok, _ in self.bounds or []), default=math.inf)
+        return min((usd for _, usd in self.bounds or []), default=math.inf)
 
 
-def _bounds(m: ModelArch, ask: ServingAsk, u: Unit) -> None:
-    tr, pricing = ask.traffic, ask.pricing
+def _bounds(m: ModelArch, ask: ServingAsk, u: Unit, least_usd) -> None:
+    """The unit's bounds (``Unit.bounds``); ``least_usd(unit, offer, ask, bound, replicas held, e2e floor)``: the
+    least an offer can cost (rent.py ``least_monthly_usd``), None where there is no bound."""
     b = bound(m, ask, u.gpu, u.fmt, u.tp, u.pp, u.kv)
-    u.floor_ttft_s = b.floor_ttft_s
-    gpus = u.tp * u.pp
-    least = replicas_held(ask.parallelism.gpus, gpus)
-    renting = [o for o in u.offers if not o.layout_problem(u.tp, u.pp)]
-    u.priceable = b.max_rate_per_s > 0 and not any(o.is_serverless for o in renting)
-    if not u.priceable:
-        u.bounds = []
-        return
-    need = max(replicas_for_traffic(tr.requests_per_day, tr.peak_to_average, b.max_rate_per_s), least)
-    hours = pricing.hours_per_month
-    u.bounds = [
-        (o.offer_id, monthly_always_on(o, gpus * need, hours), monthly_always_on(o, gpus * least, hours))
-        for o in renting
-    ]
+    u.floor_ttft_s = FLOOR_SHARE * b.floor_ttft_s
+    least = replicas_held(ask.parallelism.gpus, u.tp * u.pp)
+    u.bounds = []
+    u.priceable = b.least_capacity_per_s > 0  # a capacity of 0 misses the targets at the replicas held: a near miss
+    for o in u.offers if u.priceable else []:
+        if not o.layout_problem(u.tp, u.pp):
+            usd = least_usd(u, o, ask, b, least, FLOOR_SHARE * b.floor_e2e_s)
+            u.priceable = usd is not None
+            if not u.priceable:
+                return
+            u.bounds.append((o.offer_id, usd))
 
 
 class _Shown:
@@ -106,23 +105,24 @@ class _Shown:
         """Whether nothing shown can be this layout's, for any judgement its bounds allow (the module docstring)."""
         if not u.priceable:
             return False
-        for oid, ok_usd, miss_usd in u.bounds:
-            if not self.by_offer.get(oid, math.inf) < ok_usd or not self.fifth < ok_usd:
+        for oid, usd in u.bounds:
+            if not (self.by_offer.get(oid, math.inf) < usd and self.fifth < usd):
                 return False
-            if miss_usd < self.best or not self.fastest_under(miss_usd) <= u.floor_ttft_s:
+            if not self.fastest_under(usd) <= u.floor_ttft_s:
                 return False
         return True
 
 
-def judge_units(m: ModelArch, ask: ServingAsk, units: list[Unit], priced, exhaustive: bool = False) -> None:
+def judge_units(m: ModelArch, ask: ServingAsk, units: list[Unit], priced, least_usd, exhaustive: bool = False) -> None:
     """Judge the units (``Unit.layout``), all of them when ``exhaustive`` or without traffic, else cheapest bound
-    first until the rest are left out (the module docstring). ``priced(unit)``: the unit's picks once judged."""
+    first until the rest are left out (the module docstring). ``priced(unit)``: the unit's picks once judged;
+    ``least_usd``: as ``_bounds``'s."""
     if exhaustive or not ask.traffic.requests_per_day:
         for u in units:
             u.layout = judge(m, ask, u.gpu, u.fmt, u.tp, u.pp, u.kv)
         return
     for u in units:
-        _bounds(m, ask, u)
+        _bounds(m, ask, u, least_usd)
     picks: list[Pick] = []
     left = sorted(units, key=lambda u: (not u.priceable, u.least_usd))
     while left:

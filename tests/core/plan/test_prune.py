@@ -124,10 +124,9 @@ def test_a_layout_is_left_out_only_when_no_shown_figure_can_be_its():
         2.0,  # under 100 USD only the miss
         0.1,
     )
-    assert shown_.leaves_out(_unit([("o1", 600.0, 600.0)], floor_ttft_s=0.1))  # over the fifth, as slow as o1
-    assert not shown_.leaves_out(_unit([("o1", 500.0, 500.0)], floor_ttft_s=0.1))  # ties the fifth: could be shown
-    assert not shown_.leaves_out(_unit([("o9", 600.0, 600.0)], floor_ttft_s=0.1))  # o9's own row
-    assert not shown_.leaves_out(_unit([("o1", 600.0, 90.0)], floor_ttft_s=0.1))  # a miss at 90 USD: a near miss
-    assert not shown_.leaves_out(_unit([("o1", 600.0, 600.0)], floor_ttft_s=0.09))  # could be on the Pareto front
+    assert shown_.leaves_out(_unit([("o1", 600.0)], floor_ttft_s=0.1))  # over the fifth, as slow as o1
+    assert not shown_.leaves_out(_unit([("o1", 500.0)], floor_ttft_s=0.1))  # ties the fifth: could be shown
+    assert not shown_.leaves_out(_unit([("o9", 600.0)], floor_ttft_s=0.1))  # o9's own row
+    assert not shown_.leaves_out(_unit([("o1", 600.0)], floor_ttft_s=0.09))  # could be on the Pareto front
     assert not shown_.leaves_out(Unit(None, "bf16", 1, 1, 8, [], bounds=[], priceable=False))  # serverless
     assert math.isinf(_Shown(picks[: TOP - 1]).fifth)  # fewer than five shown: every layout could be
