@@ -10,10 +10,12 @@ costs at least ``least_usd``; and no load point's p95 first-token time is under 
 
 The layouts are judged cheapest bound first until every one left is out of what is shown, for every offer renting it:
 
-    Cost page row   the offer has a judged pick that meets the targets for less than ``least_usd``
-    top picks       five judged picks (one per offer and price) that meet the targets cost less than ``least_usd``
+    Cost page row   the offer has a judged pick that meets the targets and ranks before it: costs less than
+                    ``least_usd``, or as much and has a first token faster than ``floor_ttft_s``
+    top picks       five judged picks (one per offer and price) that meet the targets rank before it
     near misses     none: it meets the targets (a capacity of 0 is never left out)
-    Pareto front    a judged pick that costs less than ``least_usd`` is as fast as ``floor_ttft_s``
+    Pareto front    a judged pick that costs less than ``least_usd`` is as fast as ``floor_ttft_s``, or one that
+                    costs as much is faster
     counts          no offer renting it is serverless (a serverless worker's cost reads the latencies); an always-on
                     offer rents it whatever its figures: one pick counted
 
@@ -74,42 +76,52 @@ def _bounds(m: ModelArch, ask: ServingAsk, u: Unit, least_usd) -> None:
             u.bounds.append((o.offer_id, usd))
 
 
+def _before(usd: float, ttft_s: float, u_usd: float, u_ttft_s: float) -> bool:
+    """Whether a judged pick ranks before any pick costing at least ``u_usd`` with a first token of at least
+    ``u_ttft_s`` (cheaper, or as cheap and faster: the order of the ranking, the rows and the Pareto front)."""
+    return usd < u_usd or (usd <= u_usd and ttft_s < u_ttft_s)
+
+
 class _Shown:
-    """What the judged picks settle: the cheapest meeting the targets per offer and of all, the cost of the fifth
-    shown pick, and the fastest first token under each cost (the Pareto front's test)."""
+    """What the judged picks settle: those meeting the targets per offer (a row each), the fifth pick shown and
+    the cheapest, and the fastest first token at or under each cost (the Pareto front's test)."""
 
     def __init__(self, picks: list[Pick]):
         ok = sorted((p for p in picks if not p.misses), key=lambda p: (p.rank_cost, p.ttft_s or 0.0))
-        self.by_offer: dict[str, float] = {}
+        self.by_offer: dict[str, list[tuple[float, float]]] = {}
         keys: set[tuple[str, float]] = set()
-        kept: list[float] = []  # the costs of the picks shown, one per offer and price (recommend._ranked)
+        kept: list[tuple[float, float]] = []  # the picks shown, one per offer and price (recommend._ranked)
         for p in ok:
-            self.by_offer.setdefault(p.offer_id, p.rank_cost)
+            self.by_offer.setdefault(p.offer_id, []).append((p.rank_cost, p.ttft_s))
             key = (p.offer_id, round(p.rank_cost, 6))
             if key not in keys:
                 keys.add(key)
-                kept.append(p.rank_cost)
+                kept.append((p.rank_cost, p.ttft_s or 0.0))
         self.best = ok[0].rank_cost if ok else math.inf
-        self.fifth = kept[TOP - 1] if len(kept) >= TOP else math.inf
+        self.fifth = kept[TOP - 1] if len(kept) >= TOP else (math.inf, math.inf)
         priced = sorted((p.monthly_usd, p.ttft_s) for p in picks if p.monthly_usd is not None)
         self.costs = [c for c, _ in priced]
         self.fastest: list[float] = []
         for _, t in priced:
             self.fastest.append(min(t, self.fastest[-1]) if self.fastest else t)
 
-    def fastest_under(self, usd: float) -> float:
-        i = bisect.bisect_left(self.costs, usd)  # the picks that cost strictly less
+    def _fastest(self, usd: float, strictly: bool) -> float:
+        """The fastest first token of the picks that cost less than ``usd`` (``strictly``) or at most that."""
+        i = (bisect.bisect_left if strictly else bisect.bisect_right)(self.costs, usd)
         return self.fastest[i - 1] if i else math.inf
 
     def leaves_out(self, u: Unit) -> bool:
         """Whether nothing shown can be this layout's, for any judgement its bounds allow (the module docstring)."""
         if not u.priceable:
             return False
+        floor = u.floor_ttft_s
         for oid, usd in u.bounds:
-            if not (self.by_offer.get(oid, math.inf) < usd and self.fifth < usd):
-                return False
-            if not self.fastest_under(usd) <= u.floor_ttft_s:
-                return False
+            if not any(_before(c, t, usd, floor) for c, t in self.by_offer.get(oid, ())):
+                return False  # its row could be this layout
+            if not _before(*self.fifth, usd, floor):
+                return False  # a top pick could be
+            if not (self._fastest(usd, True) <= floor or self._fastest(usd, False) < floor):
+                return False  # a point of the Pareto front could be
         return True
 
 

@@ -89,8 +89,9 @@ def test_a_question_with_layouts_left_out_answers_as_the_exhaustive_search(monke
 
 
 def test_the_bounds_hold_on_every_layout_judged():
-    """No load point's p95 first token under one request alone on the roofline; no capacity over the all-slots-busy
-    rate: what prune.py leaves layouts out on (a wrong bound fails here)."""
+    """No load point's p95 first token or mean end to end under one request alone on the roofline; the capacity
+    within the search's bracket before its bisection and the all-slots-busy rate, and 0 exactly when the bracket's
+    low end is: what prune.py leaves layouts out on (a wrong bound fails here)."""
     checked = 0
     for sc in _questions(3, 31):
         found = recommend.inference_candidates(sc.model(), sc, OFFERS, [sc.formats.weights_format], exhaustive=True)
@@ -98,10 +99,12 @@ def test_the_bounds_hold_on_every_layout_judged():
         for lay in found.layouts:
             b = bound(sc.model(), ask, lay.gpu, lay.weights_format, lay.tp, lay.pp, lay.kv_sequences)
             r = lay.replica
-            assert r.capacity_per_s <= b.max_rate_per_s
+            assert b.least_capacity_per_s <= r.capacity_per_s <= b.max_rate_per_s
+            assert (b.least_capacity_per_s > 0) == (r.capacity_per_s > 0)
             assert b.floor_ttft_s == r.floor_ttft_s
             for p in (*r.points, *([r.light] if r.light else [])):
-                assert p.ttft_p95_s >= b.floor_ttft_s
+                assert p.ttft_p95_s >= b.floor_ttft_s  # without prune.py's 10% margin
+                assert p.e2e_mean_s >= b.floor_e2e_s
             checked += 1
     assert checked > 10
 
@@ -118,15 +121,16 @@ def test_a_layout_is_left_out_only_when_no_shown_figure_can_be_its():
     # five offers' picks that meet the targets at 100..500 USD, each 0.1 s; one that misses at 50 USD
     picks = [_pick(f"o{i}", 100.0 * i, 0.1) for i in range(1, TOP + 1)] + [_pick("cheap", 50.0, 2.0, ("TTFT",))]
     shown_ = _Shown(picks)
-    assert (shown_.best, shown_.fifth, shown_.fastest_under(100.0), shown_.fastest_under(100.01)) == (
+    assert (shown_.best, shown_.fifth, shown_._fastest(100.0, True), shown_._fastest(100.0, False)) == (
         100.0,
-        500.0,
+        (500.0, 0.1),
         2.0,  # under 100 USD only the miss
         0.1,
     )
     assert shown_.leaves_out(_unit([("o1", 600.0)], floor_ttft_s=0.1))  # over the fifth, as slow as o1
     assert not shown_.leaves_out(_unit([("o1", 500.0)], floor_ttft_s=0.1))  # ties the fifth: could be shown
+    assert shown_.leaves_out(_unit([("o5", 500.0)], floor_ttft_s=0.11))  # as costly as o5's, certainly slower
     assert not shown_.leaves_out(_unit([("o9", 600.0)], floor_ttft_s=0.1))  # o9's own row
     assert not shown_.leaves_out(_unit([("o1", 600.0)], floor_ttft_s=0.09))  # could be on the Pareto front
     assert not shown_.leaves_out(Unit(None, "bf16", 1, 1, 8, [], bounds=[], priceable=False))  # serverless
-    assert math.isinf(_Shown(picks[: TOP - 1]).fifth)  # fewer than five shown: every layout could be
+    assert math.isinf(_Shown(picks[: TOP - 1]).fifth[0])  # fewer than five shown: every layout could be
