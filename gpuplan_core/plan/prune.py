@@ -20,7 +20,8 @@ The layouts are judged cheapest bound first until every one left is out of what 
                     offer rents it whatever its figures: one pick counted
 
 The alternatives are Cost page rows. Without traffic nothing is left out (the static batch runs no step loop);
-``exhaustive`` judges every layout (the search this one must equal: tests/core/plan/test_prune.py).
+``exhaustive`` judges every layout (the search this one must equal: tests/core/plan/test_prune.py). The search
+leaves layouts out only where asked (``PRUNE_LAYOUTS``, off: see there).
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ from .search import Layout, ServingAsk, bound, judge
 
 TOP = 5  # the picks the recommendation shows (recommend.recommend's ``top``)
 FLOOR_SHARE = 0.9  # of one request alone's first-token and end-to-end times: the floors used, with a margin
+# Off: measured by bench/bench_prune.py, leaving layouts out saves a median 1% of a new question's step-loop runs
+# (0-8%; the answer and the Cost page's rows name 73-83% of the layouts, and the bounds are loose: a layout's
+# first token at load is ~2-3x one request alone's), while a later traffic- or price-only change then judges the
+# layouts it needs afresh (4 runs over 12 changes, p95 148 ms against 30 ms): rent.inference_candidates's default.
+PRUNE_LAYOUTS = False
 
 
 @dataclass

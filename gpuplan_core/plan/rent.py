@@ -35,7 +35,7 @@ from ..results.plan import Pick, Rejected, layout_label
 from ..scenario.deployment import Pricing, Traffic
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaBound
-from .prune import Unit, judge_units
+from .prune import PRUNE_LAYOUTS, Unit, judge_units
 from .search import Layout, Served, ServingAsk, rentable_layouts, served
 
 COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
@@ -172,11 +172,18 @@ class Found(NamedTuple):
 
 
 def inference_candidates(
-    m: ModelArch, sc: Scenario, offers: list[Offer], formats: list[str], fixed: bool = False, *, exhaustive=False
+    m: ModelArch,
+    sc: Scenario,
+    offers: list[Offer],
+    formats: list[str],
+    fixed: bool = False,
+    *,
+    exhaustive: bool = not PRUNE_LAYOUTS,
 ) -> Found:
     """Every offer renting every layout of its GPU type it can: the priced picks, what was rejected and why, and
-    the layouts judged; a layout whose figures nothing shown reads is left unjudged (plan/prune.py) unless
-    ``exhaustive``. The picks come in the exhaustive search's order (GPU type, format, offer, layout)."""
+    the layouts judged; unless ``exhaustive`` (the default: prune.PRUNE_LAYOUTS), a layout whose figures nothing
+    shown reads is left unjudged (plan/prune.py). The picks come in the exhaustive search's order (GPU type,
+    format, offer, layout)."""
     by_gpu: dict[str, list[Offer]] = {}
     for o in offers:
         by_gpu.setdefault(o.gpu, []).append(o)
