@@ -167,6 +167,7 @@ def forget() -> None:
     """Forget every remembered replica, run and step time (a test's or a benchmark's fresh start; the layout
     search's own memory: ``search.forget``)."""
     evaluate_replica.cache_clear()
+    replica_bound.cache_clear()
     forget_runs()
 
 
@@ -187,31 +188,26 @@ def _grid(cap: float, known: list[float]) -> list[float]:
     return out
 
 
-@lru_cache(maxsize=CACHE_SIZE)
-def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
-    """The replica's judgement (the module docstring), computed once per question; thread-safe (lru_cache), and
-    the result is frozen, so sessions share it."""
-    wl = q.wl
-    static, alone = (
-        predict(
-            q.model,
-            q.gpu,
-            wl,
-            b,
-            q.input_tokens,
-            q.output_tokens,
-            pa=q.pa,
-            with_compute_bound_batch=False,
-            engine=q.engine,
-        )
-        for b in (q.batch, 1)
-    )
-    if not q.traffic:
-        return ReplicaEval(static, alone.ttft_s, alone.tpot_s, q.batch / static.e2e_request_s, q.batch)
-    rep = Replica(
+def _alone(q: ReplicaQuestion, batch: int) -> StaticPerf:
+    """The static roofline's figures at ``batch`` sequences (perf.predict)."""
+    return predict(
         q.model,
         q.gpu,
-        wl,
+        q.wl,
+        batch,
+        q.input_tokens,
+        q.output_tokens,
+        pa=q.pa,
+        with_compute_bound_batch=False,
+        engine=q.engine,
+    )
+
+
+def _replica(q: ReplicaQuestion) -> Replica:
+    return Replica(
+        q.model,
+        q.gpu,
+        q.wl,
         q.input_tokens,
         q.output_tokens,
         q.kv_sequences,
@@ -221,6 +217,45 @@ def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
         request_in_s=q.request_in_s,
         decode_time_factor=q.decode_time_factor,
     )
+
+
+@dataclass(frozen=True)
+class ReplicaBound:
+    """What bounds a replica's judgement before it is made (plan/prune.py): ``floor_ttft_s``, one request alone on
+    the static roofline (``ReplicaEval.floor_ttft_s``), under every load point's p95 TTFT; ``max_rate_per_s``, the
+    throughput with every slot busy (one closed-loop run), which the capacity never exceeds; ``least_capacity_per_s``
+    the capacity search before its bisection (``capacity(iterations=0)``: its bracket's low end, which the
+    bisection only raises), so the capacity is 0 exactly when this is; ``floor_e2e_s``, one request alone end to
+    end, under every load point's mean. Its runs are the search's first, kept for the judgement."""
+
+    floor_ttft_s: float
+    max_rate_per_s: float
+    least_capacity_per_s: float
+    floor_e2e_s: float = 0.0  # one request alone on the static roofline, end to end: under every point's mean
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def replica_bound(q: ReplicaQuestion) -> ReplicaBound:
+    """The replica's bounds (``ReplicaBound``) for a question with traffic: 1-4 step-loop runs, kept for the
+    judgement (``evaluate_replica`` reads them from the shared runs, replica_runs.py)."""
+    rep = _replica(q)
+    sim = _CountedSim(rep, q.shape)
+    try:
+        alone = _alone(q, 1)
+        least = capacity(rep, *q.targets, iterations=0, steps=sim)
+        return ReplicaBound(alone.ttft_s, sim.max_rate(), least, alone.e2e_request_s)
+    finally:
+        _STATS.add(sim.made)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
+    """The replica's judgement (the module docstring), computed once per question; thread-safe (lru_cache), and
+    the result is frozen, so sessions share it."""
+    static, alone = _alone(q, q.batch), _alone(q, 1)
+    if not q.traffic:
+        return ReplicaEval(static, alone.ttft_s, alone.tpot_s, q.batch / static.e2e_request_s, q.batch)
+    rep = _replica(q)
     sim = _CountedSim(rep, q.shape)
     try:
         cap = capacity(rep, *q.targets, steps=sim)

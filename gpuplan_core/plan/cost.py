@@ -130,7 +130,7 @@ def _inference_rows(ask: ServingAsk, m: ModelArch, offers: list[Offer], found: F
     """Per offer, its best serving configuration (the plan's order: meets the targets first, then the cheapest, of
     equal prices the faster), with a run: a day's requests as one batch job on its replicas, or an hour. The rows
     come cheapest run first (the report's offers, serverless and rejected)."""
-    cands, rejected, _ = found
+    cands, rejected = found.picks, found.rejected
     best: dict[str, Pick] = {}
     for p in sorted(cands, key=lambda p: (bool(p.misses), p.rank_cost, p.ttft_s)):
         best.setdefault(p.offer_id, p)

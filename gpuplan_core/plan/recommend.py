@@ -124,10 +124,12 @@ def recommend(
         formats = [get_format(sc.formats.weights_format).name]
         if explore_formats:
             formats += [f for f in ("fp8", "int4-g128") if f not in formats]
-        cands, rejected, layouts = found or inference_candidates(m, sc, offers, formats)
+        found = found or inference_candidates(m, sc, offers, formats)
+        cands, rejected, layouts = found.picks, found.rejected, found.layouts
         plan.pareto = pareto_front(cands)
         training, summary = [], {}
     else:
+        found = None
         training, rejected, summary = training_candidates(m, sc, offers)
         cands, layouts = list(training), []
         for k, v in summary.items():
@@ -139,7 +141,7 @@ def recommend(
     plan.picks = [with_band(ask, m, p) for p in picks]
     plan.near_misses = [with_band(ask, m, p) for p in near]
     plan.rejected = [r.model_dump() for r in rejected]
-    plan.candidates = len(cands)
+    plan.candidates = len(cands) + (found.unjudged if found else 0)
     if picks and sc.job.mode == "inference":
         o = next(o for o in offers if o.offer_id == picks[0].offer_id)
         plan.why = why_inference(sc.traffic, sc.pricing.hours_per_month, ranked[0], o)

@@ -12,23 +12,36 @@ one judged layout for the traffic (or one replica without traffic): the ``Pick``
 
 from __future__ import annotations
 
+import math
+from functools import partial
+from typing import NamedTuple
+
 from ..common.text import counted, exact, figure, usd
-from ..common.units import GB
+from ..common.units import GB, SECONDS_PER_DAY
 from ..hardware.catalog import get_gpu
 from ..memory.components import model_weight_bytes
 from ..memory.request import memory_request
 from ..model.arch import ModelArch
 from ..model.formats import get_format
-from ..pricing.billing import cost_per_million_tokens, monthly_always_on, nodes_needed, serverless_monthly
+from ..pricing.billing import (
+    cost_per_million_tokens,
+    monthly_always_on,
+    nodes_needed,
+    replicas_for_traffic,
+    serverless_monthly,
+)
 from ..pricing.offers import Offer
-from ..results.plan import Pick, Rejected
+from ..results.plan import Pick, Rejected, layout_label
 from ..scenario.deployment import Pricing, Traffic
 from ..scenario.scenario import Scenario
-from .search import Layout, Served, ServingAsk, evaluate_layouts, served
+from .capacity import ReplicaBound
+from .prune import PRUNE_LAYOUTS, Unit, judge_units
+from .search import Layout, Served, ServingAsk, rentable_layouts, served
 
 COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
 WEIGHT_LOAD_BYTES_PER_S = 2 * GB  # model load speed at cold start (network volume / local NVMe)
 SERVERLESS_IDLE_TIMEOUT_S = 5.0  # an offer that states no idle timeout
+WARM_TRIED = 64  # warm-worker counts a serverless bound tries (plan/prune.py)
 
 
 def cold_start_s(m: ModelArch, weights_format: str) -> float:
@@ -115,34 +128,102 @@ def rent(m: ModelArch, lay: Layout, s: Served, o: Offer, traffic: Traffic, prici
     return Pick.renting(o, **common, gpus=paid, nodes=machines, replicas=s.replicas, monthly_usd=monthly)
 
 
-Found = tuple[list[Pick], list[Rejected], list[Layout]]  # the picks, what was rejected, the layouts judged
+def least_monthly_usd(
+    m: ModelArch, u: Unit, o: Offer, ask: ServingAsk, b: ReplicaBound, least: int, e2e_floor_s: float
+) -> float | None:
+    """The least this offer costs a month renting the layout (``rent``'s rules) when it meets the targets, from its
+    replica's bounds (plan/prune.py: capacity within [least_capacity, max_rate], mean end to end >= ``e2e_floor_s``)
+    and the replicas the GPU count set holds; None: no bound (a serverless pool where the count set holds more, or
+    too wide a range of warm workers to try)."""
+    tr, hours, gpus = ask.traffic, ask.pricing.hours_per_month, u.tp * u.pp
+    if not o.is_serverless:
+        need = max(replicas_for_traffic(tr.requests_per_day, tr.peak_to_average, b.max_rate_per_s), least)
+        return monthly_always_on(o, gpus * need, hours)
+    if least > 1:
+        return None
+    node_price = o.price_per_node_hour_usd * nodes_needed(gpus, o.gpus_per_node)
+    idle = o.serverless_idle_timeout_default_s or SERVERLESS_IDLE_TIMEOUT_S
+
+    def pool(cap: float, e2e_s: float):
+        cold = cold_start_s(m, u.fmt)
+        pf = tr.peak_to_average
+        return serverless_monthly(
+            node_price, tr.requests_per_day, e2e_s, cap, cold, idle, hours_per_month=hours, peak_to_average=pf
+        )
+
+    if o.billing_model == "serverless_active":  # workers at the peak, fewest at the highest capacity
+        return pool(b.max_rate_per_s, 0.0).workers * node_price * hours
+    # billed time grows with the end-to-end time; the warm workers ceil(rate / capacity) lie in a range: each tried
+    rate = tr.requests_per_day / SECONDS_PER_DAY
+    fewest, most = (max(1, math.ceil(rate / c - 1e-9)) for c in (b.max_rate_per_s, b.least_capacity_per_s))
+    if most - fewest > WARM_TRIED:
+        return None
+    return min(pool(rate / w, e2e_floor_s).monthly_usd for w in range(fewest, most + 1))
+
+
+class Found(NamedTuple):
+    """The serving search's result: the priced picks, what was rejected and why, the layouts judged, and the picks
+    of layouts left unjudged (plan/prune.py: always-on offers renting a layout bounds prove nothing shown reads)."""
+
+    picks: list[Pick]
+    rejected: list[Rejected]
+    layouts: list[Layout]
+    unjudged: int = 0
 
 
 def inference_candidates(
-    m: ModelArch, sc: Scenario, offers: list[Offer], formats: list[str], fixed: bool = False
+    m: ModelArch,
+    sc: Scenario,
+    offers: list[Offer],
+    formats: list[str],
+    fixed: bool = False,
+    *,
+    exhaustive: bool = not PRUNE_LAYOUTS,
 ) -> Found:
     """Every offer renting every layout of its GPU type it can: the priced picks, what was rejected and why, and
-    the layouts judged."""
-    picks: list[Pick] = []
-    rejected: list[Rejected] = []
-    layouts: list[Layout] = []
+    the layouts judged; unless ``exhaustive`` (the default: prune.PRUNE_LAYOUTS), a layout whose figures nothing
+    shown reads is left unjudged (plan/prune.py). The picks come in the exhaustive search's order (GPU type,
+    format, offer, layout)."""
     by_gpu: dict[str, list[Offer]] = {}
     for o in offers:
         by_gpu.setdefault(o.gpu, []).append(o)
     memory = {fmt: memory_request(sc, weights_format=fmt) for fmt in formats}
     ask = ServingAsk.of(sc)
+    groups: list[tuple[list[Rejected], list[Unit]]] = []
     for gid, gpu_offers in by_gpu.items():
         gpu = get_gpu(gid)
         for fmt in formats:
-            lays, rej = evaluate_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
-            rejected += rej
-            layouts += lays
-            judged = [(lay, served(lay, ask.traffic, ask.parallelism.gpus)) for lay in lays]
-            for o in gpu_offers:
-                priced = [rent(m, lay, s, o, ask.traffic, ask.pricing) for lay, s in judged]
-                ok = [p for p in priced if isinstance(p, Pick)]
-                if ok:
-                    picks += ok
+            kept, rej = rentable_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
+            groups.append((rej, [Unit(gpu, fmt, *x, gpu_offers) for x in kept]))
+    priced: dict[int, list[Pick | Rejected]] = {}
+
+    def rented(u: Unit) -> list[Pick | Rejected]:
+        if id(u) not in priced:
+            s = served(u.layout, ask.traffic, ask.parallelism.gpus)
+            priced[id(u)] = [rent(m, u.layout, s, o, ask.traffic, ask.pricing) for o in u.offers]
+        return priced[id(u)]
+
+    units = [u for _, units in groups for u in units]
+    judge_units(m, ask, units, rented, partial(least_monthly_usd, m), exhaustive)
+    out = Found([], [], [])
+    unjudged = 0
+    for rej, units in groups:
+        out.rejected.extend(rej)
+        out.layouts.extend(u.layout for u in units if u.layout is not None)
+        for k, o in enumerate(units[0].offers if units else []):
+            tried: list[Pick | Rejected] = []
+            left_out = 0
+            for u in units:
+                if u.layout is not None:
+                    tried.append(rented(u)[k])
+                elif problem := o.layout_problem(u.tp, u.pp):
+                    tried.append(Rejected(u.gpu.gpu, problem, u.fmt, o.offer_id, layout_label(u.gpu.gpu, u.tp, u.pp)))
                 else:
-                    rejected += [r for r in priced if isinstance(r, Rejected)][:1]  # the first reason is enough
-    return picks, rejected, layouts
+                    left_out += 1  # always-on (prune.py): a pick, whatever its figures
+            ok = [p for p in tried if isinstance(p, Pick)]
+            if ok or left_out:
+                out.picks.extend(ok)
+                unjudged += left_out
+            else:
+                out.rejected.extend([r for r in tried if isinstance(r, Rejected)][:1])  # the first reason is enough
+    return out._replace(unjudged=unjudged)

@@ -6,7 +6,8 @@ the targets, so a completed run is kept by those (``replica_key``) and read by e
 ``SharedSim`` still sees only the runs it asked for (its ``open_rates`` are its own, as a fresh ``Sim``'s would
 be), and a run stopped early against a first-token target is told apart exactly: a kept run of that rate misses
 the target iff as many of its measured first-token times are over it as make its p95 certainly late
-(``simulate.late_enough_to_miss``: the count at which the stopped run stopped). Step times are shared by every
+(``simulate.late_enough_to_miss``: the count at which the stopped run stopped), and a stopped run is kept as
+the rate and target it stopped against. Step times are shared by every
 replica of one step model (``StepModel`` reads the model, the GPU, the workload, the efficiency assumptions and the
 engine, whose measured kernels time the steps where they exist).
 """
@@ -114,9 +115,15 @@ class SharedSim(Sim):
                 return True
             self._runs[key] = run
             return False
+        late = ("late", request_rate, ttft_p95_target_s)  # a run of this rate stopped against this target
+        if late in self.store:
+            self._missed.add(key)
+            return True
         self.made += 1
         missed = super().misses_ttft(request_rate, ttft_p95_target_s)
-        if not missed:
+        if missed:
+            self.store[late] = True
+        else:
             self.store[key] = self._runs[key]
         return missed
 

@@ -36,7 +36,7 @@ from ..scenario.deployment import Pricing, RuntimeAssumptions, Traffic
 from ..scenario.layout import Parallelism
 from ..scenario.parts import Formats, Request
 from ..scenario.scenario import Scenario
-from .capacity import ReplicaEval, ReplicaQuestion, evaluate_replica, workload_key
+from .capacity import ReplicaBound, ReplicaEval, ReplicaQuestion, evaluate_replica, replica_bound, workload_key
 from .capacity import forget as forget_replicas
 
 TP_DEGREES = (1, 2, 4, 8)  # within one machine (HGX boards hold 8 GPUs)
@@ -151,6 +151,22 @@ def _judged(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int,
     return evaluate_replica(replica_question(m, ask, gpu, fmt, tp, pp, kv))
 
 
+@lru_cache(maxsize=4096)
+def _bounded(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaBound:
+    """The replica's bounds (capacity.py ``replica_bound``) for an ask of ``_replica_part``."""
+    return replica_bound(replica_question(m, ask, gpu, fmt, tp, pp, kv))
+
+
+def judge(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> Layout:
+    """One layout judged on the ask (its replica's judgement remembered apart from the volume and the prices)."""
+    return Layout(gpu, fmt, tp, pp, kv, _judged(m, _replica_part(ask), gpu, fmt, tp, pp, kv))
+
+
+def bound(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaBound:
+    """One layout's bounds before its judgement (plan/prune.py), remembered as the judgement is."""
+    return _bounded(m, _replica_part(ask), gpu, fmt, tp, pp, kv)
+
+
 def cache_info():
     """The layouts' judgements remembered apart from the traffic's volume and the prices (functools.lru_cache's)."""
     return _judged.cache_info()
@@ -159,7 +175,36 @@ def cache_info():
 def forget() -> None:
     """Forget every remembered layout and replica: the next question is judged from nothing (tests, benchmarks)."""
     _judged.cache_clear()
+    _bounded.cache_clear()
     forget_replicas()
+
+
+def rentable_layouts(
+    m: ModelArch,
+    ask: ServingAsk,
+    gpu: GPU,
+    fmt: str,
+    memory: MemoryRequest,
+    fixed: bool = False,
+    *,
+    offers: list[Offer] | None = None,
+) -> tuple[list[tuple[int, int, int]], list[Rejected]]:
+    """The layouts (tp, pp, sequences the KV cache holds) of this GPU and format that hold the complete memory
+    budget (stages only when no single machine does, and then the fewest) and, with ``offers`` (this GPU's), that
+    one of them can rent; the others recorded as rejected. ``memory``: the question's memory budget in this
+    format. Nothing is judged."""
+    fitting = _fitting(m, ask.parallelism, fixed, gpu, memory, ask.request.batch_or_one)
+    if not fitting:
+        return [], [Rejected(gpu.gpu, NO_FIT, fmt)]
+    kept: list[tuple[int, int, int]] = []
+    rejected: list[Rejected] = []
+    for tp, pp, kv in fitting:
+        problems = [o.layout_problem(tp, pp) for o in offers or []]
+        if offers and all(problems):
+            rejected.append(Rejected(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp)))
+        else:
+            kept.append((tp, pp, kv))
+    return kept, rejected
 
 
 def evaluate_layouts(
@@ -172,24 +217,11 @@ def evaluate_layouts(
     *,
     offers: list[Offer] | None = None,
 ) -> tuple[list[Layout], list[Rejected]]:
-    """Every layout of this GPU and format that holds the complete memory budget (stages only when no single
-    machine does, and then the fewest), judged on the traffic or the static batch. With ``offers`` (this GPU's),
-    a layout none of them can rent is only recorded as rejected, not judged (the serving search is the costly
-    part). ``memory``: the question's memory budget in this format. What a layout reads of the question is
-    remembered apart from the traffic's volume and the prices, so a change to those judges nothing again."""
-    fitting = _fitting(m, ask.parallelism, fixed, gpu, memory, ask.request.batch_or_one)
-    if not fitting:
-        return [], [Rejected(gpu.gpu, NO_FIT, fmt)]
-    layouts: list[Layout] = []
-    rejected: list[Rejected] = []
-    part = _replica_part(ask)
-    for tp, pp, kv in fitting:
-        problems = [o.layout_problem(tp, pp) for o in offers or []]
-        if offers and all(problems):
-            rejected.append(Rejected(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp)))
-            continue
-        layouts.append(Layout(gpu, fmt, tp, pp, kv, _judged(m, part, gpu, fmt, tp, pp, kv)))
-    return layouts, rejected
+    """Every layout ``rentable_layouts`` keeps, judged on the traffic or the static batch (the serving search is
+    the costly part). What a layout reads of the question is remembered apart from the traffic's volume and the
+    prices, so a change to those judges nothing again."""
+    kept, rejected = rentable_layouts(m, ask, gpu, fmt, memory, fixed, offers=offers)
+    return [judge(m, ask, gpu, fmt, *x) for x in kept], rejected
 
 
 @dataclass(frozen=True)

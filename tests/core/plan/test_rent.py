@@ -30,7 +30,7 @@ def test_a_gpu_count_the_user_sets_is_the_least_the_layout_runs():
     offers = load_pricing().offers
     for gpus, rpd in ((4, 10_000), (2, 3_000_000)):
         sc = Scenario(preset="Llama-3.1-8B", gpu="H100-SXM", gpus=gpus, requests_per_day=rpd)
-        picks, rejected, _ = inference_candidates(sc.model(), sc, offers, [sc.formats.weights_format])
+        picks, rejected, *_ = inference_candidates(sc.model(), sc, offers, [sc.formats.weights_format])
         assert picks and not any(p.billing_model.startswith("serverless") for p in picks)
         assert any("serverless pool scales with the traffic" in r.reason for r in rejected)
         for p in picks:
