@@ -13,10 +13,13 @@ from __future__ import annotations
 import bisect
 import math
 
+import numpy as np
+
 from ..common.jit import array_list, cell_dict, float_list, int_dict, njit
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch
 from ..results.perf import PhaseReport
+from . import step_time
 from .efficiency import PerfAssumptions
 from .replica import Replica
 from .roofline import Part, StepCost, Workload
@@ -32,6 +35,7 @@ def _ctx_point(i: int) -> int:
 
 
 NO_POINT = -1.0  # a cell's lower sequence point when the step is evaluated at its upper one alone
+_SEQ_POINTS = np.array(SEQ_GRID)
 
 
 @njit
@@ -62,6 +66,30 @@ def interpolate(cell, n: int, ctx_mean: float) -> float:
     else:
         t_lo = lo_at_c_lo + (lo_at_c_hi - lo_at_c_lo) * (ctx_mean - c_lo) / (c_hi - c_lo)
     return t_lo + (t_hi - t_lo) * (n - lo) / (hi - lo)
+
+
+@njit
+def cell_of(model, n: int, j: int):
+    """``StepTimes.cell`` from the compiled step model (step_time.py): the same points, the same corners."""
+    i = 0
+    while i < len(_SEQ_POINTS) and _SEQ_POINTS[i] < n:  # _seq_bracket
+        i += 1
+    if i >= len(_SEQ_POINTS):
+        lo, hi = NO_POINT, float(n)
+    elif _SEQ_POINTS[i] == n or i == 0:
+        lo, hi = NO_POINT, _SEQ_POINTS[i]
+    else:
+        lo, hi = _SEQ_POINTS[i - 1], _SEQ_POINTS[i]
+    c_lo = max(1, round(CTX_RATIO ** float(j)))  # _ctx_point
+    c_hi = max(1, round(CTX_RATIO ** float(j + 1)))
+    factor, none = model[0][step_time.DECODE_FACTOR], np.empty(0, np.int64)
+    h_lo = step_time.step_s(model, hi, c_lo, none, 0) * factor
+    h_hi = h_lo if c_hi == c_lo else step_time.step_s(model, hi, c_hi, none, 0) * factor
+    l_lo = l_hi = math.nan
+    if lo != NO_POINT:
+        l_lo = step_time.step_s(model, lo, c_lo, none, 0) * factor
+        l_hi = l_lo if c_hi == c_lo else step_time.step_s(model, lo, c_hi, none, 0) * factor
+    return (lo, hi, float(c_lo), float(c_hi), l_lo, l_hi, h_lo, h_hi)
 
 
 class StepModel:
@@ -127,6 +155,7 @@ class StepTimes:
         self.cells: dict[tuple[int, int], tuple] = {}  # (n, context cell) -> its exact points (``cell``)
         self.cell_table = cell_dict()
         self.mixed_index, self.mixed_keys, self.mixed_times = int_dict(), array_list(), float_list()
+        self.compiled = step_time.pack(self.model.cost, r.decode_time_factor)  # step_time.EMPTY: ask in Python
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)
