@@ -42,7 +42,7 @@ _MAX_DIM, _MAX_M = 65_536, 16_384  # kernel_steps'
 
 
 def _empty_model():
-    none = np.zeros((5, 7), np.int64)
+    none = np.zeros((5, 6), np.int64)
     return (np.empty(0), np.zeros((0, 3), np.int64), none, np.zeros(0, np.int64), np.empty(0), np.empty(0))
 
 
@@ -51,12 +51,15 @@ EMPTY = _empty_model()  # what a replica the compiled model does not cover packs
 
 @lru_cache(maxsize=256)
 def _dense(table: str, key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]] | None:
-    """One kernel table's rows for one coverage key on the dense grid of its axes: (grids concatenated, ms, log ms
-    (NaN where no shape was measured), each axis's length), or None where the table has no such key."""
+    """One kernel table's rows for one coverage key on the dense grid of its axes, a two-axis table with a third
+    axis of one point (0): (grids concatenated, ms, log ms (NaN where no shape was measured), each axis's length),
+    or None where the table has no such key."""
     data = kernels._table(table)._data(key)
     if data is None:
         return None
     rows, logs, grids = data
+    if len(grids) == 2:
+        grids, rows, logs = [*grids, [0]], {(*p, 0): v for p, v in rows.items()}, {(*p, 0): v for p, v in logs.items()}
     lens = tuple(len(g) for g in grids)
     ms, lg = np.full(lens, np.nan), np.full(lens, np.nan)
     where = [{x: i for i, x in enumerate(g)} for g in grids]
@@ -66,17 +69,18 @@ def _dense(table: str, key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     return np.concatenate([np.array(g, np.int64) for g in grids]), ms.ravel(), lg.ravel(), lens
 
 
-def _tables(found: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``meta`` (per table: present, axes, grid start, three axis lengths, value start), grids, ms and log ms."""
-    meta, grids, ms, logs = np.zeros((len(found), 7), np.int64), [], [], []
+@lru_cache(maxsize=64)
+def _tables(found: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``meta`` (per table: present, grid start, three axis lengths, value start), grids, ms and log ms of the
+    tables named by ``found`` ((table, key) each, or None)."""
+    meta, grids, ms, logs = np.zeros((len(found), 6), np.int64), [], [], []
     g_at = v_at = 0
-    for t, got in enumerate(found):
+    for t, name in enumerate(found):
+        got = None if name is None else _dense(*name)
         if got is None:
             continue
         g, m, lg, lens = got
-        meta[t, :3] = 1, len(lens), g_at
-        meta[t, 3 : 3 + len(lens)] = lens
-        meta[t, 6] = v_at
+        meta[t] = 1, g_at, *lens, v_at
         grids.append(g)
         ms.append(m)
         logs.append(lg)
@@ -132,13 +136,13 @@ def pack(cost, decode_time_factor: float = 1.0):
     if k is not None:
         c.update(kernels=1.0, heads=k.heads, kv_heads=k.kv_heads, lm_n=k.lm_head[0], lm_k=k.lm_head[1])
         shapes = np.array(k.shapes, np.int64).reshape(-1, 3)
-        found[T_GEMM] = _dense("gemm", (k.gpu, k.engine, k.dtype))
-        found[T_GEMM16] = _dense("gemm", (k.gpu, k.engine, "bf16"))
-        found[T_DECODE] = _dense("attention_decode", (k.gpu, k.engine, k.kv, k.heads, k.kv_heads))
-        found[T_PREFILL] = _dense("attention_prefill", (k.gpu, k.engine, k.kv, k.heads, k.kv_heads))
-        found[T_ALL_REDUCE] = _dense("all_reduce", (k.gpu, "nccl"))
+        found[T_GEMM] = ("gemm", (k.gpu, k.engine, k.dtype))
+        found[T_GEMM16] = ("gemm", (k.gpu, k.engine, "bf16"))
+        found[T_DECODE] = ("attention_decode", (k.gpu, k.engine, k.kv, k.heads, k.kv_heads))
+        found[T_PREFILL] = ("attention_prefill", (k.gpu, k.engine, k.kv, k.heads, k.kv_heads))
+        found[T_ALL_REDUCE] = ("all_reduce", (k.gpu, "nccl"))
     coef = np.array([float(c[name]) for name in _FIELDS])
-    return (coef, shapes, *_tables(found))
+    return (coef, shapes, *_tables(tuple(found)))
 
 
 def _mfu_max(pa, math_used: str) -> float:
@@ -160,52 +164,53 @@ def _bisect_left(a, lo, hi, x):
 
 
 @njit
+def _axis(grids, start, n, x):
+    """Where ``x`` falls on one axis's grid (grids[start:start + n]): (its index or -1 when it is between points,
+    the indices below and above, the upper point's weight (kernels._Table.look_up's, 0 on a point), inside)."""
+    i = _bisect_left(grids, start, start + n, x)
+    if i < start + n and grids[i] == x:
+        return i - start, i - start, i - start, 0.0, True
+    if i == start or i == start + n:
+        return -1, 0, 0, 0.0, False
+    lo, up = grids[i - 1], grids[i]
+    return -1, i - 1 - start, i - start, (math.log(x) - math.log(lo)) / (math.log(up) - math.log(lo)), True
+
+
+@njit
 def look_up(model, t, x0, x1, x2):
-    """kernels._Table.look_up of table ``t`` at the point (x0, x1[, x2]) in seconds; NaN where it has no figure."""
+    """kernels._Table.look_up of table ``t`` at the point (x0, x1, x2) in seconds (x2 = 0 on a two-axis table), the
+    corners weighted in its order; NaN where it has no figure."""
     meta, grids, ms, logs = model[2], model[3], model[4], model[5]
     if meta[t, 0] == 0:
         return np.nan
-    d, g0, v0 = meta[t, 1], meta[t, 2], meta[t, 6]
-    point = (x0, x1, x2)
-    lo_i, up_i, ws = np.zeros(3, np.int64), np.zeros(3, np.int64), np.zeros(3)
-    exact, flat, start = True, 0, g0
-    for a in range(d):
-        x, n = point[a], meta[t, 3 + a]
-        i = _bisect_left(grids, start, start + n, x)
-        on = i < start + n and grids[i] == x
-        exact = exact and on
-        flat = flat * n + (i - start if on else 0)
-        start += n
-    if exact:
-        got = ms[v0 + flat]
+    g0, n0, n1, n2, v0 = meta[t, 1], meta[t, 2], meta[t, 3], meta[t, 4], meta[t, 5]
+    e0, lo0, up0, w0, in0 = _axis(grids, g0, n0, x0)
+    e1, lo1, up1, w1, in1 = _axis(grids, g0 + n0, n1, x1)
+    e2, lo2, up2, w2, in2 = _axis(grids, g0 + n0 + n1, n2, x2)
+    if e0 >= 0 and e1 >= 0 and e2 >= 0:  # a row of the table
+        got = ms[v0 + (e0 * n1 + e1) * n2 + e2]
         if not math.isnan(got):
             return got / 1e3
-    start = g0
-    for a in range(d):
-        x, n = point[a], meta[t, 3 + a]
-        if not (grids[start] <= x <= grids[start + n - 1]):
-            return np.nan
-        hi = _bisect_left(grids, start, start + n, x)
-        if grids[hi] == x:
-            lo_i[a], up_i[a], ws[a] = hi - start, hi - start, 0.0
-        else:
-            lo, up = grids[hi - 1], grids[hi]
-            lo_i[a], up_i[a] = hi - 1 - start, hi - start
-            ws[a] = (math.log(x) - math.log(lo)) / (math.log(up) - math.log(lo))
-        start += n
+    if not (in0 and in1 and in2):
+        return np.nan
     log_ms = 0.0
-    for mask in range(1 << d):  # the 2^d corners around the point, each weighted by its share on every axis
-        w, flat = 1.0, 0
-        for a in range(d):
-            if mask >> a & 1:
-                flat = flat * meta[t, 3 + a] + up_i[a]
-                w *= ws[a]
-            else:
-                flat = flat * meta[t, 3 + a] + lo_i[a]
-                w *= 1.0 - ws[a]
+    for mask in range(8):  # the corners around the point, each weighted by its share on every axis
+        w = 1.0
+        if mask & 1:
+            i0, w = up0, w * w0
+        else:
+            i0, w = lo0, w * (1.0 - w0)
+        if mask >> 1 & 1:
+            i1, w = up1, w * w1
+        else:
+            i1, w = lo1, w * (1.0 - w1)
+        if mask >> 2 & 1:
+            i2, w = up2, w * w2
+        else:
+            i2, w = lo2, w * (1.0 - w2)
         if w == 0.0:
             continue
-        lv = logs[v0 + flat]
+        lv = logs[v0 + (i0 * n1 + i1) * n2 + i2]
         if math.isnan(lv):
             return np.nan
         log_ms += w * lv
@@ -290,23 +295,18 @@ def step_s(model, decodes, ctx, spec, count):
     """StepModel.step_s: a step of ``decodes`` sequences each adding a token after ``ctx`` and the prompt chunks
     ``spec[:3 count]`` ((cached, new, logits) each), in seconds."""
     c = model[0]
-    n_parts = count + (1 if decodes > 0 else 0)
-    seqs_a, cached_a, new_a = np.empty(n_parts), np.empty(n_parts, np.int64), np.empty(n_parts, np.int64)
     tokens = lm_tokens = attn = kv = 0.0
-    i = 0
-    if decodes > 0:
-        seqs_a[0], cached_a[0], new_a[0] = decodes, ctx, 1
+    if decodes > 0:  # roofline.StepCost._parts_sums: the decodes' part, then each chunk's
+        tokens += decodes * 1
         lm_tokens += decodes
-        i = 1
+        attn += c[PER_PAIR] * _attended(c, ctx, 1) * decodes
+        kv += _kv_bytes(c, ctx, decodes) + _kv_bytes(c, 1, decodes)
     for j in range(count):
-        seqs_a[i + j], cached_a[i + j], new_a[i + j] = 1.0, spec[3 * j], spec[3 * j + 1]
-    for p in range(n_parts):  # roofline.StepCost._parts_sums
-        seqs, cached, new = seqs_a[p], cached_a[p], new_a[p]
-        tokens += seqs * new
-        if p >= i:
-            lm_tokens += spec[3 * (p - i) + 2]
-        attn += c[PER_PAIR] * _attended(c, cached, new) * seqs
-        kv += _kv_bytes(c, cached, seqs) + _kv_bytes(c, new, seqs)
+        cached, new = spec[3 * j], spec[3 * j + 1]
+        tokens += 1.0 * new
+        lm_tokens += spec[3 * j + 2]
+        attn += c[PER_PAIR] * _attended(c, cached, new) * 1.0
+        kv += _kv_bytes(c, cached, 1.0) + _kv_bytes(c, new, 1.0)
     # roofline.StepCost._token_terms
     w_bytes = c[W_BASE]
     if c[UNTIED]:
@@ -346,10 +346,9 @@ def step_s(model, decodes, ctx, spec, count):
             g += t * runs
         if not math.isnan(g) and t_lm:
             g += _gemm_s(model, T_GEMM16, t_lm, np.int64(c[LM_N]), np.int64(c[LM_K]))
-        a = 0.0
-        for p in range(n_parts):
-            if seqs_a[p] > 0:
-                a += _part(model, seqs_a[p], cached_a[p], new_a[p])
+        a = _part(model, decodes, ctx, 1) if decodes > 0 else 0.0
+        for j in range(count):
+            a += _part(model, 1.0, spec[3 * j], spec[3 * j + 1])
         a *= c[NUM_LAYERS]
         if not math.isnan(g):
             mm_comp, mm_mem = _to(mm_comp, mm_mem, g / c[PP] + acts / (bw * c[W_MBU_MAX]))

@@ -109,3 +109,16 @@ def test_the_decode_grids_cells_are_step_times_cells(preset, gpu, factor):
         n, j = rng.choice((1, 16, 17, 77_280, 80_000, rng.randint(1, 3000))), rng.randint(0, 1200)
         want, got = times.cell(n, j), cell_of(times.compiled, n, j)
         assert np.array_equal(np.array(got), np.array(want), equal_nan=True), (n, j)
+
+
+def test_every_module_with_compiled_code_names_the_cache_it_reads():
+    """common/jit.py keys numba's cache on these modules' sources (a compiled caller of an edited callee would read
+    stale machine code otherwise): every module that compiles code is among them."""
+    from pathlib import Path
+
+    from gpuplan_core.common import jit
+
+    root = Path(jit.__file__).resolve().parents[1]
+    compiling = {str(p.relative_to(root)) for p in root.rglob("*.py") if "@njit" in p.read_text()}
+    assert compiling <= set(jit._COMPILED_SOURCES)
+    assert {"perf/step_loop.py", "perf/steps.py", "perf/step_time.py"} <= compiling
