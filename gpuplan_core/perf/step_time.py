@@ -145,6 +145,16 @@ def pack(cost, decode_time_factor: float = 1.0):
     return (coef, shapes, *_tables(tuple(found)))
 
 
+def with_factor(model, decode_time_factor: float):
+    """``model`` with a calibrated deployment's decode-step factor (what ``steps.cell_of`` multiplies decode steps
+    by)."""
+    if len(model[0]) == 0 or decode_time_factor == model[0][DECODE_FACTOR]:
+        return model
+    coef = model[0].copy()
+    coef[DECODE_FACTOR] = decode_time_factor
+    return (coef, *model[1:])
+
+
 def _mfu_max(pa, math_used: str) -> float:
     from .efficiency import _mfu_max
 

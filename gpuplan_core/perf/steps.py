@@ -102,9 +102,19 @@ class StepModel:
     def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, engine: str | None = None):
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
         self.cost = StepCost(m, gpu, wl, pa, engine)
+        self.compiled = step_time.pack(self.cost)  # the compiled step model's arrays; step_time.EMPTY: none
 
     def step_s(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
-        """``step(decodes, ctx, chunks).time_s``, without building the report (the step loop's question)."""
+        """``step(decodes, ctx, chunks).time_s``, without building the report (the step loop's question): the
+        compiled step model's time where the replica has one (step_time.py), equal to ``python_step_s``."""
+        if len(self.compiled[0]):
+            spec = np.array([v for chunk in chunks for v in chunk], np.int64)
+            return step_time.step_s(self.compiled, float(decodes), ctx, spec, len(chunks))
+        return self.python_step_s(decodes, ctx, chunks)
+
+    def python_step_s(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
+        """``step_s`` on the Python model (roofline.StepCost.seconds): where numba is missing or the compiled model
+        does not cover the replica, and what the compiled one is tested against."""
         parts = [(decodes, ctx, 1, decodes)] if decodes > 0 else []
         parts += [(1, cached, new, last) for cached, new, last in chunks]
         overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
@@ -155,7 +165,7 @@ class StepTimes:
         self.cells: dict[tuple[int, int], tuple] = {}  # (n, context cell) -> its exact points (``cell``)
         self.cell_table = cell_dict()
         self.mixed_index, self.mixed_keys, self.mixed_times = int_dict(), array_list(), float_list()
-        self.compiled = step_time.pack(self.model.cost, r.decode_time_factor)  # step_time.EMPTY: ask in Python
+        self.compiled = step_time.with_factor(self.model.compiled, r.decode_time_factor)  # EMPTY: ask in Python
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)
@@ -175,7 +185,9 @@ class StepTimes:
         cell's contexts ``c_lo`` and ``c_hi``, and the step times at the four corners (each remembered in
         ``memo``), as floats."""
         got = self.cells.get((n, j))
-        if got is None:
+        if got is None and len(self.compiled[0]):
+            got = self.cells[n, j] = cell_of(self.compiled, n, j)
+        elif got is None:
             lo, hi = _seq_bracket(n)
             c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
             corners = []

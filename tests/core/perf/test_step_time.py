@@ -72,7 +72,8 @@ def test_random_steps_of_random_replicas_are_the_python_models_times_exactly():
         for _ in range(40):
             decodes, ctx, chunks = _step(rng)
             spec = np.array([v for c in chunks for v in c], np.int64)
-            want = model.step_s(decodes, ctx, chunks)
+            want = model.python_step_s(decodes, ctx, chunks)
+            assert model.step_s(decodes, ctx, chunks) == want
             assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == want, (model.m.name, decodes, chunks)
             steps += 1
     assert kinds >= 100 and steps >= 4000
@@ -89,7 +90,7 @@ def test_a_measured_step_reads_the_tables_and_past_them_splits_or_falls_back():
     assert model.cost.kernels is not None and packed[0][step_time.KERNELS] == 1.0
     for decodes, ctx, chunks in ((0.0, 0, ((0, 40_000, 1),)), (64.0, 3000, ()), (7.0, 900, ((512, 2048, 0),))):
         spec = np.array([v for c in chunks for v in c], np.int64)
-        assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == model.step_s(decodes, ctx, chunks)
+        assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == model.python_step_s(decodes, ctx, chunks)
 
 
 def test_a_moe_replica_timed_from_the_kernel_tables_is_left_to_the_python_model(monkeypatch):
@@ -103,11 +104,14 @@ def test_a_moe_replica_timed_from_the_kernel_tables_is_left_to_the_python_model(
 def test_the_decode_grids_cells_are_step_times_cells(preset, gpu, factor):
     g = get_gpu(gpu)
     r = Replica(get_preset(preset), g, Workload(), 2000, 300, 100, engine_limits(g), decode_time_factor=factor)
-    times = StepTimes(r)
+    times, python = StepTimes(r), StepTimes(r)
+    assert len(times.compiled[0]) and times.compiled[0][step_time.DECODE_FACTOR] == factor
+    python.compiled = python.model.compiled = step_time.EMPTY  # the Python model's cells
     rng = random.Random(1)
     for _ in range(300):
         n, j = rng.choice((1, 16, 17, 77_280, 80_000, rng.randint(1, 3000))), rng.randint(0, 1200)
-        want, got = times.cell(n, j), cell_of(times.compiled, n, j)
+        want, got = python.cell(n, j), cell_of(times.compiled, n, j)
+        assert np.array_equal(np.array(times.cell(n, j)), np.array(got), equal_nan=True)
         assert np.array_equal(np.array(got), np.array(want), equal_nan=True), (n, j)
 
 
