@@ -1,17 +1,25 @@
 """Compiled inner loops: numba's ``njit`` where numba is installed (a requirement: the step loop runs ~10x faster
 compiled), plain Python otherwise, so the core still answers, slower, where numba has no wheel.
 
-``njit`` compiles with ``cache=True``: the machine code is written beside the module (or, where that folder is read
-only, under numba's user cache) on first use and read back by every later process, so the compile is paid once per
-installation, not per process. ``objmode`` is numba's way back into Python from compiled code (the step loop asks
-the step model for a step time it has not seen); ``int_dict``, ``cell_dict`` and ``array_list`` are the typed
-containers compiled code reads and writes, shared by every run of one step model.
+``njit`` compiles with ``cache=True``: the machine code is written to disk (under the package, or, where that folder
+is read only, under numba's user cache) on first use and read back by every later process, so the compile is paid
+once per installation, not per process. numba checks a cached function against its own source file alone, so
+compiled code that calls another module's compiled function (the step loop calls steps.py's and step_time.py's)
+would read stale machine code after an edit to the callee only: where the package's folder is writable (a
+checkout), the cache lives under ``__pycache__/numba-<digest of every compiled module's source>``, so any edit to
+them starts a fresh cache (an installed, read-only copy keeps numba's default: its sources do not change).
+
+``objmode`` is numba's way back into Python from compiled code (the step loop asks the Python step model for a step
+of a replica the compiled one does not cover, step_time.py); ``int_dict``, ``cell_dict`` and ``array_list`` are the
+typed containers compiled code reads and writes, shared by every run of one step model.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+from pathlib import Path
 
 try:  # GPUPLAN_NO_NUMBA=1: the plain-Python path (a test that both give the same runs, or a machine without numba)
     if os.environ.get("GPUPLAN_NO_NUMBA"):
@@ -24,6 +32,22 @@ try:  # GPUPLAN_NO_NUMBA=1: the plain-Python path (a test that both give the sam
 except ImportError:  # pragma: no cover - exercised with GPUPLAN_NO_NUMBA=1
     numba = None
     NUMBA = False
+
+
+_COMPILED_SOURCES = ("perf/step_loop.py", "perf/steps.py", "perf/step_time.py", "perf/schedulers.py", "common/jit.py")
+
+
+def _use_source_keyed_cache() -> None:
+    """Point numba's cache at a folder named by the compiled modules' sources, where the package is writable."""
+    root = Path(__file__).resolve().parents[1]
+    if numba.config.CACHE_DIR or not os.access(root, os.W_OK):
+        return  # NUMBA_CACHE_DIR set by the environment, or an installed read-only copy
+    digest = hashlib.sha256(b"".join((root / f).read_bytes() for f in _COMPILED_SOURCES)).hexdigest()[:16]
+    numba.config.CACHE_DIR = str(root / "__pycache__" / f"numba-{digest}")
+
+
+if NUMBA:
+    _use_source_keyed_cache()
 
 
 def njit(fn):

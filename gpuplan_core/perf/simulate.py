@@ -123,6 +123,7 @@ def simulate(
             times.mixed_index,
             times.mixed_keys,
             times.mixed_times,
+            times.compiled,
         )
     finally:
         del step_loop.ASKING[handle]

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..common.jit import njit, objmode
 from .schedulers import CLIP_MAX_NEW_TOKENS, INIT_NEW_TOKEN_RATIO, ratio_admits, ratio_decayed, ratio_retracted
-from .steps import ctx_cell, interpolate, nearest_ctx
+from .step_time import step_s
+from .steps import cell_of, ctx_cell, interpolate, nearest_ctx
 
 MAX_STEPS = 2_000_000
 DECODE_FIRST, PREFILL_FIRST, NO_EVICT = 0, 1, 2  # schedulers.Policy, as the compiled loop reads it
@@ -85,12 +86,15 @@ def _pop(keys, ids, size):
 
 
 @njit
-def _decode_s(handle, cells, n, ctx_mean):
+def _decode_s(handle, model, cells, n, ctx_mean):
     """A decode step of ``n`` sequences at mean context ``ctx_mean`` (StepTimes.decode)."""
     j = ctx_cell(ctx_mean)
     key = (n, j)
     if key in cells:
         c = cells[key]
+    elif len(model[0]):  # the compiled step model (step_time.py)
+        c = cell_of(model, n, j)
+        cells[key] = c
     else:
         with objmode(got="float64[:]"):
             got = ask_cell(handle, n, j)
@@ -100,10 +104,13 @@ def _decode_s(handle, cells, n, ctx_mean):
 
 
 @njit
-def _mixed_s(handle, index, keys, times, decoding, ctx_mean, spec, count):
+def _mixed_s(handle, model, index, keys, times, decoding, ctx_mean, spec, count):
     """A step of ``decoding`` decodes at mean context ``ctx_mean`` and the prompt chunks ``spec[:3 count]``
-    (cached, new, logits each): StepTimes.mixed."""
+    (cached, new, logits each): StepTimes.mixed (the compiled step model's time where the replica has one: nearly
+    every such step is new, so it is worked out, not remembered)."""
     ctx = nearest_ctx(ctx_mean) if decoding else 0
+    if len(model[0]):
+        return step_s(model, float(decoding), ctx, spec, count)
     key = np.empty(2 + 3 * count, np.int64)
     key[0], key[1] = decoding, ctx
     key[2:] = spec[: 3 * count]
@@ -151,6 +158,7 @@ def run_loop(
     index,
     keys,
     times,
+    model,
 ):
     """Run the step loop until every request has finished (simulate.simulate, whose arguments these unpack): the
     status (COMPLETED, or STOPPED once the p95 first-token time is certainly over ``give_up_ttft_s``), each
@@ -273,16 +281,16 @@ def run_loop(
         if running > running_max:
             running_max = running
         if n_ch:
-            t = _mixed_s(handle, index, keys, times, decoding, ctx_mean, spec, n_ch)
+            t = _mixed_s(handle, model, index, keys, times, decoding, ctx_mean, spec, n_ch)
             k_steps = 1
         else:  # decodes alone (nothing was admitted: the cache holds ``held``) until one ends or arrives
             k_steps = max(1, end_s[0] - kv_steps) if end_n else 1
-            t0 = _decode_s(handle, cells, n_dec, ctx_mean)
+            t0 = _decode_s(handle, model, cells, n_dec, ctx_mean)
             if nxt < np.inf:
                 k_steps = min(k_steps, max(1, int(math.ceil((nxt - now) / t0))))
             if not no_evict:
                 k_steps = min(k_steps, max(1, (kv_cap - held) // n_dec))
-            t1 = _decode_s(handle, cells, n_dec, ctx_mean + k_steps - 1) if k_steps > 1 else t0
+            t1 = _decode_s(handle, model, cells, n_dec, ctx_mean + k_steps - 1) if k_steps > 1 else t0
             t = k_steps * (t0 + t1) / 2
         running_area += running * t
         now += t

@@ -13,10 +13,13 @@ from __future__ import annotations
 import bisect
 import math
 
+import numpy as np
+
 from ..common.jit import array_list, cell_dict, float_list, int_dict, njit
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch
 from ..results.perf import PhaseReport
+from . import step_time
 from .efficiency import PerfAssumptions
 from .replica import Replica
 from .roofline import Part, StepCost, Workload
@@ -32,6 +35,7 @@ def _ctx_point(i: int) -> int:
 
 
 NO_POINT = -1.0  # a cell's lower sequence point when the step is evaluated at its upper one alone
+_SEQ_POINTS = np.array(SEQ_GRID)
 
 
 @njit
@@ -64,6 +68,30 @@ def interpolate(cell, n: int, ctx_mean: float) -> float:
     return t_lo + (t_hi - t_lo) * (n - lo) / (hi - lo)
 
 
+@njit
+def cell_of(model, n: int, j: int):
+    """``StepTimes.cell`` from the compiled step model (step_time.py): the same points, the same corners."""
+    i = 0
+    while i < len(_SEQ_POINTS) and _SEQ_POINTS[i] < n:  # _seq_bracket
+        i += 1
+    if i >= len(_SEQ_POINTS):
+        lo, hi = NO_POINT, float(n)
+    elif _SEQ_POINTS[i] == n or i == 0:
+        lo, hi = NO_POINT, _SEQ_POINTS[i]
+    else:
+        lo, hi = _SEQ_POINTS[i - 1], _SEQ_POINTS[i]
+    c_lo = max(1, round(CTX_RATIO ** float(j)))  # _ctx_point
+    c_hi = max(1, round(CTX_RATIO ** float(j + 1)))
+    factor, none = model[0][step_time.DECODE_FACTOR], np.empty(0, np.int64)
+    h_lo = step_time.step_s(model, hi, c_lo, none, 0) * factor
+    h_hi = h_lo if c_hi == c_lo else step_time.step_s(model, hi, c_hi, none, 0) * factor
+    l_lo = l_hi = math.nan
+    if lo != NO_POINT:
+        l_lo = step_time.step_s(model, lo, c_lo, none, 0) * factor
+        l_hi = l_lo if c_hi == c_lo else step_time.step_s(model, lo, c_hi, none, 0) * factor
+    return (lo, hi, float(c_lo), float(c_hi), l_lo, l_hi, h_lo, h_hi)
+
+
 class StepModel:
     """The engine step of one replica (model, GPU, formats and layout) on the per-op roofline: every latency the
     product shows is a sum of these steps, whether a static batch (``predict``) or the step loop under load
@@ -74,9 +102,19 @@ class StepModel:
     def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, engine: str | None = None):
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
         self.cost = StepCost(m, gpu, wl, pa, engine)
+        self.compiled = step_time.pack(self.cost)  # the compiled step model's arrays; step_time.EMPTY: none
 
     def step_s(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
-        """``step(decodes, ctx, chunks).time_s``, without building the report (the step loop's question)."""
+        """``step(decodes, ctx, chunks).time_s``, without building the report (the step loop's question): the
+        compiled step model's time where the replica has one (step_time.py), equal to ``python_step_s``."""
+        if len(self.compiled[0]):
+            spec = np.array([v for chunk in chunks for v in chunk], np.int64)
+            return step_time.step_s(self.compiled, float(decodes), ctx, spec, len(chunks))
+        return self.python_step_s(decodes, ctx, chunks)
+
+    def python_step_s(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
+        """``step_s`` on the Python model (roofline.StepCost.seconds): where numba is missing or the compiled model
+        does not cover the replica, and what the compiled one is tested against."""
         parts = [(decodes, ctx, 1, decodes)] if decodes > 0 else []
         parts += [(1, cached, new, last) for cached, new, last in chunks]
         overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
@@ -127,6 +165,7 @@ class StepTimes:
         self.cells: dict[tuple[int, int], tuple] = {}  # (n, context cell) -> its exact points (``cell``)
         self.cell_table = cell_dict()
         self.mixed_index, self.mixed_keys, self.mixed_times = int_dict(), array_list(), float_list()
+        self.compiled = step_time.with_factor(self.model.compiled, r.decode_time_factor)  # EMPTY: ask in Python
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)
@@ -146,7 +185,9 @@ class StepTimes:
         cell's contexts ``c_lo`` and ``c_hi``, and the step times at the four corners (each remembered in
         ``memo``), as floats."""
         got = self.cells.get((n, j))
-        if got is None:
+        if got is None and len(self.compiled[0]):
+            got = self.cells[n, j] = cell_of(self.compiled, n, j)
+        elif got is None:
             lo, hi = _seq_bracket(n)
             c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)
             corners = []

@@ -10,7 +10,7 @@ from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.replica import Replica, engine_limits
 from gpuplan_core.perf.roofline import Part, StepCost, Workload, step_phase
-from gpuplan_core.perf.steps import CTX_RATIO, SEQ_GRID, StepTimes, nearest_ctx
+from gpuplan_core.perf.steps import CTX_RATIO, NO_POINT, SEQ_GRID, StepTimes, ctx_cell, nearest_ctx
 
 L8, H100, PA = get_preset("Llama-3.1-8B"), get_gpu("H100-SXM"), PerfAssumptions()
 
@@ -89,11 +89,12 @@ def test_a_step_with_prompt_chunks_is_exact_and_pays_the_prefill_overhead(times)
 
 def test_steps_are_memoised(times):
     times.decode(8, 2050)
-    size = len(times.memo)
-    assert size == 2  # the two context points around 2,050 at a grid count
+    assert len(times.cells) == 1  # one cell: the two context points around 2,050 at a grid count
     times.decode(8, 2050)
     times.decode(8, 2051)  # between the same two points
-    assert len(times.memo) == size
+    assert len(times.cells) == 1
+    lo, hi, c_lo, c_hi = times.cells[8, ctx_cell(2050)][:4]
+    assert lo == NO_POINT and hi == 8.0 and c_lo < 2050 < 2051 < c_hi and c_hi / c_lo == pytest.approx(CTX_RATIO, 1e-3)
 
 
 @pytest.mark.parametrize("preset", ["Llama-3.1-8B", "Gemma-2-9B", "Mixtral-8x7B-v0.1", "DeepSeek-V3"])
