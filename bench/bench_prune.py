@@ -66,8 +66,13 @@ def answered(sc: Scenario, offers, exhaustive: bool) -> tuple[tuple, int, float]
 
 def bounds_hold(sc: Scenario, offers) -> tuple[int, int]:
     """Layouts judged, and those on which a bound prune.py reads fails (0 expected)."""
-    found = SEARCH(sc.model(), sc, recommend.offers_for(offers, sc.job, sc.pricing, sc.parallelism),
-                   [sc.formats.weights_format], exhaustive=True)  # fmt: skip
+    found = SEARCH(
+        sc.model(),
+        sc,
+        recommend.offers_for(offers, sc.job, sc.pricing, sc.parallelism),
+        [sc.formats.weights_format],
+        exhaustive=True,
+    )
     ask, bad = layout_search.ServingAsk.of(sc), 0
     for lay in found.layouts:
         b = layout_search.bound(sc.model(), ask, lay.gpu, lay.weights_format, lay.tp, lay.pp, lay.kv_sequences)

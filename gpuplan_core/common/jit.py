@@ -34,7 +34,14 @@ except ImportError:  # pragma: no cover - exercised with GPUPLAN_NO_NUMBA=1
     NUMBA = False
 
 
-_COMPILED_SOURCES = ("perf/step_loop.py", "perf/steps.py", "perf/step_time.py", "perf/schedulers.py", "common/jit.py")
+_COMPILED_SOURCES = (
+    "perf/step_loop.py",
+    "perf/steps.py",
+    "perf/step_time.py",
+    "perf/step_pack.py",
+    "perf/schedulers.py",
+    "common/jit.py",
+)
 
 
 def _use_source_keyed_cache() -> None:

@@ -19,7 +19,7 @@ from ..common.jit import array_list, cell_dict, float_list, int_dict, njit
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch
 from ..results.perf import PhaseReport
-from . import step_time
+from . import step_pack, step_time
 from .efficiency import PerfAssumptions
 from .replica import Replica
 from .roofline import Part, StepCost, Workload
@@ -82,7 +82,7 @@ def cell_of(model, n: int, j: int):
         lo, hi = _SEQ_POINTS[i - 1], _SEQ_POINTS[i]
     c_lo = max(1, round(CTX_RATIO ** float(j)))  # _ctx_point
     c_hi = max(1, round(CTX_RATIO ** float(j + 1)))
-    factor, none = model[0][step_time.DECODE_FACTOR], np.empty(0, np.int64)
+    factor, none = model[0][step_pack.DECODE_FACTOR], np.empty(0, np.int64)
     h_lo = step_time.step_s(model, hi, c_lo, none, 0) * factor
     h_hi = h_lo if c_hi == c_lo else step_time.step_s(model, hi, c_hi, none, 0) * factor
     l_lo = l_hi = math.nan
@@ -102,7 +102,7 @@ class StepModel:
     def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, engine: str | None = None):
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
         self.cost = StepCost(m, gpu, wl, pa, engine)
-        self.compiled = step_time.pack(self.cost)  # the compiled step model's arrays; step_time.EMPTY: none
+        self.compiled = step_pack.pack(self.cost)  # the compiled step model's arrays; step_pack.EMPTY: none
 
     def step_s(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         """``step(decodes, ctx, chunks).time_s``, without building the report (the step loop's question): the
@@ -165,7 +165,7 @@ class StepTimes:
         self.cells: dict[tuple[int, int], tuple] = {}  # (n, context cell) -> its exact points (``cell``)
         self.cell_table = cell_dict()
         self.mixed_index, self.mixed_keys, self.mixed_times = int_dict(), array_list(), float_list()
-        self.compiled = step_time.with_factor(self.model.compiled, r.decode_time_factor)  # EMPTY: ask in Python
+        self.compiled = step_pack.with_factor(self.model.compiled, r.decode_time_factor)  # EMPTY: ask in Python
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)

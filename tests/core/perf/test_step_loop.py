@@ -15,7 +15,7 @@ import pytest
 from gpuplan_core.common.jit import NUMBA, array_list, float_list, int_dict
 from gpuplan_core.perf import step_loop
 from gpuplan_core.perf.simulate import simulate
-from gpuplan_core.perf.step_time import EMPTY
+from gpuplan_core.perf.step_pack import EMPTY
 from tests.core.perf import recorded_runs
 
 ROOT = Path(__file__).resolve().parents[3]

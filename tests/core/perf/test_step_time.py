@@ -15,7 +15,7 @@ from gpuplan_core.common.jit import NUMBA
 from gpuplan_core.hardware.catalog import get_gpu, load_gpus
 from gpuplan_core.model.formats import KV_FORMATS, WEIGHT_FORMATS
 from gpuplan_core.model.presets import get_preset, load_presets
-from gpuplan_core.perf import kernel_steps, step_time
+from gpuplan_core.perf import kernel_steps, step_pack, step_time
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.replica import Replica, engine_limits
 from gpuplan_core.perf.roofline import Workload
@@ -63,7 +63,7 @@ def test_random_steps_of_random_replicas_are_the_python_models_times_exactly():
     covered = set()
     for _ in range(120):
         model = _replica(rng)
-        packed = step_time.pack(model.cost)
+        packed = step_pack.pack(model.cost)
         if len(packed[0]) == 0:  # MoE or MLA layers from the kernel tables: the Python model answers
             assert model.cost.kernels is not None and (model.m.is_moe or model.m.is_mla)
             continue
@@ -86,8 +86,8 @@ def test_a_measured_step_reads_the_tables_and_past_them_splits_or_falls_back():
     """Llama-3.1-8B on H100 with vLLM's tables: a 40,000-token prompt (GEMMs split into 16,384-token pieces, the
     all-reduce past its table on the roofline) and a decode step; each equal to the Python model's."""
     model = StepModel(get_preset("Llama-3.1-8B"), get_gpu("H100-SXM"), Workload(tp=2), PerfAssumptions(), "vllm")
-    packed = step_time.pack(model.cost)
-    assert model.cost.kernels is not None and packed[0][step_time.KERNELS] == 1.0
+    packed = step_pack.pack(model.cost)
+    assert model.cost.kernels is not None and packed[0][step_pack.KERNELS] == 1.0
     for decodes, ctx, chunks in ((0.0, 0, ((0, 40_000, 1),)), (64.0, 3000, ()), (7.0, 900, ((512, 2048, 0),))):
         spec = np.array([v for c in chunks for v in c], np.int64)
         assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == model.python_step_s(decodes, ctx, chunks)
@@ -97,7 +97,7 @@ def test_a_moe_replica_timed_from_the_kernel_tables_is_left_to_the_python_model(
     monkeypatch.setattr(kernel_steps, "MEASURED_MOE", True)
     model = StepModel(get_preset("Mixtral-8x7B-v0.1"), get_gpu("H100-SXM"), Workload(tp=2), PerfAssumptions(), "vllm")
     assert model.cost.kernels is not None
-    assert step_time.pack(model.cost) is step_time.EMPTY
+    assert step_pack.pack(model.cost) is step_pack.EMPTY
 
 
 @pytest.mark.parametrize("preset, gpu, factor", [("Llama-3.1-8B", "H100-SXM", 1.0), ("Gemma-2-9B", "L40", 1.1)])
@@ -105,8 +105,8 @@ def test_the_decode_grids_cells_are_step_times_cells(preset, gpu, factor):
     g = get_gpu(gpu)
     r = Replica(get_preset(preset), g, Workload(), 2000, 300, 100, engine_limits(g), decode_time_factor=factor)
     times, python = StepTimes(r), StepTimes(r)
-    assert len(times.compiled[0]) and times.compiled[0][step_time.DECODE_FACTOR] == factor
-    python.compiled = python.model.compiled = step_time.EMPTY  # the Python model's cells
+    assert len(times.compiled[0]) and times.compiled[0][step_pack.DECODE_FACTOR] == factor
+    python.compiled = python.model.compiled = step_pack.EMPTY  # the Python model's cells
     rng = random.Random(1)
     for _ in range(300):
         n, j = rng.choice((1, 16, 17, 77_280, 80_000, rng.randint(1, 3000))), rng.randint(0, 1200)
