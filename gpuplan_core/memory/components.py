@@ -54,8 +54,11 @@ class Assumptions(BaseModel):
     max_sampled_sequences: int = Field(
         256, ge=1, le=100_000, description="sequences whose fp32 logits are held at once"
     )
-    engine_version: str | None = Field(
-        None, max_length=200, description="the engine's version as stated ('vLLM 0.19.0'); None: current release"
+    stated_engine_version: str | None = Field(
+        None,
+        max_length=200,
+        description="the engine's version as a measurement states it ('vLLM 0.19.0') or the scenario's release "
+        "line ('0.6'); None: current release",
     )
     engine_memory_fraction: float | None = Field(
         None,

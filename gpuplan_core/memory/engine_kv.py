@@ -124,7 +124,7 @@ def startup_kv(m: ModelArch, req: MemoryRequest, gpu: GPU) -> StartupKV:
     comps = {k: v for k, v in b.components.items() if k != "KV cache"}
     total = gpu.vram_usable_bytes
     frac = engine_memory_fraction(req, gpu)
-    version = parse_version(asm.engine_version)
+    version = parse_version(asm.stated_engine_version)
     outside: dict[str, float] = {}
     if (
         req.runtime.engine == "vllm"
@@ -173,7 +173,7 @@ def startup_request(
     (memory fraction, max_model_len, max_num_batched_tokens, max_num_seqs, enforce_eager, chunked prefill)."""
     s = startup_settings(setup)
     frac = next((float(s[k]) for k in _FRACTION_KEYS if k in s), None)
-    asm: dict = {"engine_version": framework, "engine_memory_fraction": frac}
+    asm: dict = {"stated_engine_version": framework, "engine_memory_fraction": frac}
     runtime: dict = {"engine": engine}
     if engine == "vllm" and frac is not None:
         runtime["memory_utilization"] = frac

@@ -53,7 +53,7 @@ def inference_activation_bytes(
     copies = 1
     if engine is None or engine.name == "vllm":
         tokens, seqs = asm.max_batched_tokens, asm.max_sampled_sequences
-        if vllm_is_v0(parse_version(asm.engine_version)):
+        if vllm_is_v0(parse_version(asm.stated_engine_version)):
             if context_tokens and not asm.chunked_prefill:
                 tokens = max(context_tokens, VLLM_V0_MIN_PROFILE_TOKENS)
         elif engine is not None:

@@ -22,9 +22,10 @@ from ..pricing.offers import Offer
 from ..results.answer import Option, ScenarioAnswer, TargetCheck
 from ..results.plan import Pick
 from ..scenario.scenario import Scenario
-from .cost import cost_rows
+from .cost import cost_rows, offers_for
 from .recommend import recommend, search
 from .site import pick_energy, pick_own, price_tiers
+from .training_search import copied, training_candidates
 from .why import why_energy
 
 
@@ -124,9 +125,19 @@ def answer(
 ) -> ScenarioAnswer:
     """The one answer: the recommendation's pick with its cost, memory at its layout, targets and alternatives.
     ``rows``: the cost table's rows for these offers when the caller has them already (the Cost page's)."""
-    found = search(sc, offers) if sc.job.mode == "inference" and (rows is None or not explore_formats) else None
-    plan = recommend(sc, offers, explore_formats=explore_formats, found=None if explore_formats else found)
-    rows = list(cost_rows(sc, offers, found=found)["offers"]) if rows is None else list(rows)
+    serving = sc.job.mode == "inference"
+    found = search(sc, offers) if serving and (rows is None or not explore_formats) else None
+    trained = for_rows = None
+    if not serving and rows is None:  # one training search for the plan and the rows, as ``found`` for serving
+        kept = offers_for(offers, sc.job, sc.pricing, sc.parallelism)
+        trained = training_candidates(sc.model(), sc, kept)
+        for_rows = copied(trained)  # before the ranking notes its misses on the plan's
+    plan = recommend(
+        sc, offers, explore_formats=explore_formats, found=None if explore_formats else found, trained=trained
+    )
+    if rows is None:
+        rows = list(cost_rows(sc, offers, found=found, trained=for_rows)["offers"])
+    rows = list(rows)
     top = plan.picks[0] if plan.picks else None
     targets = Targets.of(sc)
     out = ScenarioAnswer(

@@ -161,11 +161,14 @@ def _inference_rows(ask: ServingAsk, m: ModelArch, offers: list[Offer], found: F
     return {"offers": rows, "serverless": serverless, "rejected": rejected}
 
 
-def _training_rows(sc: Scenario, m: ModelArch, offers: list[Offer], fixed_layout: bool) -> dict[str, Any]:
+def _training_rows(
+    sc: Scenario, m: ModelArch, offers: list[Offer], fixed_layout: bool, trained: tuple | None = None
+) -> dict[str, Any]:
     """Per training offer its run (cheapest first), what cannot run, and the job's size (FLOPs, tokens, the MFU of
-    the cheapest run, the tokens' note)."""
+    the cheapest run, the tokens' note). ``trained``: the training search of these offers (not with
+    ``fixed_layout``), read as it is."""
     job = sc.with_(deadline_hours=None) if fixed_layout else sc
-    cands, rejected, summary = training_candidates(m, job, offers)
+    cands, rejected, summary = trained if trained and not fixed_layout else training_candidates(m, job, offers)
     if fixed_layout:
         cands, not_own = _own_training_layout(sc.parallelism, sc.training.deadline_hours, cands)
         rejected += not_own
@@ -206,15 +209,21 @@ def _first_row_site(sc: Scenario, first: Pick, offers: list[Offer]) -> dict[str,
 
 
 def cost_rows(
-    sc: Scenario, offers: list[Offer], fixed_layout: bool = False, *, found: Found | None = None
+    sc: Scenario,
+    offers: list[Offer],
+    fixed_layout: bool = False,
+    *,
+    found: Found | None = None,
+    trained: tuple | None = None,
 ) -> dict[str, Any]:
     """The cost report's rows (``offers``: per offer its best configuration, meets the targets if any does, cheapest
     run first), ``serverless``, ``rejected`` and the job's size, as the report's keys, without the first row's site
-    figures (the answer reads the rows alone). ``fixed_layout`` and ``found``: as ``cost_table``'s."""
+    figures (the answer reads the rows alone). ``fixed_layout`` and ``found``: as ``cost_table``'s; ``trained``: the
+    training search of the kept offers (``training_candidates``), read as it is."""
     m = sc.model()
     kept = offers_for(offers, sc.job, sc.pricing, sc.parallelism)
     if sc.job.mode != "inference":
-        return _training_rows(sc, m, kept, fixed_layout)
+        return _training_rows(sc, m, kept, fixed_layout, trained)
     if fixed_layout or found is None:
         found = inference_candidates(m, sc, kept, [get_format(sc.formats.weights_format).name], fixed=fixed_layout)
     parts = _inference_rows(ServingAsk.of(sc), m, kept, found)

@@ -108,11 +108,18 @@ def _explain(ok: list[Pick], picks: list[Pick], chosen_format: str, training: bo
 
 
 def recommend(
-    sc: Scenario, offers: list[Offer], explore_formats: bool = False, top: int = 5, *, found: Found | None = None
+    sc: Scenario,
+    offers: list[Offer],
+    explore_formats: bool = False,
+    top: int = 5,
+    *,
+    found: Found | None = None,
+    trained: tuple | None = None,
 ) -> Plan:
     """Rank every feasible candidate by cost; say why the top pick wins and what cheaper near misses miss. The
     scenario's weights format is the only one searched unless ``explore_formats`` adds FP8 and INT4. ``found``:
-    the serving search of these offers in the scenario's format, when the caller has it (``search``)."""
+    the serving search of these offers in the scenario's format, when the caller has it (``search``); ``trained``:
+    the training search of these offers (``training_candidates``), read as it is."""
     m = sc.model()
     unit = "USD per month (always-on or serverless)" if sc.job.mode == "inference" else "USD per training run"
     plan = Plan(model=m.name, mode=sc.job.mode, unit=unit)
@@ -130,7 +137,7 @@ def recommend(
         training, summary = [], {}
     else:
         found = None
-        training, rejected, summary = training_candidates(m, sc, offers)
+        training, rejected, summary = trained or training_candidates(m, sc, offers)
         cands, layouts = list(training), []
         for k, v in summary.items():
             setattr(plan, k, v)

@@ -62,6 +62,13 @@ def training_candidates(
     return cands, rejected, work.summary()
 
 
+def copied(trained: tuple[list[TrainingCandidate], list[Rejection], dict]) -> tuple:
+    """A copy of ``training_candidates``' result that its reader may change (the ranking notes misses, the cost rows
+    the summary) while another reads the original: one search shared by the recommendation and the cost rows."""
+    cands, rejected, summary = trained
+    return [c.model_copy(deep=True) for c in cands], list(rejected), dict(summary)
+
+
 def _fewest_alternative(ask: TrainingAsk, cands: list[TrainingCandidate]) -> None:
     """No count set: where some offers finish within the default deadline, the others are its near misses; each
     candidate grown beyond the fewest GPUs that hold the job states them (on the cheapest offer of its GPU type)."""

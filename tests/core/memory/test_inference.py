@@ -54,13 +54,27 @@ def test_tensor_parallel_splits_the_mlp_and_the_logits_but_not_the_hidden_terms(
 
 @pytest.mark.parametrize("context,tokens", [(32_768, 32_768), (1000, VLLM_V0_MIN_PROFILE_TOKENS)])
 def test_vllm_v0_without_chunked_prefill_profiles_the_whole_context_and_at_least_2048(context, tokens):
-    asm = Assumptions(engine_version="vLLM 0.6.3")
+    asm = Assumptions(stated_engine_version="vLLM 0.6.3")
     got = inference_activation_bytes(L8, asm, 2, 1, ENGINES["vllm"], context_tokens=context)
     assert got == tokens * WIDTH_TP1 * 2 + 256 * LOGITS  # V0's sampler: one logits buffer
     chunked = asm.model_copy(update={"chunked_prefill": True})
     assert inference_activation_bytes(L8, chunked, 2, 1, ENGINES["vllm"], context_tokens=context) == (
         8192 * WIDTH_TP1 * 2 + 256 * LOGITS
     )
+
+
+def test_a_scenarios_release_line_is_the_version_the_memory_rules_read():
+    """One input: the scenario's vLLM 0.6 line (engine_v) makes the Memory budget V0's (a 32,768-token context
+    profiled whole, one logits buffer); no line set, V1's 8,192-token step with its sampler's copies."""
+    from gpuplan_core.memory.request import memory_request
+    from gpuplan_core.scenario.scenario import Scenario
+
+    base = dict(preset="Llama-3.1-8B", gpu="H100-SXM", input_tokens=32_000, output_tokens=768, engine="vllm")
+    v0 = memory_request(Scenario(**base, engine_version="0.6"))
+    assert v0.assumptions.stated_engine_version == "0.6" and v0.context_tokens == 32_768
+    got = inference_activation_bytes(L8, v0.assumptions, 2, 1, ENGINES["vllm"], context_tokens=v0.context_tokens)
+    assert got == 32_768 * WIDTH_TP1 * 2 + 256 * LOGITS
+    assert memory_request(Scenario(**base)).assumptions.stated_engine_version is None
 
 
 def test_other_engines_use_their_prefill_chunk_and_sampled_sequences():
