@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..hardware.engines import LATEST
 from ..model.formats import get_format
 from ..results.plan import Pick
 from ..scenario.scenario import Scenario
@@ -13,7 +14,7 @@ def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRe
     and batch the budget is taken at (``update`` overrides any field, flat names into their part). The job's method
     is the one the run trains with; what is offloaded is what the layout allows (``Parallelism.effective_offload``);
     inference splits no sequence (cp 1); the GPU type is the engines' argument, not part of the question; the engine's
-    release line, where set, is the version the memory rules read."""
+    release line, where set to an older line than the engine's latest, is the version the memory rules read."""
     job, req, par = sc.job, sc.request, sc.parallelism
     inference = job.mode == "inference"
     layout = {"gpu": None, "offload": par.effective_offload, "cp": 1 if inference else par.cp}
@@ -27,8 +28,9 @@ def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRe
         batch=batch if batch is not None else req.batch_or_one,
         prefill_tokens=req.input_tokens if inference else None,
     )
-    if sc.assumptions.engine_version:  # the release line's memory rules (vLLM 0.6: V0's profile run), one input
-        fields["assumptions"] = Assumptions(stated_engine_version=sc.assumptions.engine_version)
+    line = sc.assumptions.engine_version
+    if line and line != LATEST.get(sc.assumptions.engine):  # an older line's memory rules (vLLM 0.6: V0's profile
+        fields["assumptions"] = Assumptions(stated_engine_version=line)  # run); the latest's are the current release's
     fields.update(update)
     return MemoryRequest(**fields)
 

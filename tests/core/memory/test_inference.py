@@ -75,6 +75,8 @@ def test_a_scenarios_release_line_is_the_version_the_memory_rules_read():
     got = inference_activation_bytes(L8, v0.assumptions, 2, 1, ENGINES["vllm"], context_tokens=v0.context_tokens)
     assert got == 32_768 * WIDTH_TP1 * 2 + 256 * LOGITS
     assert memory_request(Scenario(**base)).assumptions.stated_engine_version is None
+    # the latest line is the current release (its '0.10' read as a version would be older than vLLM's graph rule)
+    assert memory_request(Scenario(**base, engine_version="0.10+")).assumptions.stated_engine_version is None
 
 
 def test_other_engines_use_their_prefill_chunk_and_sampled_sequences():
