@@ -27,6 +27,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -96,16 +97,11 @@ class Load:
 
 def lengths(r: Replica, shape: Shape, n: int, rng: random.Random) -> tuple[list[int], list[int]]:
     i, o = r.input_tokens, r.output_tokens
-    if shape.lengths == "fixed" or (shape.lengths == "uniform" and shape.length_spread == 0):
+    u_in, u_out = _length_draws(shape, n, rng)
+    if u_in is None:
         return [i] * n, [o] * n
-    if shape.lengths == "uniform":
-        lo = 1 - shape.length_spread
-        ins = [max(1, round(i * rng.uniform(lo, 1))) for _ in range(n)]
-        outs = [max(1, round(o * rng.uniform(lo, 1))) for _ in range(n)]
-    else:  # lognormal with the set lengths as means
-        mu = -(CHAT_SIGMA**2) / 2
-        ins = [max(1, round(i * rng.lognormvariate(mu, CHAT_SIGMA))) for _ in range(n)]
-        outs = [max(1, round(o * rng.lognormvariate(mu, CHAT_SIGMA))) for _ in range(n)]
+    ins = [max(1, round(i * u)) for u in u_in]
+    outs = [max(1, round(o * u)) for u in u_out]
     room = max(2, r.kv_tokens)  # a request longer than the whole cache could never run: cut to fit
     for k in range(n):
         if ins[k] + outs[k] > room:
@@ -115,15 +111,58 @@ def lengths(r: Replica, shape: Shape, n: int, rng: random.Random) -> tuple[list[
 
 
 def _arrivals(load: Load, n: int, rng: random.Random) -> list[float]:
+    """Each request's send time: the gaps' unit draws (``_gap_draws``) over the rate, summed in order."""
     rate = float(load.request_rate)
-    t, out = 0.0, []
-    for _ in range(n):
-        if load.shape.arrival == "bursty":
-            t += rng.gammavariate(BURSTY_SHAPE, 1 / (rate * BURSTY_SHAPE))
-        else:
-            t += rng.expovariate(rate)
-        out.append(t)
-    return out
+    if load.shape.arrival == "bursty":
+        gaps = _gap_draws(load.shape, n, rng) * (1 / (rate * BURSTY_SHAPE))
+    else:
+        gaps = _gap_draws(load.shape, n, rng) / rate
+    return np.cumsum(gaps).tolist()
+
+
+# A run's random draws, remembered by what they depend on: the generator's state, the length shape, the arrival
+# shape and the count (not the lengths, the rate or the replica), so the capacity search's runs at one shape draw
+# them once. A length is the set length times a unit draw (uniform's 1 - spread .. 1, or lognormal's with mean 1),
+# a gap a unit draw over the rate (expovariate(1.0)'s -log(1 - u), gammavariate(shape, 1.0)'s x): what
+# random.Random computes with the length or the rate inside, float for float (x / rate, x * beta;
+# tests/core/perf/test_clients.py). The generator's state after the draws is remembered with them and restored, so
+# what the run draws next is what it drew before.
+_DRAWS: dict[tuple, tuple] = {}
+_DRAWS_LOCK = threading.Lock()  # the app's sessions run in threads
+
+
+def _remembered(key: tuple, rng: random.Random, draw) -> tuple:
+    """``draw(rng)``'s result for ``key`` when ``rng`` starts from the state it had when the key was first drawn."""
+    start = rng.getstate()
+    got = _DRAWS.get((key, start))
+    if got is None:
+        got = (draw(rng), rng.getstate())
+        with _DRAWS_LOCK:
+            while len(_DRAWS) >= 128:  # a bounded memory (two generator states, ~45 kB, an entry): oldest first
+                del _DRAWS[next(iter(_DRAWS))]
+            _DRAWS[(key, start)] = got
+    rng.setstate(got[1])
+    return got[0]
+
+
+def _length_draws(shape: Shape, n: int, rng: random.Random) -> tuple[tuple | None, tuple | None]:
+    if shape.lengths == "fixed" or (shape.lengths == "uniform" and shape.length_spread == 0):
+        return None, None
+    if shape.lengths == "uniform":
+        lo = 1 - shape.length_spread
+        one = lambda g: tuple(g.uniform(lo, 1) for _ in range(n))  # noqa: E731
+    else:  # lognormal with the set lengths as means
+        mu = -(CHAT_SIGMA**2) / 2
+        one = lambda g: tuple(g.lognormvariate(mu, CHAT_SIGMA) for _ in range(n))  # noqa: E731
+    return _remembered(("lengths", shape.lengths, shape.length_spread, n), rng, lambda g: (one(g), one(g)))
+
+
+def _gap_draws(shape: Shape, n: int, rng: random.Random) -> np.ndarray:
+    if shape.arrival == "bursty":
+        draw = lambda g: np.array([g.gammavariate(BURSTY_SHAPE, 1.0) for _ in range(n)])  # noqa: E731
+    else:
+        draw = lambda g: np.array([g.expovariate(1.0) for _ in range(n)])  # noqa: E731
+    return _remembered(("gaps", shape.arrival, n), rng, draw)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,16 @@ import random
 
 import pytest
 
-from gpuplan_core.perf.clients import BENCH_CLIENTS, SOURCE_CLIENTS, Clients, Load, Shape, client_cost, lengths
+from gpuplan_core.perf.clients import (
+    BENCH_CLIENTS,
+    CHAT_SIGMA,
+    SOURCE_CLIENTS,
+    Clients,
+    Load,
+    Shape,
+    client_cost,
+    lengths,
+)
 from gpuplan_core.perf.schedulers import engine_loop
 
 
@@ -50,6 +59,40 @@ def test_a_request_longer_than_the_whole_cache_is_cut_to_fit():
     (250), the prompt to the rest (750). Fixed lengths are the scenario's own (the replica was sized for them)."""
     ins, outs = lengths(_R(900, 300, 1000), Shape(lengths="uniform", length_spread=0.01), 1, random.Random(0))
     assert (ins, outs) == ([750], [250])
+
+
+def _drawn_in_place(shape: Shape, rate: float, n: int) -> tuple[tuple[list[int], list[int]], list[float], tuple]:
+    """What a run drew before the draws were remembered: the lengths and the rate inside each draw."""
+    ref = random.Random(shape.seed)
+    if shape.lengths == "uniform":
+        lo = 1 - shape.length_spread
+        one = lambda x: [max(1, round(x * ref.uniform(lo, 1))) for _ in range(n)]  # noqa: E731
+    elif shape.lengths == "lognormal":
+        mu = -(CHAT_SIGMA**2) / 2
+        one = lambda x: [max(1, round(x * ref.lognormvariate(mu, CHAT_SIGMA))) for _ in range(n)]  # noqa: E731
+    else:
+        one = lambda x: [x] * n  # noqa: E731
+    ins, outs = one(2000), one(300)
+    t, sent = 0.0, []
+    for _ in range(n):
+        t += ref.gammavariate(0.25, 1 / (rate * 0.25)) if shape.arrival == "bursty" else ref.expovariate(rate)
+        sent.append(t)
+    return (ins, outs), sent, ref.getstate()
+
+
+@pytest.mark.parametrize("arrival", ["poisson", "bursty"])
+@pytest.mark.parametrize("kind,spread", [("fixed", 0.0), ("uniform", 0.3), ("lognormal", 0.0)])
+def test_remembered_draws_are_random_randoms_own_float_for_float(arrival, kind, spread):
+    """A run's lengths and send times, their unit draws remembered across runs (clients._DRAWS) and scaled by the
+    lengths and the rate: equal to drawing them with the length and the rate inside (uniform's lo + (1 - lo) u,
+    lognormal times the length, expovariate(rate), gammavariate(0.25, 1 / (0.25 rate)), summed in order), at any
+    rate, on the first run and a remembered one, with the generator left where it would be."""
+    shape = Shape(lengths=kind, length_spread=spread, arrival=arrival)
+    for rate in (3.0, 0.7, 3.0):
+        rng = random.Random(shape.seed)
+        drawn = lengths(_R(2000, 300, 10**6), shape, 64, rng)
+        sent = Clients(Load(request_rate=rate, shape=shape), 64, engine_loop("vllm"), rng).sent
+        assert (drawn, sent, rng.getstate()) == _drawn_in_place(shape, rate, 64)
 
 
 def test_open_loop_arrivals_come_in_send_order_after_the_engines_intake():
