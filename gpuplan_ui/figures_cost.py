@@ -10,6 +10,7 @@ from datetime import date
 import plotly.graph_objects as go
 
 from gpuplan_core import GB, Growth, InferenceCostRow, Lifetime, MarketProjection, TrainingCostRow, counted
+from gpuplan_core import usd as usd_text
 
 from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks, x_marker
 
@@ -49,7 +50,9 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
                 "color": [GPU_COLORS.get(r.gpu, "#334155") if r.meets_target else "#9ca3af" for r in top],
                 "line": {"color": [BLUE if b else NEUTRAL for b in bold], "width": [3 if b else 0 for b in bold]},
             },
-            "text": [f"  <b>${usd(r):,.0f}</b>" if b else f"  ${usd(r):,.0f}" for r, b in zip(top, bold, strict=True)],
+            "text": [  # cents below $100 (two runs of $3.26 and $3.40 read apart)
+                f"  <b>{usd_text(usd(r))}</b>" if b else f"  {usd_text(usd(r))}" for r, b in zip(top, bold, strict=True)
+            ],
             "textposition": "outside",
             "cliponaxis": False,
             "customdata": [r.offer_id for r in top],
@@ -61,11 +64,11 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
     targets = inference or any(not r.meets_target for r in ranked)  # training's only target: a deadline, if set
     if best is not None:
         lead = "Cheapest that meets your targets" if targets else "Cheapest"
-        title = f"{lead}: {offer_label(best)} at ${usd(best):,.0f} {what}"
+        title = f"{lead}: {offer_label(best)} at {usd_text(usd(best))} {what}"
         if any(not r.meets_target for r in top):
             title += "; grey bars miss a target"
     else:
-        title = f"None of these meets your targets; the cheapest is ${usd(top[-1]):,.0f} {what}"
+        title = f"None of these meets your targets; the cheapest is {usd_text(usd(top[-1]))} {what}"
     return go.Figure(
         data=data,
         layout=chart_layout(

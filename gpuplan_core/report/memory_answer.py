@@ -63,10 +63,17 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
     if own is not None and own != need:
         par = sc.parallelism
         zero = f", ZeRO {par.zero_stage}" if mem.mode != "inference" else ""
+        settings = (  # training: the micro-batch and recompute the figure is at (the answer chose its own)
+            f" at micro-batch {sc.request.batch_or_one:,} with "
+            + ("no recompute" if sc.training.recompute == "none" else f"{sc.training.recompute} recompute")
+            if mem.mode != "inference"
+            else ""
+        )
         sentence += (
-            f"; one GPU alone would need {gb(own)}"
+            f"; one GPU alone{settings} would need {gb(own)}"
             if par.gpus == 1
-            else f"; your own layout ({par.gpus:,} GPUs, TP {par.tp}, PP {par.pp}{zero}) would need {gb(own)} per GPU"
+            else f"; your own layout ({par.gpus:,} GPUs, TP {par.tp}, PP {par.pp}{zero}){settings} would need "
+            f"{gb(own)} per GPU"
         )
     heads = [
         Headline(

@@ -229,3 +229,18 @@ def test_the_load_charts_cross_their_target_at_the_capacity_their_title_states(f
     rates = sorted(p.requests_per_s for p in curve.points if not p.saturated)
     above = [x for x in rates if x > cap]
     assert not above or above[0] <= cap * 1.2
+
+
+def test_runs_under_100_dollars_read_to_the_cent():
+    """A LoRA fine-tune of Llama-3.1-8B costs a few dollars a run: each bar and the title give cents (two runs of
+    $3.26 and $3.40 would both read $3 rounded to the dollar); from $100 up, whole dollars."""
+    from gpuplan_core import read_link
+    from gpuplan_ui.figures_cost import cheapest_figure
+
+    sc, _ = to_scenario(read_link({"workload": "Fine-tuning", "method": "LoRA"})[0])
+    fig = cheapest_figure(api.cost_report(sc).offers, inference=False)
+    for x, text in zip(fig.data[0].x, fig.data[0].text, strict=True):
+        shown = text.replace("<b>", "").replace("</b>", "").strip()
+        assert shown == (f"${x:,.2f}" if x < 100 else f"${x:,.0f}")
+    title = fig.layout.title.text.replace("<br>", " ")
+    assert min(fig.data[0].x) < 100 and f"at ${min(fig.data[0].x):,.2f} for the run" in title
