@@ -10,7 +10,6 @@ from datetime import date
 import plotly.graph_objects as go
 
 from gpuplan_core import GB, Growth, InferenceCostRow, Lifetime, MarketProjection, TrainingCostRow, counted
-from gpuplan_core import usd as usd_text
 
 from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks, x_marker
 
@@ -33,6 +32,9 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
     def usd(r) -> float:
         return r.monthly_always_on_usd if inference else r.run_cost_usd
 
+    def usd_text(x: float) -> str:  # cents below $100: two runs of $3.26 and $3.40 read apart
+        return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
+
     ranked = sorted(rows, key=lambda r: (usd(r), r.offer_id))
     top = ranked[:10][::-1]
     names = [offer_label(r) for r in top]
@@ -50,7 +52,7 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
                 "color": [GPU_COLORS.get(r.gpu, "#334155") if r.meets_target else "#9ca3af" for r in top],
                 "line": {"color": [BLUE if b else NEUTRAL for b in bold], "width": [3 if b else 0 for b in bold]},
             },
-            "text": [  # cents below $100 (two runs of $3.26 and $3.40 read apart)
+            "text": [
                 f"  <b>{usd_text(usd(r))}</b>" if b else f"  {usd_text(usd(r))}" for r, b in zip(top, bold, strict=True)
             ],
             "textposition": "outside",

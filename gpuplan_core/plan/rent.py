@@ -36,7 +36,7 @@ from ..scenario.deployment import Pricing, Traffic
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaBound
 from .prune import PRUNE_LAYOUTS, Unit, judge_units
-from .search import Layout, Served, ServingAsk, rentable_layouts, served
+from .search import Layout, Served, ServingAsk, evaluate_layouts, rentable_layouts, served
 
 COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
 WEIGHT_LOAD_BYTES_PER_S = 2 * GB  # model load speed at cold start (network volume / local NVMe)
@@ -189,6 +189,8 @@ def inference_candidates(
         by_gpu.setdefault(o.gpu, []).append(o)
     memory = {fmt: memory_request(sc, weights_format=fmt) for fmt in formats}
     ask = ServingAsk.of(sc)
+    if exhaustive:
+        return _every_layout(m, ask, by_gpu, memory, formats, fixed)
     groups: list[tuple[list[Rejected], list[Unit]]] = []
     for gid, gpu_offers in by_gpu.items():
         gpu = get_gpu(gid)
@@ -204,7 +206,7 @@ def inference_candidates(
         return priced[id(u)]
 
     units = [u for _, units in groups for u in units]
-    judge_units(m, ask, units, rented, partial(least_monthly_usd, m), exhaustive)
+    judge_units(m, ask, units, rented, partial(least_monthly_usd, m))
     out = Found([], [], [])
     unjudged = 0
     for rej, units in groups:
@@ -227,3 +229,26 @@ def inference_candidates(
             else:
                 out.rejected.extend([r for r in tried if isinstance(r, Rejected)][:1])  # the first reason is enough
     return out._replace(unjudged=unjudged)
+
+
+def _every_layout(m: ModelArch, ask: ServingAsk, by_gpu: dict, memory: dict, formats: list[str], fixed: bool) -> Found:
+    """The exhaustive search (the default): every rentable layout judged, every offer renting each (prune.py's
+    bounds play no part)."""
+    out = Found([], [], [])
+    for gid, gpu_offers in by_gpu.items():
+        gpu = get_gpu(gid)
+        for fmt in formats:
+            lays, rej = evaluate_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
+            out.rejected.extend(rej)
+            out.layouts.extend(lays)
+            judged = [(lay, served(lay, ask.traffic, ask.parallelism.gpus)) for lay in lays]
+            for o in gpu_offers:
+                priced = [rent(m, lay, s, o, ask.traffic, ask.pricing) for lay, s in judged]
+                ok = [p for p in priced if isinstance(p, Pick)]
+                if ok:
+                    out.picks.extend(ok)
+                else:
+                    out.rejected.extend(
+                        [r for r in priced if isinstance(r, Rejected)][:1]
+                    )  # the first reason is enough
+    return out

@@ -221,7 +221,8 @@ def evaluate_layouts(
     the costly part). What a layout reads of the question is remembered apart from the traffic's volume and the
     prices, so a change to those judges nothing again."""
     kept, rejected = rentable_layouts(m, ask, gpu, fmt, memory, fixed, offers=offers)
-    return [judge(m, ask, gpu, fmt, *x) for x in kept], rejected
+    part = _replica_part(ask)
+    return [Layout(gpu, fmt, *x, _judged(m, part, gpu, fmt, *x)) for x in kept], rejected
 
 
 @dataclass(frozen=True)
