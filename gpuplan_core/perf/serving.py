@@ -20,7 +20,7 @@ from ..results.serving import ServingResult
 from ..scenario.deployment import Traffic
 from .clients import NO_CLIENT_NOTE
 from .replica import Replica
-from .simulate import Load, Run, Shape, simulate, weighted_quantile
+from .simulate import Load, Run, Shape, simulate, weighted_quantiles
 from .steps import StepTimes
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
@@ -140,7 +140,7 @@ def serve(
         notes.append("The load is beyond what one replica serves: queues grow without bound.")
         return ServingResult.saturated_at(float(request_rate), float(s), notes=notes, **common)
     tt = np.quantile(run.ttft_s, QUANTILES)
-    gaps = [weighted_quantile(run.gaps_s, run.gap_weights, q) for q in QUANTILES]
+    gaps = weighted_quantiles(run.gaps_s, run.gap_weights, QUANTILES)
     has_tpot = r.output_tokens > 1 and len(run.tpot_s) > 0
     return ServingResult(
         load_kind="concurrency" if closed else "request_rate",

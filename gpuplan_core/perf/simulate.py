@@ -185,13 +185,15 @@ def _measure(
     )
 
 
-def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
-    """Quantile ``q`` of values each counted ``weights`` times (inter-token gaps, one entry per kind of step)."""
+def weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs) -> list[float]:
+    """Quantiles ``qs`` of values each counted ``weights`` times (inter-token gaps, one entry per kind of step), the
+    values sorted once."""
     if len(values) == 0:
-        return math.nan
+        return [math.nan] * len(qs)
     idx = np.argsort(values)
     v, w = values[idx], np.cumsum(weights[idx])
-    return float(v[min(len(v) - 1, np.searchsorted(w, q * w[-1]))])
+    at = np.minimum(len(v) - 1, np.searchsorted(w, np.asarray(qs, dtype=np.float64) * w[-1]))
+    return [float(x) for x in v[at]]
 
 
 def warm() -> None:
