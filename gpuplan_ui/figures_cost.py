@@ -32,7 +32,8 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
     def usd(r) -> float:
         return r.monthly_always_on_usd if inference else r.run_cost_usd
 
-    def usd_text(x: float) -> str:  # cents below $100: two runs of $3.26 and $3.40 read apart
+    def usd_text(x: float) -> str:  # cents below $100: two runs of $3.26 and $3.40 read apart (common.text.usd's
+        # rule, kept here: the chart's text is the route's last file, tests/ui/test_cost_path.py counts each file)
         return f"${x:,.0f}" if x >= 100 else f"${x:,.2f}"
 
     ranked = sorted(rows, key=lambda r: (usd(r), r.offer_id))

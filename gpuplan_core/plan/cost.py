@@ -33,7 +33,7 @@ from .rent import Found, inference_candidates
 from .search import ServingAsk
 from .site import pick_energy, pick_own, price_tiers
 from .training import TrainingCandidate
-from .training_search import training_candidates
+from .training_search import Trained, training_candidates
 
 
 @lru_cache(maxsize=256)
@@ -162,7 +162,7 @@ def _inference_rows(ask: ServingAsk, m: ModelArch, offers: list[Offer], found: F
 
 
 def _training_rows(
-    sc: Scenario, m: ModelArch, offers: list[Offer], fixed_layout: bool, trained: tuple | None = None
+    sc: Scenario, m: ModelArch, offers: list[Offer], fixed_layout: bool, trained: Trained | None = None
 ) -> dict[str, Any]:
     """Per training offer its run (cheapest first), what cannot run, and the job's size (FLOPs, tokens, the MFU of
     the cheapest run, the tokens' note). ``trained``: the training search of these offers (not with
@@ -214,7 +214,7 @@ def cost_rows(
     fixed_layout: bool = False,
     *,
     found: Found | None = None,
-    trained: tuple | None = None,
+    trained: Trained | None = None,
 ) -> dict[str, Any]:
     """The cost report's rows (``offers``: per offer its best configuration, meets the targets if any does, cheapest
     run first), ``serverless``, ``rejected`` and the job's size, as the report's keys, without the first row's site

@@ -25,7 +25,7 @@ from .cost import offers_for, with_band
 from .rent import Found, inference_candidates
 from .search import ServingAsk, binding_constraint
 from .training import training_message
-from .training_search import training_candidates
+from .training_search import Trained, training_candidates
 from .why import why_inference, why_training
 
 
@@ -114,7 +114,7 @@ def recommend(
     top: int = 5,
     *,
     found: Found | None = None,
-    trained: tuple | None = None,
+    trained: Trained | None = None,
 ) -> Plan:
     """Rank every feasible candidate by cost; say why the top pick wins and what cheaper near misses miss. The
     scenario's weights format is the only one searched unless ``explore_formats`` adds FP8 and INT4. ``found``:

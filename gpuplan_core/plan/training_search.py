@@ -35,12 +35,12 @@ from .training_layout import (
 from .training_options import RECOMPUTES, recomputes, zero_stages
 from .training_tried import best, cheaper_beside, finish
 
+Trained = tuple[list[TrainingCandidate], list[Rejection], dict]  # training_candidates' result
+
 PRICED_PER_OFFER = 8  # the planner's count: the layouts priced per offer, the fastest by GPU-hours billed
 
 
-def training_candidates(
-    m: ModelArch, scenario: Scenario | TrainingAsk, offers: list[Offer]
-) -> tuple[list[TrainingCandidate], list[Rejection], dict]:
+def training_candidates(m: ModelArch, scenario: Scenario | TrainingAsk, offers: list[Offer]) -> Trained:
     """Every GPU type x offer (serverless aside) priced for the run at its cheapest layout; the rejected with their
     reasons; the job's FLOPs, tokens and MFU. ``scenario``: the question's TrainingAsk (a Scenario is read as its
     ask)."""
@@ -62,7 +62,7 @@ def training_candidates(
     return cands, rejected, work.summary()
 
 
-def copied(trained: tuple[list[TrainingCandidate], list[Rejection], dict]) -> tuple:
+def copied(trained: Trained) -> Trained:
     """A copy of ``training_candidates``' result that its reader may change (the ranking notes misses, the cost rows
     the summary) while another reads the original: one search shared by the recommendation and the cost rows."""
     cands, rejected, summary = trained
