@@ -11,7 +11,7 @@ from ..model.formats import get_format
 from ..results.perf import PhaseReport, StaticPerf, SweepPoint
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, weight_mbu_max
 from .roofline import Workload, expected_experts_touched, weight_bytes_touched
-from .steps import StepModel
+from .steps import StepModel, step_model
 
 
 def _mean_decode_time(sm: StepModel, batch, prompt, output, *, tokens_per_seq=1) -> tuple[float, PhaseReport]:
@@ -20,9 +20,9 @@ def _mean_decode_time(sm: StepModel, batch, prompt, output, *, tokens_per_seq=1)
     steps = max(1, output - 1)
     n = min(9, steps)
     ctxs = [prompt + round(i * (steps - 1) / max(1, n - 1)) for i in range(n)] if n > 1 else [prompt]
-    phases = [sm.decode(batch, c, tokens_per_seq) for c in ctxs]
-    mean = sum(p.time_s for p in phases) / len(phases)
-    return mean, phases[len(phases) // 2]
+    mid = len(ctxs) // 2  # the step reported; the others' times alone (StepModel.decode_s: the same formula)
+    times = [sm.decode_s(batch, c, tokens_per_seq) for c in ctxs]
+    return sum(times) / len(times), sm.decode(batch, ctxs[mid], tokens_per_seq)
 
 
 def compute_bound_batch(m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, limit: int = 1 << 20) -> int | None:
@@ -68,7 +68,7 @@ def predict(
     step of every prompt (TTFT), then decode steps of the whole batch (TPOT: their mean over the contexts).
     ``engine``: time the steps with that engine's measured kernels where its tables cover them (steps.StepModel)."""
     pa = pa or PerfAssumptions()
-    sm = StepModel(m, gpu, wl, pa, engine)
+    sm = step_model(m, gpu, wl, pa, engine)
     if batch < 1 or prompt < 1 or output < 1:
         raise ValueError("batch, input_tokens and output_tokens must be >= 1")
     fmt = get_format(wl.weights_format)
@@ -84,7 +84,7 @@ def predict(
     if wl.spec_draft is not None:
         k, alpha = wl.spec_tokens, wl.spec_acceptance
         expected = k + 1 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
-        draft_t, _ = _mean_decode_time(StepModel(wl.spec_draft, gpu, wl, pa, engine), batch, prompt, output)
+        draft_t, _ = _mean_decode_time(step_model(wl.spec_draft, gpu, wl, pa, engine), batch, prompt, output)
         verify_t, dec = _mean_decode_time(sm, batch, prompt, output, tokens_per_seq=k + 1)
         tpot = (k * draft_t + verify_t) / expected
         notes.append(
@@ -142,7 +142,7 @@ def decode_sweep(
     engine: str | None = None,
 ) -> list[SweepPoint]:
     """Decode step at batch 1, 2, 4, ... up to max_batch (and max_batch itself): the roofline's batch sweep."""
-    sm = StepModel(m, gpu, wl, pa or PerfAssumptions(), engine)
+    sm = step_model(m, gpu, wl, pa or PerfAssumptions(), engine)
     out = []
     batches = [1 << i for i in range(0, 21) if (1 << i) < max(1, max_batch)] + [max(1, max_batch)]
     for b in batches:

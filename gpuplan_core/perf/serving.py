@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..results.serving import ServingResult
 from ..scenario.deployment import Traffic
 from .clients import NO_CLIENT_NOTE
 from .replica import Replica
-from .simulate import Load, Run, Shape, simulate, weighted_quantiles
+from .simulate import Load, Run, Shape, mean, median, quantiles, simulate, weighted_quantiles
 from .steps import StepTimes
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
@@ -83,8 +81,7 @@ def _saturated(sim: Sim, run: Run, rate: float) -> bool:
         return True
     w = run.waits_s
     q = max(1, len(w) // 4)
-    first, last = float(np.mean(w[:q])), float(np.mean(w[-q:]))
-    return last > 3 * first + 0.5 * float(np.median(run.e2e_s))
+    return mean(w[-q:]) > 3 * mean(w[:q]) + 0.5 * median(run.e2e_s)
 
 
 def serve(
@@ -139,24 +136,24 @@ def serve(
     if not closed and _saturated(sim, run, request_rate):
         notes.append("The load is beyond what one replica serves: queues grow without bound.")
         return ServingResult.saturated_at(float(request_rate), float(s), notes=notes, **common)
-    tt = np.quantile(run.ttft_s, QUANTILES)
+    tt = quantiles(run.ttft_s, QUANTILES)
     gaps = weighted_quantiles(run.gaps_s, run.gap_weights, QUANTILES)
     has_tpot = r.output_tokens > 1 and len(run.tpot_s) > 0
     return ServingResult(
         load_kind="concurrency" if closed else "request_rate",
         load=float(concurrency if closed else request_rate),
         saturated=False,
-        ttft_mean_s=float(np.mean(run.ttft_s)),
+        ttft_mean_s=mean(run.ttft_s),
         ttft_p50_s=float(tt[0]),
         ttft_p90_s=float(tt[1]),
         ttft_p95_s=float(tt[2]),
         ttft_p99_s=float(tt[3]),
-        tpot_mean_s=float(np.mean(run.tpot_s)) if has_tpot else None,
+        tpot_mean_s=mean(run.tpot_s) if has_tpot else None,
         tpot_p50_s=gaps[0] if has_tpot else None,
         itl_p90_s=gaps[1] if has_tpot else None,
         itl_p95_s=gaps[2] if has_tpot else None,
         itl_p99_s=gaps[3] if has_tpot else None,
-        e2e_mean_s=float(np.mean(run.e2e_s)),
+        e2e_mean_s=mean(run.e2e_s),
         output_tokens_per_s=run.output_tokens_per_s,
         requests_per_s=run.requests_per_s,
         running_sequences=run.running_mean,

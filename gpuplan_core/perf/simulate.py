@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import random
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import step_loop
-from .clients import Arrival, Lengths, Load, Shape, first_sends, ingest_done, lengths  # noqa: F401
+from .clients import Arrival, Lengths, Load, RunDraws, Shape, first_sends, ingest_done, lengths  # noqa: F401
 from .replica import Replica
 from .schedulers import engine_loop
 from .step_loop import MAX_STEPS  # noqa: F401  (its old home)
@@ -85,7 +84,7 @@ def simulate(
     times = times or StepTimes(r)
     loop = engine_loop(r.engine, r.request_in_s)
     policy = r.limits.policy or loop.policy  # a release line's (replica.engine_limits), else the engine's
-    rng = random.Random(load.shape.seed)
+    rng = RunDraws(load.shape.seed)  # random.Random(seed)'s draws, remembered (clients.py)
     n = load.count()
     prompt, out = (np.array(x, dtype=np.int64) for x in lengths(r, load.shape, n, rng))
     cached = (prompt * r.wl.prefix_cache_fraction).astype(np.int64)  # the prefix cache holds these
@@ -150,14 +149,18 @@ def _measure(
     load: Load, sent_a: np.ndarray, admitted: np.ndarray, first_a: np.ndarray, fin_a: np.ndarray, out_a, tally: _Tally
 ) -> Run:
     n = len(sent_a)
-    window = np.array(measured_window(n, load.closed))
-    ttft = first_a[window] - sent_a[window]
-    e2e = fin_a[window] - sent_a[window]
-    multi = window[out_a[window] > 1]
-    tpot = (fin_a[multi] - first_a[multi]) / (out_a[multi] - 1)
+    w = measured_window(n, load.closed)  # a contiguous range: slices, not an index array
+    sent, out = sent_a[w.start : w.stop], out_a[w.start : w.stop]
+    first, fin = first_a[w.start : w.stop], fin_a[w.start : w.stop]
+    ttft = first - sent
+    e2e = fin - sent
+    multi = out > 1
+    tpot = (fin[multi] - first[multi]) / (out[multi] - 1)
     span = fin_a.max() - sent_a.min()
-    ends = np.sort(fin_a)
-    lo, hi = ends[n // 5], ends[min(n - 1, (4 * n) // 5)]
+    lo = hi = 0.0
+    if load.closed:
+        ends = np.sort(fin_a)
+        lo, hi = ends[n // 5], ends[min(n - 1, (4 * n) // 5)]
     if load.closed and hi > lo:
         mid = (fin_a > lo) & (fin_a <= hi)
         rps = mid.sum() / (hi - lo)
@@ -179,10 +182,43 @@ def _measure(
         running_max=int(tally.running_max),
         preemptions=int(tally.preemptions),
         steps=int(tally.steps),
-        waits_s=admitted[window] - sent_a[window],
+        waits_s=admitted[w.start : w.stop] - sent,
         makespan_s=float(span),
         output_tokens_total=int(out_a.sum()),
     )
+
+
+def mean(values: np.ndarray) -> float:
+    """``np.mean`` of a non-empty float array, float for float (its pairwise sum over the count), without its
+    dispatch (a run's measures take several)."""
+    return float(values.sum()) / len(values)
+
+
+def median(values: np.ndarray) -> float:
+    """``np.median`` of a non-empty array without NaN, float for float: the middle value, or the mean of the
+    middle two."""
+    v = np.sort(values)
+    k = len(v) // 2
+    return float(v[k]) if len(v) % 2 else (float(v[k - 1]) + float(v[k])) / 2
+
+
+def quantiles(values: np.ndarray, qs) -> list[float]:
+    """``np.quantile(values, qs)`` (its default linear method, float for float: the virtual index (n - 1) x q, the
+    neighbours around it, numpy's two-sided lerp), the values sorted once; NaN when any value is."""
+    v = np.sort(values)
+    n = len(v)
+    if n == 0 or math.isnan(v[-1]):
+        return [math.nan] * len(qs)
+    out = []
+    for q in qs:
+        at = (n - 1) * q
+        if at >= n - 1:
+            out.append(float(v[-1]))
+            continue
+        lo = math.floor(at)
+        a, b, t = float(v[lo]), float(v[lo + 1]), at - lo
+        out.append(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
+    return out
 
 
 def weighted_quantiles(values: np.ndarray, weights: np.ndarray, qs) -> list[float]:

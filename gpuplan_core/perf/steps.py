@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import bisect
 import math
+from dataclasses import fields
+from functools import lru_cache
 
 import numpy as np
 
@@ -139,6 +141,28 @@ class StepModel:
         part = Part(batch, ctx, tokens_per_seq, batch * tokens_per_seq)
         return self.cost.phase("decode", [part], self.pa.decode_step_overhead_s)
 
+    def decode_s(self, batch: float, ctx: int, tokens_per_seq: int = 1) -> float:
+        """``decode(...).time_s`` without building the report (roofline.StepCost.seconds: the same formula)."""
+        part = (batch, ctx, tokens_per_seq, batch * tokens_per_seq)
+        return self.cost.seconds([part], self.pa.decode_step_overhead_s)
+
+
+@lru_cache(maxsize=512)
+def _shared(m: ModelArch, gpu: GPU, wl_fields: tuple, pa: PerfAssumptions, engine: str | None) -> StepModel:
+    return StepModel(m, gpu, Workload(*wl_fields), pa, engine)
+
+
+def step_model(m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, engine: str | None = None) -> StepModel:
+    """The one ``StepModel`` of a model, GPU, workload, assumptions and engine, shared by the static views
+    (predict.py) and the step loop's tables (``StepTimes``): building one (its kernel tables, the compiled model's
+    arrays) takes ~1 ms, and its remembered per-token terms serve every caller."""
+    return _shared(m, gpu, tuple(getattr(wl, f.name) for f in fields(wl)), pa, engine)
+
+
+def forget() -> None:
+    """Forget the shared step models (a test's fresh start: plan.replica_runs.forget)."""
+    _shared.cache_clear()
+
 
 def _seq_bracket(n: int) -> tuple[float | None, float]:
     """The points of the sequence grid around ``n`` decoding sequences: (None, n's point) when it is on the grid
@@ -160,7 +184,7 @@ class StepTimes:
 
     def __init__(self, r: Replica):
         self.r = r
-        self.model = StepModel(r.m, r.gpu, r.wl, r.pa, r.engine)
+        self.model = step_model(r.m, r.gpu, r.wl, r.pa, r.engine)
         self.memo: dict[tuple, float] = {}
         self.cells: dict[tuple[int, int], tuple] = {}  # (n, context cell) -> its exact points (``cell``)
         self.cell_table = cell_dict()

@@ -25,6 +25,7 @@ from ..perf.replica import Replica
 from ..perf.serving import Sim
 from ..perf.simulate import Shape, late_enough_to_miss
 from ..perf.steps import StepTimes
+from ..perf.steps import forget as step_models_forget
 
 RUNS_KEPT = 2048  # replicas and shapes whose runs are kept
 TIMES_KEPT = 512  # step models whose step times are kept
@@ -129,7 +130,8 @@ class SharedSim(Sim):
 
 
 def forget() -> None:
-    """Forget every kept run and step time."""
+    """Forget every kept run, step time and step model."""
     _store.cache_clear()
+    step_models_forget()
     with _TIMES.lock:
         _TIMES.times.clear()

@@ -7,14 +7,17 @@ import random
 
 import pytest
 
+from gpuplan_core.perf import clients
 from gpuplan_core.perf.clients import (
     BENCH_CLIENTS,
     CHAT_SIGMA,
     SOURCE_CLIENTS,
     Clients,
     Load,
+    RunDraws,
     Shape,
     client_cost,
+    first_sends,
     lengths,
 )
 from gpuplan_core.perf.schedulers import engine_loop
@@ -202,3 +205,23 @@ def test_only_the_client_that_showed_a_front_end_has_one():
     assert client_ingest("gpustack-dsr1", "vllm") == chat.ingest_s("vllm")
     assert client_ingest("deployment", "vllm") == (0.0, 0.0) and client_ingest("nim", "trtllm") == (0.0, 0.0)
     assert client_ingest("gpustack-dsr1", "vllm", {("vllm-bench-serve-chat", "vllm"): (0.1, 0.0)}) == (0.1, 0.0)
+
+
+@pytest.mark.parametrize("arrival", ["poisson", "bursty"])
+def test_a_runs_draws_without_a_generator_are_a_fresh_generators_float_for_float(arrival):
+    """``RunDraws`` (what simulate draws with): the lengths and send times of a run equal those drawn in place by
+    random.Random(seed), on a first run, on a run whose draws are all remembered, and on one whose lengths are
+    remembered but whose request count (so its gaps) is new: its generator is then brought to the state after the
+    lengths by drawing them again."""
+    shape = Shape(lengths="lognormal" if arrival == "poisson" else "uniform", length_spread=0.3, arrival=arrival)
+    for rate, n in ((3.0, 64), (0.7, 64), (3.0, 64)):
+        draws = RunDraws(shape.seed)
+        drawn = lengths(_R(2000, 300, 10**6), shape, n, draws)
+        sent = first_sends(Load(request_rate=rate, shape=shape), n, draws)[1]
+        ref, ref_sent, _ = _drawn_in_place(shape, rate, n)
+        assert (drawn, sent) == (ref, ref_sent)
+    clients._DRAWS.clear()
+    lengths(_R(2000, 300, 10**6), shape, 64, RunDraws(shape.seed))  # the lengths alone, remembered
+    draws = RunDraws(shape.seed)
+    lengths(_R(2000, 300, 10**6), shape, 64, draws)
+    assert first_sends(Load(request_rate=3.0, shape=shape), 64, draws)[1] == _drawn_in_place(shape, 3.0, 64)[1]

@@ -74,17 +74,22 @@ def test_an_empty_request_is_refused(batch, prompt, output):
 def test_the_mean_decode_step_samples_nine_contexts_exact_for_a_linear_step_time():
     """A step time linear in the context (1 us per token): over contexts 1,000 .. 1,298 (300 output tokens, 299
     steps sampled at 0, 37, 74, 112, 149, 186, 224, 261, 298 past the prompt) the mean is the middle, 1,149 us."""
-    seen = []
+    seen, reported = [], []
 
-    def decode(batch, ctx, tokens_per_seq=1):
+    def decode_s(batch, ctx, tokens_per_seq=1):  # the sampled steps' times
         seen.append(ctx)
+        return ctx * 1e-6
+
+    def decode(batch, ctx, tokens_per_seq=1):  # the one step whose report is kept
+        reported.append(ctx)
         return SimpleNamespace(time_s=ctx * 1e-6)
 
-    mean, middle = _mean_decode_time(SimpleNamespace(decode=decode), 1, 1000, 300)
-    assert seen == [1000, 1037, 1074, 1112, 1149, 1186, 1224, 1261, 1298]
+    sm = SimpleNamespace(decode=decode, decode_s=decode_s)
+    mean, middle = _mean_decode_time(sm, 1, 1000, 300)
+    assert seen == [1000, 1037, 1074, 1112, 1149, 1186, 1224, 1261, 1298] and reported == [1149]
     assert mean == pytest.approx(1149e-6) and middle.time_s == pytest.approx(1149e-6)
     seen.clear()
-    mean, _ = _mean_decode_time(SimpleNamespace(decode=decode), 1, 1000, 2)  # one decode step: the prompt's
+    mean, _ = _mean_decode_time(sm, 1, 1000, 2)  # one decode step: the prompt's
     assert seen == [1000] and mean == pytest.approx(1000e-6)
 
 

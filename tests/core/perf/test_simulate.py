@@ -5,12 +5,13 @@ step."""
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from gpuplan_core.perf.predict import predict
 from gpuplan_core.perf.replica import EngineLimits, replica_for
 from gpuplan_core.perf.schedulers import engine_loop
-from gpuplan_core.perf.simulate import Load, Shape, simulate
+from gpuplan_core.perf.simulate import Load, Shape, mean, median, quantiles, simulate
 from gpuplan_core.perf.steps import StepModel, StepTimes
 from gpuplan_core.scenario.scenario import Scenario
 
@@ -120,3 +121,18 @@ def test_sglang_queues_a_prompt_the_cache_cannot_hold_to_its_end_instead_of_pree
     arrive_s = engine_loop("sglang").request_in_s
     assert run.waits_s[0] == run.waits_s[1] == pytest.approx(arrive_s, rel=1e-12)
     assert run.waits_s[2] == pytest.approx(min(run.e2e_s[:2]), rel=1e-12)
+
+
+def test_a_runs_measures_are_numpys_float_for_float():
+    """``mean``, ``median`` and ``quantiles`` (a run's measures, without numpy's dispatch) equal np.mean, np.median
+    and np.quantile's linear method exactly on first-token-like samples of 1 to 600 values, odd and even counts,
+    ties and a value repeated; a NaN among them gives NaN quantiles, as numpy's do."""
+    rng = np.random.default_rng(7)
+    qs = (0.5, 0.9, 0.95, 0.99)
+    samples = [rng.lognormal(-3, 1.5, n) for n in (1, 2, 3, 4, 5, 19, 20, 320, 321, 600)]
+    samples += [np.array([0.25] * 7 + [0.5] * 3), np.round(rng.uniform(0, 1, 101), 2)]
+    for x in samples:
+        assert quantiles(x, qs) == [float(v) for v in np.quantile(x, qs)]
+        assert mean(x) == float(np.mean(x)) and median(x) == float(np.median(x))
+    with_nan = np.array([0.1, math.nan, 0.3])
+    assert all(math.isnan(v) for v in quantiles(with_nan, qs))

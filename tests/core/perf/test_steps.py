@@ -10,7 +10,16 @@ from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.replica import Replica, engine_limits
 from gpuplan_core.perf.roofline import Part, StepCost, Workload, step_phase
-from gpuplan_core.perf.steps import CTX_RATIO, NO_POINT, SEQ_GRID, StepTimes, ctx_cell, nearest_ctx
+from gpuplan_core.perf.steps import (
+    CTX_RATIO,
+    NO_POINT,
+    SEQ_GRID,
+    StepModel,
+    StepTimes,
+    ctx_cell,
+    nearest_ctx,
+    step_model,
+)
 
 L8, H100, PA = get_preset("Llama-3.1-8B"), get_gpu("H100-SXM"), PerfAssumptions()
 
@@ -172,3 +181,30 @@ def test_a_step_is_the_same_whatever_steps_were_timed_before():
         assert warm.step_s(decodes, ctx, chunks) == StepModel(L8, H100, Workload(tp=2), PA, "vllm").step_s(
             decodes, ctx, chunks
         )
+
+
+@pytest.mark.parametrize(
+    "preset, gpu, wl, engine",
+    [
+        ("Llama-3.1-8B", "H100-SXM", Workload(), "vllm"),  # measured kernels
+        ("Llama-3.1-70B", "A100-80GB", Workload(tp=4, weights_format="fp8"), None),  # roofline
+        ("Mixtral-8x7B-v0.1", "H100-SXM", Workload(tp=2), "sglang"),  # MoE
+        ("Gemma-2-9B", "L40", Workload(eager=True), "vllm"),  # sliding window, host-bound launches
+    ],
+)
+def test_a_decode_steps_time_alone_is_its_reports_float_for_float(preset, gpu, wl, engine):
+    """``StepModel.decode_s`` (the static views' sampled steps) is ``decode(...).time_s`` exactly, at batches and
+    contexts from a request alone to a full cache, and for a speculative verify step of 5 tokens."""
+    sm = StepModel(get_preset(preset), get_gpu(gpu), wl, PerfAssumptions(), engine)
+    for batch, ctx, tokens in ((1, 1, 1), (1, 4000, 1), (37, 900, 1), (256, 8191, 1), (8, 2048, 5)):
+        assert sm.decode_s(batch, ctx, tokens) == sm.decode(batch, ctx, tokens).time_s
+
+
+def test_the_step_model_is_shared_by_what_it_reads():
+    """``step_model`` builds one StepModel per model, GPU, workload, assumptions and engine: the same workload
+    written again gives the same object, another layout another."""
+    m, g = get_preset("Llama-3.1-8B"), get_gpu("H100-SXM")
+    one = step_model(m, g, Workload(tp=2), PerfAssumptions(), "vllm")
+    assert step_model(m, g, Workload(tp=2), PerfAssumptions(), "vllm") is one
+    assert step_model(m, g, Workload(tp=4), PerfAssumptions(), "vllm") is not one
+    assert step_model(m, g, Workload(tp=2), PerfAssumptions(), None) is not one
