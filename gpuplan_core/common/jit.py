@@ -62,6 +62,13 @@ def njit(fn):
     return numba.njit(cache=True)(fn) if NUMBA else fn
 
 
+def njit_nogil(fn):
+    """``njit``, and the compiled ``fn`` lets go of Python's GIL while it runs (its ``objmode`` blocks take it
+    back), so threads run it side by side: the step loop, while the layout search judges layouts in threads
+    (plan/search.py ``judge_all``). Whatever it writes must be one thread's (steps.StepTimes' lock)."""
+    return numba.njit(cache=True, nogil=True)(fn) if NUMBA else fn
+
+
 if not NUMBA:
 
     def objmode(**_types):  # noqa: F811 - the plain-Python stand-in: the block runs as written

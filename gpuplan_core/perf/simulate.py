@@ -95,37 +95,40 @@ def simulate(
     # a closed loop's later requests reach the engine ``request_in_s`` after they are sent (step_loop._send_next)
     window = measured_window(n, load.closed)
     handle = next(_HANDLES)
-    step_loop.ASKING[handle] = times
-    try:
-        status, admitted, first, fin, gaps, weights, steps, preemptions, running_max, running_area = step_loop.run_loop(
-            handle,
-            _POLICY[policy],
-            r.limits.max_num_batched_tokens,
-            r.limits.max_num_seqs,
-            r.kv_tokens,
-            load.closed,
-            next_id,
-            loop.request_in_s,
-            loop.request_out_s,
-            prompt,
-            out,
-            cached,
-            new,
-            sent,
-            done + loop.request_in_s,  # when the engine sees each
-            window.start,
-            window.stop,
-            give_up_ttft_s is not None,
-            math.inf if give_up_ttft_s is None else give_up_ttft_s,
-            late_enough_to_miss(len(window)) if give_up_ttft_s is not None else n + 1,
-            times.cell_table,
-            times.mixed_index,
-            times.mixed_keys,
-            times.mixed_times,
-            times.compiled,
-        )
-    finally:
-        del step_loop.ASKING[handle]
+    with times.lock:  # the tables are this run's while it runs (step_loop.run_loop lets go of the GIL)
+        step_loop.ASKING[handle] = times
+        try:
+            status, admitted, first, fin, gaps, weights, steps, preemptions, running_max, running_area = (
+                step_loop.run_loop(
+                    handle,
+                    _POLICY[policy],
+                    r.limits.max_num_batched_tokens,
+                    r.limits.max_num_seqs,
+                    r.kv_tokens,
+                    load.closed,
+                    next_id,
+                    loop.request_in_s,
+                    loop.request_out_s,
+                    prompt,
+                    out,
+                    cached,
+                    new,
+                    sent,
+                    done + loop.request_in_s,  # when the engine sees each
+                    window.start,
+                    window.stop,
+                    give_up_ttft_s is not None,
+                    math.inf if give_up_ttft_s is None else give_up_ttft_s,
+                    late_enough_to_miss(len(window)) if give_up_ttft_s is not None else n + 1,
+                    times.cell_table,
+                    times.mixed_index,
+                    times.mixed_keys,
+                    times.mixed_times,
+                    times.compiled,
+                )
+            )
+        finally:
+            del step_loop.ASKING[handle]
     if status == step_loop.STOPPED:
         return None
     tally = _Tally(steps, preemptions, running_area, running_max, gaps, weights if len(weights) else np.array([]))

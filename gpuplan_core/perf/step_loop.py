@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ..common.jit import njit, objmode
+from ..common.jit import njit, njit_nogil, objmode
 from .schedulers import CLIP_MAX_NEW_TOKENS, INIT_NEW_TOKEN_RATIO, ratio_admits, ratio_decayed, ratio_retracted
 from .step_time import step_s
 from .steps import cell_of, ctx_cell, interpolate, nearest_ctx
@@ -132,7 +132,7 @@ def _mixed_s(handle, model, index, keys, times, decoding, ctx_mean, spec, count)
     return t
 
 
-@njit
+@njit_nogil
 def run_loop(
     handle,
     policy,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import threading
 from dataclasses import fields
 from functools import lru_cache
 
@@ -190,6 +191,7 @@ class StepTimes:
         self.cell_table = cell_dict()
         self.mixed_index, self.mixed_keys, self.mixed_times = int_dict(), array_list(), float_list()
         self.compiled = step_pack.with_factor(self.model.compiled, r.decode_time_factor)  # EMPTY: ask in Python
+        self.lock = threading.Lock()  # one run at a time fills the tables (the step loop runs without the GIL)
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         key = (n, ctx, chunks)

@@ -36,7 +36,7 @@ from ..scenario.deployment import Pricing, Traffic
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaBound
 from .prune import PRUNE_LAYOUTS, Unit, judge_units
-from .search import Layout, Served, ServingAsk, evaluate_layouts, rentable_layouts, served
+from .search import Layout, Served, ServingAsk, evaluate_layouts, judge_all, rentable_layouts, served
 
 COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
 WEIGHT_LOAD_BYTES_PER_S = 2 * GB  # model load speed at cold start (network volume / local NVMe)
@@ -235,6 +235,12 @@ def _every_layout(m: ModelArch, ask: ServingAsk, by_gpu: dict, memory: dict, for
     """The exhaustive search (the default): every rentable layout judged, every offer renting each (prune.py's
     bounds play no part)."""
     out = Found([], [], [])
+    wanted = []  # every layout to judge, judged first in threads (search.judge_all), then read in order below
+    for gid, gpu_offers in by_gpu.items():
+        for fmt in formats:
+            kept, _ = rentable_layouts(m, ask, get_gpu(gid), fmt, memory[fmt], fixed, offers=gpu_offers)
+            wanted += [(get_gpu(gid), fmt, *x) for x in kept]
+    judge_all(m, ask, wanted)
     for gid, gpu_offers in by_gpu.items():
         gpu = get_gpu(gid)
         for fmt in formats:

@@ -17,6 +17,8 @@ count, tensor parallel, pipeline stages) is the only one tried.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -177,6 +179,21 @@ def forget() -> None:
     _judged.cache_clear()
     _bounded.cache_clear()
     forget_replicas()
+
+
+JUDGE_THREADS = max(1, int(os.environ.get("GPUPLAN_JUDGE_THREADS", min(2, os.cpu_count() or 1))))
+_POOL = ThreadPoolExecutor(JUDGE_THREADS, thread_name_prefix="judge") if JUDGE_THREADS > 1 else None
+
+
+def judge_all(m: ModelArch, ask: ServingAsk, wanted: list[tuple[GPU, str, int, int, int]]) -> None:
+    """Judge these layouts ((gpu, format, tp, pp, sequences) each) in JUDGE_THREADS threads, so the search's calls
+    that follow read them remembered: a judgement is mostly step-loop runs, which let go of the GIL
+    (step_loop.run_loop), so two of them run side by side on two cores. Each layout is one thread's (its step
+    times' tables are its own); what is judged, and so every figure, is what one thread judges."""
+    if _POOL is None or len(wanted) < 2:
+        return
+    part = _replica_part(ask)
+    list(_POOL.map(lambda w: _judged(m, part, *w), wanted))
 
 
 def rentable_layouts(
