@@ -39,6 +39,7 @@ def _ctx_point(i: int) -> int:
 
 NO_POINT = -1.0  # a cell's lower sequence point when the step is evaluated at its upper one alone
 _SEQ_POINTS = np.array(SEQ_GRID)
+_NO_CHUNKS = np.empty(0, np.int64)
 
 
 @njit
@@ -143,7 +144,10 @@ class StepModel:
         return self.cost.phase("decode", [part], self.pa.decode_step_overhead_s)
 
     def decode_s(self, batch: float, ctx: int, tokens_per_seq: int = 1) -> float:
-        """``decode(...).time_s`` without building the report (roofline.StepCost.seconds: the same formula)."""
+        """``decode(...).time_s`` without building the report (roofline.StepCost.seconds: the same formula), from
+        the compiled step model where it covers the replica (``step_s``, equal float for float)."""
+        if tokens_per_seq == 1 and len(self.compiled[0]):
+            return step_time.step_s(self.compiled, float(batch), ctx, _NO_CHUNKS, 0)
         part = (batch, ctx, tokens_per_seq, batch * tokens_per_seq)
         return self.cost.seconds([part], self.pa.decode_step_overhead_s)
 
