@@ -18,9 +18,12 @@ count, tensor parallel, pipeline stages) is the only one tried.
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import NamedTuple
 
 from ..common.text import counted
 from ..hardware.catalog import GPU
@@ -147,10 +150,52 @@ def _fitting(
     return tuple(fitting)
 
 
-@lru_cache(maxsize=4096)
-def _judged(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaEval:
-    """The replica's judgement for an ask of ``_replica_part`` (its question built once, not per traffic)."""
-    return evaluate_replica(replica_question(m, ask, gpu, fmt, tp, pp, kv))
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
+
+
+class _Judgements:
+    """The layouts' judgements, the most recent ``size`` kept (functools.lru_cache's rule), which can also say
+    whether one is kept without judging it (``judge_all`` sends only those that are not to its threads)."""
+
+    def __init__(self, size: int):
+        self.size, self.lock, self.kept = size, threading.Lock(), OrderedDict()
+        self.hits = self.misses = 0
+
+    def __contains__(self, key: tuple) -> bool:
+        with self.lock:
+            return key in self.kept
+
+    def __call__(self, *key) -> ReplicaEval:
+        with self.lock:
+            got = self.kept.get(key)
+            if got is not None:
+                self.kept.move_to_end(key)
+                self.hits += 1
+                return got
+            self.misses += 1
+        got = evaluate_replica(replica_question(*key))  # outside the lock: judgements of other layouts go on
+        with self.lock:
+            self.kept[key] = got
+            if len(self.kept) > self.size:
+                self.kept.popitem(last=False)
+        return got
+
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(self.hits, self.misses, self.size, len(self.kept))
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.kept.clear()
+            self.hits = self.misses = 0
+
+
+# The replica's judgement for an ask of ``_replica_part`` (its question built once, not per traffic):
+# _judged(m, ask, gpu, fmt, tp, pp, kv).
+_judged = _Judgements(4096)
 
 
 @lru_cache(maxsize=4096)
@@ -170,7 +215,7 @@ def bound(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, k
 
 
 def cache_info():
-    """The layouts' judgements remembered apart from the traffic's volume and the prices (functools.lru_cache's)."""
+    """The layouts' judgements remembered apart from the traffic's volume and the prices (as functools.lru_cache's)."""
     return _judged.cache_info()
 
 
@@ -190,10 +235,10 @@ def judge_all(m: ModelArch, ask: ServingAsk, wanted: list[tuple[GPU, str, int, i
     that follow read them remembered: a judgement is mostly step-loop runs, which let go of the GIL
     (step_loop.run_loop), so two of them run side by side on two cores. Each layout is one thread's (its step
     times' tables are its own); what is judged, and so every figure, is what one thread judges."""
-    if _POOL is None or len(wanted) < 2:
-        return
     part = _replica_part(ask)
-    list(_POOL.map(lambda w: _judged(m, part, *w), wanted))
+    new = [w for w in wanted if (m, part, *w) not in _judged]  # a remembered one costs a look-up, not a thread
+    if _POOL is not None and len(new) > 1:
+        list(_POOL.map(lambda w: _judged(m, part, *w), new))
 
 
 def rentable_layouts(
