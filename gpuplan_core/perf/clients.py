@@ -96,17 +96,26 @@ class Load:
 
 
 def lengths(r: Replica, shape: Shape, n: int, rng: random.Random | RunDraws) -> tuple[list[int], list[int]]:
+    """Each request's prompt and output tokens (``length_arrays`` as lists)."""
+    ins, outs = length_arrays(r, shape, n, rng)
+    return ins.tolist(), outs.tolist()
+
+
+def length_arrays(r: Replica, shape: Shape, n: int, rng: random.Random | RunDraws) -> tuple[np.ndarray, np.ndarray]:
+    """Each request's prompt and output tokens (int64): the set lengths, or the set lengths times their unit draws
+    rounded half to even (Python's ``round``, numpy's ``rint``) and at least 1; a request longer than the whole KV
+    cache is cut to fit (its output to at most a quarter of the room, its prompt to the rest)."""
     i, o = r.input_tokens, r.output_tokens
     u_in, u_out = _length_draws(shape, n, rng)
     if u_in is None:
-        return [i] * n, [o] * n
-    ins = [max(1, round(i * u)) for u in u_in]
-    outs = [max(1, round(o * u)) for u in u_out]
+        return np.full(n, i, np.int64), np.full(n, o, np.int64)
+    ins = np.maximum(1, np.rint(i * np.asarray(u_in))).astype(np.int64)
+    outs = np.maximum(1, np.rint(o * np.asarray(u_out))).astype(np.int64)
     room = max(2, r.kv_tokens)  # a request longer than the whole cache could never run: cut to fit
-    for k in range(n):
-        if ins[k] + outs[k] > room:
-            outs[k] = max(1, min(outs[k], room // 4))
-            ins[k] = max(1, min(ins[k], room - outs[k]))
+    long = ins + outs > room
+    if long.any():
+        outs[long] = np.maximum(1, np.minimum(outs[long], room // 4))
+        ins[long] = np.maximum(1, np.minimum(ins[long], room - outs[long]))
     return ins, outs
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import step_loop
-from .clients import Arrival, Lengths, Load, RunDraws, Shape, first_sends, ingest_done, lengths  # noqa: F401
+from .clients import Arrival, Lengths, Load, RunDraws, Shape, first_sends, ingest_done, length_arrays, lengths  # noqa: F401
 from .replica import Replica
 from .schedulers import engine_loop
 from .step_loop import MAX_STEPS  # noqa: F401  (its old home)
@@ -86,7 +86,7 @@ def simulate(
     policy = r.limits.policy or loop.policy  # a release line's (replica.engine_limits), else the engine's
     rng = RunDraws(load.shape.seed)  # random.Random(seed)'s draws, remembered (clients.py)
     n = load.count()
-    prompt, out = (np.array(x, dtype=np.int64) for x in lengths(r, load.shape, n, rng))
+    prompt, out = length_arrays(r, load.shape, n, rng)
     cached = (prompt * r.wl.prefix_cache_fraction).astype(np.int64)  # the prefix cache holds these
     new = np.maximum(1, prompt - cached)  # to prefill (its context again after a preemption)
     next_id, sent = first_sends(load, n, rng)  # (clients.Clients: the loop sends a closed loop's next ones)
