@@ -104,8 +104,8 @@ def test_the_pytorch_backend_before_1_0_runs_without_cuda_graphs():
     so its replica is eager and every pass takes at least the host's launch time (layers x the per-layer time);
     its scheduling is 1.x's."""
     from gpuplan_core.perf.efficiency import PerfAssumptions
-    from gpuplan_core.perf.roofline import decode_phase
     from gpuplan_core.perf.replica import replica_for
+    from gpuplan_core.perf.roofline import decode_phase
 
     early, late = release("trtllm", "0.17"), release("trtllm", "1.x")
     assert not early.cuda_graphs and late.cuda_graphs
