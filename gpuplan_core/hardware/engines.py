@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 Engine = Literal["vllm", "sglang", "trtllm", "transformers"]
-EngineVersion = Literal["0.6", "0.10+", "0.4", "0.5", "0.14", "1.x"]  # a release line where behaviour differs
+EngineVersion = Literal["0.6", "0.10+", "0.4", "0.5", "0.14", "0.17", "1.x"]  # a release line where behaviour differs
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,9 @@ class EngineRelease:
     ``chunked_prefill``: "on" (always), "long_context" (only when the model's context is over
     ``long_context_tokens``, vLLM V0's rule) or "off" (whole prompts: the budget is ``max(context,
     unchunked_min_tokens)``, or the engine's own where that is None). ``chunk_tokens`` / ``max_num_seqs``: None
-    where the release sets them by the GPU (perf/replica.engine_limits)."""
+    where the release sets them by the GPU (perf/replica.engine_limits). ``cuda_graphs``: False where the line
+    runs its decode steps without CUDA graphs unless asked (every pass then pays the host's launch time,
+    perf/roofline.py ``host_s``)."""
 
     engine: str
     version: str
@@ -105,6 +107,7 @@ class EngineRelease:
     long_context_tokens: int = 32_768
     unchunked_min_tokens: int | None = 2048
     small_gpu_chunk: tuple[float, int] | None = None  # (GPU memory in bytes, budget): below it, this budget
+    cuda_graphs: bool = True  # decode steps run as CUDA graphs by default
 
     def chunked(self, max_context_tokens: int) -> bool:
         """Whether this release chunks prompts for a model of this context length (with its defaults)."""
@@ -207,6 +210,26 @@ RELEASES: dict[tuple[str, str], EngineRelease] = {
         ),
         EngineRelease(
             "trtllm",
+            "0.17",
+            "TensorRT-LLM 0.17-0.21 (PyTorch backend, no CUDA graphs by default)",
+            ("0.",),  # with the PyTorch backend (release_of); the C++ runtime's 0.x runs as 0.14
+            "no_evict",
+            "no_evict",
+            "off",
+            None,
+            None,
+            None,
+            "TensorRT-LLM's PyTorch backend before 1.0 (trtllm-serve --backend pytorch): the LLM API's defaults, as "
+            "1.x's, but tensorrt_llm/_torch/pyexecutor/config.py PyTorchConfig use_cuda_graph: bool = False (CUDA "
+            "graphs only when the extra LLM API options ask); NVIDIA/TensorRT-LLM PR #5480 ('Breaking change: "
+            "Enable cuda graph by default', merged July 2025) turned them on. NVIDIA's DeepSeek-R1 blog (blog3): CUDA "
+            "graphs 22% end to end, 'particularly on the PyTorch flow, because the python host code normally "
+            "executes slower than C++'",
+            unchunked_min_tokens=None,
+            cuda_graphs=False,
+        ),
+        EngineRelease(
+            "trtllm",
             "1.x",
             "TensorRT-LLM 1.x (PyTorch backend)",
             ("1.",),
@@ -234,11 +257,11 @@ def release(engine: str, version: str | None = None) -> EngineRelease | None:
 
 def release_of(engine: str, published: str, pytorch_backend: bool = False) -> str | None:
     """The release line a published version string ('0.6.3.post2', '0.4.3.post2', '1.2.0rc1') runs as; None when
-    none covers it. TensorRT-LLM's PyTorch backend (``pytorch_backend``: trtllm-serve before 1.0 too) takes the LLM
-    API's defaults, 1.x's."""
+    none covers it. TensorRT-LLM's PyTorch backend (``pytorch_backend``) takes the LLM API's defaults: 1.x's, and
+    before 1.0 (0.x) the 0.17 line's, whose decode steps run without CUDA graphs."""
     text = str(published).strip().lower()
     if engine == "trtllm" and pytorch_backend:
-        return "1.x"
+        return "0.17" if text.startswith("0.") else "1.x"
     for r in RELEASES.values():
         if r.engine == engine and any(text.startswith(p) for p in r.covers):
             return r.version

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 import statistics
 import zlib
 from functools import lru_cache
@@ -26,6 +25,16 @@ import pandas as pd
 
 from ..common.data import DATA_DIR
 from ..model.presets import get_preset
+from .serving_rows import (  # noqa: F401  (engine_of, version_of, _format_of: this module's names before the split)
+    _blank,
+    _format_of,
+    engine_of,
+    max_model_len_of,
+    server_limits_of,
+    shape_of,
+    unchunked,
+    version_of,
+)
 
 PREDICTIONS_FILE = DATA_DIR / "serving_calibration.csv"
 HEADLINE_REGIME = "online, dense"
@@ -87,64 +96,6 @@ def held_out(row: dict) -> bool:
     return zlib.crc32(setup_key(row).encode()) % 3 == 2
 
 
-def engine_of(published: str) -> str:
-    """The engine profile a published engine name runs as: TensorRT-LLM and NIM (TensorRT-LLM inside), SGLang,
-    vLLM; LMDeploy's TurboMind batches whole prompts without eviction, as TensorRT-LLM does."""
-    text = str(published).lower()
-    if text.startswith(("tensorrt", "nvidia nim", "nim", "lmdeploy")):
-        return "trtllm"
-    if text.startswith("sglang"):
-        return "sglang"
-    return "vllm"
-
-
-def version_of(row: dict) -> str | None:
-    """The engine release line a published run ran as (hardware/engines.py RELEASES), from its engine and
-    ``engine_version``; None (the engine's latest) where no line covers it or the engine only runs as another's
-    (NIM, LMDeploy)."""
-    from ..hardware.engines import release_of
-
-    published = str(row["engine"]).lower()
-    if not published.startswith(("vllm", "sglang", "tensorrt")):
-        return None
-    return release_of(engine_of(published), str(row.get("engine_version") or ""), "pytorch" in published)
-
-
-def max_model_len_of(row: dict) -> int | None:
-    """The context the run's server was started with (``--max-model-len N`` in its setup; None: not stated, the
-    model's own context, as the engine defaults to): a release line's scheduling can depend on it (vLLM 0.6 chunks
-    prompts only over 32K)."""
-    hit = re.search(r"--max-model-len[ =](\d+)", str(row.get("setup") or ""))
-    return int(hit.group(1)) if hit else None
-
-
-def _format_of(text: str) -> str:
-    """A published format ('fp8 (native checkpoint)', 'not stated') as a format name; unstated: bf16."""
-    word = str(text).split()[0].lower()
-    return word if word in ("bf16", "fp16", "fp8", "nvfp4", "fp32", "int8") else "bf16"
-
-
-def _blank(v) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip().lower() in ("", "nan", "none")
-
-
-def shape_of(row: dict) -> tuple[str, str, float, int | None]:
-    """How a published run sent its load: (arrival, lengths, spread, requests). Lengths from a dataset (ShareGPT,
-    sonnet) or not stated are long-tailed ('chat'); a stated spread is uniform; else fixed."""
-    arrival = str(row.get("arrival") or "").strip()
-    if arrival not in ("poisson", "gamma", "closed", "all_at_once"):
-        arrival = "closed" if row["load_kind"] == "concurrency" else "poisson"
-    spread, dataset = row.get("length_spread"), row.get("length_dataset")
-    if not _blank(spread) and float(spread) > 0:
-        lengths, spread = "uniform", float(spread)
-    elif not _blank(dataset) and str(dataset).strip() != "not_stated":
-        lengths, spread = "chat", 0.0
-    else:
-        lengths, spread = "fixed", 0.0
-    n = row.get("requests")
-    return ("bursty" if arrival == "gamma" else arrival), lengths, spread, None if _blank(n) else int(n)
-
-
 @lru_cache(maxsize=1024)
 def _prediction(
     model: str,
@@ -165,13 +116,15 @@ def _prediction(
     ingest: tuple[float, float] = (0.0, 0.0),
     version: str | None = None,
     max_model_len: int | None = None,
+    server: tuple[tuple[str, int], ...] = (),
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
     calibrated deployment's constants (perf/deployment_fit.py; the defaults are the engine's own);
     ``client_in_s``: the benchmark client's first-token cost, added to the engine's; ``ingest``: its serial front
     end (seconds per request and per prompt token, clients.py); ``version``: the engine's release line the run used;
-    ``max_model_len``: the context its server was started with (None: the model's)."""
+    ``max_model_len``: the context its server was started with (None: the model's); ``server``: the limits its
+    server was started with (serving_rows.server_limits_of)."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for, scenario_limits
     from .schedulers import engine_loop
@@ -194,6 +147,7 @@ def _prediction(
         engine_version=version,
         request_in_s=request_in_s,
         decode_time_factor=decode_time_factor,
+        **{k: v for k, v in server if k in ("max_num_seqs", "max_num_batched_tokens")},
     )
     try:
         r, _ = replica_for(sc)
@@ -201,6 +155,8 @@ def _prediction(
         return None
     if max_model_len is not None:
         r = dataclasses.replace(r, limits=scenario_limits(r.gpu, sc.assumptions, max_model_len))
+    if ("chunked_prefill", 0) in server:
+        r = dataclasses.replace(r, limits=unchunked(r, version, max_model_len or r.m.max_context_tokens, server))
     arrival, lengths, spread, requests = shape
     burst = math.isinf(load) or arrival == "all_at_once"
     if burst:  # every request queued at once: as many clients as requests
@@ -291,6 +247,7 @@ def predict_row(
         ingest=(0.0, 0.0) if request_in_s is not None else client_ingest(source_of(row["id"]), engine, ingests),
         version=version_of(row),
         max_model_len=max_model_len_of(row),
+        server=server_limits_of(row),
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])

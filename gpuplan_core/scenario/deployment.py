@@ -181,7 +181,8 @@ class RuntimeAssumptions(Part):
         None,
         description="The engine's release line, where its scheduling differs: vLLM 0.6 (V0: chunked prefill only "
         "for contexts over 32K, 512 tokens a step, else whole prompts first; 256 sequences) or 0.10+ (V1), SGLang "
-        "0.4 or 0.5, TensorRT-LLM 0.14 (C++ runtime) or 1.x (PyTorch backend). None: the engine's latest.",
+        "0.4 or 0.5, TensorRT-LLM 0.14 (C++ runtime), 0.17 (the PyTorch backend before 1.0: no CUDA graphs by "
+        "default) or 1.x (PyTorch backend). None: the engine's latest.",
     )
     max_num_seqs: int | None = Field(
         None,

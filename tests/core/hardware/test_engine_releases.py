@@ -69,7 +69,8 @@ def test_a_line_s_policy_follows_its_chunking():
         ("sglang", "0.4.3.post2", False, "0.4"),
         ("sglang", "0.5.5.post1", False, "0.5"),
         ("trtllm", "0.14.0", False, "0.14"),
-        ("trtllm", "0.17.post1.dev (commit 9b931c0f)", True, "1.x"),  # trtllm-serve's PyTorch backend
+        ("trtllm", "0.17.post1.dev (commit 9b931c0f)", True, "0.17"),  # trtllm-serve's PyTorch backend before 1.0
+        ("trtllm", "1.0.0", True, "1.x"),
         ("trtllm", "1.2.0rc1", True, "1.x"),
         ("vllm", "not stated", False, None),
     ],
@@ -83,7 +84,7 @@ def test_the_scenario_takes_a_line_of_its_engine_and_refuses_another_s():
     assert Scenario().assumptions.engine_version is None
     with pytest.raises(ValueError, match="engine_version: sglang has no release line 0.6"):
         Scenario(engine="sglang", engine_version="0.6")
-    assert {v for _, v in RELEASES} == {"0.6", "0.10+", "0.4", "0.5", "0.14", "1.x"}
+    assert {v for _, v in RELEASES} == {"0.6", "0.10+", "0.4", "0.5", "0.14", "0.17", "1.x"}
     for r in RELEASES.values():
         assert r.label and r.source and r.covers
 
@@ -96,3 +97,29 @@ def test_a_run_schedules_at_the_context_its_server_was_started_with():
     assert max_model_len_of({"setup": "vllm serve m"}) is None and max_model_len_of({}) is None
     v0 = release("vllm", "0.6")  # 32,768 is not over 32K: whole prompts; DeepSeek-R1's own 163,840 is
     assert v0.scheduling(32_768)[0] == "prefill_first" and v0.scheduling(163_840) == ("decode_first", 512)
+
+
+def test_the_pytorch_backend_before_1_0_runs_without_cuda_graphs():
+    """TensorRT-LLM's PyTorch backend before PR #5480 (July 2025): PyTorchConfig use_cuda_graph False by default,
+    so its replica is eager and every pass takes at least the host's launch time (layers x the per-layer time);
+    its scheduling is 1.x's."""
+    from gpuplan_core.perf.efficiency import PerfAssumptions
+    from gpuplan_core.perf.replica import replica_for
+    from gpuplan_core.perf.roofline import decode_phase
+
+    early, late = release("trtllm", "0.17"), release("trtllm", "1.x")
+    assert not early.cuda_graphs and late.cuda_graphs
+    assert early.scheduling(163_840) == late.scheduling(163_840) == ("no_evict", None)
+    g = get_gpu("H200")
+    assert engine_limits(g, "trtllm", "0.17") == engine_limits(g, "trtllm", "1.x")
+    reps = {
+        v: replica_for(Scenario(preset="Llama-3.1-8B", gpu="H200", engine="trtllm", engine_version=v))[0]
+        for v in ("0.17", "1.x")
+    }
+    assert reps["0.17"].wl.eager and not reps["1.x"].wl.eager
+    r = reps["0.17"]
+    host_s = r.m.num_layers * PerfAssumptions().eager_overhead_s_per_layer  # 32 x 0.7 ms = 22.4 ms
+    assert host_s == pytest.approx(0.0224)
+    eager = decode_phase(r.m, r.gpu, r.wl, 1, 1024, r.pa).time_s
+    graphed = decode_phase(r.m, r.gpu, reps["1.x"].wl, 1, 1024, r.pa).time_s
+    assert graphed < host_s <= eager  # one sequence of an 8B model on H200: ~6 ms on the GPU, launch-bound eager

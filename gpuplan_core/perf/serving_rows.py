@@ -1,0 +1,119 @@
+"""How a published serving run (a row of data/serving_measurements.csv) maps onto a scenario: the engine profile
+and release line it ran as, its formats, how its client sent load, and the limits its server was started with
+(the flags its ``setup`` names). serving_calibration.py simulates each run from these."""
+
+from __future__ import annotations
+
+import math
+import re
+
+
+def engine_of(published: str) -> str:
+    """The engine profile a published engine name runs as: TensorRT-LLM and NIM (TensorRT-LLM inside), SGLang,
+    vLLM; LMDeploy's TurboMind batches whole prompts without eviction, as TensorRT-LLM does."""
+    text = str(published).lower()
+    if text.startswith(("tensorrt", "nvidia nim", "nim", "lmdeploy")):
+        return "trtllm"
+    if text.startswith("sglang"):
+        return "sglang"
+    return "vllm"
+
+
+def version_of(row: dict) -> str | None:
+    """The engine release line a published run ran as (hardware/engines.py RELEASES), from its engine and
+    ``engine_version``; None (the engine's latest) where no line covers it or the engine only runs as another's
+    (NIM, LMDeploy)."""
+    from ..hardware.engines import release_of
+
+    published = str(row["engine"]).lower()
+    if not published.startswith(("vllm", "sglang", "tensorrt")):
+        return None
+    return release_of(engine_of(published), str(row.get("engine_version") or ""), "pytorch" in published)
+
+
+def max_model_len_of(row: dict) -> int | None:
+    """The context the run's server was started with (``--max-model-len N`` in its setup; None: not stated, the
+    model's own context, as the engine defaults to): a release line's scheduling can depend on it (vLLM 0.6 chunks
+    prompts only over 32K)."""
+    hit = re.search(r"--max-model-len[ =](\d+)", str(row.get("setup") or ""))
+    return int(hit.group(1)) if hit else None
+
+
+def _format_of(text: str) -> str:
+    """A published format ('fp8 (native checkpoint)', 'not stated') as a format name; unstated: bf16."""
+    word = str(text).split()[0].lower()
+    return word if word in ("bf16", "fp16", "fp8", "nvfp4", "fp32", "int8") else "bf16"
+
+
+def _blank(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or str(v).strip().lower() in ("", "nan", "none")
+
+
+def shape_of(row: dict) -> tuple[str, str, float, int | None]:
+    """How a published run sent its load: (arrival, lengths, spread, requests). Lengths from a dataset (ShareGPT,
+    sonnet) or not stated are long-tailed ('chat'); a stated spread is uniform; else fixed."""
+    arrival = str(row.get("arrival") or "").strip()
+    if arrival not in ("poisson", "gamma", "closed", "all_at_once"):
+        arrival = "closed" if row["load_kind"] == "concurrency" else "poisson"
+    spread, dataset = row.get("length_spread"), row.get("length_dataset")
+    if not _blank(spread) and float(spread) > 0:
+        lengths, spread = "uniform", float(spread)
+    elif not _blank(dataset) and str(dataset).strip() != "not_stated":
+        lengths, spread = "chat", 0.0
+    else:
+        lengths, spread = "fixed", 0.0
+    n = row.get("requests")
+    return ("bursty" if arrival == "gamma" else arrival), lengths, spread, None if _blank(n) else int(n)
+
+
+# The server flags a run's setup may name, per limit: vLLM, TensorRT-LLM (trtllm-serve / LLM API), SGLang.
+SERVER_FLAGS = {
+    "max_num_seqs": ("--max-num-seqs", "--max_batch_size", "--max-running-requests"),
+    "max_num_batched_tokens": ("--max-num-batched-tokens", "--max_num_tokens", "--chunked-prefill-size"),
+}
+
+
+def server_limits_of(row: dict) -> tuple[tuple[str, int], ...]:
+    """The scheduler limits the run's server was started with, where its ``setup`` names them after ``server:``
+    (the client's flags before it are not the server's): sequences at once (vLLM ``--max-num-seqs``,
+    TensorRT-LLM ``--max_batch_size``, SGLang ``--max-running-requests``), the step's token budget
+    (``--max-num-batched-tokens``, ``--max_num_tokens``, ``--chunked-prefill-size``) and vLLM's
+    ``--enable-chunked-prefill=False`` (``("chunked_prefill", 0)``: whole prompts first, as the release line
+    schedules them unchunked). Empty where it names none: the engine's defaults, as the server had; empty too
+    where the server ran vLLM's multi-step scheduling (``--num-scheduler-steps`` over 1: prompts admitted only
+    every N steps, tokens streamed N at a time), which the step loop does not simulate, so its other limits
+    would configure a scheduler it did not run (dstack's ROCm vLLM 0.6 405B runs keep V0's defaults)."""
+    text = str(row.get("setup") or "")
+    at = text.find("server:")
+    if at < 0:
+        return ()
+    text = text[at:]
+    multi = re.search(r"--num-scheduler-steps?[ =](\d+)", text)
+    if multi and int(multi.group(1)) > 1:
+        return ()
+    out = []
+    for key, flags in SERVER_FLAGS.items():
+        for flag in flags:
+            hit = re.search(re.escape(flag) + r"[ =](\d+)", text)
+            if hit:
+                out.append((key, int(hit.group(1))))
+                break
+    if re.search(r"--enable-chunked-prefill[ =]False|--no-enable-chunked-prefill", text):
+        out.append(("chunked_prefill", 0))
+    return tuple(out)
+
+
+def unchunked(replica, version: str | None, max_context_tokens: int, server: tuple[tuple[str, int], ...]):
+    """The replica's limits with chunked prefill turned off at start-up: the release line's unchunked policy
+    and budget (vLLM V0: whole prompts before decodes, max(context, 2,048) tokens a step), the budget the
+    server set where it set one."""
+    from ..hardware.engines import release
+
+    rel = release(replica.engine, version)
+    if rel is None:
+        return replica.limits
+    budget = dict(server).get("max_num_batched_tokens")
+    if budget is None and rel.unchunked_min_tokens is not None:
+        budget = max(max_context_tokens, rel.unchunked_min_tokens)
+    update = {"policy": rel.unchunked_policy} | ({"max_num_batched_tokens": budget} if budget else {})
+    return replica.limits.model_copy(update=update)
