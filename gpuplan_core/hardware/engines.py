@@ -255,6 +255,14 @@ def release(engine: str, version: str | None = None) -> EngineRelease | None:
     return RELEASES.get((engine, key)) if key else None
 
 
+def cuda_graphs(engine: str, version: str | None = None) -> bool:
+    """Whether the engine at this release line (its latest where None) runs its decode steps as CUDA graphs by
+    default: the one rule the memory budget's graph pool (memory/inference.py) and the step model's launches
+    (perf/workload.py ``eager``) both read."""
+    line = release(engine, version)
+    return ENGINES[engine].cuda_graphs and (line is None or line.cuda_graphs)
+
+
 def release_of(engine: str, published: str, pytorch_backend: bool = False) -> str | None:
     """The release line a published version string ('0.6.3.post2', '0.4.3.post2', '1.2.0rc1') runs as; None when
     none covers it. TensorRT-LLM's PyTorch backend (``pytorch_backend``) takes the LLM API's defaults: 1.x's, and

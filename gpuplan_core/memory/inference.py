@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..hardware.engines import ENGINES, EngineProfile
+from ..hardware.engines import ENGINES, EngineProfile, cuda_graphs
 from ..model.arch import ModelArch, _ceil_div, kv_cache_bytes
 from ..model.formats import get_format
 from .components import KEPT_COMPONENT, Assumptions, MemoryBudget, MemoryRequest, overheads, weight_split
@@ -97,7 +97,7 @@ def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
         **weight_parts,
         "KV cache": kv,
         "activation workspace": act,
-        **({"CUDA graphs": asm.cuda_graph_bytes} if eng.cuda_graphs else {}),
+        **({"CUDA graphs": asm.cuda_graph_bytes} if cuda_graphs(eng.name, req.runtime.engine_version) else {}),
         **overheads(req),
     }
     notes = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hardware.engines import ENGINES, release
+from ..hardware.engines import cuda_graphs
 from ..model.arch import model_from_param_count
 from ..model.formats import get_format
 from ..scenario.deployment import RuntimeAssumptions
@@ -17,7 +17,6 @@ def workload_for(
     weights format or another one. Eager (no CUDA graphs) where the engine has none or its release line runs
     without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``)."""
     a = assumptions
-    line = release(a.engine, a.engine_version)
     draft = model_from_param_count(max(a.spec_draft_params, 500_000_000)) if a.spec_draft_params else None
     return Workload(
         weights_format=get_format(weights_format or formats.weights_format).name,
@@ -28,5 +27,5 @@ def workload_for(
         spec_draft=draft,
         spec_tokens=a.spec_tokens,
         spec_acceptance=a.spec_acceptance,
-        eager=not ENGINES[a.engine].cuda_graphs or (line is not None and not line.cuda_graphs),
+        eager=not cuda_graphs(a.engine, a.engine_version),
     )

@@ -5,7 +5,7 @@ line its engine does not have."""
 import pytest
 
 from gpuplan_core.hardware.catalog import get_gpu
-from gpuplan_core.hardware.engines import LATEST, RELEASES, release, release_of
+from gpuplan_core.hardware.engines import LATEST, RELEASES, cuda_graphs, release, release_of
 from gpuplan_core.perf.replica import EngineLimits, engine_limits
 from gpuplan_core.perf.schedulers import engine_loop
 from gpuplan_core.scenario.scenario import Scenario
@@ -123,3 +123,23 @@ def test_the_pytorch_backend_before_1_0_runs_without_cuda_graphs():
     eager = decode_phase(r.m, r.gpu, r.wl, 1, 1024, r.pa).time_s
     graphed = decode_phase(r.m, r.gpu, reps["1.x"].wl, 1, 1024, r.pa).time_s
     assert graphed < host_s <= eager  # one sequence of an 8B model on H200: ~6 ms on the GPU, launch-bound eager
+
+
+def test_a_line_without_cuda_graphs_reserves_no_graph_pool_as_its_steps_pay_the_launches():
+    """One rule (engines.cuda_graphs) for both: TensorRT-LLM 0.17's Memory budget has no CUDA-graph pool and its
+    replica is eager; 1.x holds the pool (Assumptions.cuda_graph_bytes) and runs graphs. Everything else in the
+    two budgets is equal, so 0.17's total is 1.x's less the pool."""
+    from gpuplan_core.memory.budget import memory_budget
+    from gpuplan_core.memory.components import Assumptions
+    from gpuplan_core.memory.request import memory_request
+
+    assert not cuda_graphs("trtllm", "0.17") and cuda_graphs("trtllm", "1.x") and cuda_graphs("trtllm")
+    assert not cuda_graphs("transformers")
+    budgets = {}
+    for v in ("0.17", "1.x"):
+        sc = Scenario(preset="Llama-3.1-8B", gpu="H200", engine="trtllm", engine_version=v)
+        budgets[v] = memory_budget(sc.model(), memory_request(sc))
+    parts = {v: b.components for v, b in budgets.items()}
+    assert "CUDA graphs" not in parts["0.17"]
+    assert parts["1.x"]["CUDA graphs"] == Assumptions().cuda_graph_bytes
+    assert budgets["0.17"].per_gpu_bytes == pytest.approx(budgets["1.x"].per_gpu_bytes - Assumptions().cuda_graph_bytes)
