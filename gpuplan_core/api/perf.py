@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory.request import memory_request
+from ..perf.calibration import eager_regime
 from ..perf.replica import DEFAULT_GPU
 from ..perf.workload import workload_for
 from ..results.perf import GpuAtLoad, GpuPerf, NoFit, PerfReport
@@ -69,7 +70,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
         with_compute_bound_batch=False,
         engine=engine,
     )
-    bands = perf_bands(gpu.gpu, wl.weights_format, m.is_moe, wl.eager, max(1, batch))
+    bands = perf_bands(gpu.gpu, wl.weights_format, m.is_moe, eager_regime(engine), max(1, batch))
     static = dict(r)  # the static view's fields, as they are (GpuPerf is a StaticPerf with more)
     static["notes"] = notes + ([r.math_note] if r.math_note else []) + ([r.moe_note] if r.moe_note else []) + r.notes
     return GpuPerf(

@@ -41,6 +41,13 @@ def _is_eager(row: dict) -> bool:
     return str(row.get("framework", "")).lower().startswith(("hf transformers", "hugging face transformers"))
 
 
+def eager_regime(engine: str) -> bool:
+    """Whether a replica of ``engine`` reads the eager regime's error band: plain transformers, whose runs are the
+    eager regime's (``_is_eager``); a release line run without CUDA graphs (TensorRT-LLM 0.17) is calibrated with
+    its engine's runs, so it reads theirs."""
+    return engine == "transformers"
+
+
 def running_batch(row: dict, m, gpu, wf: str, kvf: str, tp: int, *, batch: int, tokens: int) -> int:
     """Sequences an engine runs at once for a max-throughput run of ``batch`` requests: no more than its KV
     cache holds at full length (the rest wait, so the run's throughput is that of the smaller batch). Runs with

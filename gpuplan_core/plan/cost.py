@@ -19,7 +19,7 @@ from ..hardware.catalog import get_gpu
 from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..perf.bands import perf_bands, serving_bands
-from ..perf.workload import workload_for
+from ..perf.calibration import eager_regime
 from ..pricing.billing import monthly_always_on, run_cost
 from ..pricing.offers import Offer
 from ..results.cost import CostReport
@@ -93,7 +93,7 @@ def with_band(ask: ServingAsk, m: ModelArch, p: Pick) -> Pick:
     if ask.traffic.requests_per_day:
         text = _band_text(m.is_moe, p.gpu)
     else:
-        eager = workload_for(ask.formats, ask.assumptions, ask.parallelism.tp, ask.parallelism.pp).eager
+        eager = eager_regime(ask.assumptions.engine)  # the band's regime (perf/calibration.py)
         text = _band_text(m.is_moe, p.gpu, p.weights_format, eager, ask.request.batch_or_one)
     return p.model_copy(update={"error_band": text})
 

@@ -170,6 +170,9 @@ def test_eager_engine_pays_host_time_when_it_exceeds_the_gpus():
     assert decode_phase(m, get_gpu("L4"), Workload(eager=True), 1, 128, pa).bound == "memory"  # 300 GB/s: GPU-bound
     r = api.perf_report({"preset": "Llama-3.1-8B", "gpu": "H100", "engine": "transformers"})
     assert r.main.error_band.tpot_s.regime == "Hopper · 16-bit · decode · transformers eager"
+    # TensorRT-LLM 0.17 runs eager too, but its calibration runs are its engine's: it reads the CUDA-graph regime
+    r = api.perf_report({"preset": "Llama-3.1-8B", "gpu": "H100", "engine": "trtllm", "engine_version": "0.17"})
+    assert r.main.error_band.tpot_s.regime == "Hopper · 16-bit · decode"
 
 
 def test_throughput_run_larger_than_the_kv_cache_runs_in_waves():
