@@ -13,6 +13,7 @@ as is a run whose queue still grows at its end.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ..results.serving import ServingResult
 from ..scenario.deployment import Traffic
@@ -163,7 +164,34 @@ def serve(
     )
 
 
-def meets(res: ServingResult, ttft_p95_target_s: float | None, tpot_target_s: float | None) -> bool:
+@dataclass(frozen=True)
+class OpenLoad:
+    """What a capacity search and a replica's load points read of one open-loop run: ``serve``'s saturation, p95
+    TTFT, mean TPOT (None without one) and mean end to end, float for float, without its other quantiles, notes and
+    result model (a question judges thousands of runs). Saturated: the latencies are infinite."""
+
+    request_rate: float
+    saturated: bool
+    ttft_p95_s: float
+    tpot_mean_s: float | None
+    e2e_mean_s: float
+
+
+def open_load(r: Replica, request_rate: float, steps: Sim) -> OpenLoad:
+    """``serve(r, request_rate=...)``'s figures that ``OpenLoad`` names, from the same run."""
+    if not request_rate > 0:
+        raise ValueError("request_rate: must be more than 0 requests per second")
+    if r.max_running < 1:
+        raise ValueError("the model does not fit this layout: no sequence can run")
+    run = steps.run(None, request_rate)
+    if _saturated(steps, run, request_rate):
+        return OpenLoad(float(request_rate), True, math.inf, None, math.inf)
+    has_tpot = r.output_tokens > 1 and len(run.tpot_s) > 0
+    tpot = mean(run.tpot_s) if has_tpot else None
+    return OpenLoad(float(request_rate), False, quantiles(run.ttft_s, (0.95,))[0], tpot, mean(run.e2e_s))
+
+
+def meets(res: ServingResult | OpenLoad, ttft_p95_target_s: float | None, tpot_target_s: float | None) -> bool:
     """Not saturated, p95 TTFT and mean TPOT within their targets (a target of None is no target)."""
     if res.saturated:
         return False
@@ -195,7 +223,7 @@ def capacity(
     def ok(rate: float) -> bool:
         if sim.misses_ttft(rate, ttft_p95_target_s):  # late for certain: no need to drain its queue
             return False
-        return meets(serve(r, request_rate=rate, steps=sim), ttft_p95_target_s, tpot_target_s)
+        return meets(open_load(r, rate, sim), ttft_p95_target_s, tpot_target_s)
 
     if ok(0.98 * hi):  # lax targets: the saturation rate, with a 2% margin, decides
         return 0.98 * hi

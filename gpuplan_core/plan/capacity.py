@@ -32,7 +32,7 @@ from ..perf.efficiency import PerfAssumptions
 from ..perf.predict import predict
 from ..perf.replica import EngineLimits, Replica
 from ..perf.roofline import Workload
-from ..perf.serving import ServingResult, capacity, serve
+from ..perf.serving import OpenLoad, capacity, open_load
 from ..perf.simulate import Shape
 from ..results.perf import StaticPerf
 from .replica_runs import SharedSim
@@ -85,10 +85,10 @@ class LoadPoint:
     saturated: bool = False
 
     @classmethod
-    def of(cls, res: ServingResult) -> LoadPoint:
+    def of(cls, res: OpenLoad) -> LoadPoint:
         if res.saturated:
-            return cls(res.load, math.inf, math.inf, math.inf, True)
-        return cls(res.load, res.ttft_p95_s, res.tpot_mean_s or 0.0, res.e2e_mean_s)
+            return cls(res.request_rate, math.inf, math.inf, math.inf, True)
+        return cls(res.request_rate, res.ttft_p95_s, res.tpot_mean_s or 0.0, res.e2e_mean_s)
 
 
 @dataclass(frozen=True)
@@ -261,10 +261,10 @@ def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
         cap = capacity(rep, *q.targets, steps=sim)
         batch = min(q.kv_sequences, rep.limits.max_num_seqs)
         if cap <= 0:
-            light = LoadPoint.of(serve(rep, request_rate=sim.max_rate() * 1e-3, steps=sim))
+            light = LoadPoint.of(open_load(rep, sim.max_rate() * 1e-3, sim))
             return ReplicaEval(static, alone.ttft_s, alone.tpot_s, 0.0, batch, light=light)
         rates = sorted({x for x in sim.rates if x <= cap} | set(_grid(cap, sorted(sim.rates))))
-        points = tuple(LoadPoint.of(serve(rep, request_rate=x, steps=sim)) for x in rates if x > 0)
+        points = tuple(LoadPoint.of(open_load(rep, x, sim)) for x in rates if x > 0)
         return ReplicaEval(static, alone.ttft_s, alone.tpot_s, cap, batch, points)
     finally:
         _STATS.add(sim.made)

@@ -16,7 +16,7 @@ from gpuplan_core.perf.predict import predict
 from gpuplan_core.perf.replica import EngineLimits, Replica, engine_limits, replica_for
 from gpuplan_core.perf.roofline import Part, StepCost, Workload, step_phase
 from gpuplan_core.perf.schedulers import engine_loop
-from gpuplan_core.perf.serving import Shape, Sim, capacity, max_request_rate, meets, serve
+from gpuplan_core.perf.serving import Shape, Sim, capacity, max_request_rate, meets, open_load, serve
 from gpuplan_core.perf.steps import StepTimes, nearest_ctx
 from gpuplan_core.scenario.scenario import Scenario
 
@@ -109,6 +109,30 @@ def test_latency_rises_with_the_request_rate_and_saturates_above_capacity():
         prev = res
     over = serve(r, request_rate=1.1 * top, steps=sim)
     assert over.saturated and over.ttft_mean_s is None and over.tpot_mean_s is None and over.e2e_mean_s is None
+
+
+@pytest.mark.parametrize("o,shape", [(300, Shape()), (1, Shape()), (300, Shape(arrival="bursty", lengths="chat"))])
+def test_an_open_loads_figures_are_serves_float_for_float(o, shape):
+    """The capacity search and the load points read ``open_load``: serve's saturation, p95 TTFT, mean TPOT (None
+    for one output token) and mean end to end of the same run, without its other figures."""
+    r = replica(o=o)
+    sim = Sim(r, shape)
+    top = max_request_rate(r, sim)
+    for share in (0.01, 0.3, 0.9, 1.2):
+        full, lean = serve(r, request_rate=share * top, steps=sim), open_load(r, share * top, sim)
+        assert lean.request_rate == full.load and lean.saturated is full.saturated
+        if full.saturated:
+            assert (lean.ttft_p95_s, lean.tpot_mean_s, lean.e2e_mean_s) == (math.inf, None, math.inf)
+        else:
+            assert (lean.ttft_p95_s, lean.tpot_mean_s, lean.e2e_mean_s) == (
+                full.ttft_p95_s,
+                full.tpot_mean_s,
+                full.e2e_mean_s,
+            )
+        assert meets(lean, 0.5, 0.05) == meets(full, 0.5, 0.05)
+    assert open_load(r, 1.2 * top, sim).saturated  # beyond the all-slots-busy rate
+    with pytest.raises(ValueError, match="request_rate"):
+        open_load(r, 0.0, sim)
 
 
 def test_more_clients_never_run_more_sequences_than_the_cap():
