@@ -119,14 +119,14 @@ def length_arrays(r: Replica, shape: Shape, n: int, rng: random.Random | RunDraw
     return ins, outs
 
 
-def _arrivals(load: Load, n: int, rng: random.Random | RunDraws) -> list[float]:
+def _arrivals(load: Load, n: int, rng: random.Random | RunDraws) -> np.ndarray:
     """Each request's send time: the gaps' unit draws (``_gap_draws``) over the rate, summed in order."""
     rate = float(load.request_rate)
     if load.shape.arrival == "bursty":
         gaps = _gap_draws(load.shape, n, rng) * (1 / (rate * BURSTY_SHAPE))
     else:
         gaps = _gap_draws(load.shape, n, rng) / rate
-    return np.cumsum(gaps).tolist()
+    return np.cumsum(gaps)
 
 
 # A run's random draws, remembered by what they depend on: the generator's state, the length shape, the arrival
@@ -347,9 +347,17 @@ def client_ingest(source: str, engine: str, fitted: dict | None = None) -> tuple
 def first_sends(load: Load, n: int, rng: random.Random | RunDraws) -> tuple[int, list[float]]:
     """How many requests are sent before any ends (a closed loop's clients, or every open-loop arrival) and each
     request's send time (NaN for a closed loop's later ones: they are sent when one ends)."""
+    first, sent = send_array(load, n, rng)
+    return first, sent.tolist()
+
+
+def send_array(load: Load, n: int, rng: random.Random | RunDraws) -> tuple[int, np.ndarray]:
+    """``first_sends`` with the send times as a float64 array (the compiled step loop's)."""
     if load.closed:
         first = min(n, load.concurrency)
-        return first, [0.0] * first + [math.nan] * (n - first)
+        sent = np.full(n, math.nan)
+        sent[:first] = 0.0
+        return first, sent
     return n, _arrivals(load, n, rng)
 
 

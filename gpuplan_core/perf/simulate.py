@@ -27,7 +27,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import step_loop
-from .clients import Arrival, Lengths, Load, RunDraws, Shape, first_sends, ingest_done, length_arrays, lengths  # noqa: F401
+from .clients import (  # noqa: F401
+    Arrival,
+    Lengths,
+    Load,
+    RunDraws,
+    Shape,
+    first_sends,
+    ingest_done,
+    length_arrays,
+    lengths,
+    send_array,
+)
 from .replica import Replica
 from .schedulers import engine_loop
 from .step_loop import MAX_STEPS  # noqa: F401  (its old home)
@@ -89,8 +100,7 @@ def simulate(
     prompt, out = length_arrays(r, load.shape, n, rng)
     cached = (prompt * r.wl.prefix_cache_fraction).astype(np.int64)  # the prefix cache holds these
     new = np.maximum(1, prompt - cached)  # to prefill (its context again after a preemption)
-    next_id, sent = first_sends(load, n, rng)  # (clients.Clients: the loop sends a closed loop's next ones)
-    sent = np.array(sent, dtype=np.float64)
+    next_id, sent = send_array(load, n, rng)  # (clients.Clients: the loop sends a closed loop's next ones)
     done = ingest_done(load.shape, sent, prompt) if load.shape.ingests else sent  # a client's front end (clients.py);
     # a closed loop's later requests reach the engine ``request_in_s`` after they are sent (step_loop._send_next)
     window = measured_window(n, load.closed)
@@ -152,13 +162,8 @@ def _measure(
     load: Load, sent_a: np.ndarray, admitted: np.ndarray, first_a: np.ndarray, fin_a: np.ndarray, out_a, tally: _Tally
 ) -> Run:
     n = len(sent_a)
-    w = measured_window(n, load.closed)  # a contiguous range: slices, not an index array
-    sent, out = sent_a[w.start : w.stop], out_a[w.start : w.stop]
-    first, fin = first_a[w.start : w.stop], fin_a[w.start : w.stop]
-    ttft = first - sent
-    e2e = fin - sent
-    multi = out > 1
-    tpot = (fin[multi] - first[multi]) / (out[multi] - 1)
+    w = measured_window(n, load.closed)  # a contiguous range
+    ttft, e2e, tpot, waits = step_loop.window_measures(sent_a, admitted, first_a, fin_a, out_a, w.start, w.stop)
     span = fin_a.max() - sent_a.min()
     lo = hi = 0.0
     if load.closed:
@@ -185,7 +190,7 @@ def _measure(
         running_max=int(tally.running_max),
         preemptions=int(tally.preemptions),
         steps=int(tally.steps),
-        waits_s=admitted[w.start : w.stop] - sent,
+        waits_s=waits,
         makespan_s=float(span),
         output_tokens_total=int(out_a.sum()),
     )

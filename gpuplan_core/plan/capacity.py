@@ -168,6 +168,7 @@ def forget() -> None:
     search's own memory: ``search.forget``)."""
     evaluate_replica.cache_clear()
     replica_bound.cache_clear()
+    _static.cache_clear()
     forget_runs()
 
 
@@ -189,18 +190,25 @@ def _grid(cap: float, known: list[float]) -> list[float]:
 
 
 def _alone(q: ReplicaQuestion, batch: int) -> StaticPerf:
-    """The static roofline's figures at ``batch`` sequences (perf.predict)."""
-    return predict(
-        q.model,
-        q.gpu,
-        q.wl,
-        batch,
-        q.input_tokens,
-        q.output_tokens,
-        pa=q.pa,
-        with_compute_bound_batch=False,
-        engine=q.engine,
-    )
+    """The static roofline's figures at ``batch`` sequences (perf.predict), remembered by what they read: not the
+    targets, the shape or the traffic, so a question that changes only those (a first-token target's slider)
+    predicts nothing again."""
+    return _static(q.model, q.gpu, q.workload, batch, q.input_tokens, q.output_tokens, q.pa, q.engine)
+
+
+@lru_cache(maxsize=2 * CACHE_SIZE)
+def _static(
+    m: ModelArch,
+    gpu: GPU,
+    workload: tuple,
+    batch: int,
+    input_tokens: int,
+    output_tokens: int,
+    pa: PerfAssumptions,
+    engine: str,
+) -> StaticPerf:
+    wl = Workload(*workload)
+    return predict(m, gpu, wl, batch, input_tokens, output_tokens, pa=pa, with_compute_bound_batch=False, engine=engine)
 
 
 def _replica(q: ReplicaQuestion) -> Replica:
