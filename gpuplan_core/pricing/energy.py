@@ -73,14 +73,20 @@ def power_draw(gpu: GPU, phase: str) -> PowerDraw | None:
     for a chip whose vendor publishes no board power (TPUs, Trainium, Inferentia)."""
     if gpu.tdp_w is None:
         return None
+    return _power_draw(gpu.gpu, gpu.tdp_w, phase)
+
+
+@lru_cache(maxsize=512)
+def _power_draw(gpu: str, tdp_w: float, phase: str) -> PowerDraw:
+    """``power_draw``'s row look-up, remembered (the table is read once; a pandas filter costs ~1 ms an answer)."""
     t = power_table()
-    rows = t[(t.gpu == gpu.gpu) & (t.phase == phase)]
+    rows = t[(t.gpu == gpu) & (t.phase == phase)]
     if rows.empty:
         rows = t[(t.gpu == "*") & (t.phase == phase)]
     r = rows.iloc[0]
     host = 0.0 if pd.isna(r.host_watts_per_gpu) else float(r.host_watts_per_gpu)
     frac = float(r.power_fraction)
-    return PowerDraw(gpu.tdp_w * frac, host, frac, str(r.source))
+    return PowerDraw(tdp_w * frac, host, frac, str(r.source))
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,9 @@ def region_ids() -> list[str]:
     return [str(r) for r in regions_table().region]
 
 
+@lru_cache(maxsize=512)
 def site_figures(region: str, pue: float | None, usd_per_kwh: float | None, gco2: float | None) -> SiteFigures:
+    """The site's figures: the region's row (read once), each replaced by the user's where given; remembered."""
     t = regions_table()
     rows = t[t.region == region]
     if rows.empty:
@@ -178,8 +186,13 @@ def monthly_output_tokens(
 
 def server_price_per_gpu(gpu: GPU) -> tuple[float, str] | None:
     """(USD per GPU, source) of buying a server of this GPU type, where a public figure exists."""
+    return _server_price(gpu.gpu)
+
+
+@lru_cache(maxsize=512)
+def _server_price(gpu: str) -> tuple[float, str] | None:
     t = ownership_table()
-    rows = t[t.gpu == gpu.gpu]
+    rows = t[t.gpu == gpu]
     if rows.empty:
         return None
     r = rows.iloc[0]
