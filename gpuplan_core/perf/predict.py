@@ -5,6 +5,8 @@ throughput and the batch sweep. Every step is ``steps.StepModel``'s, the engine 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, matmul_params_active
 from ..model.formats import get_format
@@ -14,15 +16,61 @@ from .roofline import Workload, expected_experts_touched, weight_bytes_touched
 from .steps import StepModel, step_model
 
 
-def _mean_decode_time(sm: StepModel, batch, prompt, output, *, tokens_per_seq=1) -> tuple[float, PhaseReport]:
-    """Average decode-step time over contexts prompt .. prompt + output - 1 (not first+last / 2 alone:
-    sampled at up to 9 points, exact for the piecewise-linear step time)."""
+def _decode_contexts(prompt: int, output: int) -> list[int]:
+    """The contexts a static batch's mean decode step is sampled at: up to 9 over prompt .. prompt + output - 1."""
     steps = max(1, output - 1)
     n = min(9, steps)
-    ctxs = [prompt + round(i * (steps - 1) / max(1, n - 1)) for i in range(n)] if n > 1 else [prompt]
-    mid = len(ctxs) // 2  # the step reported; the others' times alone (StepModel.decode_s: the same formula)
-    times = [sm.decode_s(batch, c, tokens_per_seq) for c in ctxs]
-    return sum(times) / len(times), sm.decode(batch, ctxs[mid], tokens_per_seq)
+    return [prompt + round(i * (steps - 1) / max(1, n - 1)) for i in range(n)] if n > 1 else [prompt]
+
+
+def _mean_decode_s(sm: StepModel, batch, prompt, output, *, tokens_per_seq=1) -> float:
+    """Average decode-step time over contexts prompt .. prompt + output - 1 (not first+last / 2 alone:
+    sampled at up to 9 points, exact for the piecewise-linear step time; StepModel.decode_s, no report)."""
+    times = [sm.decode_s(batch, c, tokens_per_seq) for c in _decode_contexts(prompt, output)]
+    return sum(times) / len(times)
+
+
+def _mean_decode_time(sm: StepModel, batch, prompt, output, *, tokens_per_seq=1) -> tuple[float, PhaseReport]:
+    """``_mean_decode_s`` and the report of the middle sampled step."""
+    ctxs = _decode_contexts(prompt, output)
+    mean = _mean_decode_s(sm, batch, prompt, output, tokens_per_seq=tokens_per_seq)
+    return mean, sm.decode(batch, ctxs[len(ctxs) // 2], tokens_per_seq)
+
+
+@dataclass(frozen=True)
+class StaticTimes:
+    """The figures of ``predict`` that a layout's judgement reads (plan/capacity.py), float for float predict's,
+    worked out without its reports (a question judges dozens of layouts)."""
+
+    ttft_s: float
+    tpot_s: float
+    e2e_request_s: float
+    decode_tokens_per_s: float
+    prefill_tokens_per_s: float
+
+
+def static_times(
+    m: ModelArch,
+    gpu: GPU,
+    wl: Workload,
+    batch: int,
+    prompt: int,
+    output: int,
+    *,
+    pa: PerfAssumptions | None = None,
+    engine: str | None = None,
+) -> StaticTimes:
+    """``predict``'s TTFT, TPOT, end to end and token rates of ``batch`` requests (the same steps and formulas)."""
+    pa = pa or PerfAssumptions()
+    if wl.spec_draft is not None:  # draft and verify steps: predict's own sums
+        p = predict(m, gpu, wl, batch, prompt, output, pa=pa, with_compute_bound_batch=False, engine=engine)
+        return StaticTimes(p.ttft_s, p.tpot_s, p.e2e_request_s, p.decode_tokens_per_s, p.prefill_tokens_per_s)
+    if batch < 1 or prompt < 1 or output < 1:
+        raise ValueError("batch, input_tokens and output_tokens must be >= 1")
+    sm = step_model(m, gpu, wl, pa, engine)
+    ttft = sm.prefill_s(batch, prompt)
+    tpot = _mean_decode_s(sm, batch, prompt, output)
+    return StaticTimes(ttft, tpot, ttft + (output - 1) * tpot, batch / tpot, batch * prompt / ttft)
 
 
 def compute_bound_batch(m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, limit: int = 1 << 20) -> int | None:

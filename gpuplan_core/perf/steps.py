@@ -138,6 +138,13 @@ class StepModel:
         new = max(1, prompt - cached)
         return self.cost.phase("prefill", [Part(batch, cached, new, batch)], self.pa.prefill_overhead_s)
 
+    def prefill_s(self, batch: int, prompt: int) -> float:
+        """``prefill(batch, prompt).time_s`` without building the report (roofline.StepCost.seconds: the same
+        formula)."""
+        cached = int(prompt * self.wl.prefix_cache_fraction)
+        new = max(1, prompt - cached)
+        return self.cost.seconds([(batch, cached, new, batch)], self.pa.prefill_overhead_s)
+
     def decode(self, batch: float, ctx: int, tokens_per_seq: int = 1) -> PhaseReport:
         """A decode step of ``batch`` sequences at context ``ctx`` (a speculative verify step: ``tokens_per_seq``)."""
         part = Part(batch, ctx, tokens_per_seq, batch * tokens_per_seq)

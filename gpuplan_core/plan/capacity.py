@@ -29,12 +29,11 @@ from functools import lru_cache
 from ..hardware.catalog import GPU
 from ..model.arch import ModelArch
 from ..perf.efficiency import PerfAssumptions
-from ..perf.predict import predict
+from ..perf.predict import StaticTimes, static_times
 from ..perf.replica import EngineLimits, Replica
 from ..perf.roofline import Workload
 from ..perf.serving import OpenLoad, capacity, open_load
 from ..perf.simulate import Shape
-from ..results.perf import StaticPerf
 from .replica_runs import SharedSim
 from .replica_runs import forget as forget_runs
 
@@ -97,7 +96,7 @@ class ReplicaEval:
     targets under traffic (0: none, and ``light`` is a trickle's latencies); without traffic, the static batch's
     throughput (batch / its end-to-end time). ``serving_batch``: the sequences that run at once under traffic."""
 
-    static: StaticPerf
+    static: StaticTimes  # the static batch's (perf.predict's figures a layout's judgement reads)
     floor_ttft_s: float  # one request alone: the least this layout can do
     floor_tpot_s: float
     capacity_per_s: float
@@ -189,10 +188,10 @@ def _grid(cap: float, known: list[float]) -> list[float]:
     return out
 
 
-def _alone(q: ReplicaQuestion, batch: int) -> StaticPerf:
-    """The static roofline's figures at ``batch`` sequences (perf.predict), remembered by what they read: not the
-    targets, the shape or the traffic, so a question that changes only those (a first-token target's slider)
-    predicts nothing again."""
+def _alone(q: ReplicaQuestion, batch: int) -> StaticTimes:
+    """The static roofline's figures at ``batch`` sequences (perf.predict.static_times), remembered by what they
+    read: not the targets, the shape or the traffic, so a question that changes only those (a first-token target's
+    slider) predicts nothing again."""
     return _static(q.model, q.gpu, q.workload, batch, q.input_tokens, q.output_tokens, q.pa, q.engine)
 
 
@@ -206,9 +205,8 @@ def _static(
     output_tokens: int,
     pa: PerfAssumptions,
     engine: str,
-) -> StaticPerf:
-    wl = Workload(*workload)
-    return predict(m, gpu, wl, batch, input_tokens, output_tokens, pa=pa, with_compute_bound_batch=False, engine=engine)
+) -> StaticTimes:
+    return static_times(m, gpu, Workload(*workload), batch, input_tokens, output_tokens, pa=pa, engine=engine)
 
 
 def _replica(q: ReplicaQuestion) -> Replica:

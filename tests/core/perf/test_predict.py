@@ -11,7 +11,7 @@ from gpuplan_core.hardware.catalog import get_gpu
 from gpuplan_core.model.arch import model_from_param_count
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
-from gpuplan_core.perf.predict import _mean_decode_time, compute_bound_batch, decode_sweep, predict
+from gpuplan_core.perf.predict import _mean_decode_time, compute_bound_batch, decode_sweep, predict, static_times
 from gpuplan_core.perf.roofline import Workload
 from gpuplan_core.perf.steps import StepModel
 
@@ -134,3 +134,31 @@ def test_the_decode_sweep_doubles_the_batch_up_to_the_largest_and_reads_each_ste
         assert s.tokens_per_s == pytest.approx(s.batch / s.step_time_s)
     assert sweep[0].bound == "memory" and sweep[-1].tokens_per_s > 20 * sweep[0].tokens_per_s
     assert [s.batch for s in decode_sweep(L8, H100, Workload(), 2300, 0)] == [1]
+
+
+@pytest.mark.parametrize(
+    "preset,gpu,wl,batch,prompt,output,engine",
+    [
+        ("Llama-3.1-8B", "H100-SXM", Workload(), 1, 2000, 300, "vllm"),
+        ("Llama-3.1-8B", "H100-SXM", Workload(), 8, 2000, 300, "vllm"),
+        ("Llama-3.1-70B", "H100-SXM", Workload(weights_format="fp8", tp=4), 16, 8000, 2, "sglang"),
+        ("Mixtral-8x7B-v0.1", "A100-80GB-SXM", Workload(tp=2, prefix_cache_fraction=0.5), 4, 1000, 64, "trtllm"),
+        ("Qwen2.5-7B", "L4", Workload(), 3, 500, 1, None),
+        ("Llama-3.1-8B", "H100-SXM", Workload(spec_draft=model_from_param_count(1_000_000_000)), 2, 1000, 200, "vllm"),
+    ],
+)
+def test_the_static_times_a_judgement_reads_are_predicts_float_for_float(
+    preset, gpu, wl, batch, prompt, output, engine
+):
+    """plan/capacity.py reads ``static_times`` (no reports built): each figure equals predict's exactly."""
+    m, g = get_preset(preset), get_gpu(gpu)
+    full = predict(m, g, wl, batch, prompt, output, pa=PA, engine=engine)
+    lean = static_times(m, g, wl, batch, prompt, output, pa=PA, engine=engine)
+    assert (lean.ttft_s, lean.tpot_s, lean.e2e_request_s, lean.decode_tokens_per_s, lean.prefill_tokens_per_s) == (
+        full.ttft_s,
+        full.tpot_s,
+        full.e2e_request_s,
+        full.decode_tokens_per_s,
+        full.prefill_tokens_per_s,
+    )
+    assert lean.ttft_s == full.prefill.time_s and lean.e2e_request_s == lean.ttft_s + (output - 1) * lean.tpot_s
