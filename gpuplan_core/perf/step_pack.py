@@ -2,7 +2,8 @@
 decode_time_factor)`` turns a ``roofline.StepCost`` into ``coef`` (the roofline's per-replica constants, named by the
 indices below), ``shapes`` (the GEMMs of a layer: n, k, the layers that run them) and the kernel tables the replica
 reads (``meta``, ``grids``, ``ms``, ``logs``: each table's axes and its rows on the dense grid of those axes, NaN where
-no shape was measured), or ``EMPTY`` where the compiled model does not cover the replica.
+no shape was measured), and the replica's own ``memo`` of its GEMM times by token count (``MEMO_TOKENS``; empty
+without kernel tables), or ``EMPTY`` where the compiled model does not cover the replica.
 """
 
 from __future__ import annotations
@@ -82,11 +83,22 @@ _FIELDS = _NAMES.split()
 AR_NONE, AR_PCIE, AR_NVLINK = 0.0, 1.0, 2.0
 T_GEMM, T_GEMM16, T_DECODE, T_PREFILL, T_ALL_REDUCE = range(5)  # the kernel tables a replica reads, by ``meta`` row
 MAX_DIM, MAX_M = 65_536, 16_384  # kernel_steps'
+# The memo of a replica's GEMM times (``memo``, step_time._gemms_s): a step's dense GEMMs read only its token count
+# and its LM head only its logits count, so each count's time is looked up once (the look-ups are ~70% of a step's
+# time) and kept here, up to these counts (a step's token budget and running sequences; past them, looked up as
+# before). UNSET marks a count not yet looked up (a time is >= 0, or NaN where the tables have no figure).
+MEMO_TOKENS, MEMO_LOGITS, UNSET = 8_192, 2_048, -1.0
+
+
+def new_memo() -> np.ndarray:
+    """An empty memo: the dense GEMMs' times by token count 0 .. MEMO_TOKENS, then the LM head's by logits count."""
+    return np.full(MEMO_TOKENS + MEMO_LOGITS + 2, UNSET)
 
 
 def _empty_model():
     none = np.zeros((5, 6), np.int64)
-    return (np.empty(0), np.zeros((0, 3), np.int64), none, np.zeros(0, np.int64), np.empty(0), np.empty(0))
+    empty = np.empty(0)
+    return (empty, np.zeros((0, 3), np.int64), none, np.zeros(0, np.int64), empty, empty, empty)
 
 
 EMPTY = _empty_model()  # what a replica the compiled model does not cover packs to
@@ -213,7 +225,7 @@ def pack(cost, decode_time_factor: float = 1.0):
         found[T_PREFILL] = ("attention_prefill", (k.gpu, k.engine, k.kv, k.heads, k.kv_heads))
         found[T_ALL_REDUCE] = ("all_reduce", (k.gpu, "nccl"))
     coef = np.array([float(c[name]) for name in _FIELDS])
-    return (coef, shapes, *_tables(tuple(found)))
+    return (coef, shapes, *_tables(tuple(found)), new_memo() if k is not None else np.empty(0))
 
 
 def with_factor(model, decode_time_factor: float):

@@ -96,6 +96,34 @@ def _gemm_s(model, t, m, n, k):
 
 
 @njit
+def _gemms_s(model, tokens, logits):
+    """The step's dense GEMMs at ``tokens`` tokens (each shape's measured time x its runs, in order) and, unless
+    that is NaN (not measured), its LM head's at ``logits`` rows; each remembered in the replica's memo by its count
+    (step_pack.MEMO_*: the same look-ups, so the same floats)."""
+    memo, c = model[6], model[0]
+    g = P.UNSET
+    if tokens <= P.MEMO_TOKENS:
+        g = memo[tokens]
+    if g == P.UNSET:
+        g = 0.0
+        for s in range(len(model[1])):
+            runs = model[1][s, 2]
+            t = _gemm_s(model, P.T_GEMM, tokens, model[1][s, 0], model[1][s, 1]) if runs else 0.0
+            g += t * runs
+        if tokens <= P.MEMO_TOKENS:
+            memo[tokens] = g
+    if math.isnan(g) or not logits:
+        return g
+    at = P.MEMO_TOKENS + 1 + logits
+    lm = memo[at] if logits <= P.MEMO_LOGITS else P.UNSET
+    if lm == P.UNSET:
+        lm = _gemm_s(model, P.T_GEMM16, logits, np.int64(c[P.LM_N]), np.int64(c[P.LM_K]))
+        if logits <= P.MEMO_LOGITS:
+            memo[at] = lm
+    return g + lm
+
+
+@njit
 def _kv_bytes(c, context_tokens, sequences):
     """model.arch.KVCacheBytes."""
     if context_tokens <= 0 or sequences <= 0:
@@ -209,13 +237,7 @@ def step_s(model, decodes, ctx, spec, count):
     at_mem = kv / (bw * kv_mbu) if kv else 0.0
     if c[P.KERNELS] and tokens > 0:  # roofline.StepCost._measured: kernel_steps.MeasuredSteps.groups, measured_ops
         t_all, t_lm = max(1, round(tokens)), round(lm_tokens)
-        g = 0.0
-        for s in range(len(model[1])):
-            runs = model[1][s, 2]
-            t = _gemm_s(model, P.T_GEMM, t_all, model[1][s, 0], model[1][s, 1]) if runs else 0.0
-            g += t * runs
-        if not math.isnan(g) and t_lm:
-            g += _gemm_s(model, P.T_GEMM16, t_lm, np.int64(c[P.LM_N]), np.int64(c[P.LM_K]))
+        g = _gemms_s(model, t_all, t_lm)
         a = _part(model, decodes, ctx, 1) if decodes > 0 else 0.0
         for j in range(count):
             a += _part(model, 1.0, spec[3 * j], spec[3 * j + 1])
