@@ -83,16 +83,20 @@ _FIELDS = _NAMES.split()
 AR_NONE, AR_PCIE, AR_NVLINK = 0.0, 1.0, 2.0
 T_GEMM, T_GEMM16, T_DECODE, T_PREFILL, T_ALL_REDUCE = range(5)  # the kernel tables a replica reads, by ``meta`` row
 MAX_DIM, MAX_M = 65_536, 16_384  # kernel_steps'
-# The memo of a replica's GEMM times (``memo``, step_time._gemms_s): a step's dense GEMMs read only its token count
-# and its LM head only its logits count, so each count's time is looked up once (the look-ups are ~70% of a step's
-# time) and kept here, up to these counts (a step's token budget and running sequences; past them, looked up as
-# before). UNSET marks a count not yet looked up (a time is >= 0, or NaN where the tables have no figure).
+# The memo of a replica's table look-ups (``memo``, step_time._gemms_s and _chunk_s): a step's dense GEMMs read only
+# its token count, its LM head only its logits count and a prompt chunk's attention only the chunk's new tokens, so
+# each count's time is looked up once (the look-ups were ~70% of a step's time) and kept here, up to these counts
+# (a step's token budget and running sequences; past them, looked up as before). UNSET marks a count not yet looked
+# up (a time is >= 0, or NaN where the tables have no figure).
 MEMO_TOKENS, MEMO_LOGITS, UNSET = 8_192, 2_048, -1.0
+MEMO_AT_LOGITS = MEMO_TOKENS + 1  # where the LM head's times start
+MEMO_AT_CHUNKS = MEMO_AT_LOGITS + MEMO_LOGITS + 1  # where a chunk's attention times start (by its new tokens)
 
 
 def new_memo() -> np.ndarray:
-    """An empty memo: the dense GEMMs' times by token count 0 .. MEMO_TOKENS, then the LM head's by logits count."""
-    return np.full(MEMO_TOKENS + MEMO_LOGITS + 2, UNSET)
+    """An empty memo: the dense GEMMs' times by token count 0 .. MEMO_TOKENS, the LM head's by logits count, a
+    prompt chunk's attention by its new tokens."""
+    return np.full(MEMO_AT_CHUNKS + MEMO_TOKENS + 1, UNSET)
 
 
 def _empty_model():

@@ -114,7 +114,7 @@ def _gemms_s(model, tokens, logits):
             memo[tokens] = g
     if math.isnan(g) or not logits:
         return g
-    at = P.MEMO_TOKENS + 1 + logits
+    at = P.MEMO_AT_LOGITS + logits
     lm = memo[at] if logits <= P.MEMO_LOGITS else P.UNSET
     if lm == P.UNSET:
         lm = _gemm_s(model, P.T_GEMM16, logits, np.int64(c[P.LM_N]), np.int64(c[P.LM_K]))
@@ -189,6 +189,22 @@ def _part(model, seqs, cached, new):
 
 
 @njit
+def _chunk_s(model, cached, new):
+    """``_part(model, 1.0, cached, new)``, a prompt chunk's attention: its look-up (batch 1, ``new`` tokens) kept in
+    the replica's memo by ``new`` (step_pack.MEMO_AT_CHUNKS), the cached context's share applied after, as there."""
+    if new == 1 or new > P.MEMO_TOKENS or len(model[6]) == 0:
+        return _part(model, 1.0, cached, new)
+    memo = model[6]
+    t = memo[P.MEMO_AT_CHUNKS + new]
+    if t == P.UNSET:
+        t = look_up(model, P.T_PREFILL, 1, new, 0)
+        memo[P.MEMO_AT_CHUNKS + new] = t
+    if not math.isnan(t) and cached:
+        t *= (new * cached + new * (new + 1) / 2) / (new * (new + 1) / 2)
+    return t * 1.0 / 1
+
+
+@njit
 def step_s(model, decodes, ctx, spec, count):
     """StepModel.step_s: a step of ``decodes`` sequences each adding a token after ``ctx`` and the prompt chunks
     ``spec[:3 count]`` ((cached, new, logits) each), in seconds."""
@@ -240,7 +256,7 @@ def step_s(model, decodes, ctx, spec, count):
         g = _gemms_s(model, t_all, t_lm)
         a = _part(model, decodes, ctx, 1) if decodes > 0 else 0.0
         for j in range(count):
-            a += _part(model, 1.0, spec[3 * j], spec[3 * j + 1])
+            a += _chunk_s(model, spec[3 * j], spec[3 * j + 1])
         a *= c[P.NUM_LAYERS]
         if not math.isnan(g):
             mm_comp, mm_mem = _to(mm_comp, mm_mem, g / c[P.PP] + acts / (bw * c[P.W_MBU_MAX]))

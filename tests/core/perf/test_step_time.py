@@ -128,14 +128,15 @@ def test_every_module_with_compiled_code_names_the_cache_it_reads():
     assert {"perf/step_loop.py", "perf/steps.py", "perf/step_time.py"} <= compiling
 
 
-def test_a_replicas_gemm_times_are_remembered_by_token_count_and_stay_the_python_models():
-    """The dense GEMMs read only the step's token count and the LM head its logits count (step_pack.MEMO_*): a
-    2,048-token prompt alone and 1,024 decodes beside a 1,024-token chunk share the memo's entry for 2,048 tokens,
-    and every step is still the Python model's time; past the memo's counts a step is looked up as before."""
+def test_a_replicas_table_look_ups_are_remembered_by_count_and_stay_the_python_models():
+    """The dense GEMMs read only the step's token count, the LM head its logits count and a chunk's attention its
+    new tokens (step_pack.MEMO_*): a 2,048-token prompt alone and 1,024 decodes beside a 1,024-token chunk share the
+    memo's entry for 2,048 tokens, and every step is still the Python model's time; past the memo's counts a step
+    is looked up as before."""
     model = StepModel(get_preset("Llama-3.1-8B"), get_gpu("H100-SXM"), Workload(tp=2), PerfAssumptions(), "vllm")
     packed = step_pack.pack(model.cost)
     memo = packed[6]
-    assert len(memo) == step_pack.MEMO_TOKENS + step_pack.MEMO_LOGITS + 2 and (memo == step_pack.UNSET).all()
+    assert len(memo) == 2 * step_pack.MEMO_TOKENS + step_pack.MEMO_LOGITS + 3 and (memo == step_pack.UNSET).all()
     steps = (
         (0.0, 0, ((0, 2048, 1),)),  # 2,048 tokens, 1 logit
         (1024.0, 700, ((300, 1024, 1),)),  # 2,048 tokens again, 1,025 logits
@@ -145,7 +146,8 @@ def test_a_replicas_gemm_times_are_remembered_by_token_count_and_stay_the_python
     for decodes, ctx, chunks in steps:
         spec = np.array([v for c in chunks for v in c], np.int64)
         assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == model.python_step_s(decodes, ctx, chunks)
-    logits_at = step_pack.MEMO_TOKENS + 1
+    logits_at, chunks_at = step_pack.MEMO_AT_LOGITS, step_pack.MEMO_AT_CHUNKS
     kept = set(np.flatnonzero(memo != step_pack.UNSET).tolist())
-    assert kept == {2048, logits_at + 1, logits_at + 1025}
+    # the GEMMs at 2,048 tokens, the LM head at 1 and 1,025 logits, the chunks' attention at 2,048 and 1,024 new
+    assert kept == {2048, logits_at + 1, logits_at + 1025, chunks_at + 2048, chunks_at + 1024}
     assert step_pack.pack(model.cost)[6] is not memo  # each packed replica has its own memo
