@@ -387,26 +387,3 @@ def _send_next(closed, next_id, n, now, request_in_s, request_out_s, sent, arriv
         _push(arr_t, arr_k, arr_n, arrive[next_id], next_id)
         return next_id + 1, arr_n + 1
     return next_id, arr_n
-
-
-@njit
-def window_measures(sent, admitted, first, fin, out, lo, hi):
-    """The measured window's (requests lo .. hi - 1) per-request figures, as simulate._measure reads them: TTFT and
-    end to end (from the send), TPOT of those with more than one output token ((last - first) / (tokens - 1)) and
-    the queue's wait (send -> admitted); numpy's element by element operations, float for float, in one pass."""
-    m = hi - lo
-    ttft, e2e, waits = np.empty(m), np.empty(m), np.empty(m)
-    multi = 0
-    for i in range(lo, hi):
-        if out[i] > 1:
-            multi += 1
-    tpot = np.empty(multi)
-    j = 0
-    for i in range(lo, hi):
-        ttft[i - lo] = first[i] - sent[i]
-        e2e[i - lo] = fin[i] - sent[i]
-        waits[i - lo] = admitted[i] - sent[i]
-        if out[i] > 1:
-            tpot[j] = (fin[i] - first[i]) / float(out[i] - 1)
-            j += 1
-    return ttft, e2e, tpot, waits
