@@ -4,8 +4,10 @@ pages), for a bounded time. Prints p50/p95 rerun latency for the whole run and a
 computed first (warm: the caches after warm-up), the server's CPU per rerun and its peak RSS. Goal: 100 sessions,
 p95 <= 300 ms per process after warm-up, RSS <= 400 MB.
 
-Runs the app the way the README and the Dockerfile do (python -m gpuplan_ui.serve), and once as plain
-``streamlit run app.py`` for comparison; also compares runner.postScriptGC on and off for one session.
+Runs the app the way the README and the Dockerfile do (python -m gpuplan_ui.serve), once as plain
+``streamlit run app.py`` for comparison, and as two processes behind nginx (``python -m gpuplan_ui.serve
+--replicas 2``: server CPU is then the whole tree's, RSS the largest process's); also compares
+runner.postScriptGC on and off for one session.
 
     python bench/bench_load.py [sessions] [seconds]
 """
@@ -15,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -41,6 +45,8 @@ WARMUP_S = 10.0
 
 
 def start(extra: list[str], how: list[str] = LAUNCHER) -> tuple[subprocess.Popen, str]:
+    """The app on a free loopback port (with ``--replicas N`` in ``extra``: nginx there, the replicas behind it,
+    listed by ``replica_urls(proc)``)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -56,10 +62,11 @@ def start(extra: list[str], how: list[str] = LAUNCHER) -> tuple[subprocess.Popen
         ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=tempfile.TemporaryFile(),  # noqa: SIM115 - read by replica_urls, closed with the process
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
+    deadline = time.time() + 120
+    while time.time() < deadline:
         try:
             if requests.get(url + "/_stcore/health", timeout=1).text == "ok":
                 return proc, url
@@ -69,16 +76,51 @@ def start(extra: list[str], how: list[str] = LAUNCHER) -> tuple[subprocess.Popen
     raise RuntimeError("server did not start")
 
 
+def replica_urls(proc: subprocess.Popen) -> list[str]:
+    """The replicas' own addresses, as the launcher announced them under ``--replicas N`` (none for one process)."""
+    proc.stderr.seek(0)
+    return re.findall(r"replica \d+ of \d+ at (http://\S+)", proc.stderr.read().decode(errors="replace"))
+
+
+def tree(pid: int) -> list[int]:
+    """pid and every process under it (the replicas and nginx under ``--replicas N``)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        parents.setdefault(ppid, []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(parents.get(p, []))
+    return out
+
+
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    """The largest resident set of one process of the tree (the goal is per process)."""
+    most = 0.0
+    for p in tree(pid):
+        try:
+            lines = Path(f"/proc/{p}/status").read_text().splitlines()
+        except OSError:
+            continue
+        most = max([most] + [int(x.split()[1]) / 1024 for x in lines if x.startswith("VmRSS:")])
+    return most
 
 
 def cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds of the whole tree."""
+    total = 0.0
+    for p in tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 async def user(url: str, i: int, t0: float, until: float, out: list[tuple[float, float]]) -> None:
@@ -137,8 +179,9 @@ def run(n: int, seconds: float, extra: list[str], how: list[str] = LAUNCHER, war
     sessions open at once on cold caches (the first 10 s are also reported apart)."""
     proc, url = start(extra, how)
     try:
-        if warm:
-            asyncio.run(_warm(url))
+        if warm:  # every replica's caches (nginx would send one warming session to one replica)
+            for u in replica_urls(proc) or [url]:
+                asyncio.run(_warm(u))
         c0, me0 = cpu_s(proc.pid), time.process_time()
         lat, peak = asyncio.run(drive(url, proc.pid, n, seconds))
         cpu, me = cpu_s(proc.pid) - c0, time.process_time() - me0
@@ -195,3 +238,5 @@ if __name__ == "__main__":
     run(n, secs, [], PLAIN)
     run(n, secs, [])
     run(n, secs, [], warm=True)
+    run(n, secs, ["--replicas=2"])  # two processes behind nginx (one command: gpuplan_ui/cluster.py)
+    run(n, secs, ["--replicas=2"], warm=True)

@@ -18,6 +18,9 @@ bench/bench_load.py and bench/st_client.py (figures in the README).
    waits for the network (a Hugging Face fetch) gives its slot back meanwhile (``released()``); it
    must not wait on any lock another run may hold while it still holds its slot.
 
+3. ``--replicas N`` (or ``GPUPLAN_REPLICAS``): N such processes behind Debian's nginx with the bundled
+   ``deploy/nginx.conf`` (sticky sessions), for more sessions than one process keeps up with (cluster.py).
+
 If a later Streamlit moves what these patch, the server starts unpatched and says so on stderr.
 """
 
@@ -128,6 +131,12 @@ def _runs_from_env() -> int:
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    from gpuplan_ui import cluster
+
+    plan = cluster.plan_from(args)  # --replicas N: N processes like this one behind nginx (cluster.py)
+    if plan.replicas > 1:
+        raise SystemExit(cluster.serve_replicas(plan))
+    args = cluster.take_option(args, "--replicas")[1]
     if not patch_nodelay():
         print(
             "gpuplan: could not enable TCP_NODELAY (Streamlit's server changed); reruns may be ~40 ms slower.",

@@ -46,6 +46,7 @@ PARAMETERS = {
     ("gpuplan_ui/sidebar.py", "shape", "values"),
     ("gpuplan_ui/widgets.py", "render", "values"),
     ("gpuplan_ui/share.py", "report_html", "values"),
+    ("gpuplan_ui/cluster.py", "plan_from", "env"),  # environment variables (os.environ by default)
 }
 # Parameters holding a pending view, on pages other branches convert (deleted with their PENDING_VIEWS entry).
 PENDING_PARAMETERS: set[tuple[str, str, str]] = set()
