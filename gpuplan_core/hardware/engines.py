@@ -15,6 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..model.formats import get_format
+from .catalog import GPU
+
 Engine = Literal["vllm", "sglang", "trtllm", "transformers"]
 EngineVersion = Literal["0.6", "0.10+", "0.4", "0.5", "0.14", "0.17", "1.x"]  # a release line where behaviour differs
 
@@ -108,6 +111,7 @@ class EngineRelease:
     unchunked_min_tokens: int | None = 2048
     small_gpu_chunk: tuple[float, int] | None = None  # (GPU memory in bytes, budget): below it, this budget
     cuda_graphs: bool = True  # decode steps run as CUDA graphs by default
+    listed: tuple[str, ...] | None = None  # the GPUs or architectures its support page lists (None: not stated)
 
     def chunked(self, max_context_tokens: int) -> bool:
         """Whether this release chunks prompts for a model of this context length (with its defaults)."""
@@ -124,6 +128,29 @@ class EngineRelease:
             return self.unchunked_policy, None
         return self.unchunked_policy, max(max_context_tokens, self.unchunked_min_tokens)
 
+
+# TensorRT-LLM's own lists of the hardware it develops and tests on ("if a GPU architecture is not listed, the
+# TensorRT-LLM team does not develop or test the software on the architecture and support is limited to community
+# support"). 1.x: docs "Supported Hardware" (B200, GB200, B300, GB300, DGX Spark; H100, H200, GH200; L20, L40/L40S;
+# A100), the catalog's rows of those. 0.x: docs/source/reference/support-matrix.md (the 0.18-0.19 matrix, container
+# 25.03): the Blackwell, Hopper, Ada Lovelace and Ampere architectures, with FP8 only from SM 89 (Ada) on.
+TRTLLM_1X_GPUS = (
+    "B200",
+    "H100-SXM",
+    "H100-PCIe",
+    "H200",
+    "L40",
+    "L40S",
+    "A100-80GB-SXM",
+    "A100-80GB-PCIe",
+    "A100-40GB",
+)
+TRTLLM_0X_ARCHITECTURES = ("Blackwell", "Hopper", "Ada", "Ampere")
+TRTLLM_SOURCE = (
+    "NVIDIA TensorRT-LLM docs: 'Supported Hardware' (1.x) and reference/support-matrix.md (0.x: Ampere SM80/SM86 "
+    "runs FP32, FP16, BF16, INT8, INT4; FP8 from Ada SM89)"
+)
+NVIDIA_ARCHITECTURES = ("Blackwell", "Hopper", "Ada", "Ampere", "Turing", "Volta")
 
 RELEASES: dict[tuple[str, str], EngineRelease] = {
     (r.engine, r.version): r
@@ -207,6 +234,7 @@ RELEASES: dict[tuple[str, str], EngineRelease] = {
             "max_num_tokens 8,192; in-flight batching with GUARANTEED_NO_EVICT; enable_chunked_context off (a "
             "prompt over the budget is refused, so the step loop chunks it). The step loop schedules it as 1.x",
             unchunked_min_tokens=None,
+            listed=TRTLLM_0X_ARCHITECTURES,
         ),
         EngineRelease(
             "trtllm",
@@ -227,6 +255,7 @@ RELEASES: dict[tuple[str, str], EngineRelease] = {
             "executes slower than C++'",
             unchunked_min_tokens=None,
             cuda_graphs=False,
+            listed=TRTLLM_0X_ARCHITECTURES,
         ),
         EngineRelease(
             "trtllm",
@@ -242,6 +271,7 @@ RELEASES: dict[tuple[str, str], EngineRelease] = {
             "TensorRT-LLM 1.x LLM API / trtllm-serve: max_batch_size 2,048, max_num_tokens 8,192, "
             "GUARANTEED_NO_EVICT, enable_chunked_prefill off",
             unchunked_min_tokens=None,
+            listed=TRTLLM_1X_GPUS,
         ),
     )
 }
@@ -261,6 +291,35 @@ def cuda_graphs(engine: str, version: str | None = None) -> bool:
     (perf/workload.py ``eager``) both read."""
     line = release(engine, version)
     return ENGINES[engine].cuda_graphs and (line is None or line.cuda_graphs)
+
+
+def engine_gpu_problem(engine: str, gpu: GPU, weights_format: str) -> str | None:
+    """Why the engine cannot serve these weights on this GPU at all (the layout search refuses it), or None:
+    TensorRT-LLM runs on NVIDIA GPUs only, and FP8 matmuls only where the GPU has FP8 tensor cores (Ada and later;
+    its support matrix gives Ampere FP16, BF16, INT8 and INT4). vLLM and SGLang run FP8 weights on Ampere as
+    weight-only kernels (Marlin), which the step model already times at BF16's peak."""
+    if engine != "trtllm":
+        return None
+    if gpu.kind != "gpu" or gpu.architecture not in NVIDIA_ARCHITECTURES:
+        return f"TensorRT-LLM runs on NVIDIA GPUs only, not on the {gpu.gpu} ({gpu.architecture})"
+    if get_format(weights_format).math == "fp8" and not gpu.fp8_dense_tflops:
+        return (
+            f"TensorRT-LLM has no FP8 on {gpu.architecture} (FP8 from Ada, SM 89, on; its support matrix lists "
+            "FP16, BF16, INT8 and INT4 there): BF16 or integer weights, or vLLM or SGLang, serve FP8 on it"
+        )
+    return None
+
+
+def engine_gpu_note(engine: str, version: str | None, gpu: GPU) -> str | None:
+    """The why-chain's line for a pick on a GPU the engine's release line does not list among the hardware it
+    supports (``EngineRelease.listed``, GPU names or architectures): it may run, with community support only."""
+    line = release(engine, version)
+    if line is None or line.listed is None or gpu.gpu in line.listed or gpu.architecture in line.listed:
+        return None
+    return (
+        f"{line.label} does not list the {gpu.gpu} among the hardware it supports (community support only): "
+        "check it runs there before renting"
+    )
 
 
 def release_of(engine: str, published: str, pytorch_backend: bool = False) -> str | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from ..hardware.catalog import get_gpu
-from ..hardware.engines import accelerator_note
+from ..hardware.engines import accelerator_note, engine_gpu_note
 from ..model.formats import get_format
 from ..pricing.offers import Offer
 from ..results.plan import ParetoPoint, Pick, Plan
@@ -87,9 +87,10 @@ def _ranked(cands: list[Pick], top: int, per_gpu_type: bool) -> tuple[list[Pick]
     return ok, ok[:top], [p for p in missed if p.rank_cost < best][:top]
 
 
-def _explain(ok: list[Pick], picks: list[Pick], chosen_format: str, training: bool) -> list[Pick]:
-    """The picks (copies) with the why lines a pick carries: a weights format other than ``chosen_format``, an
-    accelerator's note, the runner-up's cost."""
+def _explain(ok: list[Pick], picks: list[Pick], sc: Scenario, training: bool) -> list[Pick]:
+    """The picks (copies) with the why lines a pick carries: a weights format other than the scenario's, an
+    accelerator's note, a serving engine that does not list the GPU, the runner-up's cost."""
+    chosen_format, rt = sc.formats.weights_format, sc.assumptions
     chosen = get_format(chosen_format).name
     out = []
     for i, p in enumerate(picks):
@@ -97,6 +98,8 @@ def _explain(ok: list[Pick], picks: list[Pick], chosen_format: str, training: bo
         if p.weights_format != chosen:
             why.append(f"uses {get_format(p.weights_format).label} weights: check quality before switching")
         if note := accelerator_note(get_gpu(p.gpu).kind, training=training):
+            why.append(note)
+        if not training and (note := engine_gpu_note(rt.engine, rt.engine_version, get_gpu(p.gpu))):
             why.append(note)
         if i == 0 and len(ok) > 1:
             why.append(
@@ -143,7 +146,7 @@ def recommend(
             setattr(plan, k, v)
     training_job = sc.job.mode != "inference"
     ok, ranked, near = _ranked(cands, top, per_gpu_type=training_job and not sc.parallelism.gpu)
-    picks = _explain(ok, ranked, sc.formats.weights_format, training_job)
+    picks = _explain(ok, ranked, sc, training_job)
     ask = ServingAsk.of(sc)
     plan.picks = [with_band(ask, m, p) for p in picks]
     plan.near_misses = [with_band(ask, m, p) for p in near]

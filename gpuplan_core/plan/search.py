@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from ..common.text import counted
 from ..hardware.catalog import GPU
+from ..hardware.engines import engine_gpu_problem
 from ..memory.components import MemoryRequest
 from ..memory.fit import max_batch
 from ..model.arch import ModelArch, valid_tp_degrees
@@ -254,7 +255,10 @@ def rentable_layouts(
     """The layouts (tp, pp, sequences the KV cache holds) of this GPU and format that hold the complete memory
     budget (stages only when no single machine does, and then the fewest) and, with ``offers`` (this GPU's), that
     one of them can rent; the others recorded as rejected. ``memory``: the question's memory budget in this
-    format. Nothing is judged."""
+    format. Nothing is judged. An engine that cannot serve the format on the GPU at all (TensorRT-LLM's FP8 on
+    Ampere, or on a GPU not NVIDIA's) rejects every layout of it."""
+    if problem := engine_gpu_problem(ask.assumptions.engine, gpu, fmt):
+        return [], [Rejected(gpu.gpu, problem, fmt)]
     fitting = _fitting(m, ask.parallelism, fixed, gpu, memory, ask.request.batch_or_one)
     if not fitting:
         return [], [Rejected(gpu.gpu, NO_FIT, fmt)]
@@ -372,6 +376,8 @@ def binding_constraint(
             "The model does not fit the complete memory budget on any GPU and layout tried (up to "
             f"{max(TP_DEGREES)} GPUs per machine and {max(PP_STAGES)} stages); try a smaller weights format."
         )
+    if not layouts and (refused := sorted({r.reason for r in rejected if not r.offer_id and r.reason != NO_FIT})):
+        return refused[0][0].upper() + refused[0][1:] + "."  # the engine cannot serve the format there at all
     if not picks:
         reasons = sorted({r.reason for r in rejected if r.offer_id})
         return "No offer can rent a layout that fits: " + "; ".join(reasons[:3]) + "."

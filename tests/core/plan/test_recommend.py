@@ -268,3 +268,40 @@ def test_the_cost_tables_row_for_the_pick_is_the_pick():
     assert (row.layout, row.tp, row.replicas) == (pick.layout, pick.tp, pick.replicas)
     assert row.output_cost_per_million_usd == pick.output_cost_per_million_usd
     assert row.monthly_always_on_usd == pick.monthly_usd
+
+
+def test_tensorrt_llm_fp8_is_refused_where_the_gpu_has_no_fp8_and_an_unlisted_gpu_is_named():
+    from gpuplan_core.hardware.catalog import get_gpu
+
+    offers = list(OFFERS.values())
+    plan = recommend(Scenario(preset="Llama-3.1-8B", engine="trtllm", weights_format="fp8"), offers)
+    picked = {get_gpu(p.gpu).architecture for p in plan.picks}
+    assert picked and picked <= {"Ada", "Hopper", "Blackwell"}  # no Ampere or older
+    refused = {r["gpu"]: r["reason"] for r in plan.rejected if r["reason"].startswith("TensorRT-LLM")}
+    assert refused["A100-80GB-SXM"].startswith("TensorRT-LLM has no FP8 on Ampere")
+    assert refused["RTX-3090"] == refused["A100-80GB-SXM"]
+    assert refused["T4"].startswith("TensorRT-LLM has no FP8 on Turing")
+    # the same question on vLLM keeps Ampere's weight-only FP8 and says nothing of support
+    vllm = recommend(Scenario(preset="Llama-3.1-8B", weights_format="fp8"), offers)
+    assert not [r for r in vllm.rejected if r["reason"].startswith("TensorRT-LLM")]
+    assert not [w for p in vllm.picks for w in p.why if "does not list" in w]
+    # BF16 on TensorRT-LLM: every pick on a GPU its 1.x page does not list says so, and only those
+    bf16 = recommend(Scenario(preset="Llama-3.1-8B", engine="trtllm"), offers)
+    for p in bf16.picks:
+        noted = [w for w in p.why if "does not list" in w]
+        assert bool(noted) == (p.gpu not in {"B200", "H100-SXM", "H100-PCIe", "H200", "L40", "L40S"} | A100S), p.gpu
+
+
+A100S = {"A100-80GB-SXM", "A100-80GB-PCIe", "A100-40GB"}
+
+
+def test_a_gpu_the_engine_cannot_serve_the_format_on_says_why_and_what_does():
+    plan = recommend(
+        Scenario(preset="Llama-3.1-8B", engine="trtllm", weights_format="fp8", gpu="A100-80GB-SXM"),
+        list(OFFERS.values()),
+    )
+    assert not plan.picks
+    assert plan.message == (
+        "TensorRT-LLM has no FP8 on Ampere (FP8 from Ada, SM 89, on; its support matrix lists FP16, BF16, INT8 and "
+        "INT4 there): BF16 or integer weights, or vLLM or SGLang, serve FP8 on it."
+    )
