@@ -119,7 +119,7 @@ with page.guard("Costs per offer"):
                     site_views.energy_section(ans)
                     site_views.tiers_section(ans)
                     site_views.own_section(ans)
-    cannot = f"{len(cost.rejected)} GPU/offer combinations that cannot run"
+    cannot = f"{fmt.counted(len(cost.rejected), 'GPU/offer combination')} that cannot run"
     if views.rejected is not None and not page.meeting() and (box := page.section(cannot, "cost_rejected")):
         with box:
             page.show(views.rejected, "rejected")

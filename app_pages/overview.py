@@ -83,7 +83,7 @@ if plan is not None:
     if not page.meeting():
         if plan.tokens_note:
             st.caption(plan.tokens_note)
-        cannot = f"{len(plan.rejected)} options that cannot run"
+        cannot = f"{fmt.counted(len(plan.rejected), 'option')} that cannot run"
         if views.rejected is not None and (box := page.section(cannot, "rejected")):
             with box:
                 page.show(views.rejected, "rejected")

@@ -25,8 +25,10 @@ from ._shared import catalog_of, model_summary, scenario_of
 
 def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     """TTFT, TPOT, throughput and roofline data on one GPU type, at the scenario's layout when the
-    model fits there, else at the smallest layout that fits (and the result says so)."""
+    model fits there, else at the smallest layout that fits (and the result says so). Where the serving engine
+    cannot run the weights format on this GPU at all (the layout search refuses it too), no speed: why."""
     from ..hardware.catalog import get_gpu
+    from ..hardware.engines import engine_gpu_problem
     from ..memory.fit import max_batch, min_gpus
     from ..perf.bands import perf_bands
     from ..perf.efficiency import PerfAssumptions
@@ -34,6 +36,9 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
 
     m = sc.model()
     gpu = get_gpu(gpu_name)
+    refused = engine_gpu_problem(sc.assumptions.engine, gpu, sc.formats.weights_format)
+    if refused and sc.job.mode == "inference":
+        return NoFit(gpu=gpu.gpu, notes=[refused[0].upper() + refused[1:] + "."])
     req = memory_request(sc)
     notes: list[str] = []
     tp, pp = sc.parallelism.tp, sc.parallelism.pp

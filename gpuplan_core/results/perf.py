@@ -113,7 +113,8 @@ class GpuPerf(StaticPerf):
 
 
 class NoFit(_Report):
-    """The model fits no layout of this GPU type: no speed to predict."""
+    """The model fits no layout of this GPU type, or the serving engine cannot run its format there: no speed to
+    predict (``notes[0]`` says which)."""
 
     gpu: str
     fits: Literal[False] = False

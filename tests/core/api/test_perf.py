@@ -66,3 +66,14 @@ def test_the_curve_and_a_load_count_the_replicas_the_answer_runs_at_a_set_count(
     curve = api.serving_curve_report(sc)
     assert ans.pick.replicas == curve.replicas == api.serve_report(sc, request_rate=0.2).replicas == 2
     assert curve.peak_per_replica_requests_per_s == 10_000 / 86_400 * 3 / 2
+
+
+def test_a_gpu_the_engine_cannot_serve_the_format_on_shows_why_and_no_speed():
+    from gpuplan_core.api.perf import perf_for_gpu
+    from gpuplan_core.results.perf import GpuPerf, NoFit
+
+    sc = Scenario(preset="Llama-3.1-8B", engine="trtllm", weights_format="fp8", gpu="A100-80GB-SXM")
+    p = perf_for_gpu(sc, "A100-80GB-SXM")
+    assert isinstance(p, NoFit) and p.notes[0].startswith("TensorRT-LLM has no FP8 on Ampere")
+    assert isinstance(perf_for_gpu(sc, "H100-SXM"), GpuPerf)  # FP8 from Hopper on
+    assert isinstance(perf_for_gpu(sc.with_(engine="vllm"), "A100-80GB-SXM"), GpuPerf)  # vLLM: weight-only FP8
