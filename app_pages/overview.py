@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from gpuplan_core import plan_answer, training_speed_line
+from gpuplan_core import engine_name, plan_answer, training_speed_line
 from gpuplan_ui import cached, fmt, page, prices, share, widgets
 
 sc, values = page.setup("Which GPU should we rent, how many, and what will it cost?")
@@ -73,12 +73,12 @@ if plan is not None:
                         for p in ans.near_misses
                     )
                 )
-            deploy = "Deploy it: the vLLM command and a SkyPilot task"
+            deploy = f"Deploy it: the {engine_name(sc)} command and a SkyPilot task"
             if inference and (box := page.section(deploy, "deploy", ":material/rocket_launch:")):
                 with box:
                     dep = cached.deployment(key, top.model_dump_json(), values.get("hf") or None)
                     st.caption("One replica of the pick; start as many as the plan says (or use `sky serve`).")
-                    st.code(dep.vllm, language="bash")
+                    st.code(dep.command, language="bash")
                     st.code(dep.skypilot, language="yaml")
     if not page.meeting():
         if plan.tokens_note:

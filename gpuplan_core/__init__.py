@@ -59,7 +59,7 @@ from .perf.clients import BENCH_CLIENTS
 from .perf.efficiency import PerfAssumptions
 from .perf.replica import DEFAULT_GPU
 from .perf.schedulers import LOOPS as ENGINE_LOOPS
-from .plan.deploy import skypilot_yaml, vllm_command
+from .plan.deploy import engine_name, serve_command, skypilot_yaml, vllm_command
 from .plan.growth import growth_problem
 from .plan.rent import COLD_START_FIXED_S, WEIGHT_LOAD_BYTES_PER_S, cold_start_rule
 from .pricing.billing import MARKET_ESTIMATES, lifetime, market_projection

@@ -263,19 +263,21 @@ def plan_views(sc_json: str, pricing_key: str, explore_formats: bool, training: 
 
 @dataclass(frozen=True)
 class Deployment:
-    """One pick's deployment texts: the vLLM command and the SkyPilot task."""
+    """One pick's deployment texts: the serving engine's launch command (``engine`` names it) and the SkyPilot
+    task."""
 
-    vllm: str
+    engine: str
+    command: str
     skypilot: str
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def deployment(sc_json: str, pick_json: str, hf_id: str | None) -> Deployment:
-    """The vLLM command and SkyPilot task for one pick (the answer's) of this scenario."""
-    from gpuplan_core import Pick, skypilot_yaml, vllm_command
+    """The serving engine's command and SkyPilot task for one pick (the answer's) of this scenario."""
+    from gpuplan_core import Pick, engine_name, serve_command, skypilot_yaml
 
     sc, pick = _sc(sc_json), Pick.model_validate_json(pick_json)
-    return Deployment(vllm=vllm_command(sc, pick, hf_id), skypilot=skypilot_yaml(sc, pick, hf_id))
+    return Deployment(engine_name(sc), serve_command(sc, pick, hf_id), skypilot_yaml(sc, pick, hf_id))
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
-"""Deployment export for a pick: the ``vllm serve`` command and a SkyPilot task YAML that runs it.
+"""Deployment export for a pick: the scenario's serving engine's launch command and a SkyPilot task YAML that
+runs it.
 
-Flags follow vLLM's documented engine arguments (docs.vllm.ai, "Engine Arguments"); the SkyPilot task follows its
-YAML spec (resources.accelerators "GPU:count", num_nodes, run). Weights in FP8 are quantised on the fly from a
-16-bit checkpoint (``--quantization fp8``); INT4 GPTQ/AWQ and NVFP4 need a checkpoint already in that format, which
-the command says in a comment.
+Flags follow each engine's documented arguments: vLLM's engine arguments (docs.vllm.ai, "Engine Arguments"),
+SGLang's server arguments (``python -m sglang.launch_server --help``, docs "Server Arguments") and ``trtllm-serve``'s
+options (TensorRT-LLM docs, "trtllm-serve"); the SkyPilot task follows its YAML spec (resources.accelerators
+"GPU:count", num_nodes, setup, run). vLLM and SGLang quantise FP8 weights on the fly from a 16-bit checkpoint
+(``--quantization fp8``); TensorRT-LLM, INT4 GPTQ/AWQ and NVFP4 need a checkpoint already in that format, which the
+command says in a comment. transformers' ``generate()`` is no server: its export is vLLM's, said so.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ class DeployAsk:
     max_model_len: int
     memory_utilization: float
     kv_format: str
+    engine: str = "vllm"
 
     @classmethod
     def of(cls, sc: Scenario | DeployAsk) -> DeployAsk:
@@ -80,6 +84,7 @@ class DeployAsk:
             req.input_tokens + req.output_tokens,
             sc.assumptions.memory_utilization,
             sc.formats.kv_format,
+            sc.assumptions.engine,
         )
 
 
@@ -133,13 +138,14 @@ def vllm_command(
 def skypilot_yaml(
     scenario: Scenario | DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None
 ) -> str:
-    """A SkyPilot task for one replica of the pick (``sky launch task.yaml``; ``sky serve`` scales replicas)."""
+    """A SkyPilot task for one replica of the pick (``sky launch task.yaml``; ``sky serve`` scales replicas), set
+    up and run with the scenario's engine."""
     ask = DeployAsk.of(scenario)
     per_node = pick.tp if pick.pp > 1 else pick.tp * pick.pp
     nodes = pick.pp if pick.pp > 1 else 1
     accel = f"{SKYPILOT_GPU.get(pick.gpu, pick.gpu)}:{per_node}"
     cloud = pick.provider.lower().split("-")[0]
-    run = shlex.join(vllm_args(ask, pick, hf_id, max_num_seqs))
+    run = shlex.join(serve_args(ask, pick, hf_id, max_num_seqs))
     lines = [
         f"# gpuplan: {pick.layout}, {counted(pick.replicas, 'replica')} for the traffic; offer {pick.offer_id}",
         f"name: gpuplan-{(ask.preset or 'model').lower().replace('.', '-')}",
@@ -151,8 +157,84 @@ def skypilot_yaml(
     lines += [
         "  ports: 8000",
         f"num_nodes: {nodes}",
-        "setup: pip install vllm",
+        f"setup: {SETUP[_served_by(ask)]}",
         "run: |",
         f"  {run}",
     ]
     return "\n".join(lines) + "\n"
+
+
+SETUP = {  # each engine's documented pip install
+    "vllm": "pip install vllm",
+    "sglang": "pip install 'sglang[all]'",
+    "trtllm": "pip install tensorrt_llm",
+}
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+
+
+def _served_by(ask: DeployAsk) -> str:
+    """The engine whose command the export writes: the scenario's, or vLLM for transformers (no server)."""
+    return ask.engine if ask.engine in SETUP else "vllm"
+
+
+def engine_name(scenario: Scenario | DeployAsk) -> str:
+    """The name of the engine the export's command starts ('vLLM', 'SGLang', 'TensorRT-LLM')."""
+    return ENGINE_NAMES[_served_by(DeployAsk.of(scenario))]
+
+
+def sglang_args(ask: DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> list[str]:
+    """``python -m sglang.launch_server`` and its flags for this pick (one replica)."""
+    args = ["python", "-m", "sglang.launch_server", "--model-path", model_id(ask, hf_id)]
+    args += ["--tp-size", str(pick.tp), "--pp-size", str(pick.pp), "--context-length", str(ask.max_model_len)]
+    args += ["--mem-fraction-static", f"{ask.memory_utilization:g}", "--host", "0.0.0.0", "--port", "8000"]
+    if get_format(ask.kv_format).name == "fp8":
+        args += ["--kv-cache-dtype", "fp8_e4m3"]
+    w = get_format(pick.weights_format).name
+    if w == "fp8":
+        args += ["--quantization", "fp8"]
+    elif w == "int4-g128":
+        args += ["--quantization", "awq"]
+    if max_num_seqs:
+        args += ["--max-running-requests", str(max_num_seqs)]
+    return args
+
+
+def trtllm_args(ask: DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> list[str]:
+    """``trtllm-serve`` (PyTorch backend) and its flags for this pick (one replica). Its KV cache takes a share of
+    the memory left after the weights (``--kv_cache_free_gpu_memory_fraction``, 0.9 by default), not of the whole
+    GPU, so the scenario's utilization is not passed."""
+    args = ["trtllm-serve", model_id(ask, hf_id), "--backend", "pytorch", "--tp_size", str(pick.tp)]
+    args += ["--pp_size", str(pick.pp), "--max_seq_len", str(ask.max_model_len), "--host", "0.0.0.0"]
+    args += ["--port", "8000"]
+    if max_num_seqs:
+        args += ["--max_batch_size", str(max_num_seqs)]
+    return args
+
+
+def serve_args(
+    scenario: Scenario | DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None
+) -> list[str]:
+    """The scenario's engine's launch command and flags for this pick (vLLM's for transformers)."""
+    ask = DeployAsk.of(scenario)
+    build = {"vllm": vllm_args, "sglang": sglang_args, "trtllm": trtllm_args}[_served_by(ask)]
+    return build(ask, pick, hf_id, max_num_seqs)
+
+
+def serve_command(
+    scenario: Scenario | DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None
+) -> str:
+    """``serve_args`` as one shell line, after a comment where the pick needs more than the command: a checkpoint
+    already quantised (TensorRT-LLM's FP8 and KV FP8 included), or the engine named was transformers."""
+    ask = DeployAsk.of(scenario)
+    engine, w = _served_by(ask), get_format(pick.weights_format).name
+    if engine == "vllm":
+        cmd = vllm_command(ask, pick, hf_id, max_num_seqs)
+    else:
+        cmd = shlex.join(serve_args(ask, pick, hf_id, max_num_seqs))
+        if w in ("int4-g128", "nvfp4", "mxfp4", "nf4", "nf4-dq") or (engine == "trtllm" and w == "fp8"):
+            cmd = f"# needs a checkpoint already quantised to {get_format(w).label}\n{cmd}"
+        if engine == "trtllm" and get_format(ask.kv_format).name == "fp8":
+            cmd = f"# an FP8 KV cache: kv_cache_config dtype fp8 in an --extra_llm_api_options YAML file\n{cmd}"
+    if ask.engine != engine:
+        cmd = f"# {ask.engine} generate() is no server; vLLM serves the same model\n{cmd}"
+    return cmd

@@ -134,3 +134,20 @@ def test_compare_b_as_a_copy_is_identical_and_a_change_gets_a_verdict():
         r"(faster|slower) per token; both fit\.",
         verdict,
     )
+
+
+def test_the_overview_exports_the_command_of_the_engine_the_scenario_runs():
+    from gpuplan_core.hardware.catalog import get_gpu
+    from gpuplan_core.hardware.engines import TRTLLM_1X_GPUS, engine_gpu_note
+
+    tp_flag = {"vllm": "--tensor-parallel-size", "sglang": "--tp-size", "trtllm": "--tp_size"}
+    starts = {"vllm": "vllm serve ", "sglang": "python -m sglang.launch_server ", "trtllm": "trtllm-serve "}
+    for engine in ("vllm", "sglang", "trtllm"):
+        at = run_page(OVERVIEW, {"engine": engine})
+        assert_clean(at)
+        command = at.code[0].value.splitlines()[-1]
+        pick = api.answer_report(to_scenario({"engine": engine})[0], offers=load_pricing().offers).pick
+        assert command.startswith(starts[engine]) and f"{tp_flag[engine]} {pick.tp}" in command
+        note = engine_gpu_note(engine, None, get_gpu(pick.gpu))  # TensorRT-LLM on a GPU its page does not list
+        assert (note is not None) == (engine == "trtllm" and pick.gpu not in TRTLLM_1X_GPUS)
+        assert note is None or note in texts(at)

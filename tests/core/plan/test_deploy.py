@@ -1,9 +1,18 @@
-"""The deployment export (plan/deploy.py): what it reads of the question (DeployAsk) and the vLLM flags and
-SkyPilot task it writes for a pick."""
+"""The deployment export (plan/deploy.py): what it reads of the question (DeployAsk) and the serving engine's flags
+(vLLM, SGLang, TensorRT-LLM) and SkyPilot task it writes for a pick."""
 
 import yaml
 
-from gpuplan_core.plan.deploy import DeployAsk, model_id, skypilot_yaml, vllm_args, vllm_command
+from gpuplan_core.plan.deploy import (
+    DeployAsk,
+    engine_name,
+    model_id,
+    serve_args,
+    serve_command,
+    skypilot_yaml,
+    vllm_args,
+    vllm_command,
+)
 from gpuplan_core.scenario.scenario import Scenario
 from tests.picks import pick
 
@@ -63,3 +72,55 @@ def test_the_skypilot_task_puts_each_stage_on_its_own_node():
     assert task["resources"]["cloud"] == "aws" and task["name"] == "gpuplan-llama-3-1-70b"
     one = yaml.safe_load(skypilot_yaml(SC, _pick(tp=4, provider="some-neocloud")))
     assert one["resources"]["accelerators"] == "H100:4" and one["num_nodes"] == 1 and "cloud" not in one["resources"]
+
+
+def _flags(args: list[str], start: int) -> dict[str, str]:
+    return dict(zip(args[start::2], args[start + 1 :: 2], strict=True))
+
+
+def test_the_sglang_flags_by_hand():
+    sc = SC.with_(engine="sglang")
+    args = serve_args(sc, _pick(tp=4, fmt="fp8"), max_num_seqs=256)
+    assert args[:5] == ["python", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-70B-Instruct"]
+    assert _flags(args, 5) == {
+        "--tp-size": "4",
+        "--pp-size": "1",
+        "--context-length": "8500",  # 8,000 input + 500 output tokens
+        "--mem-fraction-static": "0.85",
+        "--host": "0.0.0.0",
+        "--port": "8000",  # the SkyPilot task's port (SGLang's own default is 30000)
+        "--quantization": "fp8",
+        "--max-running-requests": "256",
+    }
+    assert _flags(serve_args(sc.with_(kv_format="fp8"), _pick()), 5)["--kv-cache-dtype"] == "fp8_e4m3"
+    assert engine_name(sc) == "SGLang"
+
+
+def test_the_trtllm_flags_by_hand_and_what_the_command_cannot_say():
+    sc = SC.with_(engine="trtllm")
+    args = serve_args(sc, _pick(tp=8, pp=2))
+    assert args[:2] == ["trtllm-serve", "meta-llama/Llama-3.1-70B-Instruct"]
+    assert _flags(args, 2) == {
+        "--backend": "pytorch",
+        "--tp_size": "8",
+        "--pp_size": "2",
+        "--max_seq_len": "8500",
+        "--host": "0.0.0.0",
+        "--port": "8000",
+    }
+    fp8 = serve_command(sc.with_(kv_format="fp8"), _pick(fmt="fp8")).splitlines()
+    assert fp8[0] == "# an FP8 KV cache: kv_cache_config dtype fp8 in an --extra_llm_api_options YAML file"
+    assert fp8[1] == "# needs a checkpoint already quantised to FP8 (E4M3)"  # TensorRT-LLM does not quantise at load
+    assert fp8[2].startswith("trtllm-serve ")
+    task = yaml.safe_load(skypilot_yaml(sc, _pick(tp=8, pp=2)))
+    assert task["setup"] == "pip install tensorrt_llm" and task["run"].startswith("trtllm-serve ")
+    assert engine_name(sc) == "TensorRT-LLM"
+
+
+def test_vllm_stays_as_it_was_and_transformers_gets_vllm_said_so():
+    assert serve_command(SC, _pick()) == vllm_command(SC, _pick())
+    hf = SC.with_(engine="transformers")
+    lines = serve_command(hf, _pick()).splitlines()
+    assert lines == ["# transformers generate() is no server; vLLM serves the same model", vllm_command(SC, _pick())]
+    assert yaml.safe_load(skypilot_yaml(hf, _pick()))["setup"] == "pip install vllm"
+    assert engine_name(hf) == "vLLM"
