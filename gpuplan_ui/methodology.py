@@ -298,8 +298,11 @@ would run it at your load; Compare's sides are each the answer to their scenario
 - **The Pareto front**: the configurations no other beats on both monthly cost and p95 TTFT.
 - **Deployment export**: `vllm serve` with `--tensor-parallel-size`, `--pipeline-parallel-size`, `--max-model-len`
   (input + output), `--gpu-memory-utilization`, `--kv-cache-dtype`, `--quantization fp8` for FP8 weights from a
-  16-bit checkpoint (AWQ/GPTQ and NVFP4 need a quantised checkpoint); a SkyPilot task with `accelerators:
-  GPU:count`, `num_nodes` and that command.
+  16-bit checkpoint (AWQ/GPTQ and NVFP4 need a quantised checkpoint); SGLang's `python -m sglang.launch_server`
+  (`--tp-size`, `--pp-size`, `--context-length`, `--mem-fraction-static`) or TensorRT-LLM's `trtllm-serve`
+  (`--backend pytorch`, `--tp_size`, `--pp_size`, `--max_seq_len`; FP8 from a quantised checkpoint) where the
+  scenario's engine is one of them; a SkyPilot task with `accelerators: GPU:count`, `num_nodes`, the engine's
+  install and that command.
 """ + _energy_text()
 
 
@@ -315,7 +318,12 @@ ENGINES = (
 ENGINE_RELEASES = (
     "The engine's release line (Assumptions: Engine release; `--engine-version`, `engine_v` in the link) sets how it "
     "schedules where lines differ; unset, the engine's latest. The published runs are simulated with the line their "
-    "source ran."
+    "source ran. What an engine runs where: TensorRT-LLM runs on NVIDIA GPUs only, with FP8 from Ada (SM 89) on "
+    "(NVIDIA TensorRT-LLM docs, reference/support-matrix.md: Ampere SM80/SM86 runs FP32, FP16, BF16, INT8, INT4), so "
+    "the search refuses its FP8 weights on Ampere and older; a pick on a GPU its release does not list as supported "
+    "(1.x: the docs' 'Supported Hardware' page, B200, H100, H200, L40/L40S and A100 among the catalog's; 0.x: the "
+    "Blackwell, Hopper, Ada and Ampere architectures) says so. vLLM and SGLang run FP8 weights on Ampere as "
+    "weight-only kernels (vLLM docs, 'Supported Hardware' for quantization: Marlin FP8 on Ampere)."
 )
 
 TRUST = (
