@@ -12,18 +12,18 @@ The search's two shapes are here: a ``Layout`` (one that holds the budget, with 
 ``inference_candidates`` tries every offer: a ``Pick``) or is rejected with the reason (Offer.layout_problem):
 tensor parallel only within one machine and, above 2, only over NVLink; stages across machines only over a stated
 fast network. Replicas on single-GPU rentals are independent servers, which is allowed. A layout the user set (GPU
-count, tensor parallel, pipeline stages) is the only one tried.
+count, tensor parallel, pipeline stages) is the only one tried. A mixture-of-experts model is also tried at expert
+parallel 2, 4 and 8 (perf/expert_parallel.py: experts over the GPUs, attention data-parallel; rented as tensor
+parallel over as many GPUs of one machine), judged as one of its ranks with ep x its rate (capacity.py); a dense
+model never is.
 """
 
 from __future__ import annotations
 
 import os
-import threading
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import NamedTuple
 
 from ..common.text import counted
 from ..hardware.catalog import GPU
@@ -31,6 +31,7 @@ from ..memory.components import MemoryRequest
 from ..memory.fit import max_batch
 from ..model.arch import ModelArch, valid_tp_degrees
 from ..model.formats import get_format
+from ..perf.expert_parallel import EP_DEGREES
 from ..perf.replica import scenario_limits
 from ..perf.serving import shape_for
 from ..perf.workload import workload_for
@@ -43,6 +44,7 @@ from ..scenario.parts import Formats, Request
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaBound, ReplicaEval, ReplicaQuestion, evaluate_replica, replica_bound, workload_key
 from .capacity import forget as forget_replicas
+from .judgements import Judgements
 
 TP_DEGREES = (1, 2, 4, 8)  # within one machine (HGX boards hold 8 GPUs)
 PP_STAGES = (2, 3, 4, 6, 8, 12, 16)  # of 8 GPUs each, across machines
@@ -60,9 +62,20 @@ def target_misses(traffic: Traffic, ttft_s: float | None, tpot_s: float | None, 
     return misses
 
 
+def ep_layouts(m: ModelArch) -> list[int]:
+    """The expert-parallel degrees an MoE model's serving replica is tried at: 2, 4 and 8 GPUs of one machine that
+    divide its experts (none for a dense model)."""
+    return [ep for ep in EP_DEGREES if m.is_moe and m.num_experts % ep == 0]
+
+
+def layout_set(par: Parallelism, fixed: bool = False) -> bool:
+    """Whether the user set the layout (a GPU count, tensor parallel or stages) or it is ``fixed``: only it runs."""
+    return fixed or par.gpus > 1 or par.tp > 1 or par.pp > 1
+
+
 def layouts_to_try(m: ModelArch, par: Parallelism, fixed: bool = False) -> list[tuple[int, int]]:
     """The user's layout when they set one (or ``fixed``); else TP 1/2/4/8 the heads allow, then stages of 8 GPUs."""
-    if fixed or par.gpus > 1 or par.tp > 1 or par.pp > 1:
+    if layout_set(par, fixed):
         return [(par.tp, par.pp)]
     tps = [t for t in valid_tp_degrees(m, 8) if t in TP_DEGREES]
     return [(t, 1) for t in tps] + ([(8, p) for p in PP_STAGES] if 8 in tps else [])
@@ -95,15 +108,18 @@ class ServingAsk:
         )
 
 
-def replica_question(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaQuestion:
-    """What a replica of this layout reads of the question (capacity.py's key)."""
+def replica_question(
+    m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int, ep: int = 1
+) -> ReplicaQuestion:
+    """What a replica of this layout reads of the question (capacity.py's key). An expert-parallel replica (``ep``
+    above 1) is asked about one of its ranks: the sequences one GPU's KV cache holds, its share of the batch."""
     tr, req = ask.traffic, ask.request
     return ReplicaQuestion(
         model=m,
         gpu=gpu,
-        workload=workload_key(workload_for(ask.formats, ask.assumptions, tp, pp, fmt)),
+        workload=workload_key(workload_for(ask.formats, ask.assumptions, tp, pp, fmt, ep)),
         kv_sequences=kv,
-        batch=kv if req.batch == "max" else min(req.batch, kv),
+        batch=kv if req.batch == "max" else min(-(-req.batch // ep), kv),
         input_tokens=req.input_tokens,
         output_tokens=req.output_tokens,
         limits=scenario_limits(gpu, ask.assumptions, m.max_context_tokens),
@@ -137,81 +153,44 @@ def kv_sequences(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int | None:
 @lru_cache(maxsize=4096)
 def _fitting(
     m: ModelArch, par: Parallelism, fixed: bool, gpu: GPU, memory: MemoryRequest, batch: int
-) -> tuple[tuple[int, int, int], ...]:
-    """The layouts (tp, pp, sequences the KV cache holds) that hold the complete memory budget at ``batch``:
-    stages only when no single machine does, and then the fewest (``evaluate_layouts``), remembered."""
-    fitting: list[tuple[int, int, int]] = []
+) -> tuple[tuple[int, int, int, int], ...]:
+    """The layouts (tp, pp, sequences the KV cache holds, ep) that hold the complete memory budget at ``batch``:
+    stages only when no single machine does, and then the fewest (``evaluate_layouts``); then, for an MoE model
+    whose layout is not set, expert parallel over 2, 4 or 8 GPUs (``ep_layouts``: sequences per GPU); remembered."""
+    fitting: list[tuple[int, int, int, int]] = []
     for tp, pp in layouts_to_try(m, par, fixed):
-        if pp > 1 and any(p == 1 or p < pp for _, p, _ in fitting):
+        if pp > 1 and any(p == 1 or p < pp for _, p, _, _ in fitting):
             break  # a machine (or fewer stages) already holds it
         kv = kv_sequences(m, memory.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
         if kv is not None and kv >= batch:  # the complete budget at the scenario's batch (one notion)
-            fitting.append((tp, pp, kv))
+            fitting.append((tp, pp, kv, 1))
+    if not layout_set(par, fixed):
+        for ep in ep_layouts(m):
+            kv = kv_sequences(m, memory.model_copy(update={"tp": 1, "pp": 1, "gpus": ep, "ep": ep}), gpu)
+            if kv is not None and kv * ep >= batch:
+                fitting.append((1, 1, kv, ep))
     return tuple(fitting)
 
 
-class CacheInfo(NamedTuple):
-    hits: int
-    misses: int
-    maxsize: int
-    currsize: int
-
-
-class _Judgements:
-    """The layouts' judgements, the most recent ``size`` kept (functools.lru_cache's rule), which can also say
-    whether one is kept without judging it (``judge_all`` sends only those that are not to its threads)."""
-
-    def __init__(self, size: int):
-        self.size, self.lock, self.kept = size, threading.Lock(), OrderedDict()
-        self.hits = self.misses = 0
-
-    def __contains__(self, key: tuple) -> bool:
-        with self.lock:
-            return key in self.kept
-
-    def __call__(self, *key) -> ReplicaEval:
-        with self.lock:
-            got = self.kept.get(key)
-            if got is not None:
-                self.kept.move_to_end(key)
-                self.hits += 1
-                return got
-            self.misses += 1
-        got = evaluate_replica(replica_question(*key))  # outside the lock: judgements of other layouts go on
-        with self.lock:
-            self.kept[key] = got
-            if len(self.kept) > self.size:
-                self.kept.popitem(last=False)
-        return got
-
-    def cache_info(self) -> CacheInfo:
-        return CacheInfo(self.hits, self.misses, self.size, len(self.kept))
-
-    def cache_clear(self) -> None:
-        with self.lock:
-            self.kept.clear()
-            self.hits = self.misses = 0
-
-
 # The replica's judgement for an ask of ``_replica_part`` (its question built once, not per traffic):
-# _judged(m, ask, gpu, fmt, tp, pp, kv).
-_judged = _Judgements(4096)
+# _judged(m, ask, gpu, fmt, tp, pp, kv, ep).
+_judged = Judgements(4096, lambda *key: evaluate_replica(replica_question(*key)))
 
 
 @lru_cache(maxsize=4096)
-def _bounded(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaBound:
+def _bounded(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int, ep: int) -> ReplicaBound:
     """The replica's bounds (capacity.py ``replica_bound``) for an ask of ``_replica_part``."""
-    return replica_bound(replica_question(m, ask, gpu, fmt, tp, pp, kv))
+    return replica_bound(replica_question(m, ask, gpu, fmt, tp, pp, kv, ep))
 
 
-def judge(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> Layout:
+def judge(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int, ep: int = 1) -> Layout:
     """One layout judged on the ask (its replica's judgement remembered apart from the volume and the prices)."""
-    return Layout(gpu, fmt, tp, pp, kv, _judged(m, _replica_part(ask), gpu, fmt, tp, pp, kv))
+    return Layout(gpu, fmt, tp, pp, kv, _judged(m, _replica_part(ask), gpu, fmt, tp, pp, kv, ep), ep)
 
 
-def bound(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaBound:
+def bound(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int, ep: int = 1) -> ReplicaBound:
     """One layout's bounds before its judgement (plan/prune.py), remembered as the judgement is."""
-    return _bounded(m, _replica_part(ask), gpu, fmt, tp, pp, kv)
+    return _bounded(m, _replica_part(ask), gpu, fmt, tp, pp, kv, ep)
 
 
 def cache_info():
@@ -231,7 +210,7 @@ _POOL = ThreadPoolExecutor(JUDGE_THREADS, thread_name_prefix="judge") if JUDGE_T
 
 
 def judge_all(m: ModelArch, ask: ServingAsk, wanted: list[tuple[GPU, str, int, int, int]]) -> None:
-    """Judge these layouts ((gpu, format, tp, pp, sequences) each) in JUDGE_THREADS threads, so the search's calls
+    """Judge these layouts ((gpu, format, tp, pp, sequences, ep) each) in JUDGE_THREADS threads, so the search's calls
     that follow read them remembered: a judgement is mostly step-loop runs, which let go of the GIL
     (step_loop.run_loop), so two of them run side by side on two cores. Each layout is one thread's (its step
     times' tables are its own); what is judged, and so every figure, is what one thread judges."""
@@ -251,21 +230,21 @@ def rentable_layouts(
     *,
     offers: list[Offer] | None = None,
 ) -> tuple[list[tuple[int, int, int]], list[Rejected]]:
-    """The layouts (tp, pp, sequences the KV cache holds) of this GPU and format that hold the complete memory
+    """The layouts (tp, pp, sequences the KV cache holds, ep) of this GPU and format that hold the complete memory
     budget (stages only when no single machine does, and then the fewest) and, with ``offers`` (this GPU's), that
     one of them can rent; the others recorded as rejected. ``memory``: the question's memory budget in this
     format. Nothing is judged."""
     fitting = _fitting(m, ask.parallelism, fixed, gpu, memory, ask.request.batch_or_one)
     if not fitting:
         return [], [Rejected(gpu.gpu, NO_FIT, fmt)]
-    kept: list[tuple[int, int, int]] = []
+    kept: list[tuple[int, int, int, int]] = []
     rejected: list[Rejected] = []
-    for tp, pp, kv in fitting:
-        problems = [o.layout_problem(tp, pp) for o in offers or []]
+    for tp, pp, kv, ep in fitting:
+        problems = [o.layout_problem(tp * ep, pp) for o in offers or []]  # EP: ep GPUs of one machine, as TP
         if offers and all(problems):
-            rejected.append(Rejected(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp)))
+            rejected.append(Rejected(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp, ep)))
         else:
-            kept.append((tp, pp, kv))
+            kept.append((tp, pp, kv, ep))
     return kept, rejected
 
 
@@ -284,7 +263,9 @@ def evaluate_layouts(
     prices, so a change to those judges nothing again."""
     kept, rejected = rentable_layouts(m, ask, gpu, fmt, memory, fixed, offers=offers)
     part = _replica_part(ask)
-    return [Layout(gpu, fmt, *x, _judged(m, part, gpu, fmt, *x)) for x in kept], rejected
+    return [
+        Layout(gpu, fmt, tp, pp, kv, _judged(m, part, gpu, fmt, tp, pp, kv, ep), ep) for tp, pp, kv, ep in kept
+    ], rejected
 
 
 @dataclass(frozen=True)
@@ -296,16 +277,17 @@ class Layout:
     weights_format: str
     tp: int
     pp: int
-    kv_sequences: int  # sequences of input + output tokens the KV cache holds
+    kv_sequences: int  # sequences of input + output tokens the KV cache holds (one GPU's under expert parallel)
     replica: ReplicaEval
+    ep: int = 1  # MoE: experts over this many GPUs, attention data-parallel (tp = pp = 1; perf/expert_parallel.py)
 
     @property
     def replica_gpus(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.ep
 
     @property
     def label(self) -> str:
-        return layout_label(self.gpu.gpu, self.tp, self.pp)
+        return layout_label(self.gpu.gpu, self.tp, self.pp, self.ep)
 
 
 @dataclass(frozen=True)

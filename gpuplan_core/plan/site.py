@@ -53,7 +53,7 @@ def _site(s: Site):
 
 def _busy_gpus(p: Pick) -> int:
     """The GPUs that run (a whole node rented for fewer idles the rest)."""
-    return p.tp * p.pp * p.replicas
+    return p.replica_gpus * p.replicas
 
 
 def pick_energy(scenario: Scenario | SiteAsk, p: Pick) -> EnergyReport | None:
