@@ -21,17 +21,18 @@ model never is.
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import NamedTuple
 
 from ..common.text import counted
 from ..hardware.catalog import GPU
 from ..memory.components import MemoryRequest
-from ..memory.fit import max_batch
-from ..model.arch import ModelArch, valid_tp_degrees
+from ..model.arch import ModelArch
 from ..model.formats import get_format
-from ..perf.expert_parallel import EP_DEGREES
 from ..perf.replica import scenario_limits
 from ..perf.serving import shape_for
 from ..perf.workload import workload_for
@@ -44,10 +45,8 @@ from ..scenario.parts import Formats, Request
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaBound, ReplicaEval, ReplicaQuestion, evaluate_replica, replica_bound, workload_key
 from .capacity import forget as forget_replicas
-from .judgements import Judgements
+from .fitting import PP_STAGES, TP_DEGREES, _fitting
 
-TP_DEGREES = (1, 2, 4, 8)  # within one machine (HGX boards hold 8 GPUs)
-PP_STAGES = (2, 3, 4, 6, 8, 12, 16)  # of 8 GPUs each, across machines
 NO_FIT = "does not fit the complete memory budget on any layout tried"
 Rejection = Rejected  # the name training.py imports
 
@@ -60,25 +59,6 @@ def target_misses(traffic: Traffic, ttft_s: float | None, tpot_s: float | None, 
     if traffic.tpot_target_s and tpot_s is not None and tpot_s > traffic.tpot_target_s:
         misses.append(f"TPOT {tpot_s * 1e3:,.1f} ms > target {traffic.tpot_target_s * 1e3:,.1f} ms")
     return misses
-
-
-def ep_layouts(m: ModelArch) -> list[int]:
-    """The expert-parallel degrees an MoE model's serving replica is tried at: 2, 4 and 8 GPUs of one machine that
-    divide its experts (none for a dense model)."""
-    return [ep for ep in EP_DEGREES if m.is_moe and m.num_experts % ep == 0]
-
-
-def layout_set(par: Parallelism, fixed: bool = False) -> bool:
-    """Whether the user set the layout (a GPU count, tensor parallel or stages) or it is ``fixed``: only it runs."""
-    return fixed or par.gpus > 1 or par.tp > 1 or par.pp > 1
-
-
-def layouts_to_try(m: ModelArch, par: Parallelism, fixed: bool = False) -> list[tuple[int, int]]:
-    """The user's layout when they set one (or ``fixed``); else TP 1/2/4/8 the heads allow, then stages of 8 GPUs."""
-    if layout_set(par, fixed):
-        return [(par.tp, par.pp)]
-    tps = [t for t in valid_tp_degrees(m, 8) if t in TP_DEGREES]
-    return [(t, 1) for t in tps] + ([(8, p) for p in PP_STAGES] if 8 in tps else [])
 
 
 @dataclass(frozen=True)
@@ -140,36 +120,48 @@ def _replica_part(ask: ServingAsk) -> ServingAsk:
     return replace(ask, traffic=ask.traffic.model_copy(update=volume), pricing=None)
 
 
-@lru_cache(maxsize=8192)
-def kv_sequences(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int | None:
-    """Sequences of input + output tokens the layout's KV cache holds (memory.fit.max_batch), remembered; None:
-    the layout is not one the model allows (its heads do not split that way)."""
-    try:
-        return max_batch(m, req, gpu)
-    except ValueError:
-        return None
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    maxsize: int
+    currsize: int
 
 
-@lru_cache(maxsize=4096)
-def _fitting(
-    m: ModelArch, par: Parallelism, fixed: bool, gpu: GPU, memory: MemoryRequest, batch: int
-) -> tuple[tuple[int, int, int, int], ...]:
-    """The layouts (tp, pp, sequences the KV cache holds, ep) that hold the complete memory budget at ``batch``:
-    stages only when no single machine does, and then the fewest (``evaluate_layouts``); then, for an MoE model
-    whose layout is not set, expert parallel over 2, 4 or 8 GPUs (``ep_layouts``: sequences per GPU); remembered."""
-    fitting: list[tuple[int, int, int, int]] = []
-    for tp, pp in layouts_to_try(m, par, fixed):
-        if pp > 1 and any(p == 1 or p < pp for _, p, _, _ in fitting):
-            break  # a machine (or fewer stages) already holds it
-        kv = kv_sequences(m, memory.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
-        if kv is not None and kv >= batch:  # the complete budget at the scenario's batch (one notion)
-            fitting.append((tp, pp, kv, 1))
-    if not layout_set(par, fixed):
-        for ep in ep_layouts(m):
-            kv = kv_sequences(m, memory.model_copy(update={"tp": 1, "pp": 1, "gpus": ep, "ep": ep}), gpu)
-            if kv is not None and kv * ep >= batch:
-                fitting.append((1, 1, kv, ep))
-    return tuple(fitting)
+class Judgements:
+    """The layouts' judgements, the most recent ``size`` kept (functools.lru_cache's rule), which can also say
+    whether one is kept without judging it (``judge_all`` sends only those that are not to its threads)."""
+
+    def __init__(self, size: int, judge):
+        """``judge(*key)``: the judgement of the layout ``key`` names (made outside the lock)."""
+        self.size, self.judge, self.lock, self.kept = size, judge, threading.Lock(), OrderedDict()
+        self.hits = self.misses = 0
+
+    def __contains__(self, key: tuple) -> bool:
+        with self.lock:
+            return key in self.kept
+
+    def __call__(self, *key):
+        with self.lock:
+            got = self.kept.get(key)
+            if got is not None:
+                self.kept.move_to_end(key)
+                self.hits += 1
+                return got
+            self.misses += 1
+        got = self.judge(*key)  # outside the lock: judgements of other layouts go on
+        with self.lock:
+            self.kept[key] = got
+            if len(self.kept) > self.size:
+                self.kept.popitem(last=False)
+        return got
+
+    def cache_info(self) -> CacheInfo:
+        return CacheInfo(self.hits, self.misses, self.size, len(self.kept))
+
+    def cache_clear(self) -> None:
+        with self.lock:
+            self.kept.clear()
+            self.hits = self.misses = 0
 
 
 # The replica's judgement for an ask of ``_replica_part`` (its question built once, not per traffic):

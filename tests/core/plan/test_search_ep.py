@@ -14,8 +14,9 @@ from gpuplan_core.memory.request import memory_request
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.predict import StaticTimes
 from gpuplan_core.plan.capacity import LoadPoint, ReplicaEval, ranks
+from gpuplan_core.plan.fitting import ep_layouts
 from gpuplan_core.plan.rent import inference_candidates
-from gpuplan_core.plan.search import ServingAsk, ep_layouts, rentable_layouts
+from gpuplan_core.plan.search import ServingAsk, rentable_layouts
 from gpuplan_core.pricing.csv_file import load_pricing
 from gpuplan_core.results.plan import layout_label
 from gpuplan_core.scenario.scenario import Scenario
