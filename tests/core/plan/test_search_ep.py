@@ -14,6 +14,7 @@ from gpuplan_core.memory.request import memory_request
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.predict import StaticTimes
 from gpuplan_core.plan.capacity import LoadPoint, ReplicaEval, ranks
+from gpuplan_core.plan.deploy import skypilot_yaml, vllm_args
 from gpuplan_core.plan.fitting import ep_layouts
 from gpuplan_core.plan.rent import inference_candidates
 from gpuplan_core.plan.search import ServingAsk, rentable_layouts
@@ -89,6 +90,13 @@ def test_deepseek_on_h200_picks_ep_8_where_it_is_the_cheaper_and_says_so():
     why = {w.label: w for w in plan.why}
     assert why["One replica's capacity"].detail.startswith("8 x H200, EP 8 (attention DP), FP8")
     assert plan.model_dump()["picks"][0]["ep"] == 8
+    args = vllm_args(Scenario(**DEEPSEEK), top)  # one replica: 8 DP ranks with the experts spread over them
+    assert args[args.index("--tensor-parallel-size") + 1] == "1" and args[-3:] == [
+        "--data-parallel-size",
+        "8",
+        "--enable-expert-parallel",
+    ]
+    assert "accelerators: H200:8" in skypilot_yaml(Scenario(**DEEPSEEK), top)
     m, h200 = get_preset("DeepSeek-V3"), get_gpu("H200")
     sc = Scenario(**DEEPSEEK)
     req = memory_request(sc, weights_format="fp8").model_copy(update={"tp": 1, "gpus": 8, "ep": 8})
