@@ -79,6 +79,16 @@ def scenario_limits(
     return limits.model_copy(update=a.engine_limit_overrides())
 
 
+def rank_limits(limits: EngineLimits, engine: str, ep: int) -> EngineLimits:
+    """One attention data-parallel rank's scheduler limits in an expert-parallel replica of ``ep`` GPUs
+    (perf/expert_parallel.py): SGLang divides its chunked-prefill budget by the DP size (server_args
+    ``_handle_data_parallelism``: chunked_prefill_size // dp_size); vLLM's DP ranks are engines of their own and
+    TensorRT-LLM's attention-DP ranks schedule alike, each with the engine's limits."""
+    if ep <= 1 or engine != "sglang":
+        return limits
+    return limits.model_copy(update={"max_num_batched_tokens": max(16, limits.max_num_batched_tokens // ep)})
+
+
 @dataclass(frozen=True)
 class Replica:
     """What one replica serves: the model, GPU, layout and formats, the request shape, the engine's limits and

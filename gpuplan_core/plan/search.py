@@ -33,7 +33,7 @@ from ..hardware.catalog import GPU
 from ..memory.components import MemoryRequest
 from ..model.arch import ModelArch
 from ..model.formats import get_format
-from ..perf.replica import scenario_limits
+from ..perf.replica import rank_limits, scenario_limits
 from ..perf.serving import shape_for
 from ..perf.workload import workload_for
 from ..pricing.billing import replicas_for_traffic, replicas_held
@@ -102,7 +102,7 @@ def replica_question(
         batch=kv if req.batch == "max" else min(-(-req.batch // ep), kv),
         input_tokens=req.input_tokens,
         output_tokens=req.output_tokens,
-        limits=scenario_limits(gpu, ask.assumptions, m.max_context_tokens),
+        limits=rank_limits(scenario_limits(gpu, ask.assumptions, m.max_context_tokens), ask.assumptions.engine, ep),
         engine=ask.assumptions.engine,
         shape=shape_for(tr),
         targets=(tr.ttft_target_s, tr.tpot_target_s) if ask.interactive else (None, None),

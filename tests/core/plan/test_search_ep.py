@@ -179,3 +179,18 @@ def test_a_dense_question_s_answer_is_what_it_was_before_ep():
         ),
     ]
     assert plan.candidates == 201
+
+
+def test_an_sglang_ep_rank_prefills_its_share_of_the_chunk_budget():
+    """SGLang divides chunked_prefill_size by the DP size on each rank (H200: 8,192 // 8 = 1,024 tokens a step at EP
+    8); vLLM's DP ranks keep their own 8,192; TP layouts are untouched."""
+    from gpuplan_core.plan.search import replica_question
+
+    m, h200 = get_preset("DeepSeek-V3"), get_gpu("H200")
+    budget = {}
+    for engine in ("sglang", "vllm"):
+        ask = ServingAsk.of(Scenario(**DEEPSEEK, engine=engine))
+        for ep, tp in ((8, 1), (1, 8)):
+            q = replica_question(m, ask, h200, "fp8", tp, 1, 100, ep)
+            budget[engine, ep] = q.limits.max_num_batched_tokens
+    assert budget == {("sglang", 8): 1024, ("sglang", 1): 8192, ("vllm", 8): 8192, ("vllm", 1): 8192}
