@@ -215,7 +215,7 @@ class Pick(BaseModel):
     def replica_gpus(self) -> int:
         """GPUs of one serving replica: tp x pp, or ep for an expert-parallel one (a serving pick has no
         micro-batch; a training pick's EP lies within its data-parallel ranks)."""
-        return self.tp * self.pp * (self.ep or 1 if self.micro_batch is None else 1)
+        return self.tp * self.pp * ((self.ep or 1) if self.micro_batch is None else 1)
 
     @property
     def rank_cost(self) -> float:
