@@ -75,7 +75,7 @@ def bounds_hold(sc: Scenario, offers) -> tuple[int, int]:
     )
     ask, bad = layout_search.ServingAsk.of(sc), 0
     for lay in found.layouts:
-        b = layout_search.bound(sc.model(), ask, lay.gpu, lay.weights_format, lay.tp, lay.pp, lay.kv_sequences)
+        b = layout_search.bound(sc.model(), ask, lay.gpu, lay.weights_format, lay.tp, lay.pp, lay.kv_sequences, lay.ep)
         r = lay.replica
         ok = b.least_capacity_per_s <= r.capacity_per_s <= b.max_rate_per_s
         ok &= (b.least_capacity_per_s > 0) == (r.capacity_per_s > 0)

@@ -9,6 +9,7 @@ from ..hardware.catalog import get_gpu
 from ..memory.request import pick_request
 from ..model.formats import get_format
 from ..report.compare import CompareReport, Side, compare
+from ..results.plan import replica_split
 from ..scenario.scenario import Scenario
 from .cost import answer_report
 from .memory import memory_report
@@ -34,8 +35,8 @@ def _split(sc: Scenario, p) -> str:
     if sc.job.mode != "inference":
         req = pick_request(sc, p)
         return f"TP {req.parallelism.tp} x PP {req.parallelism.pp} x DP {req.dp}, ZeRO-{req.parallelism.zero_stage}"
-    n = p.tp * p.pp
-    one = "one GPU" if n == 1 else f"{n} GPUs (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")"
+    n = p.replica_gpus
+    one = "one GPU" if n == 1 else f"{n} GPUs ({replica_split(p)})"
     return one if p.replicas == 1 else f"{p.replicas:,} replicas of {one}"
 
 

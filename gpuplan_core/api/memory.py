@@ -17,7 +17,7 @@ from ..memory.fit import budget_bytes, evaluate_catalog
 from ..memory.request import memory_request, pick_request
 from ..model.formats import get_format
 from ..results.memory import AnswerLayout, GpuFit, Layout, MemoryReport, SearchFit
-from ..results.plan import Pick
+from ..results.plan import Pick, replica_split
 from ..scenario.scenario import Scenario
 from ._shared import catalog_of, model_summary, scenario_of
 
@@ -190,8 +190,8 @@ def search_layout_text(sc: Scenario, p: Pick, req: MemoryRequest) -> str:
     """'2 x B200 (TP 2)' (a serving replica, and how many), '64 x H100 SXM (TP 2 x PP 2 x DP 16, ZeRO-0)'."""
     label = get_gpu(p.gpu).label
     if sc.job.mode == "inference":
-        n = p.tp * p.pp
-        split = f" (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")" if n > 1 else ""
+        n = p.replica_gpus
+        split = f" ({replica_split(p)})" if n > 1 else ""
         return f"{n} x {label}{split}" + (f"; {p.replicas:,} replicas" if p.replicas > 1 else "")
     par = req.parallelism
     return f"{p.gpus:,} x {label} (TP {par.tp} x PP {par.pp} x DP {req.dp}, ZeRO-{par.zero_stage})"

@@ -201,7 +201,7 @@ def _at_load(p: Pick, is_pick: bool) -> GpuAtLoad:
         layout=p.layout,
         tp=p.tp,
         pp=p.pp,
-        gpu_count=p.tp * p.pp,
+        gpu_count=p.replica_gpus,
         replicas=p.replicas,
         ttft_s=p.ttft_s,
         tpot_s=p.tpot_s,

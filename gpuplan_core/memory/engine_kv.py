@@ -87,7 +87,8 @@ def engine_memory_fraction(req: MemoryRequest, gpu: GPU) -> float:
     if asm.engine_memory_fraction is not None:
         return asm.engine_memory_fraction
     if req.runtime.engine == "sglang":
-        return sglang_default_mem_fraction(gpu.vram_usable_bytes, req.parallelism.tp, req.parallelism.pp)
+        par = req.parallelism  # an EP replica is launched at --tp N (attention DP): its size is N
+        return sglang_default_mem_fraction(gpu.vram_usable_bytes, par.tp * par.ep_or_one, par.pp)
     if req.runtime.engine == "trtllm":
         return TRTLLM_DEFAULT_FREE_FRACTION
     return req.runtime.memory_utilization

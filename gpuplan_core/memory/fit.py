@@ -136,12 +136,13 @@ def layout_table(
     if pipelines is not None:
         pps = [p for p in pps if p in pipelines]
     rows = []
+    tp_only = {"ep": None} if req.job.mode == "inference" else {}  # serving's EP runs at tp 1 alone: a TP grid
     for tp in tps:
         for pp in pps:
             n0 = tp * pp * req.parallelism.cp  # context parallel: the user's, kept
             if n0 > max_count:
                 continue
-            r1 = req.model_copy(update={"tp": tp, "pp": pp, "gpus": n0})
+            r1 = req.model_copy(update={"tp": tp, "pp": pp, "gpus": n0, **tp_only})
             b1 = _budget(m, r1, req.batch, req.context_tokens).per_gpu_bytes
             if req.job.mode == "inference" or req.parallelism.zero_stage == 0:
                 rows.append((n0, tp, pp, 0.0, b1))

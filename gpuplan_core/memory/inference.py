@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..hardware.engines import ENGINES, EngineProfile, cuda_graphs
-from ..model.arch import ModelArch, _ceil_div, kv_cache_bytes
+from ..model.arch import ModelArch, _ceil_div, kv_cache_bytes, routed_expert_params
 from ..model.formats import get_format
 from .components import KEPT_COMPONENT, Assumptions, MemoryBudget, MemoryRequest, overheads, weight_split
 
@@ -65,6 +65,17 @@ def inference_activation_bytes(
     return tokens * width * act_bytes + logits
 
 
+def serving_ep(m: ModelArch, req: MemoryRequest) -> int:
+    """The expert-parallel degree of a serving budget: ``parallelism.ep`` for an MoE model at tp = pp = 1 (its
+    attention data-parallel over the same GPUs), else 1."""
+    par = req.parallelism
+    if not m.is_moe or par.ep_or_one <= 1:
+        return 1
+    if par.tp != 1 or par.pp != 1 or m.num_experts % par.ep:
+        raise ValueError(f"ep: {par.ep} runs attention data-parallel (tp 1, pp 1) over whole experts")
+    return par.ep
+
+
 def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> MemoryBudget:
     wf, kvf, af = (
         get_format(req.formats.weights_format),
@@ -74,6 +85,9 @@ def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
     asm = req.assumptions
     shard = req.parallelism.tp * req.parallelism.pp
     body, kept = weight_split(m, wf)
+    ep = serving_ep(m, req)
+    if ep > 1:  # each GPU holds E / ep of every MoE layer's routed experts, the rest whole (perf/expert_parallel.py)
+        body -= routed_expert_params(m) * wf.bytes_per_value * (1 - 1 / ep)
     w = (body + kept) / shard
     weight_parts = {"weights": body / shard}
     if kept:
@@ -100,7 +114,15 @@ def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
         **({"CUDA graphs": asm.cuda_graph_bytes} if cuda_graphs(eng.name, req.runtime.engine_version) else {}),
         **overheads(req),
     }
+    if ep > 1:  # the all-to-all's buffers, as tensor parallel's NCCL buffers
+        comps["communication buffers"] = asm.comm_buffer_bytes
     notes = []
+    if ep > 1:
+        notes.append(
+            f"Expert parallel {ep}: each GPU holds {m.num_experts // ep} of the {m.num_experts} routed experts per "
+            "MoE layer and the attention and dense weights whole (attention data-parallel: each GPU's KV cache holds "
+            "its own sequences)."
+        )
     if wf.lower_bound:
         notes.append("Ideal packed 4-bit is a lower bound: real 4-bit formats store scales on top.")
     if m.approximate:

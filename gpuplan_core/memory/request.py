@@ -18,6 +18,8 @@ def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRe
     job, req, par = sc.job, sc.request, sc.parallelism
     inference = job.mode == "inference"
     layout = {"gpu": None, "offload": par.effective_offload, "cp": 1 if inference else par.cp}
+    if inference:  # serving runs expert parallel only where the layout search picks it (``pick_request``)
+        layout["ep"] = None
     fields = dict(
         job=job.model_copy(update={"method": job.training_method}),
         formats=sc.formats,
@@ -36,14 +38,13 @@ def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRe
 
 
 def pick_request(sc: Scenario, pick: Pick) -> MemoryRequest:
-    """The memory question at a pick's layout (the plan's search result): serving, one replica of its tp x pp in its
-    weights format; training, its GPUs at its tp, pp, ZeRO stage, recompute, pipeline schedule and EP (a GPU count
-    that whole nodes round up past a multiple of tp x pp budgets one tp x pp group). The answer's memory per GPU is
-    this request's budget."""
-    if sc.job.mode == "inference":
-        return memory_request(
-            sc, weights_format=get_format(pick.weights_format).name, tp=pick.tp, pp=pick.pp, gpus=pick.tp * pick.pp
-        )
+    """The memory question at a pick's layout (the plan's search result): serving, one replica of its tp x pp (or
+    its EP degree) in its weights format; training, its GPUs at its tp, pp, ZeRO stage, recompute, pipeline schedule
+    and EP (a GPU count that whole nodes round up past a multiple of tp x pp budgets one tp x pp group). The answer's
+    memory per GPU is this request's budget."""
+    if sc.job.mode == "inference":  # an expert-parallel replica: ep GPUs at tp = pp = 1
+        fmt = get_format(pick.weights_format).name
+        return memory_request(sc, weights_format=fmt, tp=pick.tp, pp=pick.pp, gpus=pick.replica_gpus, ep=pick.ep)
     copy = pick.tp * pick.pp * (pick.cp or 1)
     gpus = pick.gpus if pick.gpus % copy == 0 else copy
     zero = sc.parallelism.zero_stage if pick.zero_stage is None else pick.zero_stage

@@ -79,6 +79,16 @@ def scenario_limits(
     return limits.model_copy(update=a.engine_limit_overrides())
 
 
+def rank_limits(limits: EngineLimits, engine: str, ep: int) -> EngineLimits:
+    """One attention data-parallel rank's scheduler limits in an expert-parallel replica of ``ep`` GPUs
+    (perf/expert_parallel.py): SGLang divides its chunked-prefill budget by the DP size (server_args
+    ``_handle_data_parallelism``: chunked_prefill_size // dp_size); vLLM's DP ranks are engines of their own and
+    TensorRT-LLM's attention-DP ranks schedule alike, each with the engine's limits."""
+    if ep <= 1 or engine != "sglang":
+        return limits
+    return limits.model_copy(update={"max_num_batched_tokens": max(16, limits.max_num_batched_tokens // ep)})
+
+
 @dataclass(frozen=True)
 class Replica:
     """What one replica serves: the model, GPU, layout and formats, the request shape, the engine's limits and
@@ -121,10 +131,12 @@ DEFAULT_GPU = "H100-SXM"
 
 
 def replica_for(
-    sc: Scenario, gpu_name: str | None = None, weights_format: str | None = None
+    sc: Scenario, gpu_name: str | None = None, weights_format: str | None = None, ep: int = 1
 ) -> tuple[Replica, str | None]:
     """One replica of the scenario on a GPU type: at the scenario's layout when one sequence of input + output
-    tokens fits there, else at the smallest layout that fits (and a note says so)."""
+    tokens fits there, else at the smallest layout that fits (and a note says so). ``ep`` above 1 (an MoE model):
+    one rank of an expert-parallel replica of ``ep`` GPUs (perf/expert_parallel.py), tp = pp = 1, the sequences one
+    GPU's KV cache holds; ValueError where that does not fit."""
     from ..hardware.catalog import get_gpu
     from ..memory.fit import max_batch, min_gpus
     from ..model.formats import get_format
@@ -132,9 +144,13 @@ def replica_for(
     m = sc.model()
     gpu = get_gpu(gpu_name or sc.parallelism.gpu or DEFAULT_GPU)
     fmt = get_format(weights_format or sc.formats.weights_format).name
-    req = memory_request(sc, batch=1, weights_format=fmt)
-    tp, pp, note = sc.parallelism.tp, sc.parallelism.pp, None
+    ep = ep if m.is_moe else 1
+    at_ep = {"tp": 1, "pp": 1, "gpus": ep, "ep": ep} if ep > 1 else {}
+    req = memory_request(sc, batch=1, weights_format=fmt, **at_ep)
+    tp, pp, note = (1, 1, None) if ep > 1 else (sc.parallelism.tp, sc.parallelism.pp, None)
     kv = max_batch(m, req, gpu)
+    if kv == 0 and ep > 1:
+        raise ValueError(f"{m.name} does not fit at expert parallel {ep} on {gpu.gpu}")
     if kv == 0:
         lay = min_gpus(m, req, gpu)
         if lay is None:
@@ -148,7 +164,7 @@ def replica_for(
     return Replica(
         m,
         gpu,
-        workload_for(sc.formats, sc.assumptions, tp, pp, fmt),
+        workload_for(sc.formats, sc.assumptions, tp, pp, fmt, ep),
         sc.request.input_tokens,
         sc.request.output_tokens,
         kv,

@@ -25,56 +25,14 @@ import math
 from dataclasses import dataclass
 
 from ..hardware.catalog import GPU
-from ..model.arch import KVCacheBytes, ModelArch, input_embedding_params, matmul_params_active
-from ..model.formats import NumberFormat, get_format
+from ..model.arch import KVCacheBytes, ModelArch, matmul_params_active
+from ..model.formats import get_format
 from ..results.perf import PhaseReport
-from . import kernel_steps
+from . import expert_parallel, kernel_steps
+from .comm import allreduce_time
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, moe_efficiency_factor, weight_mbu_max
-
-
-def expected_experts_touched(m: ModelArch, tokens: float) -> float:
-    """Distinct routed experts per MoE layer that `tokens` tokens hit, uniform routing."""
-    if not m.is_moe:
-        return 0.0
-    e, k = m.num_experts, m.experts_per_token
-    return e * (1 - (1 - k / e) ** max(tokens, 0))
-
-
-def _one_expert_params(m: ModelArch) -> int:
-    return (3 if m.mlp_gated else 2) * m.hidden_size * m.expert_intermediate_size
-
-
-def tokens_per_expert(m: ModelArch, tokens: float) -> float:
-    """Tokens each routed expert's GEMM sees in a step of ``tokens`` tokens (uniform routing): tokens x k spread
-    over the experts they touch, so tokens x k / E once every expert is touched, and 1 at one token."""
-    touched = expected_experts_touched(m, tokens)
-    return tokens * m.experts_per_token / touched if touched else 0.0
-
-
-def expert_weight_bytes(m: ModelArch, fmt: NumberFormat, tokens: float) -> float:
-    """The routed experts' share of ``weight_bytes_touched``: the experts the step's tokens touch, every MoE layer."""
-    if not m.is_moe:
-        return 0.0
-    return expected_experts_touched(m, tokens) * _one_expert_params(m) * m.moe_layers * fmt.bytes_per_value
-
-
-def weight_bytes_touched(m: ModelArch, fmt: NumberFormat, tokens: float) -> float:
-    """Weights a step reads: every matmul weight (MoE: the dense part + the experts the tokens touch), in the
-    weights format with embeddings, lm_head and norms in 16 bit when the format is narrower (memory.weight_split).
-    The input embedding table is not streamed: the step gathers one row per token (the lm_head, tied or not, is
-    read in full)."""
-    from ..memory.components import KEPT_BYTES_PER_PARAM, weight_split
-
-    body, kept = weight_split(m, fmt)
-    total = body + kept
-    emb_bytes = KEPT_BYTES_PER_PARAM if kept else fmt.bytes_per_value
-    if not m.tied_embeddings:
-        total -= input_embedding_params(m) * emb_bytes
-        total += min(tokens, m.vocab_size) * m.hidden_size * emb_bytes
-    if not m.is_moe:
-        return total
-    untouched = (m.num_experts - expected_experts_touched(m, tokens)) * _one_expert_params(m) * m.moe_layers
-    return total - untouched * fmt.bytes_per_value
+from .moe_weights import _one_expert_params, expert_weight_bytes, tokens_per_expert, weight_bytes_touched
+from .moe_weights import expected_experts_touched as expected_experts_touched
 
 
 def _attn_flops_per_attended_token(m: ModelArch) -> float:
@@ -103,27 +61,6 @@ def _attended(m: ModelArch, cached: int, new: int) -> float:
     return total
 
 
-def allreduce_time(n: int, message_bytes: float, gpu: GPU, pa: PerfAssumptions) -> float:
-    """One all-reduce of ``message_bytes`` over ``n`` GPUs of one server, as the engines run it.
-
-    NVLink (through NVSwitch; Infinity Fabric; a bridge for 2 GPUs): the faster of one-shot (each GPU reads every
-    peer's buffer: alpha_1 + (n-1) x message / link) and two-shot / ring (reduce-scatter + all-gather: alpha_2 +
-    2 (n-1)/n x message / link), link = per-direction bandwidth x link efficiency. vLLM's custom all-reduce and
-    TensorRT-LLM's ONESHOT/TWOSHOT pick by size the same way; NCCL's ring moves the two-shot's bytes.
-    PCIe (no NVLink, or more GPUs than a bridge joins): NCCL's ring, alpha_pcie + 2 (n-1)/n x message / PCIe."""
-    if n <= 1:
-        return 0.0
-    kind, link = gpu.peer_link(n)
-    ring_bytes = 2 * (n - 1) / n * message_bytes
-    if kind == "pcie":
-        bw = (link or pa.pcie_link_gb_s * 1e9) * pa.pcie_efficiency
-        return pa.allreduce_latency_pcie_s + ring_bytes / bw
-    bw = link * pa.link_efficiency
-    one_shot = pa.allreduce_latency_s + (n - 1) * message_bytes / bw
-    two_shot = pa.allreduce_two_shot_latency_s + ring_bytes / bw
-    return min(one_shot, two_shot) + pa.allreduce_sync_s
-
-
 _allreduce_time = allreduce_time  # the earlier private name
 
 
@@ -141,6 +78,7 @@ class Workload:
     spec_tokens: int = 4
     spec_acceptance: float = 0.7
     eager: bool = False  # no CUDA graphs: every forward pass pays host time per layer (PerfAssumptions)
+    ep: int = 1  # MoE: routed experts over this many GPUs, attention data-parallel beside them (expert_parallel.py)
 
 
 @dataclass(frozen=True)
@@ -188,8 +126,11 @@ class StepCost:
     def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, engine: str | None = None):
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
         # measured kernel times where the engine's tables cover the replica (kernel_steps.py); None: roofline only
+        self.ep = expert_parallel.degree(m, wl)  # 1 unless an MoE model's experts are spread over GPUs
         self.kernels, self.kernels_reason = (
-            kernel_steps.for_replica(m, gpu, engine, wl.weights_format, wl.kv_format, wl.tp) if engine else (None, None)
+            kernel_steps.for_replica(m, gpu, engine, wl.weights_format, wl.kv_format, wl.tp)
+            if engine and self.ep == 1
+            else (None, "expert parallel: the roofline" if engine else None)
         )
         self.shard = wl.tp * wl.pp
         self.fmt = get_format(wl.weights_format)
@@ -206,6 +147,8 @@ class StepCost:
         self.w_mbu_max = weight_mbu_max(gpu, self.fmt, pa)
         self.ex_f = moe_efficiency_factor(gpu, self.fmt)
         self.experts_fixed_s = pa.moe_overhead_s_per_expert_layer * m.num_experts * m.moe_layers / wl.pp
+        if self.ep > 1:  # each GPU routes to and schedules its own E / ep experts
+            self.experts_fixed_s /= self.ep
         self._per_tokens: dict[float, tuple] = {}
         self._per_part: dict[tuple, tuple[float, float]] = {}  # (sequences, cached, new) -> attention FLOPs, KV bytes
         self._mfus: dict[float, tuple[float, float]] = {}  # tokens -> ``_mfu``
@@ -214,6 +157,8 @@ class StepCost:
         """What a step's token count alone sets: weights read, activations, all-reduces, the experts' share and the
         matmul efficiencies (remembered: steps share their token counts)."""
         got = self._per_tokens.get(tokens)
+        if got is None and self.ep > 1:
+            got = self._per_tokens[tokens] = expert_parallel.token_terms(self, tokens)
         if got is None:
             m, wl, shard = self.m, self.wl, self.shard
             acts = 2 * tokens * m.hidden_size * self.act_bytes * m.num_layers / wl.pp

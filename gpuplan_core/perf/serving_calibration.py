@@ -28,6 +28,8 @@ from ..model.presets import get_preset
 from .serving_rows import (  # noqa: F401  (engine_of, version_of, _format_of: this module's names before the split)
     _blank,
     _format_of,
+    attention_dp_of,
+    dp_chunk_share,
     engine_of,
     max_model_len_of,
     server_limits_of,
@@ -117,6 +119,8 @@ def _prediction(
     version: str | None = None,
     max_model_len: int | None = None,
     server: tuple[tuple[str, int], ...] = (),
+    ep: int = 1,
+    chunk_share: int = 1,
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
@@ -124,7 +128,10 @@ def _prediction(
     ``client_in_s``: the benchmark client's first-token cost, added to the engine's; ``ingest``: its serial front
     end (seconds per request and per prompt token, clients.py); ``version``: the engine's release line the run used;
     ``max_model_len``: the context its server was started with (None: the model's); ``server``: the limits its
-    server was started with (serving_rows.server_limits_of)."""
+    server was started with (serving_rows.server_limits_of); ``ep``: its MoE model ran expert parallel over that many
+    GPUs with attention data-parallel (serving_rows.attention_dp_of): one rank is simulated with its share of the
+    clients, rate or requests (``_rank_load``), its throughput x the ranks that ran; ``chunk_share``: what the engine
+    divides each rank's prefill budget by (serving_rows.dp_chunk_share)."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for, scenario_limits
     from .schedulers import engine_loop
@@ -150,9 +157,13 @@ def _prediction(
         **{k: v for k, v in server if k in ("max_num_seqs", "max_num_batched_tokens")},
     )
     try:
-        r, _ = replica_for(sc)
+        r, _ = replica_for(sc, ep=ep)
     except ValueError:
         return None
+    ep = r.wl.ep
+    if chunk_share > 1 and not any(k == "max_num_batched_tokens" for k, _ in server):
+        budget = max(16, r.limits.max_num_batched_tokens // chunk_share)
+        r = dataclasses.replace(r, limits=r.limits.model_copy(update={"max_num_batched_tokens": budget}))
     if max_model_len is not None:
         r = dataclasses.replace(r, limits=scenario_limits(r.gpu, sc.assumptions, max_model_len))
     if ("chunked_prefill", 0) in server:
@@ -160,12 +171,15 @@ def _prediction(
     arrival, lengths, spread, requests = shape
     burst = math.isinf(load) or arrival == "all_at_once"
     if burst:  # every request queued at once: as many clients as requests
-        requests = requests or 4 * max(1, r.max_running)
+        requests = -(-requests // ep) if requests else 4 * max(1, r.max_running)
         conc, rate = requests, None
     elif kind == "concurrency":
         conc, rate = int(load), None
     else:
         conc, rate = None, load
+    conc, rate, ranks = _rank_load(conc, rate, ep) if not burst else (conc, rate, ep)
+    if requests and not burst and ranks > 1:  # the run's requests, spread as its load is
+        requests = -(-requests // ranks)
     sim = Sim(
         r,
         Shape(
@@ -180,9 +194,21 @@ def _prediction(
     res = serve(r, concurrency=conc, request_rate=rate, steps=sim)
     run = sim.run(conc, rate)
     out = res.model_dump()
-    out["throughput"] = run.output_tokens_total / run.makespan_s if run.makespan_s > 0 else None
+    out["throughput"] = ranks * run.output_tokens_total / run.makespan_s if run.makespan_s > 0 else None
     out["burst"] = burst
     return out
+
+
+def _rank_load(conc: int | None, rate: float | None, ep: int) -> tuple[int | None, float | None, int]:
+    """One rank's share of a run's load over ``ep`` attention data-parallel ranks, and the ranks that ran it: a rate
+    split evenly over all; clients over as many ranks as there are clients, at most ``ep``, each at the ceiling of
+    its share (4 clients on 8 ranks: 4 ranks of 1)."""
+    if ep == 1:
+        return conc, rate, 1
+    if rate is not None:
+        return None, rate / ep, ep
+    busy = min(ep, conc)
+    return -(-conc // busy), None, busy
 
 
 def serving_regime(row: dict) -> str:
@@ -248,6 +274,8 @@ def predict_row(
         version=version_of(row),
         max_model_len=max_model_len_of(row),
         server=server_limits_of(row),
+        ep=attention_dp_of(row) if get_preset(row["model_preset"]).is_moe else 1,
+        chunk_share=dp_chunk_share(row) if get_preset(row["model_preset"]).is_moe else 1,
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])

@@ -103,6 +103,46 @@ def server_limits_of(row: dict) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+SGLANG_DP_EXPLICIT_FROM = (0, 4, 4)  # sgl-project/sglang PR #4390 (March 2025): --dp must be given with DP attention
+
+
+def attention_dp_of(row: dict) -> int:
+    """The expert-parallel degree a run's server ran its MoE model at with attention data-parallel beside it
+    (perf/expert_parallel.py), from the text after ``server:`` in its setup; 1 where it ran none.
+
+    SGLang ``--enable-dp-attention``: over ``--dp``/``--dp-size`` ranks; without them, over every ``--tp`` GPU before
+    0.4.4 (server_args set dp_size = tp_size) and not at all from 0.4.4 (PR #4390 "Improve DP attention": "you need
+    to explicitly specify --dp"; server_args ``_handle_data_parallelism``: dp_size 1 turns DP attention off). Its
+    experts run tensor-parallel unless ``--ep-size``; for DeepSeek (k = 8 on 8 GPUs) the all-gather and
+    reduce-scatter move the all-to-all's bytes, and the per-GPU expert work is the same. TensorRT-LLM
+    ``enable_attention_dp: true``; vLLM ``--data-parallel-size N --enable-expert-parallel``. TensorRT-LLM
+    ``--ep_size`` alone keeps attention tensor-parallel: timed as TP."""
+    text = str(row.get("setup") or "")
+    text = text[text.find("server:") :] if "server:" in text else ""
+    dp = re.search(r"--(?:dp|dp-size|data-parallel-size)[ =](\d+)", text)
+    if re.search(r"--enable-dp-attention|enable_attention_dp[: =]+true", text, re.IGNORECASE):
+        if dp:
+            return int(dp.group(1))
+        version = tuple(int(x) for x in re.findall(r"\d+", str(row.get("engine_version") or ""))[:3])
+        sglang = str(row.get("engine") or "").lower().startswith("sglang")
+        early = sglang and bool(version) and version < SGLANG_DP_EXPLICIT_FROM
+        return int(row.get("tensor_parallel") or 1) if early or not sglang else 1
+    if dp and "--enable-expert-parallel" in text:
+        return int(dp.group(1))
+    return 1
+
+
+def dp_chunk_share(row: dict) -> int:
+    """What SGLang divides its chunked-prefill budget by on each DP attention rank (server_args: ``// 2`` where it set
+    dp_size = tp_size itself, before 0.4.4; ``// dp_size`` since): 1 where the run had no DP attention or another
+    engine."""
+    dp = attention_dp_of(row)
+    if dp == 1 or not str(row.get("engine") or "").lower().startswith("sglang"):
+        return 1
+    explicit = re.search(r"--(?:dp|dp-size)[ =]\d+", str(row.get("setup") or ""))
+    return dp if explicit else 2
+
+
 def unchunked(replica, version: str | None, max_context_tokens: int, server: tuple[tuple[str, int], ...]):
     """The replica's limits with chunked prefill turned off at start-up: the release line's unchunked policy
     and budget (vLLM V0: whole prompts before decodes, max(context, 2,048) tokens a step), the budget the

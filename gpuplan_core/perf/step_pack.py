@@ -156,7 +156,7 @@ def pack(cost, decode_time_factor: float = 1.0):
     from .roofline import _one_expert_params
 
     m, gpu, wl, pa, k = cost.m, cost.gpu, cost.wl, cost.pa, cost.kernels
-    if not NUMBA or (k is not None and (m.is_moe or m.is_mla)):
+    if not NUMBA or (k is not None and (m.is_moe or m.is_mla)) or cost.ep > 1:  # EP: the Python model's
         return EMPTY
     body, kept = weight_split(m, cost.fmt)
     emb_bytes = KEPT_BYTES_PER_PARAM if kept else cost.fmt.bytes_per_value

@@ -11,9 +11,15 @@ from .roofline import Workload
 
 
 def workload_for(
-    formats: Formats, assumptions: RuntimeAssumptions, tp: int = 1, pp: int = 1, weights_format: str | None = None
+    formats: Formats,
+    assumptions: RuntimeAssumptions,
+    tp: int = 1,
+    pp: int = 1,
+    weights_format: str | None = None,
+    ep: int = 1,
 ) -> Workload:
-    """The formats and serving levers of one replica (roofline.py) at a layout (tp x pp), in the scenario's
+    """The formats and serving levers of one replica (roofline.py) at a layout (tp x pp, or an MoE model's experts
+    over ``ep`` GPUs with attention data-parallel: perf/expert_parallel.py), in the scenario's
     weights format or another one. Eager (no CUDA graphs) where the engine has none or its release line runs
     without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``)."""
     a = assumptions
@@ -28,4 +34,5 @@ def workload_for(
         spec_tokens=a.spec_tokens,
         spec_acceptance=a.spec_acceptance,
         eager=not cuda_graphs(a.engine, a.engine_version),
+        ep=ep,
     )

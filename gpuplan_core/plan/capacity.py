@@ -23,7 +23,7 @@ import bisect
 import itertools
 import math
 import threading
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 
 from ..hardware.catalog import GPU
@@ -243,21 +243,49 @@ class ReplicaBound:
 @lru_cache(maxsize=CACHE_SIZE)
 def replica_bound(q: ReplicaQuestion) -> ReplicaBound:
     """The replica's bounds (``ReplicaBound``) for a question with traffic: 1-4 step-loop runs, kept for the
-    judgement (``evaluate_replica`` reads them from the shared runs, replica_runs.py)."""
+    judgement (``evaluate_replica`` reads them from the shared runs, replica_runs.py). Expert parallel: one rank's,
+    its rates x ep (``ranks``)."""
     rep = _replica(q)
     sim = _CountedSim(rep, q.shape)
     try:
         alone = _alone(q, 1)
         least = capacity(rep, *q.targets, iterations=0, steps=sim)
-        return ReplicaBound(alone.ttft_s, sim.max_rate(), least, alone.e2e_request_s)
+        ep = q.wl.ep
+        return ReplicaBound(alone.ttft_s, sim.max_rate() * ep, least * ep, alone.e2e_request_s)
     finally:
         _STATS.add(sim.made)
+
+
+def ranks(ev: ReplicaEval, ep: int) -> ReplicaEval:
+    """An expert-parallel replica's judgement from one rank's (perf/expert_parallel.py: the ranks run the same mix,
+    each a share 1 / ep of the requests): its request rates, capacity, sequences at once and static token rates x ep,
+    its latencies the rank's."""
+    if ep == 1:
+        return ev
+    st = ev.static
+    static = replace(
+        st, decode_tokens_per_s=st.decode_tokens_per_s * ep, prefill_tokens_per_s=st.prefill_tokens_per_s * ep
+    )
+    points = tuple(replace(p, requests_per_s=p.requests_per_s * ep) for p in ev.points)
+    light = None if ev.light is None else replace(ev.light, requests_per_s=ev.light.requests_per_s * ep)
+    return replace(
+        ev,
+        static=static,
+        capacity_per_s=ev.capacity_per_s * ep,
+        serving_batch=ev.serving_batch * ep,
+        points=points,
+        light=light,
+    )
 
 
 @lru_cache(maxsize=CACHE_SIZE)
 def evaluate_replica(q: ReplicaQuestion) -> ReplicaEval:
     """The replica's judgement (the module docstring), computed once per question; thread-safe (lru_cache), and
-    the result is frozen, so sessions share it."""
+    the result is frozen, so sessions share it. Expert parallel: one rank judged, then ``ranks``."""
+    return ranks(_evaluate(q), q.wl.ep)
+
+
+def _evaluate(q: ReplicaQuestion) -> ReplicaEval:
     static, alone = _alone(q, q.batch), _alone(q, 1)
     if not q.traffic:
         return ReplicaEval(static, alone.ttft_s, alone.tpot_s, q.batch / static.e2e_request_s, q.batch)

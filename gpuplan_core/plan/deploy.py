@@ -120,6 +120,8 @@ def vllm_args(
         args += ["--quantization", "fp8"]
     elif w == "int4-g128":
         args += ["--quantization", "awq"]  # an AWQ (or GPTQ: "gptq") checkpoint of the model
+    if pick.replica_gpus > pick.tp * pick.pp:  # expert parallel: attention data-parallel over the GPUs
+        args += ["--data-parallel-size", str(pick.replica_gpus), "--enable-expert-parallel"]
     if max_num_seqs:
         args += ["--max-num-seqs", str(max_num_seqs)]
     return args
@@ -141,7 +143,7 @@ def skypilot_yaml(
     """A SkyPilot task for one replica of the pick (``sky launch task.yaml``; ``sky serve`` scales replicas), set
     up and run with the scenario's engine."""
     ask = DeployAsk.of(scenario)
-    per_node = pick.tp if pick.pp > 1 else pick.tp * pick.pp
+    per_node = pick.tp if pick.pp > 1 else pick.replica_gpus
     nodes = pick.pp if pick.pp > 1 else 1
     accel = f"{SKYPILOT_GPU.get(pick.gpu, pick.gpu)}:{per_node}"
     cloud = pick.provider.lower().split("-")[0]

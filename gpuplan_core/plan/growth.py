@@ -40,7 +40,7 @@ def growth_problem(traffic: Traffic, pick: Pick | None) -> str | None:
 def month_cost_usd(pick: Pick, offer: Offer, replicas: int, traffic_share: float, hours_per_month: float) -> float:
     """A month's bill for ``replicas`` copies of the pick's layout on its offer (``traffic_share``: the month's
     requests over today's, for per-request serverless billing)."""
-    replica_gpus = pick.tp * pick.pp
+    replica_gpus = pick.replica_gpus
     if offer.billing_model == "serverless_active":  # workers running 24/7, billed while idle
         return (
             replicas

@@ -57,6 +57,7 @@ class Unit:
     offers: list[Offer]  # its GPU type's offers
     layout: Layout | None = None
     bounds: list[tuple[str, float]] | None = None  # (offer id, its least monthly USD) per offer renting it
+    ep: int = 1  # expert parallel (search.Layout's)
     floor_ttft_s: float = 0.0
     priceable: bool = False  # every offer renting it is always-on and the bounds are finite
 
@@ -68,13 +69,13 @@ class Unit:
 def _bounds(m: ModelArch, ask: ServingAsk, u: Unit, least_usd) -> None:
     """The unit's bounds (``Unit.bounds``); ``least_usd(unit, offer, ask, bound, replicas held, e2e floor)``: the
     least an offer can cost (rent.py ``least_monthly_usd``), None where there is no bound."""
-    b = bound(m, ask, u.gpu, u.fmt, u.tp, u.pp, u.kv)
+    b = bound(m, ask, u.gpu, u.fmt, u.tp, u.pp, u.kv, u.ep)
     u.floor_ttft_s = FLOOR_SHARE * b.floor_ttft_s
-    least = replicas_held(ask.parallelism.gpus, u.tp * u.pp)
+    least = replicas_held(ask.parallelism.gpus, u.tp * u.pp * u.ep)
     u.bounds = []
     u.priceable = b.least_capacity_per_s > 0  # a capacity of 0 misses the targets at the replicas held: a near miss
     for o in u.offers if u.priceable else []:
-        if not o.layout_problem(u.tp, u.pp):
+        if not o.layout_problem(u.tp * u.ep, u.pp):
             usd = least_usd(u, o, ask, b, least, FLOOR_SHARE * b.floor_e2e_s)
             u.priceable = usd is not None
             if not u.priceable:
@@ -137,7 +138,7 @@ def judge_units(m: ModelArch, ask: ServingAsk, units: list[Unit], priced, least_
     ``least_usd``: as ``_bounds``'s."""
     if exhaustive or not ask.traffic.requests_per_day:
         for u in units:
-            u.layout = judge(m, ask, u.gpu, u.fmt, u.tp, u.pp, u.kv)
+            u.layout = judge(m, ask, u.gpu, u.fmt, u.tp, u.pp, u.kv, u.ep)
         return
     for u in units:
         _bounds(m, ask, u, least_usd)
@@ -149,5 +150,5 @@ def judge_units(m: ModelArch, ask: ServingAsk, units: list[Unit], priced, least_
         if i is None:
             return
         u = left.pop(i)
-        u.layout = judge(m, ask, u.gpu, u.fmt, u.tp, u.pp, u.kv)
+        u.layout = judge(m, ask, u.gpu, u.fmt, u.tp, u.pp, u.kv, u.ep)
         picks += [p for p in priced(u) if isinstance(p, Pick)]

@@ -63,7 +63,7 @@ def _rented_text(o: Offer, nodes: int, paid: int) -> str:
 def rent(m: ModelArch, lay: Layout, s: Served, o: Offer, traffic: Traffic, pricing: Pricing) -> Pick | Rejected:
     """This offer renting this layout for the traffic (or one replica), or why it cannot."""
     gid, fmt = lay.gpu.gpu, lay.weights_format
-    if problem := o.layout_problem(lay.tp, lay.pp):
+    if problem := o.layout_problem(lay.tp * lay.ep, lay.pp):
         return Rejected(gid, problem, fmt, o.offer_id, lay.label)
     why = [f"layout {lay.label}: " + "; ".join(s.lines)]
     node_price = o.price_per_node_hour_usd * nodes_needed(lay.replica_gpus, o.gpus_per_node)
@@ -73,6 +73,8 @@ def rent(m: ModelArch, lay: Layout, s: Served, o: Offer, traffic: Traffic, prici
         weights_format=fmt,
         tp=lay.tp,
         pp=lay.pp,
+        ep=lay.ep if lay.ep > 1 else None,
+        layout=lay.label,
         ttft_s=s.ttft_s,
         tpot_s=s.tpot_s,
         requests_per_s_per_replica=s.capacity_per_s,
@@ -135,7 +137,7 @@ def least_monthly_usd(
     replica's bounds (plan/prune.py: capacity within [least_capacity, max_rate], mean end to end >= ``e2e_floor_s``)
     and the replicas the GPU count set holds; None: no bound (a serverless pool where the count set holds more, or
     too wide a range of warm workers to try)."""
-    tr, hours, gpus = ask.traffic, ask.pricing.hours_per_month, u.tp * u.pp
+    tr, hours, gpus = ask.traffic, ask.pricing.hours_per_month, u.tp * u.pp * u.ep
     if not o.is_serverless:
         need = max(replicas_for_traffic(tr.requests_per_day, tr.peak_to_average, b.max_rate_per_s), least)
         return monthly_always_on(o, gpus * need, hours)
@@ -196,7 +198,7 @@ def inference_candidates(
         gpu = get_gpu(gid)
         for fmt in formats:
             kept, rej = rentable_layouts(m, ask, gpu, fmt, memory[fmt], fixed, offers=gpu_offers)
-            groups.append((rej, [Unit(gpu, fmt, *x, gpu_offers) for x in kept]))
+            groups.append((rej, [Unit(gpu, fmt, tp, pp, kv, gpu_offers, ep=ep) for tp, pp, kv, ep in kept]))
     priced: dict[int, list[Pick | Rejected]] = {}
 
     def rented(u: Unit) -> list[Pick | Rejected]:
@@ -218,8 +220,9 @@ def inference_candidates(
             for u in units:
                 if u.layout is not None:
                     tried.append(rented(u)[k])
-                elif problem := o.layout_problem(u.tp, u.pp):
-                    tried.append(Rejected(u.gpu.gpu, problem, u.fmt, o.offer_id, layout_label(u.gpu.gpu, u.tp, u.pp)))
+                elif problem := o.layout_problem(u.tp * u.ep, u.pp):
+                    label = layout_label(u.gpu.gpu, u.tp, u.pp, u.ep)
+                    tried.append(Rejected(u.gpu.gpu, problem, u.fmt, o.offer_id, label))
                 else:
                     left_out += 1  # always-on (prune.py): a pick, whatever its figures
             ok = [p for p in tried if isinstance(p, Pick)]

@@ -12,7 +12,10 @@ The search's two shapes are here: a ``Layout`` (one that holds the budget, with 
 ``inference_candidates`` tries every offer: a ``Pick``) or is rejected with the reason (Offer.layout_problem):
 tensor parallel only within one machine and, above 2, only over NVLink; stages across machines only over a stated
 fast network. Replicas on single-GPU rentals are independent servers, which is allowed. A layout the user set (GPU
-count, tensor parallel, pipeline stages) is the only one tried.
+count, tensor parallel, pipeline stages) is the only one tried. A mixture-of-experts model is also tried at expert
+parallel 2, 4 and 8 (perf/expert_parallel.py: experts over the GPUs, attention data-parallel; rented as tensor
+parallel over as many GPUs of one machine), judged as one of its ranks with ep x its rate (capacity.py); a dense
+model never is.
 """
 
 from __future__ import annotations
@@ -29,10 +32,9 @@ from ..common.text import counted
 from ..hardware.catalog import GPU
 from ..hardware.engines import engine_gpu_problem
 from ..memory.components import MemoryRequest
-from ..memory.fit import max_batch
-from ..model.arch import ModelArch, valid_tp_degrees
+from ..model.arch import ModelArch
 from ..model.formats import get_format
-from ..perf.replica import scenario_limits
+from ..perf.replica import rank_limits, scenario_limits
 from ..perf.serving import shape_for
 from ..perf.workload import workload_for
 from ..pricing.billing import replicas_for_traffic, replicas_held
@@ -44,9 +46,8 @@ from ..scenario.parts import Formats, Request
 from ..scenario.scenario import Scenario
 from .capacity import ReplicaBound, ReplicaEval, ReplicaQuestion, evaluate_replica, replica_bound, workload_key
 from .capacity import forget as forget_replicas
+from .fitting import PP_STAGES, TP_DEGREES, _fitting
 
-TP_DEGREES = (1, 2, 4, 8)  # within one machine (HGX boards hold 8 GPUs)
-PP_STAGES = (2, 3, 4, 6, 8, 12, 16)  # of 8 GPUs each, across machines
 NO_FIT = "does not fit the complete memory budget on any layout tried"
 Rejection = Rejected  # the name training.py imports
 
@@ -59,14 +60,6 @@ def target_misses(traffic: Traffic, ttft_s: float | None, tpot_s: float | None, 
     if traffic.tpot_target_s and tpot_s is not None and tpot_s > traffic.tpot_target_s:
         misses.append(f"TPOT {tpot_s * 1e3:,.1f} ms > target {traffic.tpot_target_s * 1e3:,.1f} ms")
     return misses
-
-
-def layouts_to_try(m: ModelArch, par: Parallelism, fixed: bool = False) -> list[tuple[int, int]]:
-    """The user's layout when they set one (or ``fixed``); else TP 1/2/4/8 the heads allow, then stages of 8 GPUs."""
-    if fixed or par.gpus > 1 or par.tp > 1 or par.pp > 1:
-        return [(par.tp, par.pp)]
-    tps = [t for t in valid_tp_degrees(m, 8) if t in TP_DEGREES]
-    return [(t, 1) for t in tps] + ([(8, p) for p in PP_STAGES] if 8 in tps else [])
 
 
 @dataclass(frozen=True)
@@ -96,18 +89,21 @@ class ServingAsk:
         )
 
 
-def replica_question(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaQuestion:
-    """What a replica of this layout reads of the question (capacity.py's key)."""
+def replica_question(
+    m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int, ep: int = 1
+) -> ReplicaQuestion:
+    """What a replica of this layout reads of the question (capacity.py's key). An expert-parallel replica (``ep``
+    above 1) is asked about one of its ranks: the sequences one GPU's KV cache holds, its share of the batch."""
     tr, req = ask.traffic, ask.request
     return ReplicaQuestion(
         model=m,
         gpu=gpu,
-        workload=workload_key(workload_for(ask.formats, ask.assumptions, tp, pp, fmt)),
+        workload=workload_key(workload_for(ask.formats, ask.assumptions, tp, pp, fmt, ep)),
         kv_sequences=kv,
-        batch=kv if req.batch == "max" else min(req.batch, kv),
+        batch=kv if req.batch == "max" else min(-(-req.batch // ep), kv),
         input_tokens=req.input_tokens,
         output_tokens=req.output_tokens,
-        limits=scenario_limits(gpu, ask.assumptions, m.max_context_tokens),
+        limits=rank_limits(scenario_limits(gpu, ask.assumptions, m.max_context_tokens), ask.assumptions.engine, ep),
         engine=ask.assumptions.engine,
         shape=shape_for(tr),
         targets=(tr.ttft_target_s, tr.tpot_target_s) if ask.interactive else (None, None),
@@ -125,32 +121,6 @@ def _replica_part(ask: ServingAsk) -> ServingAsk:
     return replace(ask, traffic=ask.traffic.model_copy(update=volume), pricing=None)
 
 
-@lru_cache(maxsize=8192)
-def kv_sequences(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int | None:
-    """Sequences of input + output tokens the layout's KV cache holds (memory.fit.max_batch), remembered; None:
-    the layout is not one the model allows (its heads do not split that way)."""
-    try:
-        return max_batch(m, req, gpu)
-    except ValueError:
-        return None
-
-
-@lru_cache(maxsize=4096)
-def _fitting(
-    m: ModelArch, par: Parallelism, fixed: bool, gpu: GPU, memory: MemoryRequest, batch: int
-) -> tuple[tuple[int, int, int], ...]:
-    """The layouts (tp, pp, sequences the KV cache holds) that hold the complete memory budget at ``batch``:
-    stages only when no single machine does, and then the fewest (``evaluate_layouts``), remembered."""
-    fitting: list[tuple[int, int, int]] = []
-    for tp, pp in layouts_to_try(m, par, fixed):
-        if pp > 1 and any(p == 1 or p < pp for _, p, _ in fitting):
-            break  # a machine (or fewer stages) already holds it
-        kv = kv_sequences(m, memory.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
-        if kv is not None and kv >= batch:  # the complete budget at the scenario's batch (one notion)
-            fitting.append((tp, pp, kv))
-    return tuple(fitting)
-
-
 class CacheInfo(NamedTuple):
     hits: int
     misses: int
@@ -158,19 +128,20 @@ class CacheInfo(NamedTuple):
     currsize: int
 
 
-class _Judgements:
+class Judgements:
     """The layouts' judgements, the most recent ``size`` kept (functools.lru_cache's rule), which can also say
     whether one is kept without judging it (``judge_all`` sends only those that are not to its threads)."""
 
-    def __init__(self, size: int):
-        self.size, self.lock, self.kept = size, threading.Lock(), OrderedDict()
+    def __init__(self, size: int, judge):
+        """``judge(*key)``: the judgement of the layout ``key`` names (made outside the lock)."""
+        self.size, self.judge, self.lock, self.kept = size, judge, threading.Lock(), OrderedDict()
         self.hits = self.misses = 0
 
     def __contains__(self, key: tuple) -> bool:
         with self.lock:
             return key in self.kept
 
-    def __call__(self, *key) -> ReplicaEval:
+    def __call__(self, *key):
         with self.lock:
             got = self.kept.get(key)
             if got is not None:
@@ -178,7 +149,7 @@ class _Judgements:
                 self.hits += 1
                 return got
             self.misses += 1
-        got = evaluate_replica(replica_question(*key))  # outside the lock: judgements of other layouts go on
+        got = self.judge(*key)  # outside the lock: judgements of other layouts go on
         with self.lock:
             self.kept[key] = got
             if len(self.kept) > self.size:
@@ -195,24 +166,24 @@ class _Judgements:
 
 
 # The replica's judgement for an ask of ``_replica_part`` (its question built once, not per traffic):
-# _judged(m, ask, gpu, fmt, tp, pp, kv).
-_judged = _Judgements(4096)
+# _judged(m, ask, gpu, fmt, tp, pp, kv, ep).
+_judged = Judgements(4096, lambda *key: evaluate_replica(replica_question(*key)))
 
 
 @lru_cache(maxsize=4096)
-def _bounded(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaBound:
+def _bounded(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int, ep: int) -> ReplicaBound:
     """The replica's bounds (capacity.py ``replica_bound``) for an ask of ``_replica_part``."""
-    return replica_bound(replica_question(m, ask, gpu, fmt, tp, pp, kv))
+    return replica_bound(replica_question(m, ask, gpu, fmt, tp, pp, kv, ep))
 
 
-def judge(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> Layout:
+def judge(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int, ep: int = 1) -> Layout:
     """One layout judged on the ask (its replica's judgement remembered apart from the volume and the prices)."""
-    return Layout(gpu, fmt, tp, pp, kv, _judged(m, _replica_part(ask), gpu, fmt, tp, pp, kv))
+    return Layout(gpu, fmt, tp, pp, kv, _judged(m, _replica_part(ask), gpu, fmt, tp, pp, kv, ep), ep)
 
 
-def bound(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int) -> ReplicaBound:
+def bound(m: ModelArch, ask: ServingAsk, gpu: GPU, fmt: str, tp: int, pp: int, kv: int, ep: int = 1) -> ReplicaBound:
     """One layout's bounds before its judgement (plan/prune.py), remembered as the judgement is."""
-    return _bounded(m, _replica_part(ask), gpu, fmt, tp, pp, kv)
+    return _bounded(m, _replica_part(ask), gpu, fmt, tp, pp, kv, ep)
 
 
 def cache_info():
@@ -232,7 +203,7 @@ _POOL = ThreadPoolExecutor(JUDGE_THREADS, thread_name_prefix="judge") if JUDGE_T
 
 
 def judge_all(m: ModelArch, ask: ServingAsk, wanted: list[tuple[GPU, str, int, int, int]]) -> None:
-    """Judge these layouts ((gpu, format, tp, pp, sequences) each) in JUDGE_THREADS threads, so the search's calls
+    """Judge these layouts ((gpu, format, tp, pp, sequences, ep) each) in JUDGE_THREADS threads, so the search's calls
     that follow read them remembered: a judgement is mostly step-loop runs, which let go of the GIL
     (step_loop.run_loop), so two of them run side by side on two cores. Each layout is one thread's (its step
     times' tables are its own); what is judged, and so every figure, is what one thread judges."""
@@ -252,7 +223,7 @@ def rentable_layouts(
     *,
     offers: list[Offer] | None = None,
 ) -> tuple[list[tuple[int, int, int]], list[Rejected]]:
-    """The layouts (tp, pp, sequences the KV cache holds) of this GPU and format that hold the complete memory
+    """The layouts (tp, pp, sequences the KV cache holds, ep) of this GPU and format that hold the complete memory
     budget (stages only when no single machine does, and then the fewest) and, with ``offers`` (this GPU's), that
     one of them can rent; the others recorded as rejected. ``memory``: the question's memory budget in this
     format. Nothing is judged. An engine that cannot serve the format on the GPU at all (TensorRT-LLM's FP8 on
@@ -262,14 +233,14 @@ def rentable_layouts(
     fitting = _fitting(m, ask.parallelism, fixed, gpu, memory, ask.request.batch_or_one)
     if not fitting:
         return [], [Rejected(gpu.gpu, NO_FIT, fmt)]
-    kept: list[tuple[int, int, int]] = []
+    kept: list[tuple[int, int, int, int]] = []
     rejected: list[Rejected] = []
-    for tp, pp, kv in fitting:
-        problems = [o.layout_problem(tp, pp) for o in offers or []]
+    for tp, pp, kv, ep in fitting:
+        problems = [o.layout_problem(tp * ep, pp) for o in offers or []]  # EP: ep GPUs of one machine, as TP
         if offers and all(problems):
-            rejected.append(Rejected(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp)))
+            rejected.append(Rejected(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp, ep)))
         else:
-            kept.append((tp, pp, kv))
+            kept.append((tp, pp, kv, ep))
     return kept, rejected
 
 
@@ -288,7 +259,9 @@ def evaluate_layouts(
     prices, so a change to those judges nothing again."""
     kept, rejected = rentable_layouts(m, ask, gpu, fmt, memory, fixed, offers=offers)
     part = _replica_part(ask)
-    return [Layout(gpu, fmt, *x, _judged(m, part, gpu, fmt, *x)) for x in kept], rejected
+    return [
+        Layout(gpu, fmt, tp, pp, kv, _judged(m, part, gpu, fmt, tp, pp, kv, ep), ep) for tp, pp, kv, ep in kept
+    ], rejected
 
 
 @dataclass(frozen=True)
@@ -300,16 +273,17 @@ class Layout:
     weights_format: str
     tp: int
     pp: int
-    kv_sequences: int  # sequences of input + output tokens the KV cache holds
+    kv_sequences: int  # sequences of input + output tokens the KV cache holds (one GPU's under expert parallel)
     replica: ReplicaEval
+    ep: int = 1  # MoE: experts over this many GPUs, attention data-parallel (tp = pp = 1; perf/expert_parallel.py)
 
     @property
     def replica_gpus(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.ep
 
     @property
     def label(self) -> str:
-        return layout_label(self.gpu.gpu, self.tp, self.pp)
+        return layout_label(self.gpu.gpu, self.tp, self.pp, self.ep)
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,8 @@ def _site(s: Site):
 
 def _busy_gpus(p: Pick) -> int:
     """The GPUs that run (a whole node rented for fewer idles the rest)."""
-    return p.tp * p.pp * p.replicas
+    ep = (p.ep or 1) if p.micro_batch is None else 1  # Pick.replica_gpus: an EP serving replica spans ep GPUs
+    return p.tp * p.pp * ep * p.replicas
 
 
 def pick_energy(scenario: Scenario | SiteAsk, p: Pick) -> EnergyReport | None:

@@ -115,9 +115,19 @@ class WhyStep(BaseModel):
         return cls(label=label, value=value or calc.result.text, detail=detail, calc=calc)
 
 
-def layout_label(gpu: str, tp: int, pp: int) -> str:
-    """One replica's layout in words: '2 x H100-SXM, TP 2', '16 x H100-SXM, TP 8, PP 2'."""
+def layout_label(gpu: str, tp: int, pp: int, ep: int = 1) -> str:
+    """One replica's layout in words: '2 x H100-SXM, TP 2', '16 x H100-SXM, TP 8, PP 2'; a serving replica's expert
+    parallel (tp = pp = 1): '8 x H100-SXM, EP 8 (attention DP)'."""
+    if ep > 1:
+        return f"{ep} x {gpu}, EP {ep} (attention DP)"
     return f"{tp * pp} x {gpu}, TP {tp}" + (f", PP {pp}" if pp > 1 else "")
+
+
+def replica_split(p: Pick) -> str:
+    """How one serving replica splits its GPUs: 'TP 2', 'TP 8, PP 2', 'EP 8, attention DP'."""
+    if p.replica_gpus > p.tp * p.pp:
+        return f"EP {p.replica_gpus}, attention DP"
+    return f"TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "")
 
 
 class Pick(BaseModel):
@@ -146,7 +156,11 @@ class Pick(BaseModel):
         description="training with a pipeline: 1f1b (interleaved where virtual_stages > 1) or zb-h1 (zero bubble: "
         "the weight-gradient halves of the backward fill the bubble); null without a pipeline",
     )
-    ep: int | None = Field(None, description="training: expert parallel (the routed experts over this many GPUs)")
+    ep: int | None = Field(
+        None,
+        description="expert parallel: the routed experts over this many GPUs (training: within the data-parallel "
+        "ranks; serving: one replica of ep GPUs at tp = pp = 1, attention data-parallel); null for serving without",
+    )
     cp: int | None = Field(None, description="training: context parallel (each sequence over this many GPUs)")
     shard_gpus: int | None = Field(
         None, description="training at ZeRO-3: data-parallel ranks per HSDP shard group (0: sharded over all of them)"
@@ -199,7 +213,9 @@ class Pick(BaseModel):
 
     @property
     def replica_gpus(self) -> int:
-        return self.tp * self.pp
+        """GPUs of one serving replica: tp x pp, or ep for an expert-parallel one (a serving pick has no
+        micro-batch; a training pick's EP lies within its data-parallel ranks)."""
+        return self.tp * self.pp * ((self.ep or 1) if self.micro_batch is None else 1)
 
     @property
     def rank_cost(self) -> float:

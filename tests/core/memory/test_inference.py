@@ -142,3 +142,25 @@ def test_more_tensor_ranks_than_kv_heads_and_mla_are_said():
     assert "tp 16 exceeds the 8 KV heads: KV heads are replicated, one per rank." in over.notes
     mla = inference_budget(get_preset("DeepSeek-V3"), MemoryRequest(tp=8, gpus=8), 1, 2300)
     assert "MLA latent KV is not split by heads: every tensor-parallel rank holds all of it." in mla.notes
+
+
+def test_an_expert_parallel_budget_holds_the_routed_experts_over_ep_and_the_rest_whole():
+    """Mixtral-8x7B in BF16 at EP 8 (attention data-parallel, tp 1): 46,702,792,704 parameters of which
+    45,097,156,608 are routed experts (8 x 3 x 4,096 x 14,336 x 32 layers); a GPU holds 1 of the 8 experts and the
+    rest whole: (46,702,792,704 - 45,097,156,608 x 7/8) x 2 = 14,485,561,344 bytes, against TP 8's 1/8 of
+    everything (11,675,698,176). Its KV cache holds its own sequences whole: 2 x 32 x 8 x 128 x 2 = 131,072 bytes per
+    token (TP 8: one KV head a GPU, 16,384), with NCCL buffers as at TP > 1. A dense model ignores ep."""
+    mix = get_preset("Mixtral-8x7B-v0.1")
+    common = dict(job={"mode": "inference"}, context_tokens=1024, batch=1)
+    ep8 = inference_budget(mix, MemoryRequest(**common, gpus=8, ep=8), 1, 1024)
+    tp8 = inference_budget(mix, MemoryRequest(**common, gpus=8, tp=8), 1, 1024)
+    assert ep8.components["weights"] == (46_702_792_704 - 45_097_156_608 * 7 / 8) * 2 == 14_485_561_344
+    assert tp8.components["weights"] == 46_702_792_704 * 2 / 8 == 11_675_698_176
+    assert ep8.components["KV cache"] == 131_072 * 1024 and tp8.components["KV cache"] == 16_384 * 1024
+    assert ep8.components["communication buffers"] == Assumptions().comm_buffer_bytes
+    assert any("Expert parallel 8: each GPU holds 1 of the 8 routed experts" in n for n in ep8.notes)
+    dense = dict(job={"mode": "inference"}, context_tokens=1024)
+    plain, at_ep = (inference_budget(L8, MemoryRequest(**dense, **kw), 1, 1024) for kw in ({}, {"gpus": 8, "ep": 8}))
+    assert (at_ep.components, at_ep.notes) == (plain.components, plain.notes)
+    with pytest.raises(ValueError, match="attention data-parallel"):
+        inference_budget(mix, MemoryRequest(**common, gpus=8, tp=2, ep=4), 1, 1024)

@@ -81,3 +81,38 @@ def test_a_training_pick_whose_count_is_not_a_multiple_of_tp_x_pp_budgets_one_gr
     r = pick_request(sc, pick(gpus=12, tp=8, micro_batch=1))
     assert (r.parallelism.gpus, r.parallelism.tp, r.dp) == (8, 8, 1)
     assert (r.parallelism.zero_stage, r.training.recompute) == (2, "full")  # the pick chose neither: the scenario's
+
+
+def test_a_serving_question_drops_the_training_ep_and_an_ep_pick_carries_its_own():
+    """The scenario's ep is training's; a serving budget runs expert parallel only at a pick the layout search made
+    (``pick_request``: 8 GPUs at tp 1, ep 8), so the Memory page's budget is the one the search sized."""
+    from gpuplan_core.memory.request import memory_request, pick_request
+    from gpuplan_core.results.plan import Pick
+    from gpuplan_core.scenario.scenario import Scenario
+
+    sc = Scenario(preset="Mixtral-8x7B-v0.1", ep=4)
+    assert memory_request(sc).parallelism.ep is None
+    pick = Pick(
+        gpu="H100-SXM",
+        weights_format="bf16",
+        offer_id="o",
+        provider="p",
+        product="x",
+        billing_model="on_demand",
+        gpus=8,
+        nodes=1,
+        tp=1,
+        pp=1,
+        ep=8,
+        layout="8 x H100-SXM, EP 8 (attention DP)",
+        replicas=1,
+        monthly_usd=1.0,
+        run_cost_usd=None,
+        price_per_gpu_hour_usd=1.0,
+        misses=[],
+        why=[],
+        source="s",
+        price_as_of=None,
+    )
+    req = pick_request(sc, pick)
+    assert (req.parallelism.tp, req.parallelism.ep, req.parallelism.gpus, pick.replica_gpus) == (1, 8, 8, 8)

@@ -30,3 +30,36 @@ def test_chunked_prefill_off_schedules_whole_prompts_first():
     assert (r.limits.policy, r.limits.max_num_batched_tokens) == ("decode_first", 512)
     off = unchunked(r, "0.6", 131_072, (("chunked_prefill", 0),))
     assert (off.policy, off.max_num_batched_tokens) == ("prefill_first", 131_072)
+
+
+def test_dp_attention_is_read_from_the_server_flags_and_the_release_that_ran_them():
+    """SGLang 0.4.3 with --tp 8 --enable-dp-attention ran 8 DP ranks (its server_args set dp = tp) and halved each
+    rank's prefill chunk; SGLang 0.5.3 with the same flags and no --dp ran none (from 0.4.4 dp 1 turns it off), as
+    TensorRT-LLM's --ep_size 8 without attention DP; an explicit --dp 4 is 4 ranks, each chunk a quarter; vLLM
+    --data-parallel-size 8 --enable-expert-parallel is 8."""
+    from gpuplan_core.perf.serving_rows import attention_dp_of, dp_chunk_share
+
+    sglang = {"engine": "SGLang", "tensor_parallel": 8, "setup": "client: x; server: sglang.launch_server --tp 8 "}
+    early = {**sglang, "engine_version": "0.4.3.post2", "setup": sglang["setup"] + "--enable-dp-attention"}
+    late = {**early, "engine_version": "0.5.3"}
+    dp4 = {**late, "setup": late["setup"] + " --dp 4"}
+    trt = {"engine": "TensorRT-LLM", "tensor_parallel": 8, "setup": "server: trtllm-serve --tp_size 8 --ep_size 8"}
+    vllm = {
+        "engine": "vLLM",
+        "tensor_parallel": 1,
+        "setup": "server: vllm serve --data-parallel-size 8 --enable-expert-parallel",
+    }
+    assert [attention_dp_of(r) for r in (early, late, dp4, trt, vllm)] == [8, 1, 4, 1, 8]
+    assert [dp_chunk_share(r) for r in (early, late, dp4, trt, vllm)] == [2, 1, 4, 1, 1]
+    client_only = {**early, "setup": "client: --enable-dp-attention; server: sglang.launch_server --tp 8"}
+    assert attention_dp_of(client_only) == 1
+
+
+def test_a_run_s_load_is_spread_over_its_dp_ranks():
+    """128 clients over 8 ranks: one rank of 16, throughput x 8; 4 clients: 4 ranks of 1 (x 4); 6 req/s: 0.75 each."""
+    from gpuplan_core.perf.serving_calibration import _rank_load
+
+    assert _rank_load(128, None, 8) == (16, None, 8)
+    assert _rank_load(4, None, 8) == (1, None, 4)
+    assert _rank_load(None, 6.0, 8) == (None, 0.75, 8)
+    assert _rank_load(12, None, 1) == (12, None, 1)

@@ -68,7 +68,8 @@ def _question(targets, input_tokens=1500):
 
     from gpuplan_core.hardware.catalog import get_gpu
     from gpuplan_core.memory.request import memory_request
-    from gpuplan_core.plan.search import ServingAsk, kv_sequences, replica_question
+    from gpuplan_core.plan.fitting import kv_sequences
+    from gpuplan_core.plan.search import ServingAsk, replica_question
 
     sc = Scenario(preset="Llama-3.1-8B", input_tokens=input_tokens, requests_per_day=20_000)
     m, gpu = sc.model(), get_gpu("L40S")
