@@ -120,8 +120,8 @@ def vllm_args(
         args += ["--quantization", "fp8"]
     elif w == "int4-g128":
         args += ["--quantization", "awq"]  # an AWQ (or GPTQ: "gptq") checkpoint of the model
-    if pick.replica_gpus > pick.tp * pick.pp:  # expert parallel: attention data-parallel over the GPUs
-        args += ["--data-parallel-size", str(pick.replica_gpus), "--enable-expert-parallel"]
+    if ep := _expert_parallel(pick):  # attention data-parallel over the GPUs, the experts split over them
+        args += ["--data-parallel-size", str(ep), "--enable-expert-parallel"]
     if max_num_seqs:
         args += ["--max-num-seqs", str(max_num_seqs)]
     return args
@@ -184,10 +184,18 @@ def engine_name(scenario: Scenario | DeployAsk) -> str:
     return ENGINE_NAMES[_served_by(DeployAsk.of(scenario))]
 
 
+def _expert_parallel(pick: Pick) -> int:
+    """The EP degree of an expert-parallel pick (its GPUs beyond tp x pp run attention data-parallel), else 0."""
+    return pick.replica_gpus if pick.replica_gpus > pick.tp * pick.pp else 0
+
+
 def sglang_args(ask: DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> list[str]:
     """``python -m sglang.launch_server`` and its flags for this pick (one replica)."""
     args = ["python", "-m", "sglang.launch_server", "--model-path", model_id(ask, hf_id)]
-    args += ["--tp-size", str(pick.tp), "--pp-size", str(pick.pp), "--context-length", str(ask.max_model_len)]
+    ep = _expert_parallel(pick)
+    args += ["--tp-size", str(ep or pick.tp), "--pp-size", str(pick.pp), "--context-length", str(ask.max_model_len)]
+    if ep:  # attention data-parallel over the GPUs, the experts split over them (SGLang needs --dp with it)
+        args += ["--dp-size", str(ep), "--enable-dp-attention", "--ep-size", str(ep)]
     args += ["--mem-fraction-static", f"{ask.memory_utilization:g}", "--host", "0.0.0.0", "--port", "8000"]
     if get_format(ask.kv_format).name == "fp8":
         args += ["--kv-cache-dtype", "fp8_e4m3"]
@@ -205,7 +213,10 @@ def trtllm_args(ask: DeployAsk, pick: Pick, hf_id: str | None = None, max_num_se
     """``trtllm-serve`` (PyTorch backend) and its flags for this pick (one replica). Its KV cache takes a share of
     the memory left after the weights (``--kv_cache_free_gpu_memory_fraction``, 0.9 by default), not of the whole
     GPU, so the scenario's utilization is not passed."""
-    args = ["trtllm-serve", model_id(ask, hf_id), "--backend", "pytorch", "--tp_size", str(pick.tp)]
+    ep = _expert_parallel(pick)
+    args = ["trtllm-serve", model_id(ask, hf_id), "--backend", "pytorch", "--tp_size", str(ep or pick.tp)]
+    if ep:
+        args += ["--ep_size", str(ep)]
     args += ["--pp_size", str(pick.pp), "--max_seq_len", str(ask.max_model_len), "--host", "0.0.0.0"]
     args += ["--port", "8000"]
     if max_num_seqs:
@@ -235,6 +246,8 @@ def serve_command(
         cmd = shlex.join(serve_args(ask, pick, hf_id, max_num_seqs))
         if w in ("int4-g128", "nvfp4", "mxfp4", "nf4", "nf4-dq") or (engine == "trtllm" and w == "fp8"):
             cmd = f"# needs a checkpoint already quantised to {get_format(w).label}\n{cmd}"
+        if engine == "trtllm" and _expert_parallel(pick):
+            cmd = f"# attention data-parallel: enable_attention_dp true in an --extra_llm_api_options YAML file\n{cmd}"
         if engine == "trtllm" and get_format(ask.kv_format).name == "fp8":
             cmd = f"# an FP8 KV cache: kv_cache_config dtype fp8 in an --extra_llm_api_options YAML file\n{cmd}"
     if ask.engine != engine:

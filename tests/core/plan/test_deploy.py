@@ -124,3 +124,21 @@ def test_vllm_stays_as_it_was_and_transformers_gets_vllm_said_so():
     assert lines == ["# transformers generate() is no server; vLLM serves the same model", vllm_command(SC, _pick())]
     assert yaml.safe_load(skypilot_yaml(hf, _pick()))["setup"] == "pip install vllm"
     assert engine_name(hf) == "vLLM"
+
+
+def test_an_expert_parallel_pick_starts_attention_data_parallel_on_every_engine():
+    """One replica of 8 GPUs at EP 8 (tp 1): each engine's own spelling of 8 attention DP ranks with the experts
+    spread over them."""
+    ep8 = _pick(tp=1).model_copy(update={"ep": 8, "gpus": 8})
+    assert ep8.replica_gpus == 8
+    vllm = serve_args(SC, ep8)
+    assert vllm[vllm.index("--tensor-parallel-size") + 1] == "1"
+    assert vllm[-3:] == ["--data-parallel-size", "8", "--enable-expert-parallel"]
+    sglang = serve_args(SC.with_(engine="sglang"), ep8)
+    assert [sglang[sglang.index(f) + 1] for f in ("--tp-size", "--dp-size", "--ep-size")] == ["8", "8", "8"]
+    assert "--enable-dp-attention" in sglang
+    trt = serve_args(SC.with_(engine="trtllm"), ep8)
+    assert (_flags(trt, 2)["--tp_size"], _flags(trt, 2)["--ep_size"]) == ("8", "8")
+    comment = serve_command(SC.with_(engine="trtllm"), ep8).splitlines()[0]
+    assert comment == "# attention data-parallel: enable_attention_dp true in an --extra_llm_api_options YAML file"
+    assert "--ep_size" not in serve_args(SC.with_(engine="trtllm"), _pick(tp=8))  # plain tensor parallel
