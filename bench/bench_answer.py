@@ -91,6 +91,12 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=24)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    measure(args.questions, args.seed)
+
+
+def measure(n_questions: int = 24, seed: int = 0) -> dict[str, list[float]]:
+    """Print the figures (the module docstring); return each row's times in ms by name ('new', 'slider',
+    'traffic', 'prices')."""
     offers = load_pricing().offers
     cheaper = [
         o.model_copy(
@@ -103,7 +109,7 @@ def main() -> None:
     ]
     answer(Scenario(), offers)  # a warm process: imports, catalogs, the default question
     new, traffic, prices, runs_new, runs_changed, floors, sliders, runs_slider = [], [], [], [], 0, [], [], []
-    for sc in questions(args.questions, args.seed):
+    for sc in questions(n_questions, seed):
         floors.append(floor_ms())
         ms, runs, ans = timed(sc, offers)
         new.append(ms)
@@ -144,6 +150,7 @@ def main() -> None:
     )
     print(f"layout cache (search._judged, in front of the replica cache): {layouts_info()}")
     print(f"replica cache: {cache_info()}")
+    return {"new": new, "slider": sliders, "traffic": traffic, "prices": prices}
 
 
 if __name__ == "__main__":

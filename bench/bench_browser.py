@@ -170,30 +170,42 @@ _LAUNCH = (
 )
 
 
-def main(n: int = 40) -> None:
+PAGES = (  # (page, link, slider): Memory and Cost: pre-training, its sequence-length slider (4k <-> 8k); Overview
+    # and Performance: serving with the model given by its size, its size slider (7B <-> 9B; the Overview's chart is
+    # the cost-latency front, which pre-training does not draw). The first sidebar slider is the weights format:
+    # BF16 -> FP16 changes no byte, so no chart.
+    ("", "src=Model+size+only", "Model size (billions of parameters): on a scale"),
+    ("Memory", "workload=Pre-training", "Sequence length (tokens)"),
+    ("Performance", "src=Model+size+only", "Model size (billions of parameters): on a scale"),
+    ("Cost", "workload=Pre-training", "Sequence length (tokens)"),
+)
+
+
+def main(n: int = 40) -> dict[str, tuple[float, float, float]]:
+    """Print the figures (the module docstring); return each page's (change p50, change p95, cold open) as ratios
+    to the floor's."""
     run_script("floor: one slider, a three-bar chart", FLOOR, n, floor=True)
     run_script("one slider, the app's memory chart", MEMORY_CHART_ONLY, n)
+    ratios: dict[str, tuple[float, float, float]] = {}
     proc, url = start([])
     try:
-        # Memory and Cost: pre-training, its sequence-length slider (4k <-> 8k); Overview and Performance: serving with
-        # the model given by its size, its size slider (7B <-> 9B; the Overview's chart is the cost-latency front,
-        # which pre-training does not draw). The first sidebar slider is the weights format: BF16 -> FP16 changes
-        # no byte, so no chart.
-        size, seq = "Model size (billions of parameters): on a scale", "Sequence length (tokens)"
-        pages = (
-            ("", "src=Model+size+only", size),
-            ("Memory", "workload=Pre-training", seq),
-            ("Performance", "src=Model+size+only", size),
-            ("Cost", "workload=Pre-training", seq),
-        )
-        for page, query, slider in pages:
+        changes = {}
+        for page, query, slider in PAGES:
             name = f"the app's {page or 'Overview'} page (whole sidebar)"
-            report(name, measure(f"{url}/{page}?{query}", n, slider))
-        for page, query, _ in pages:
-            report_cold(f"the app's {page or 'Overview'} page, opened cold", cold_open(f"{url}/{page}?{query}"))
+            changes[page] = measure(f"{url}/{page}?{query}", n, slider)
+            report(name, changes[page])
+        for page, query, _ in PAGES:
+            cold = cold_open(f"{url}/{page}?{query}")
+            report_cold(f"the app's {page or 'Overview'} page, opened cold", cold)
+            ratios[page or "Overview"] = (
+                statistics.median(changes[page]) / statistics.median(FLOOR_TIMES),
+                _p95(changes[page]) / _p95(FLOOR_TIMES),
+                statistics.median(cold) / statistics.median(FLOOR_COLD),
+            )
     finally:
         proc.terminate()
         proc.wait(10)
+    return ratios
 
 
 if __name__ == "__main__":

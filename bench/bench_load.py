@@ -174,9 +174,10 @@ async def _warm(url: str) -> None:
     await s.close()
 
 
-def run(n: int, seconds: float, extra: list[str], how: list[str] = LAUNCHER, warm: bool = False) -> None:
+def run(n: int, seconds: float, extra: list[str], how: list[str] = LAUNCHER, warm: bool = False) -> list[float]:
     """``warm``: every scenario's answer computed before the sessions open (the caches after warm-up); else the
-    sessions open at once on cold caches (the first 10 s are also reported apart)."""
+    sessions open at once on cold caches (the first 10 s are also reported apart). Prints the row; returns the
+    latencies (seconds) after the first 10 s."""
     proc, url = start(extra, how)
     try:
         if warm:  # every replica's caches (nginx would send one warming session to one replica)
@@ -196,6 +197,7 @@ def run(n: int, seconds: float, extra: list[str], how: list[str] = LAUNCHER, war
         f"(the load generator: {me / seconds:.0%} of a core)",
         flush=True,
     )
+    return [x for t, x in lat if t >= WARMUP_S]
 
 
 async def _back_to_back(url: str, pid: int, page: str, reps: int) -> tuple[float, float]:
