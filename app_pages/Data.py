@@ -68,7 +68,7 @@ if (loaded := pricing_file.loaded()) is not None:
             st.warning(kept, icon=":material/warning:")
             page.show(pd.DataFrame({"warning": warnings}), "warnings")
         if offers:
-            using = f"Using {len(offers)} offers from {md_escape(name)}"
+            using = f"Using {counted(len(offers), 'offer')} from {md_escape(name)}"
             if only := pricing_file.session_only_line():  # the store could not keep it
                 st.warning(f"{using}. {md_escape(only)}", icon=":material/warning:")
             else:

@@ -30,6 +30,7 @@ from gpuplan_core import (
 )
 
 from . import state, widgets
+from .fmt import counted
 
 log = logging.getLogger("gpuplan")
 LINK_KEY = "pricefile"  # the link key naming the stored pricing file (gpuplan_core's registry)
@@ -191,7 +192,7 @@ def _file_line() -> str:
     yours = [Offer(**row) for row in _file_offers(key)]
     if key.endswith(":only"):
         return (
-            f"Prices: your {len(yours)} offers only; the {n_bundled} bundled offers are set aside "
+            f"Prices: your {counted(len(yours), 'offer')} only; the {n_bundled} bundled offers are set aside "
             "(Pricing, 'Your pricing file')."
         )
     ids = {r["offer_id"] for r in bundled_pricing()[0]}

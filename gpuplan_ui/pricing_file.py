@@ -14,6 +14,7 @@ import streamlit as st
 from gpuplan_core import Offer, StoreError, content_hash, offers_to_csv, scenario_pricing_file
 
 from . import fetches, prices
+from .fmt import counted
 from .prices import LINK_KEY, SESSION_ONLY, Loaded
 
 FAILED = "pricing_failed"  # the last load that could not be fetched or kept: (what, why)
@@ -119,9 +120,9 @@ def failure_line() -> str | None:
     if now is not None and (now.key or prices.session_file() is now):
         n = len(now.offers)
         kept = (
-            f"The uploaded file {now.name} is still used, with its {n} offers."
+            f"The uploaded file {now.name} is still used, with its {counted(n, 'offer')}."
             if now.kind == "upload"
-            else f"The {n} offers from {now.name} are still used."
+            else f"The {counted(n, 'offer')} from {now.name} {'is' if n == 1 else 'are'} still used."
         )
     else:
         kept = "The bundled prices stay in use; upload the file instead if this server is offline."

@@ -37,7 +37,7 @@ def test_a_failed_link_load_keeps_the_uploaded_file(page, app_url, tmp_path):
     main = page.get_by_test_id("stMainBlockContainer")
     main.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(_team_file(tmp_path / "team-prices.csv")))
     wait_for_app(page)
-    expect(page.get_by_text("Using 1 offers from team-prices.csv")).to_be_visible()
+    expect(page.get_by_text("Using 1 offer from team-prices.csv")).to_be_visible()
     expect(page.get_by_text(f"{BUNDLED + 1} offers in use.")).to_be_visible()
     link = main.get_by_role("textbox", name="or load one from a link")
     link.fill("http://127.0.0.1:9/x.csv")
@@ -45,8 +45,8 @@ def test_a_failed_link_load_keeps_the_uploaded_file(page, app_url, tmp_path):
     wait_for_app(page)
     error = main.get_by_test_id("stAlertContentError")
     expect(error.first).to_contain_text("Could not load prices from http://127.0.0.1:9/x.csv")
-    expect(error.first).to_contain_text("The uploaded file team-prices.csv is still used, with its 1 offers.")
-    expect(page.get_by_text("Using 1 offers from team-prices.csv")).to_be_visible()
+    expect(error.first).to_contain_text("The uploaded file team-prices.csv is still used, with its 1 offer.")
+    expect(page.get_by_text("Using 1 offer from team-prices.csv")).to_be_visible()
     expect(page.get_by_text(f"{BUNDLED + 1} offers in use.")).to_be_visible()  # 99, not 98
     expect(main.get_by_test_id("stFileUploader")).to_contain_text("team-prices.csv")  # the file is still there
     assert "Traceback" not in page.content()
@@ -90,7 +90,7 @@ def test_an_uploaded_file_is_in_the_link_for_a_reload_and_a_second_browser(brows
     open_app(page, f"{app_url}/Data")
     page.get_by_test_id("stMainBlockContainer").get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(mine))
     wait_for_app(page)
-    expect(page.get_by_text("Using 1 offers from team-cheap.csv")).to_be_visible()
+    expect(page.get_by_text("Using 1 offer from team-cheap.csv")).to_be_visible()
     expect(page).to_have_url(re.compile(rf"[?&]pricefile={key}(&|$)"))
     page.get_by_test_id("stSidebar").get_by_role("link", name="Overview & recommendation").click()
     wait_for_app(page)
@@ -108,7 +108,7 @@ def test_an_uploaded_file_is_in_the_link_for_a_reload_and_a_second_browser(brows
         assert _answer(pg) == answer
         expect(pg.get_by_text(f"Prices: the {BUNDLED} bundled offers + your 1.")).to_be_visible()
         open_app(pg, f"{app_url}/Data?pricefile={key}")
-        expect(pg.get_by_text("Using 1 offers from team-cheap.csv")).to_be_visible()
+        expect(pg.get_by_text("Using 1 offer from team-cheap.csv")).to_be_visible()
         expect(pg.get_by_text(f"{BUNDLED + 1} offers in use.")).to_be_visible()
         screenshot(pg, "Data-pricing-file-from-link")
     finally:

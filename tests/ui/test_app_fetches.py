@@ -103,7 +103,7 @@ def test_a_pricing_link_is_added_to_the_bundled_offers_and_can_be_used_alone(mon
     at = _load_link(run_page(DATA), "https://gist.githubusercontent.com/team/abc/raw/prices.csv")
     assert_clean(at)
     n = len(load_pricing().offers)
-    assert any("Using 1 offers from https://gist.githubusercontent.com" in s.value for s in at.success)
+    assert any("Using 1 offer from https://gist.githubusercontent.com" in s.value for s in at.success)
     table = at.dataframe[-1].value
     assert len(table) == n  # the bundled offers + yours, yours replacing the bundled offer with the same id
     offer_id = load_pricing_text(mine).offers[0].offer_id
@@ -115,7 +115,7 @@ def test_a_pricing_link_is_added_to_the_bundled_offers_and_can_be_used_alone(mon
     at.run()
     at.sidebar.selectbox(key="prices").set_value("only").run()
     at.switch_page(DATA).run()
-    assert len(at.dataframe[-1].value) == 1 and "your 1 offers only" in texts(at)
+    assert len(at.dataframe[-1].value) == 1 and "your 1 offer only" in texts(at)
 
 
 def test_todays_prices_from_the_skypilot_catalogs_offline_and_online(monkeypatch):
@@ -138,5 +138,5 @@ def test_todays_prices_from_the_skypilot_catalogs_offline_and_online(monkeypatch
     fetches._fetch_catalogs.clear()
     next(b for b in at.button if b.label.startswith("Load today's prices")).click()
     at.run()
-    assert any("Using 1 offers from the SkyPilot catalogs (today)" in s.value for s in at.success)
+    assert any("Using 1 offer from the SkyPilot catalogs (today)" in s.value for s in at.success)
     assert len(at.dataframe[-1].value) == len(load_pricing().offers)  # the same id replaces its bundled offer

@@ -74,9 +74,9 @@ def test_a_failed_link_load_keeps_the_uploaded_file_and_says_so(monkeypatch):
     assert offers_shown(at) == BUNDLED + 1  # still 99, not 98
     assert [e.value for e in at.error] == [
         "Could not load prices from https://raw.githubusercontent.com/team/prices/main/prices.csv: could not reach "
-        "raw.githubusercontent.com (offline?). The uploaded file team-prices.csv is still used, with its 1 offers."
+        "raw.githubusercontent.com (offline?). The uploaded file team-prices.csv is still used, with its 1 offer."
     ]
-    assert any("Using 1 offers from team-prices.csv" in s.value for s in at.success)
+    assert any("Using 1 offer from team-prices.csv" in s.value for s in at.success)
     assert "team-h100-od" in set(at.dataframe[-1].value["offer"])
     at.switch_page("app_pages/Cost.py").run()  # every page still prices with it
     assert f"Prices: the {BUNDLED} bundled offers + your 1." in texts(at)
@@ -91,7 +91,7 @@ def test_a_link_that_is_not_allowed_fails_without_the_network_and_keeps_the_uplo
     at.run()
     err = " ".join(e.value for e in at.error)
     assert "Could not load prices from http://127.0.0.1:9/x.csv" in err
-    assert "The uploaded file team-prices.csv is still used, with its 1 offers." in err
+    assert "The uploaded file team-prices.csv is still used, with its 1 offer." in err
     assert offers_shown(at) == BUNDLED + 1
     # a later upload that loads clears the failure; removing the file goes back to the bundled offers
     at = upload(at, "other.csv", MINE)
@@ -207,7 +207,7 @@ def test_an_uploaded_file_is_in_the_link_and_a_new_session_prices_with_it(backen
     assert f"Prices: the {BUNDLED} bundled offers + your 1." in texts(again)
     data = run("app_pages/Data.py", {"pricefile": key})
     assert offers_shown(data) == BUNDLED + 1 and "team-b200-1x" in set(data.dataframe[-1].value["offer"])
-    assert any(s.value.startswith("Using 1 offers from team-prices.csv") for s in data.success)
+    assert any(s.value.startswith("Using 1 offer from team-prices.csv") for s in data.success)
 
 
 def test_a_link_to_a_file_this_server_does_not_hold_says_so_on_every_page_and_uses_the_catalog():
@@ -246,8 +246,8 @@ def test_a_file_the_store_cannot_keep_is_used_in_this_session_only_and_says_so(t
     monkeypatch.setenv(DATA_DIR_ENV, str(tmp_path / "a-file" / "data"))  # no folder can be made there
     at = upload(run("app_pages/Data.py"), "team-prices.csv", CHEAP)
     assert not at.exception and "pricefile" not in at.query_params
-    (warning,) = [w.value for w in at.warning if "Using 1 offers" in w.value]
-    assert warning.startswith("Using 1 offers from team-prices.csv. Used in this session only, not in the link: ")
+    (warning,) = [w.value for w in at.warning if "Using 1 offer" in w.value]
+    assert warning.startswith("Using 1 offer from team-prices.csv. Used in this session only, not in the link: ")
     assert "cannot open the pricing database (SQLite at " in warning.replace("\\", "")
     assert offers_shown(at) == BUNDLED + 1
     at.switch_page("app_pages/overview.py").run()
