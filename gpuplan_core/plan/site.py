@@ -52,9 +52,8 @@ def _site(s: Site):
 
 
 def _busy_gpus(p: Pick) -> int:
-    """The GPUs that run (a whole node rented for fewer idles the rest)."""
-    ep = (p.ep or 1) if p.micro_batch is None else 1  # Pick.replica_gpus: an EP serving replica spans ep GPUs
-    return p.tp * p.pp * ep * p.replicas
+    """The GPUs that run (a whole node rented for fewer idles the rest): Pick.running_gpus."""
+    return p.running_gpus
 
 
 def pick_energy(scenario: Scenario | SiteAsk, p: Pick) -> EnergyReport | None:

@@ -148,7 +148,7 @@ def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answ
         return Answer(sentence=msg + (f" Of those priced, {alt}." if alt else ""), tone="warn")
     top = ans.pick
     mine = " (your price)" if top.user_price else ""
-    what = gpus_text(top.gpu, top.replica_gpus * top.replicas, top.nodes, top.replicas)
+    what = gpus_text(top.gpu, top.running_gpus, top.nodes, 1 if top.disaggregated else top.replicas)
     meets = " that meets your targets" if ans.checks else ""
     by = {o.role: o for o in ans.alternatives}
     if sc.job.mode == "inference":
@@ -203,7 +203,7 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
     if top is None:
         return Answer(sentence=ans.message or "No configuration fits and meets the targets.", tone="warn")
     per = "a month" if ans.cost_per == "month" else "for the run"
-    what = gpus_text(top.gpu, top.replica_gpus * top.replicas, top.nodes, top.replicas)
+    what = gpus_text(top.gpu, top.running_gpus, top.nodes, 1 if top.disaggregated else top.replicas)
     mine = " at your price" if top.user_price else ""
     if sc.job.mode != "inference":
         why = f", done in {figure(top.wall_hours)} hours" if top.wall_hours else ""
