@@ -52,8 +52,12 @@ def _site(s: Site):
 
 
 def _busy_gpus(p: Pick) -> int:
-    """The GPUs that run (a whole node rented for fewer idles the rest): Pick.running_gpus."""
-    return p.running_gpus
+    """The GPUs that run (a whole node rented for fewer idles the rest): both pools of a disaggregated pick (as
+    Pick.running_gpus, read here field by field)."""
+    if (d := p.disaggregated) is not None:
+        return d.prefill.gpus + d.decode.gpus
+    ep = (p.ep or 1) if p.micro_batch is None else 1  # Pick.replica_gpus: an EP serving replica spans ep GPUs
+    return p.tp * p.pp * ep * p.replicas
 
 
 def pick_energy(scenario: Scenario | SiteAsk, p: Pick) -> EnergyReport | None:
