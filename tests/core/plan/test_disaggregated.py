@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from gpuplan_core import Scenario, load_pricing
+from gpuplan_core import Scenario, load_pricing, serve_command
 from gpuplan_core.plan import recommend as recommend_module
 from gpuplan_core.plan.answer import answer
 from gpuplan_core.plan.cost import offers_for
@@ -58,6 +58,9 @@ def test_the_split_leads_where_it_is_cheaper_and_the_why_chain_says_by_how_much(
     dumped = ans.model_dump()
     assert dumped["pick"]["disaggregated"]["decode"]["layout"] == "2 x H100-SXM, TP 2"
     assert dumped["pick"]["layout"] == p.layout and dumped["pick"]["replicas"] == 1  # the old keys kept
+    cmd = serve_command(sc, p)
+    assert cmd.startswith("# disaggregated: this starts one of the 1 decode workers (TP 2); the 4 prefill workers")
+    assert "--tensor-parallel-size 2" in cmd
 
 
 def test_a_short_prompt_keeps_its_aggregated_pick_though_the_split_was_weighed():
