@@ -16,7 +16,8 @@ no layout and the request has a token after its first.
 Kept cheap (plan/answer.py's budget): the decode worker is a few step-model calls; a prefill worker's capacity is
 its step loop's (plan/capacity.py, remembered like every replica's) and is run only for a (prefill layout, decode
 layout, offer) whose least cost, the prefill pool at the step model's best prefill throughput (the engine's token
-budget filled with whole prompts: no capacity exceeds it), is under the best aggregated pick's.
+budget filled with whole prompts: no capacity exceeds it), is under the best aggregated pick's, and whose prefill
+layout's one request alone (the search's ``floor_ttft_s``) is within the first-token target.
 """
 
 from __future__ import annotations
@@ -102,6 +103,11 @@ def pool_price(o: Offer, gpus_p: int, gpus_d: int, shared: bool, hours: float) -
     return cost, int((n_p + n_d) * o.gpus_per_node), machines
 
 
+def states_network(o: Offer) -> bool:
+    """Whether the offer states a network between its machines and its speed (the KV can cross machines)."""
+    return o.inter_node_network not in ("none", "unknown") and bool(o.inter_node_gbit_s)
+
+
 def _link(o: Offer, p: Layout, d: Layout, shared: bool, pa) -> tuple[float, str] | None:
     """The link the KV moves over (bytes/s, words): NVLink (the GPU's peer link) within a shared machine, else the
     offer's stated network at its stated speed (RDMA or Ethernet: NIXL and Mooncake move KV over TCP too, slower,
@@ -111,7 +117,7 @@ def _link(o: Offer, p: Layout, d: Layout, shared: bool, pa) -> tuple[float, str]
         nvlink = o.intra_node_link in SCALE_UP_LINKS  # else PCIe (an unstated link read as PCIe)
         where = f"{o.intra_node_link if nvlink else 'PCIe'} within one machine"
         return peer_bytes_per_s(p.gpu, ranks, pa, nvlink), where
-    if o.inter_node_network in ("none", "unknown") or not o.inter_node_gbit_s:
+    if not states_network(o):
         return None
     bw = network_bytes_per_s(o.inter_node_gbit_s, o.machine_gpus, p.tp)
     return bw, f"{o.inter_node_network} {o.inter_node_gbit_s:,.0f} Gbit/s per machine"
@@ -219,12 +225,15 @@ def cheapest_split(m: ModelArch, sc: Scenario, offers: list[Offer], found: Found
         for d in (d for d in ws if d.decode is not None):
             y = max(1, math.ceil(peak / d.decode.capacity_per_s - 1e-9))
             for p in ws:
+                if tr.ttft_target_s and p.layout.replica.floor_ttft_s >= tr.ttft_target_s:
+                    continue  # the prompt alone misses the first-token target on this prefill layout
                 x_least = max(1, math.ceil(peak / p.prefill_bound_per_s - 1e-9))
                 pairs.append((x_least * p.layout.tp + y * d.layout.tp, p, d))
         for o in rent:
             fits = {w.layout.tp for w in ws if not o.layout_problem(w.layout.tp, 1)}
+            crosses = states_network(o)
             for gpus, p, d in pairs:
-                if p.layout.tp in fits and d.layout.tp in fits:
+                if p.layout.tp in fits and d.layout.tp in fits and (crosses or gpus <= o.machine_gpus):
                     least = monthly_always_on(o, gpus, hours)
                     if least < budget_usd:
                         bounds.append((least, o.offer_id, o, p, d))
