@@ -83,6 +83,8 @@ def perf_answer(
     sure = f", typically within ±{band.band:.0%}" if band.points else ", a roofline estimate"
     pick = ans.pick if ans is not None else None
     at_peak = pick is not None and pick.ttft_s is not None and pick.tpot_s and sc.traffic.requests_per_day
+    if at_peak and pick.disaggregated is not None:  # its pools, not one aggregated copy, serve the peak
+        where, curve = f"the split {pick.layout.removeprefix('P/D: ')}", None
     if at_peak:
         ttft, tpot, checks = pick.ttft_s, pick.tpot_s, ans.checks
         sentence = (
