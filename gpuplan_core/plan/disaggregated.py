@@ -47,7 +47,7 @@ from ..scenario.scenario import Scenario
 from .capacity import ReplicaEval, ReplicaQuestion, evaluate_replica, replica_of
 from .fitting import layout_set
 from .rent import Found
-from .search import Layout, ServingAsk, replica_question
+from .search import Layout, ServingAsk, replica_question, target_misses
 
 
 def prefill_question(q: ReplicaQuestion, ttft_budget_s: float | None) -> ReplicaQuestion:
@@ -59,7 +59,8 @@ def prefill_question(q: ReplicaQuestion, ttft_budget_s: float | None) -> Replica
 
 def prefill_rate_bound(r: Replica) -> float:
     """Requests per second no prefill worker of this replica exceeds: the engine's token budget filled with whole
-    prompts (k = budget // new tokens, at least 1) in one step of the step model, k / that step's seconds."""
+    prompts (k = budget // new tokens, at least 1) in one step of the step model, k / that step's seconds: the step
+    loop's steps carry at most the budget, in chunks that cost at least as much, so its capacity stays under it."""
     k = max(1, r.limits.max_num_batched_tokens // r.new_tokens)
     return k / step_model(r.m, r.gpu, r.wl, r.pa, r.engine).prefill_s(k, r.input_tokens)
 
@@ -242,6 +243,8 @@ def cheapest_split(m: ModelArch, sc: Scenario, offers: list[Offer], found: Found
         if best is not None and least >= best.monthly_usd:
             break
         s = size_split(o, p.layout, d.layout, p.question, d.decode, d.replica, peak, hours)
+        if s is not None and target_misses(tr, s.ttft_s, s.tpot_s):
+            s = None  # within the targets by construction (each pool's figures); checked as the picks are
         if s is not None and s.monthly_usd < budget_usd and (best is None or s.monthly_usd < best.monthly_usd):
             best = s
     return best
