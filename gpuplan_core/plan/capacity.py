@@ -209,7 +209,8 @@ def _static(
     return static_times(m, gpu, Workload(*workload), batch, input_tokens, output_tokens, pa=pa, engine=engine)
 
 
-def _replica(q: ReplicaQuestion) -> Replica:
+def replica_of(q: ReplicaQuestion) -> Replica:
+    """The replica a question asks about (what its step-loop runs simulate)."""
     return Replica(
         q.model,
         q.gpu,
@@ -245,7 +246,7 @@ def replica_bound(q: ReplicaQuestion) -> ReplicaBound:
     """The replica's bounds (``ReplicaBound``) for a question with traffic: 1-4 step-loop runs, kept for the
     judgement (``evaluate_replica`` reads them from the shared runs, replica_runs.py). Expert parallel: one rank's,
     its rates x ep (``ranks``)."""
-    rep = _replica(q)
+    rep = replica_of(q)
     sim = _CountedSim(rep, q.shape)
     try:
         alone = _alone(q, 1)
@@ -289,7 +290,7 @@ def _evaluate(q: ReplicaQuestion) -> ReplicaEval:
     static, alone = _alone(q, q.batch), _alone(q, 1)
     if not q.traffic:
         return ReplicaEval(static, alone.ttft_s, alone.tpot_s, q.batch / static.e2e_request_s, q.batch)
-    rep = _replica(q)
+    rep = replica_of(q)
     sim = _CountedSim(rep, q.shape)
     try:
         cap = capacity(rep, *q.targets, steps=sim)

@@ -237,7 +237,8 @@ def serve_command(
     scenario: Scenario | DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None
 ) -> str:
     """``serve_args`` as one shell line, after a comment where the pick needs more than the command: a checkpoint
-    already quantised (TensorRT-LLM's FP8 and KV FP8 included), or the engine named was transformers."""
+    already quantised (TensorRT-LLM's FP8 and KV FP8 included), the engine named was transformers, or the pick is
+    disaggregated (the command is one decode worker's)."""
     ask = DeployAsk.of(scenario)
     engine, w = _served_by(ask), get_format(pick.weights_format).name
     if engine == "vllm":
@@ -252,4 +253,10 @@ def serve_command(
             cmd = f"# an FP8 KV cache: kv_cache_config dtype fp8 in an --extra_llm_api_options YAML file\n{cmd}"
     if ask.engine != engine:
         cmd = f"# {ask.engine} generate() is no server; vLLM serves the same model\n{cmd}"
+    if (d := pick.disaggregated) is not None:
+        cmd = (
+            f"# disaggregated: this starts one of the {d.decode.workers} decode workers (TP {d.decode.tp}); the "
+            f"{d.prefill.workers} prefill workers (TP {d.prefill.tp}), the KV connector between the pools (vLLM "
+            "--kv-transfer-config, SGLang --disaggregation-mode) and the router are not generated\n" + cmd
+        )
     return cmd

@@ -4,7 +4,9 @@ The rule: rent the least expensive configuration that fits the COMPLETE memory b
 target (p95 TTFT and mean TPOT) or the completion-time target. Inference candidates come from search.py (every
 GPU x format x layout x offer); training candidates from training.py (every GPU x offer at the GPU count set, or
 the smallest layout that fits, at the chosen ZeRO stage or the lowest one above it that fits). Each rejected
-candidate keeps its reason. The typed Plan itself is in results/plan.py.
+candidate keeps its reason. For interactive serving with a traffic estimate, disaggregated prefill/decode pools
+(plan/disaggregated.py) are weighed against the cheapest aggregated pick meeting the targets and lead only where
+they cost less. The typed Plan itself is in results/plan.py.
 
 The result is a typed Plan: the picks, cheaper near misses, rejections, the why-chain a PM can read aloud (traffic
 -> replicas -> GPUs -> price x hours = cost; or FLOPs -> GPU-hours -> wall time -> cost), the cost-latency Pareto
@@ -22,11 +24,12 @@ from ..pricing.offers import Offer
 from ..results.plan import ParetoPoint, Pick, Plan
 from ..scenario.scenario import Scenario
 from .cost import offers_for, with_band
+from .disaggregated import weigh_disaggregated
 from .rent import Found, inference_candidates
 from .search import ServingAsk, binding_constraint
 from .training import training_message
 from .training_search import Trained, training_candidates
-from .why import why_inference, why_training
+from .why import why_disaggregated, why_inference, why_training
 
 
 def pareto_front(picks: list[Pick]) -> list[ParetoPoint]:
@@ -146,6 +149,10 @@ def recommend(
             setattr(plan, k, v)
     training_job = sc.job.mode != "inference"
     ok, ranked, near = _ranked(cands, top, per_gpu_type=training_job and not sc.parallelism.gpu)
+    if found is not None and (pd := weigh_disaggregated(m, sc, offers, found, ok[0] if ok else None)) is not None:
+        ok, ranked = [pd, *ok], [pd, *ranked][:top]  # cheaper than every aggregated pick at the targets
+        near = [p for p in near if p.rank_cost < pd.rank_cost]
+        plan.pareto = pareto_front([*cands, pd])
     picks = _explain(ok, ranked, sc, training_job)
     ask = ServingAsk.of(sc)
     plan.picks = [with_band(ask, m, p) for p in picks]
@@ -154,7 +161,8 @@ def recommend(
     plan.candidates = len(cands) + (found.unjudged if found else 0)
     if picks and sc.job.mode == "inference":
         o = next(o for o in offers if o.offer_id == picks[0].offer_id)
-        plan.why = why_inference(sc.traffic, sc.pricing.hours_per_month, ranked[0], o)
+        why = why_disaggregated if ranked[0].disaggregated else why_inference
+        plan.why = why(sc.traffic, sc.pricing.hours_per_month, ranked[0], o)
     elif picks:
         top_c = next(c for p, c in zip(cands, training, strict=True) if p is ranked[0])
         plan.why = why_training(sc, top_c, summary)

@@ -52,7 +52,10 @@ def _site(s: Site):
 
 
 def _busy_gpus(p: Pick) -> int:
-    """The GPUs that run (a whole node rented for fewer idles the rest)."""
+    """The GPUs that run (a whole node rented for fewer idles the rest): both pools of a disaggregated pick (as
+    Pick.running_gpus, read here field by field)."""
+    if (d := p.disaggregated) is not None:
+        return d.prefill.gpus + d.decode.gpus
     ep = (p.ep or 1) if p.micro_batch is None else 1  # Pick.replica_gpus: an EP serving replica spans ep GPUs
     return p.tp * p.pp * ep * p.replicas
 

@@ -50,6 +50,16 @@ def _price_per_hour(o: Offer, gpus: int) -> tuple[list[Term], float]:
 # ---- serving ---------------------------------------------------------------------------------------------------
 
 
+def _traffic_steps(tr: Traffic) -> list[WhyStep]:
+    """Requests per day -> peak requests per second."""
+    rpd = num(tr.requests_per_day)
+    per_s = Calc(
+        terms=[rpd, num(SECONDS_PER_DAY, "s", op="/"), num(tr.peak_to_average, "peak-to-average")],
+        result=rounded(tr.peak_requests_per_s),
+    )
+    return [WhyStep(label="Requests per day", value=rpd.text), WhyStep.of("Peak requests per second", per_s)]
+
+
 def _serving_steps(tr: Traffic, p: Pick) -> list[WhyStep]:
     """Requests per day -> peak requests per second -> one replica's capacity -> replicas (or one replica)."""
     if not tr.requests_per_day:
@@ -57,13 +67,8 @@ def _serving_steps(tr: Traffic, p: Pick) -> list[WhyStep]:
             WhyStep(label="One replica", value=p.layout, detail="no traffic estimate: one replica, the static batch")
         ]
     peak, cap = tr.peak_requests_per_s, p.requests_per_s_per_replica
-    rpd = num(tr.requests_per_day)
-    per_s = Calc(
-        terms=[rpd, num(SECONDS_PER_DAY, "s", op="/"), num(tr.peak_to_average, "peak-to-average")], result=rounded(peak)
-    )
     return [
-        WhyStep(label="Requests per day", value=rpd.text),
-        WhyStep.of("Peak requests per second", per_s),
+        *_traffic_steps(tr),
         WhyStep(
             label="One replica's capacity",
             value=rounded(cap, "req/s").text,
@@ -109,6 +114,42 @@ def why_inference(tr: Traffic, hours_per_month: float, p: Pick, o: Offer) -> lis
     steps = [*_serving_steps(tr, p), _machines_step(p, o)]
     if p.monthly_usd is not None:
         steps.append(_monthly_step(hours_per_month, p, o))
+    return steps
+
+
+def why_disaggregated(tr: Traffic, hours_per_month: float, p: Pick, o: Offer) -> list[WhyStep]:
+    """A disaggregated pick's chain (plan/disaggregated.py): requests -> peak -> prefill workers -> the KV transfer
+    -> decode workers -> GPUs and machines -> monthly cost -> why it beat aggregated serving."""
+    d, peak = p.disaggregated, tr.peak_requests_per_s
+    steps = _traffic_steps(tr)
+    for pool, what in (
+        (d.prefill, "prompts only, within the p95 TTFT target less the KV transfer"),
+        (d.decode, f"decode only, {d.decode_batch:,} sequences a step within the TPOT target"),
+    ):
+        cap = pool.requests_per_s_per_worker
+        calc = Calc(terms=[rounded(peak), rounded(cap, op="/")], step=1, result=num(pool.workers))
+        steps.append(WhyStep.of(f"{pool.role.capitalize()} workers", calc, f"{pool.layout} each: {what}"))
+    steps.append(
+        WhyStep(
+            label="KV transfer",
+            value=f"{d.kv_transfer_s * 1e3:,.2f} ms a prompt",
+            detail=f"{d.kv_transfer_bytes / 1e6:,.1f} MB (prompt tokens x KV bytes per token) / "
+            f"{d.link_bytes_per_s / 1e9:,.1f} GB/s over the {d.link}; added to the prefill worker's first token",
+        )
+    )
+    where = "both pools on one machine" if d.shared_machines else "each pool on whole machines of its own"
+    steps.append(
+        WhyStep(
+            label="GPUs and machines",
+            value=f"{p.gpus:,} {_n(p.gpus, 'GPU')} on {p.nodes:,} {_n(p.nodes, 'machine')}",
+            detail=f"{d.prefill.gpus:,} prefill + {d.decode.gpus:,} decode GPUs, {where}",
+        )
+    )
+    price, _ = _price_per_hour(o, p.gpus)  # both pools' nodes (or GPUs) at the offer's price
+    calc = Calc(terms=[*price, num(hours_per_month, "h")], result=money(p.monthly_usd))
+    steps.append(WhyStep.of("Monthly cost", calc, f"{o.provider}, {o.billing_model.replace('_', ' ')}"))
+    verdict = next(w for w in p.why if w.startswith("disaggregated: ")).removeprefix("disaggregated: ")
+    steps.append(WhyStep(label="Disaggregated", value=p.layout, detail=verdict))
     return steps
 
 

@@ -83,6 +83,8 @@ def perf_answer(
     sure = f", typically within ±{band.band:.0%}" if band.points else ", a roofline estimate"
     pick = ans.pick if ans is not None else None
     at_peak = pick is not None and pick.ttft_s is not None and pick.tpot_s and sc.traffic.requests_per_day
+    if at_peak and pick.disaggregated is not None:  # its pools, not one aggregated copy, serve the peak
+        where, curve = f"the split {pick.layout.removeprefix('P/D: ')}", None
     if at_peak:
         ttft, tpot, checks = pick.ttft_s, pick.tpot_s, ans.checks
         sentence = (
@@ -148,7 +150,7 @@ def cost_answer(ans: ScenarioAnswer, sc: Scenario, offers_compared: int) -> Answ
         return Answer(sentence=msg + (f" Of those priced, {alt}." if alt else ""), tone="warn")
     top = ans.pick
     mine = " (your price)" if top.user_price else ""
-    what = gpus_text(top.gpu, top.replica_gpus * top.replicas, top.nodes, top.replicas)
+    what = gpus_text(top.gpu, top.running_gpus, top.nodes, 1 if top.disaggregated else top.replicas)
     meets = " that meets your targets" if ans.checks else ""
     by = {o.role: o for o in ans.alternatives}
     if sc.job.mode == "inference":
@@ -203,7 +205,7 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
     if top is None:
         return Answer(sentence=ans.message or "No configuration fits and meets the targets.", tone="warn")
     per = "a month" if ans.cost_per == "month" else "for the run"
-    what = gpus_text(top.gpu, top.replica_gpus * top.replicas, top.nodes, top.replicas)
+    what = gpus_text(top.gpu, top.running_gpus, top.nodes, 1 if top.disaggregated else top.replicas)
     mine = " at your price" if top.user_price else ""
     if sc.job.mode != "inference":
         why = f", done in {figure(top.wall_hours)} hours" if top.wall_hours else ""

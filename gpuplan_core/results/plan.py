@@ -130,6 +130,39 @@ def replica_split(p: Pick) -> str:
     return f"TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "")
 
 
+class PDPool(BaseModel):
+    """One pool of a disaggregated (P/D) deployment: ``workers`` copies of one worker's layout, each serving
+    ``requests_per_s_per_worker`` within the targets (plan/disaggregated.py)."""
+
+    role: Literal["prefill", "decode"]
+    workers: int
+    tp: int
+    layout: str = Field(description="one worker, e.g. '1 x H100-SXM, TP 1'")
+    gpus: int = Field(description="the pool's GPUs at work: workers x tp")
+    requests_per_s_per_worker: float
+
+
+class Disaggregated(BaseModel):
+    """A pick's prefill/decode split (perf/disaggregated.py defines each figure): the two pools, the KV cache each
+    prompt moves between them and over what, the decode batch and its TPOT, and what the best aggregated pick that
+    it beat costs."""
+
+    prefill: PDPool
+    decode: PDPool
+    kv_transfer_bytes: float = Field(description="one prompt's KV cache: prompt tokens x KV bytes per token")
+    kv_transfer_s: float = Field(description="its time over the link: bytes / the link's bytes per second")
+    link: str = Field(description="what the KV moves over, in words")
+    link_bytes_per_s: float
+    shared_machines: bool = Field(description="both pools on the same machines (else each pool's own)")
+    prefill_ttft_p95_s: float = Field(description="a prefill worker's p95 first token at its share of the peak")
+    decode_batch: int = Field(description="sequences a decode worker runs at the TPOT target (its capacity's)")
+    aggregated_monthly_usd: float | None = Field(
+        None, description="the cheapest aggregated pick meeting the same targets (None: none meets them)"
+    )
+    aggregated_offer_id: str | None = None
+    aggregated_layout: str | None = None
+
+
 class Pick(BaseModel):
     """One priced configuration. ``monthly_usd`` = GPUs paid for x price per GPU-hour x hours per month."""
 
@@ -188,6 +221,12 @@ class Pick(BaseModel):
     source: str
     price_as_of: str | None
     user_price: bool = Field(False, description="priced at the user's own rate (Your prices), not the catalog's")
+    disaggregated: Disaggregated | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="serving as separate prefill and decode pools (then tp, layout, replicas and "
+        "requests_per_s_per_replica are the decode pool's, gpus both pools'); absent for aggregated serving",
+    )
 
     @classmethod
     def renting(cls, o: Offer, **fields: Any) -> Pick:
@@ -216,6 +255,13 @@ class Pick(BaseModel):
         """GPUs of one serving replica: tp x pp, or ep for an expert-parallel one (a serving pick has no
         micro-batch; a training pick's EP lies within its data-parallel ranks)."""
         return self.tp * self.pp * ((self.ep or 1) if self.micro_batch is None else 1)
+
+    @property
+    def running_gpus(self) -> int:
+        """GPUs at work serving (a whole node rented for fewer idles the rest): both pools' of a disaggregated pick,
+        else replicas x GPUs per replica."""
+        d = self.disaggregated
+        return d.prefill.gpus + d.decode.gpus if d is not None else self.replica_gpus * self.replicas
 
     @property
     def rank_cost(self) -> float:

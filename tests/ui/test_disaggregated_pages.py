@@ -1,0 +1,28 @@
+"""A disaggregated answer on the pages: the Performance page speaks of the split's pools, not of one aggregated
+copy, and the Cost page headlines both pools' GPUs at the split's price (tests/core/plan/test_disaggregated.py has
+the figures)."""
+
+from __future__ import annotations
+
+from tests.ui.apptest import open_page
+
+LINK = {"model": "Llama-3.1-8B", "gpu": "H100-SXM", "rpd": "500000", "in": "8000", "out": "200"}
+LINK |= {"ttft_ms": "2000", "tpot_ms": "15"}
+
+
+def _texts(at) -> str:
+    return " ".join(str(e.value) for e in [*at.markdown, *at.info, *at.success, *at.warning])
+
+
+def test_the_performance_page_speaks_of_the_split():
+    at = open_page("app_pages/Performance.py", LINK, sections=False)
+    assert not at.exception
+    text = _texts(at)
+    assert "On the split 4 x (1 x H100-SXM, TP 1) prefill + 1 x (2 x H100-SXM, TP 2) decode, the recommended" in text
+    assert "one copy of the model serves" not in text
+
+
+def test_the_cost_page_headlines_both_pools():
+    at = open_page("app_pages/Cost.py", LINK, sections=False)
+    assert not at.exception
+    assert "The cheapest option that meets your targets is 6 x H100 SXM from vast (on-demand) at \\$8,191" in _texts(at)
