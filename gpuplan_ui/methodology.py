@@ -221,7 +221,7 @@ would run it at your load; Compare's sides are each the answer to their scenario
 - **Serverless**: a worker batches like a replica; workers = rate / capacity; each worker's busy periods
   (M/G/inf, mean (exp(r x) - 1) / r), idle gaps billed up to the idle timeout, and a cold start only after a gap
   longer than the timeout (renewal-reward per cycle).
-- How far to trust it: the calibration table on Performance compares the simulation with 1,030 published serving
+- How far to trust it: the calibration table on Performance compares the simulation with 1,160 published serving
   measurements, a third of each source's runs held out from every fit; the held-out errors per regime are there.
 - **Calibrate to your deployment** (`gpuplan_core/perf/deployment_fit.py`, Performance's section, `calibrate --from
   FILE`): each run of your own benchmark file (vLLM `bench serve` JSON / JSON Lines, SGLang `bench_serving`,

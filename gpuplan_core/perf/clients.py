@@ -260,8 +260,13 @@ BENCH_CLIENTS: dict[str, BenchClient] = {
             "vllm-benchmark-serving",
             "vLLM benchmarks/benchmark_serving.py over /v1/completions (dstack's runs, one a modified copy)",
         ),
-        BenchClient("sglang-bench-serving", "SGLang bench_serving.py over HTTP (dstack's DeepSeek-R1 runs)"),
-        BenchClient("trtllm-bench", "trtllm-bench offline throughput, in-process (bursts only)"),
+        BenchClient(
+            "sglang-bench-serving",
+            "SGLang bench_serving.py over HTTP (dstack's DeepSeek-R1 runs, the SGLang cookbook's)",
+        ),
+        BenchClient(
+            "trtllm-bench", "trtllm-bench throughput, in-process (bursts; the DeepSeek-R1 blog's --concurrency runs)"
+        ),
     )
 }
 
@@ -275,6 +280,10 @@ SOURCE_CLIENTS = {
     "dstack-405b": "vllm-benchmark-serving",
     "dstack-tgi-vllm": "vllm-benchmark-serving",
     "dstack-dsr1": "sglang-bench-serving",
+    "sglcb-dsr1-b200": "sglang-bench-serving",
+    "sglcb-l70b-a100": "sglang-bench-serving",
+    "sglcb-dsv3-mi300x": "sglang-bench-serving",
+    "trtblog-dsr1": "trtllm-bench",
     **{
         s: "vllm-bench-serve-chat"
         for s in (

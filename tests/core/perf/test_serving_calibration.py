@@ -43,16 +43,18 @@ def test_a_third_of_each_sources_runs_is_held_out_with_every_metric_of_a_run_tog
 
 def test_the_held_out_error_per_regime_stays_at_or_below_the_readme_figures():
     """The README and Methodology state the held-out median absolute error of online serving of dense models
-    (closed-loop concurrency sweeps and request-rate sweeps): TTFT 25.2%, inter-token latency 13.2%, output
-    throughput 4.9% (measured kernel times in the step model where covered; each run as its source's engine release
-    line: before, 27.1%, 21.5% and 6.3%). The benchmark clients' costs were
-    fitted on the training runs only (bench/fit_serving.py) and apply to their own clients' runs alone."""
+    (closed-loop concurrency sweeps and request-rate sweeps): TTFT 26.8%, inter-token latency 13.8%, output
+    throughput 4.9%, all three 18.5% (with the SGLang cookbook's Llama-3.1-70B runs on 8 x A100 among the held-out
+    rows; on the 1,030 runs before them: 25.2%, 13.2%, 4.9%, 15.4%; measured kernel times in the step model where
+    covered; each run as its source's engine release line: before that, 27.1%, 21.5% and 6.3%). The benchmark
+    clients' costs were fitted on the training runs only (bench/fit_serving.py) and apply to their own clients'
+    runs alone."""
     table = serving_table()
     assert len(table) >= 900
     assert all(r["source"] and r["engine"] for r in table)
     by = {(s["regime"], s["metric"]): s for s in serving_summary(table)}
-    assert by[(HEADLINE_REGIME, "ttft")]["median_abs_error"] <= 0.26  # 25.2%: no client cost for unseen clients
+    assert by[(HEADLINE_REGIME, "ttft")]["median_abs_error"] <= 0.27  # 26.8%: no client cost for unseen clients
     assert by[(HEADLINE_REGIME, "itl")]["median_abs_error"] <= 0.14
     assert by[(HEADLINE_REGIME, "output_tokens_per_s")]["median_abs_error"] <= 0.05
     assert by[(HEADLINE_REGIME, "ttft")]["points"] >= 40
-    assert serving_median_abs_error(table, HEADLINE_REGIME) <= 0.16  # all three metrics together: 15.4%
+    assert serving_median_abs_error(table, HEADLINE_REGIME) <= 0.19  # all three metrics together: 18.5%

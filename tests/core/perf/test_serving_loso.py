@@ -67,10 +67,12 @@ def test_a_client_cost_is_the_median_over_its_other_sources_then_its_other_engin
 def test_a_left_out_sources_client_cost_comes_only_from_other_sources_of_its_client():
     """Each stored row's client cost is the rule's over OTHER sources sent by the same client. The light-load
     first-token rows of online dense serving (at most 4 clients or 2 requests/s, prompts of at most 1,024 tokens)
-    come from five sources, each sent by a client of its own, so those five get 0.0 ('none'); GPUStack's burst
+    come from six sources, each sent by a client of its own, so those six get 0.0 ('none'); GPUStack's burst
     sources were sent by the client of its Qwen3-8B latency runs, and get that source's median gap per engine
-    (measured - predicted with no client cost), recomputed here. The request cost a row was simulated with is the
-    engine's own (0.0) plus the client's."""
+    (measured - predicted with no client cost), recomputed here; the other sources SGLang's bench_serving sent
+    (dstack's DeepSeek-R1, the SGLang cookbook's DeepSeek-R1 and DeepSeek-V3) get the median gap of the cookbook's
+    Llama-3.1-70B runs, its only light-load source (SGLang engine: every engine of that client takes it). The
+    request cost a row was simulated with is the engine's own (0.0) plus the client's."""
     frame, meta = stored(), load_serving_measurements().set_index("id")
     light = pd.Series(
         [
@@ -83,7 +85,7 @@ def test_a_left_out_sources_client_cost_comes_only_from_other_sources_of_its_cli
     short = pd.Series([meta.loc[i, "input_tokens"] <= FIT_MAX_INPUT_TOKENS for i in frame["id"]], index=frame.index)
     fit = frame[(frame["metric"] == "ttft") & (frame["regime"] == "online, dense") & light & short]
     fitting = sorted(fit["source"].unique())
-    assert fitting == ["dstack-tgi-vllm", "gpustack-q3-8b-h100", "lmdeploy", "nim", "trt014on"]
+    assert fitting == ["dstack-tgi-vllm", "gpustack-q3-8b-h100", "lmdeploy", "nim", "sglcb-l70b-a100", "trt014on"]
     assert (fit.groupby("client")["source"].nunique() == 1).all()  # no client sent two of them
     own = frame[frame["source"].isin(fitting)]
     assert (own["client_in_s"] == 0.0).all() and (own["fit_from"] == "none").all()
@@ -94,7 +96,12 @@ def test_a_left_out_sources_client_cost_comes_only_from_other_sources_of_its_cli
     for engine, g in bursts.groupby("engine"):
         assert g["client_in_s"].to_numpy() == pytest.approx(gap[engine], rel=1e-4)
     assert gap["vllm"] == pytest.approx(0.0486, abs=5e-5)  # the fitted constant: the same rows' training share
-    rest = frame[~frame["source"].str.startswith("gpustack")]
+    sg = fit[fit["source"] == "sglcb-l70b-a100"]
+    sg_gap = ((sg["measured"] - sg["predicted_zero_cost"]) / 1e3).groupby(sg["engine"]).median()
+    sent = frame[(frame["client"] == "sglang-bench-serving") & (frame["source"] != "sglcb-l70b-a100")]
+    assert set(sent["source"]) == {"dstack-dsr1", "sglcb-dsr1-b200", "sglcb-dsv3-mi300x"}
+    assert sent["client_in_s"].to_numpy() == pytest.approx(max(0.0, sg_gap["sglang"]), rel=1e-4)
+    rest = frame[~frame["source"].str.startswith("gpustack") & (frame["client"] != "sglang-bench-serving")]
     assert (rest["client_in_s"] == 0.0).all()
     assert (frame["request_in_s"] == frame["engine_in_s"] + frame["client_in_s"]).all()
 
