@@ -194,3 +194,38 @@ def test_an_sglang_ep_rank_prefills_its_share_of_the_chunk_budget():
             q = replica_question(m, ask, h200, "fp8", tp, 1, 100, ep)
             budget[engine, ep] = q.limits.max_num_batched_tokens
     assert budget == {("sglang", 8): 1024, ("sglang", 1): 8192, ("vllm", 8): 8192, ("vllm", 1): 8192}
+
+
+def test_an_ep_layout_an_offer_cannot_hold_is_rejected_as_expert_parallel():
+    """DeepSeek-V3 FP8 on H200 over RunPod's serverless H200 (1 GPU a worker): the TP 8 layout is refused as tensor
+    parallel, the EP layouts as expert parallel, each in its own words; an 8-GPU L40S machine over PCIe refuses EP 8
+    for want of NVLink, and EP 2 (no NVLink needed for 2 GPUs) and a one-GPU layout pass."""
+    m, h200 = get_preset("DeepSeek-V3"), get_gpu("H200")
+    sc = Scenario(**DEEPSEEK)
+    one = [o for o in OFFERS if o.offer_id == "runpod-sls-h200-flex"]
+    _, rejected = rentable_layouts(m, ServingAsk.of(sc), h200, "fp8", memory_request(sc), offers=one)
+    why = {r.layout: r.reason for r in rejected}
+    assert why["8 x H200, TP 8"] == "tensor parallel 8 needs 8 GPUs in one machine; this offer rents at most 1"
+    assert why["8 x H200, EP 8 (attention DP)"] == (
+        "expert parallel 8 needs 8 GPUs in one machine; this offer rents at most 1"
+    )
+    l40s = next(o for o in OFFERS if o.offer_id == "runpod-l40s-secure-od")
+    assert l40s.layout_problem(1, 1, 8) == "expert parallel 8 needs NVLink; this offer's GPUs talk over PCIe"
+    assert l40s.layout_problem(8, 1) == "tensor parallel 8 needs NVLink; this offer's GPUs talk over PCIe"
+    assert l40s.layout_problem(1, 1, 2) is None and l40s.layout_problem(1, 1) is None
+
+
+def test_the_memory_report_names_an_ep_pick_s_layout_as_ep():
+    """The Memory page's layout of the DeepSeek EP 8 pick: 8 GPUs, tp 1, pp 1, 8 attention-DP ranks, ep 8, in words
+    'EP 8 (attention DP)' (a training layout keeps 'TP 2 x PP 2 x DP 16', with its EP group in brackets); the
+    search's row on H200 carries ep 8 beside tp 1."""
+    from gpuplan_core.results.memory import Layout
+
+    mem = api.memory_report(DEEPSEEK, answer=api.answer_report(DEEPSEEK))
+    assert mem.layout == mem.answer.layout == Layout(gpus=8, tp=1, pp=1, dp=8, ep=8)
+    assert mem.layout.text == "EP 8 (attention DP)"
+    assert Layout(gpus=64, tp=2, pp=2, dp=16).text == "TP 2 x PP 2 x DP 16"
+    assert Layout(gpus=64, tp=1, pp=4, dp=16, ep=8).text == "TP 1 x PP 4 x DP 16 (EP 8)"
+    h200 = mem.gpu_fit("H200").search
+    assert (h200.tp, h200.pp, h200.dp, h200.ep, h200.answer) == (1, 1, 8, 8, True)
+    assert mem.gpu_fit("H100-SXM").search.ep is None
