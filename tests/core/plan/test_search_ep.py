@@ -104,6 +104,7 @@ def test_deepseek_on_h200_picks_ep_8_where_it_is_the_cheaper_and_says_so():
     mem = api.memory_report(DEEPSEEK, answer=api.answer_report(DEEPSEEK))
     assert mem.answer.per_gpu_bytes == round(memory_budget(m, req).per_gpu_bytes)
     assert mem.answer.where == "8 x H200 (EP 8, attention DP); 3 replicas"
+    assert api.answer_report(DEEPSEEK).memory_layout == "8 x H200 (EP 8, attention DP)"  # the Performance page's
 
 
 def test_mixtral_judges_ep_but_keeps_tp_where_tp_is_the_cheaper():
