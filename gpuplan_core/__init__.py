@@ -93,7 +93,7 @@ from .results.cost import CostReport
 from .results.growth import Growth, GrowthMonth
 from .results.memory import MemoryReport
 from .results.perf import GpuAtLoad, GpuPerf, NoFit, PerfReport, StaticPerf
-from .results.plan import InferenceCostRow, Pick, Plan, Rejected, TrainingCostRow
+from .results.plan import InferenceCostRow, Pick, Plan, Rejected, TrainingCostRow, replica_split
 from .results.serving import ServeReport, ServingCurve, ServingResult
 from .scenario.profile import DeploymentProfile, apply_profile, find_profile, keep_profile
 from .scenario.scenario import Scenario

@@ -9,16 +9,25 @@ from datetime import date
 
 import plotly.graph_objects as go
 
-from gpuplan_core import GB, Growth, InferenceCostRow, Lifetime, MarketProjection, TrainingCostRow, counted
+from gpuplan_core import (
+    GB,
+    Growth,
+    InferenceCostRow,
+    Lifetime,
+    MarketProjection,
+    TrainingCostRow,
+    counted,
+    replica_split,
+)
 
 from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks, x_marker
 
 
 def offer_label(r: InferenceCostRow | TrainingCostRow) -> str:
     """An offer as a bar's label: provider, the GPUs paid for and how the model is split, the billing when it is
-    not on-demand ("vast · 2 x RTX-3090 (TP 1)", "aws · 64 x H100-SXM (TP 2, PP 2) · spot"); the answer counts
-    the same GPUs."""
-    split = f"TP {r.tp}" + (f", PP {r.pp}" if r.pp > 1 else "")
+    not on-demand ("vast · 2 x RTX-3090 (TP 1)", "aws · 64 x H100-SXM (TP 2, PP 2) · spot", "vast · 24 x H200 (EP 8,
+    attention DP)": the core's ``replica_split``); the answer counts the same GPUs."""
+    split = replica_split(r)
     billing = "" if r.billing_model == "on_demand" else " · " + r.billing_model.replace("_", " ")
     return f"{r.provider} · {r.gpus:,} x {r.gpu} ({split}){billing}" + (" · your price" if r.user_price else "")
 

@@ -170,9 +170,7 @@ def memory_gpus(mem: MemoryReport) -> pd.DataFrame:
             "usable VRAM (GiB)": round(g.vram_usable_bytes / 2**30, 2),
             "budget (GB)": round(g.budget_bytes / 1e9, 1),
             "min GPUs": g.min_gpus,
-            "min layout": "-"
-            if not g.min_layout
-            else f"tp {g.min_layout.tp} x pp {g.min_layout.pp} x dp {g.min_layout.dp}",
+            "min layout": g.min_layout.text if g.min_layout else "-",
             "max batch at this context": g.max_batch,
             "max context at this batch": g.max_context,
             "KV capacity (tokens)": g.kv_capacity_tokens,

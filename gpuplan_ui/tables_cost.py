@@ -95,6 +95,7 @@ def cost_always_on(rows: list[InferenceCostRow]) -> pd.DataFrame:
                 "monthly (USD)": round(r.monthly_always_on_usd, 2),
                 "GPU": r.gpu,
                 "GPUs": r.gpus,
+                "layout": r.layout,
                 "$/1M out": round(r.output_cost_per_million_usd, 3),
             }
             for r in sorted(rows, key=lambda r: r.monthly_always_on_usd)
@@ -126,6 +127,7 @@ def cost_detail(rows: list[InferenceCostRow]) -> pd.DataFrame:
                 "provider": r.provider,
                 "GPU": r.gpu,
                 "GPUs": r.gpus,
+                "layout": r.layout,
                 "replicas": r.replicas,
                 "billing": r.billing_model,
                 "per run (USD)": round(r.run_cost_usd, 2),

@@ -58,7 +58,7 @@ def memory_report(
         label=gpu.label,
         gpus=p.gpus,
         replicas=p.replicas,
-        layout=Layout(gpus=req.parallelism.gpus, tp=req.parallelism.tp, pp=req.parallelism.pp, dp=req.dp),
+        layout=_layout(req),
         zero_stage=req.parallelism.zero_stage if sc.job.mode != "inference" else None,
         micro_batch=req.batch,
         weights_format=req.formats.weights_format,
@@ -103,7 +103,7 @@ def _report(
         engine=req.runtime.engine,
         context_tokens=req.context_tokens,
         batch=req.batch,
-        layout=Layout(gpus=req.parallelism.gpus, tp=req.parallelism.tp, pp=req.parallelism.pp, dp=req.dp),
+        layout=_layout(req),
         scope=budget.scope,
         weights_bytes_total=round(model_weight_bytes(m, get_format(weights))),
         components={k: round(v) for k, v in budget.components.items()},
@@ -167,6 +167,7 @@ def search_fits(sc: Scenario, offers, pick: Pick | None, cost=None) -> dict[str,
             tp=p.tp,
             pp=p.pp,
             dp=req.dp,
+            ep=p.ep,
             zero_stage=req.parallelism.zero_stage if sc.job.mode != "inference" else None,
             per_gpu_bytes=budgets[key],
             meets_targets=p.meets_target,
@@ -195,6 +196,12 @@ def search_layout_text(sc: Scenario, p: Pick, req: MemoryRequest) -> str:
         return f"{n} x {label}{split}" + (f"; {p.replicas:,} replicas" if p.replicas > 1 else "")
     par = req.parallelism
     return f"{p.gpus:,} x {label} (TP {par.tp} x PP {par.pp} x DP {req.dp}, ZeRO-{par.zero_stage})"
+
+
+def _layout(req: MemoryRequest) -> Layout:
+    """The request's layout, its expert parallel named (``Layout.text``)."""
+    par = req.parallelism
+    return Layout(gpus=par.gpus, tp=par.tp, pp=par.pp, dp=req.dp, ep=par.ep if (par.ep or 1) > 1 else None)
 
 
 def _rank(r: Pick) -> float:

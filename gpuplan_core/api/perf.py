@@ -39,7 +39,8 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     refused = engine_gpu_problem(sc.assumptions.engine, gpu, sc.formats.weights_format)
     if refused and sc.job.mode == "inference":
         return NoFit(gpu=gpu.gpu, notes=[refused[0].upper() + refused[1:] + "."])
-    req = memory_request(sc)
+    par = sc.parallelism  # its own tp x pp: an MoE model's ep is the layout search's (a rank's view is not built)
+    req = memory_request(sc, ep=None, tp=par.tp, pp=par.pp, gpus=par.gpus)
     notes: list[str] = []
     tp, pp = sc.parallelism.tp, sc.parallelism.pp
     mb = max_batch(m, req, gpu)

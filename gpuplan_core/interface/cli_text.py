@@ -38,7 +38,7 @@ def _format_memory(r: MemoryReport) -> str:
         + (" [approximate architecture]" if r.approximate else ""),
         f"KV cache: {r.kv_cache_bytes_per_token:,.0f} bytes per token ({r.kv_format})",
         f"{r.mode} ({r.method}), weights {r.weights_format}, context {r.context_tokens:,}, batch {r.batch}, layout "
-        f"{r.layout.model_dump()}",
+        f"{r.layout.gpus:,} GPUs, {r.layout.text}",
         f"Per-GPU budget, scope '{r.scope}':",
     ]
     lines += [f"  {k:<28} {_gb(v)}   {r.provenance[k].split(':')[0]}" for k, v in r.components.items()]

@@ -5,7 +5,7 @@ each searched unless set (``record.py`` says what a record holds)."""
 from __future__ import annotations
 
 from .options import PAR
-from .record import TRAINING, Input
+from .record import ALL_JOBS, TRAINING, Input
 
 PARALLEL_RECORDS: tuple[Input, ...] = (
     Input(
@@ -39,7 +39,7 @@ PARALLEL_RECORDS: tuple[Input, ...] = (
         field="ep",
         options=("auto", 1, 2, 4, 8, 16, 32, 64, 128, 256),
         none_when="auto",
-        jobs=TRAINING,
+        jobs=ALL_JOBS,  # serving: a fixed layout for an MoE model (Parallelism.serving_ep)
         short="expert parallel",
     ),
     Input(

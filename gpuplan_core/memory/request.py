@@ -18,8 +18,9 @@ def memory_request(sc: Scenario, batch: int | None = None, **update) -> MemoryRe
     job, req, par = sc.job, sc.request, sc.parallelism
     inference = job.mode == "inference"
     layout = {"gpu": None, "offload": par.effective_offload, "cp": 1 if inference else par.cp}
-    if inference:  # serving runs expert parallel only where the layout search picks it (``pick_request``)
-        layout["ep"] = None
+    if inference:  # serving runs expert parallel where the layout search picks it (``pick_request``) or the user
+        ep = par.serving_ep(sc.model())  # set it for an MoE model: one replica of ep GPUs at tp = pp = 1
+        layout |= {"ep": ep, "tp": 1, "pp": 1, "gpus": ep} if (ep or 1) > 1 else {"ep": None}
     fields = dict(
         job=job.model_copy(update={"method": job.training_method}),
         formats=sc.formats,

@@ -136,7 +136,8 @@ def replica_for(
     """One replica of the scenario on a GPU type: at the scenario's layout when one sequence of input + output
     tokens fits there, else at the smallest layout that fits (and a note says so). ``ep`` above 1 (an MoE model):
     one rank of an expert-parallel replica of ``ep`` GPUs (perf/expert_parallel.py), tp = pp = 1, the sequences one
-    GPU's KV cache holds; ValueError where that does not fit."""
+    GPU's KV cache holds; ValueError where that does not fit. ``ep`` 1: the scenario's tp x pp (an MoE model's
+    ``ep``, which the layout search honours, is not read here)."""
     from ..hardware.catalog import get_gpu
     from ..memory.fit import max_batch, min_gpus
     from ..model.formats import get_format
@@ -145,8 +146,9 @@ def replica_for(
     gpu = get_gpu(gpu_name or sc.parallelism.gpu or DEFAULT_GPU)
     fmt = get_format(weights_format or sc.formats.weights_format).name
     ep = ep if m.is_moe else 1
-    at_ep = {"tp": 1, "pp": 1, "gpus": ep, "ep": ep} if ep > 1 else {}
-    req = memory_request(sc, batch=1, weights_format=fmt, **at_ep)
+    par = sc.parallelism  # EP as asked here, not as the scenario set it (memory_request's)
+    at_ep = (1, 1, ep, ep) if ep > 1 else (par.tp, par.pp, par.gpus, None)
+    req = memory_request(sc, batch=1, weights_format=fmt, **dict(zip(("tp", "pp", "gpus", "ep"), at_ep, strict=True)))
     tp, pp, note = (1, 1, None) if ep > 1 else (sc.parallelism.tp, sc.parallelism.pp, None)
     kv = max_batch(m, req, gpu)
     if kv == 0 and ep > 1:

@@ -21,7 +21,7 @@ _NAMES = (  # coef's entries, in order
     "hidden emb_bytes is_moe experts topk one_expert moe_layers bpv shard act_bytes pp tp ar_kind ar_bw ar_lat "
     "ar_lat2 ar_sync ex_flops_per_token mfu_max mfu_max16 mfu_half dense lm_head bw peak attn_peak layers "
     "w_mbu_max mbu_half kv_mbu_max kv_mbu_half ex_f experts_fixed_s host_s decode_overhead prefill_overhead "
-    "decode_factor kernels heads kv_heads lm_n lm_k"
+    "decode_factor kernels heads kv_heads lm_n lm_k ep a2a_bw a2a_lat a2a_sync"
 )
 _FIELDS = _NAMES.split()
 (
@@ -79,6 +79,10 @@ _FIELDS = _NAMES.split()
     KV_HEADS,
     LM_N,
     LM_K,
+    EP,
+    A2A_BW,
+    A2A_LAT,
+    A2A_SYNC,
 ) = range(len(_FIELDS))
 AR_NONE, AR_PCIE, AR_NVLINK = 0.0, 1.0, 2.0
 T_GEMM, T_GEMM16, T_DECODE, T_PREFILL, T_ALL_REDUCE = range(5)  # the kernel tables a replica reads, by ``meta`` row
@@ -156,7 +160,7 @@ def pack(cost, decode_time_factor: float = 1.0):
     from .roofline import _one_expert_params
 
     m, gpu, wl, pa, k = cost.m, cost.gpu, cost.wl, cost.pa, cost.kernels
-    if not NUMBA or (k is not None and (m.is_moe or m.is_mla)) or cost.ep > 1:  # EP: the Python model's
+    if not NUMBA or (k is not None and (m.is_moe or m.is_mla)):
         return EMPTY
     body, kept = weight_split(m, cost.fmt)
     emb_bytes = KEPT_BYTES_PER_PARAM if kept else cost.fmt.bytes_per_value
@@ -218,6 +222,13 @@ def pack(cost, decode_time_factor: float = 1.0):
         else:
             c.update(ar_kind=AR_NVLINK, ar_bw=link * pa.link_efficiency, ar_lat=pa.allreduce_latency_s)
             c.update(ar_lat2=pa.allreduce_two_shot_latency_s, ar_sync=pa.allreduce_sync_s)
+    if cost.ep > 1:  # an EP rank (expert_parallel.token_terms): comm.all_to_all_time's link, as it works it out
+        kind, link = gpu.peer_link(cost.ep)
+        c.update(ep=cost.ep)
+        if kind == "pcie":  # no fixed wait (a2a_sync 0: adding 0.0 leaves the float as it is)
+            c.update(a2a_bw=(link or pa.pcie_link_gb_s * 1e9) * pa.pcie_efficiency, a2a_lat=pa.allreduce_latency_pcie_s)
+        else:
+            c.update(a2a_bw=link * pa.link_efficiency, a2a_lat=pa.allreduce_latency_s, a2a_sync=pa.allreduce_sync_s)
     shapes = np.zeros((0, 3), np.int64)
     found: list = [None] * 5
     if k is not None:

@@ -3,12 +3,12 @@ tables' look-ups (kernel_steps.py, kernels.py) as one nopython function, so the 
 times a step it has not seen without a call back into Python.
 
 ``step_pack.pack(cost, decode_time_factor)`` turns one replica's step model into arrays once (``P.*`` name the
-entries of its ``coef``). ``step_s(model, decodes, ctx, spec,
-count)`` is ``StepModel.step_s`` and ``cell(model, n, j)`` is ``StepTimes.cell``: the same operations in the same
-order on the same float64 values, so the times are equal to the last bit (tests/core/perf/test_step_time.py holds
-them to the Python model on thousands of random steps). A replica the compiled model does not cover (MoE or MLA
-layers timed from the kernel tables, kernel_steps.MEASURED_MOE) packs to an empty ``coef`` and the loop asks the
-Python model, as before.
+entries of its ``coef``). ``step_s(model, decodes, ctx, spec, count)`` is ``StepModel.step_s`` and ``cell(model, n,
+j)`` is ``StepTimes.cell``: the same operations in the same order on the same float64 values, so the times are equal
+to the last bit (tests/core/perf/test_step_time.py holds them to the Python model on thousands of random steps), a
+rank of an expert-parallel replica (expert_parallel.py) included. A replica the compiled model does not cover (MoE
+or MLA layers timed from the kernel tables, kernel_steps.MEASURED_MOE) packs to an empty ``coef`` and the loop asks
+the Python model, as before.
 """
 
 from __future__ import annotations
@@ -169,6 +169,48 @@ def _allreduce_s(c, message_bytes):
 
 
 @njit
+def _touched_weight_bytes(c, tokens, touched):
+    """moe_weights.weight_bytes_touched, the experts ``touched`` the step's tokens hit (none for a dense model)."""
+    w_bytes = c[P.W_BASE]
+    if c[P.UNTIED]:
+        w_bytes += min(tokens, c[P.VOCAB]) * c[P.HIDDEN] * c[P.EMB_BYTES]
+    if c[P.IS_MOE]:
+        w_bytes -= (c[P.EXPERTS] - touched) * c[P.ONE_EXPERT] * c[P.MOE_LAYERS] * c[P.BPV]
+    return w_bytes
+
+
+@njit
+def _tp_terms(c, tokens):
+    """roofline.StepCost._token_terms over tp x pp GPUs: weights read and the experts' share of them per GPU,
+    tokens per expert GEMM, the all-reduces' seconds."""
+    ex_bytes = ex_tokens = 0.0
+    touched = _touched(c, tokens) if c[P.IS_MOE] else 0.0
+    w_bytes = _touched_weight_bytes(c, tokens, touched)
+    if c[P.IS_MOE]:
+        ex_bytes = touched * c[P.ONE_EXPERT] * c[P.MOE_LAYERS] * c[P.BPV] / c[P.SHARD]
+        ex_tokens = tokens * c[P.TOPK] / touched if touched else 0.0
+    comm = 2 * c[P.NUM_LAYERS] * _allreduce_s(c, tokens * c[P.HIDDEN] * c[P.ACT_BYTES])
+    return w_bytes / c[P.SHARD], ex_bytes, ex_tokens, comm
+
+
+@njit
+def _ep_terms(c, tokens):
+    """expert_parallel.token_terms, one rank of an EP replica of ``ep`` GPUs (tp = pp = 1): the dense part whole
+    and the rank's 1 / ep of the experts every rank's tokens (routed = ep x tokens) touch, tokens per expert GEMM at
+    routed, and the dispatch and combine all-to-alls of every MoE layer (comm.all_to_all_time)."""
+    ep = c[P.EP]
+    routed = tokens * ep
+    touched = _touched(c, tokens)
+    dense = _touched_weight_bytes(c, tokens, touched) - touched * c[P.ONE_EXPERT] * c[P.MOE_LAYERS] * c[P.BPV]
+    hit = _touched(c, routed)
+    ex_bytes = hit * c[P.ONE_EXPERT] * c[P.MOE_LAYERS] * c[P.BPV] / ep
+    ex_tokens = routed * c[P.TOPK] / hit if hit else 0.0
+    sent = (ep - 1) / ep * (tokens * c[P.TOPK] * c[P.HIDDEN] * c[P.ACT_BYTES])
+    comm = 2 * c[P.MOE_LAYERS] * (c[P.A2A_LAT] + sent / c[P.A2A_BW] + c[P.A2A_SYNC])
+    return dense + ex_bytes, ex_bytes, ex_tokens, comm
+
+
+@njit
 def _to(p0, p1, seconds):
     """kernel_steps._to."""
     top = max(p0, p1)
@@ -221,19 +263,9 @@ def step_s(model, decodes, ctx, spec, count):
         lm_tokens += spec[3 * j + 2]
         attn += c[P.PER_PAIR] * _attended(c, cached, new) * 1.0
         kv += _kv_bytes(c, cached, 1.0) + _kv_bytes(c, new, 1.0)
-    # roofline.StepCost._token_terms
-    w_bytes = c[P.W_BASE]
-    if c[P.UNTIED]:
-        w_bytes += min(tokens, c[P.VOCAB]) * c[P.HIDDEN] * c[P.EMB_BYTES]
-    ex_bytes = ex_tokens = 0.0
-    if c[P.IS_MOE]:
-        touched = _touched(c, tokens)
-        w_bytes -= (c[P.EXPERTS] - touched) * c[P.ONE_EXPERT] * c[P.MOE_LAYERS] * c[P.BPV]
-        ex_bytes = touched * c[P.ONE_EXPERT] * c[P.MOE_LAYERS] * c[P.BPV] / c[P.SHARD]
-        ex_tokens = tokens * c[P.TOPK] / touched if touched else 0.0
-    w_bytes /= c[P.SHARD]
+    # roofline.StepCost._token_terms (an EP rank: expert_parallel.token_terms)
+    w_bytes, ex_bytes, ex_tokens, comm = _ep_terms(c, tokens) if c[P.EP] > 1 else _tp_terms(c, tokens)
     acts = 2 * tokens * c[P.HIDDEN] * c[P.ACT_BYTES] * c[P.NUM_LAYERS] / c[P.PP]
-    comm = 2 * c[P.NUM_LAYERS] * _allreduce_s(c, tokens * c[P.HIDDEN] * c[P.ACT_BYTES])
     ex_flops = c[P.EX_FLOPS_PER_TOKEN] * tokens / c[P.SHARD]
     mm_flops = (2 * c[P.DENSE] * tokens + 2 * c[P.LM_HEAD] * lm_tokens) / c[P.SHARD]
     # roofline.StepCost._op_times

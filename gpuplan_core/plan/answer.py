@@ -20,7 +20,7 @@ from ..memory.budget import memory_budget
 from ..memory.request import pick_request
 from ..pricing.offers import Offer
 from ..results.answer import Option, ScenarioAnswer, TargetCheck
-from ..results.plan import Pick
+from ..results.plan import Pick, replica_split
 from ..scenario.scenario import Scenario
 from .cost import cost_rows, offers_for
 from .recommend import recommend, search
@@ -73,9 +73,7 @@ def _pick_memory(sc: Scenario, p: Pick) -> tuple[int, str]:
     layout for training), and where, in words."""
     req = pick_request(sc, p)
     if sc.job.mode == "inference":
-        where = f"{req.parallelism.gpus} x {p.gpu}" + (
-            f" (TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "") + ")" if req.parallelism.gpus > 1 else ""
-        )
+        where = f"{req.parallelism.gpus} x {p.gpu}" + (f" ({replica_split(p)})" if req.parallelism.gpus > 1 else "")
     else:
         where = f"{req.parallelism.gpus:,} x {p.gpu}, TP {p.tp}, PP {p.pp}, ZeRO {req.parallelism.zero_stage}"
     return round(memory_budget(sc.model(), req).per_gpu_bytes), where

@@ -1,8 +1,9 @@
 """Which serving layouts hold the complete memory budget (plan/search.py's first question, before any is judged):
 tensor parallel 1, 2, 4 or 8 within one machine the heads allow, pipeline stages of 8 GPUs only when no machine
 holds the model, and for a mixture-of-experts model expert parallel 2, 4 or 8 (perf/expert_parallel.py); a layout
-the user set is the only one tried. Remembered by what they read: the model, the layout asked, the GPU and the
-memory question (no traffic, no prices)."""
+the user set is the only one tried (an MoE model's ``ep``: EP at that degree, or at 1 tensor parallel alone).
+Remembered by what they read: the model, the layout asked, the GPU and the memory question (no traffic, no
+prices)."""
 
 from __future__ import annotations
 
@@ -54,16 +55,18 @@ def _fitting(
 ) -> tuple[tuple[int, int, int, int], ...]:
     """The layouts (tp, pp, sequences the KV cache holds, ep) that hold the complete memory budget at ``batch``:
     stages only when no single machine does, and then the fewest (``evaluate_layouts``); then, for an MoE model
-    whose layout is not set, expert parallel over 2, 4 or 8 GPUs (``ep_layouts``: sequences per GPU); remembered."""
+    whose layout is not set, expert parallel over 2, 4 or 8 GPUs (``ep_layouts``: sequences per GPU); the user's
+    ``ep`` (``Parallelism.serving_ep``) alone where set above 1; remembered."""
     fitting: list[tuple[int, int, int, int]] = []
-    for tp, pp in layouts_to_try(m, par, fixed):
+    ep_set = par.serving_ep(m)  # the user's: a fixed layout (1: tensor parallel only)
+    for tp, pp in layouts_to_try(m, par, fixed) if (ep_set or 1) == 1 else []:
         if pp > 1 and any(p == 1 or p < pp for _, p, _, _ in fitting):
             break  # a machine (or fewer stages) already holds it
         kv = kv_sequences(m, memory.model_copy(update={"tp": tp, "pp": pp, "gpus": tp * pp}), gpu)
         if kv is not None and kv >= batch:  # the complete budget at the scenario's batch (one notion)
             fitting.append((tp, pp, kv, 1))
-    if not layout_set(par, fixed):
-        for ep in ep_layouts(m):
+    if ep_set is None and not layout_set(par, fixed) or (ep_set or 1) > 1:
+        for ep in ep_layouts(m) if ep_set is None else [ep_set]:
             kv = kv_sequences(m, memory.model_copy(update={"tp": 1, "pp": 1, "gpus": ep, "ep": ep}), gpu)
             if kv is not None and kv * ep >= batch:
                 fitting.append((1, 1, kv, ep))

@@ -75,7 +75,7 @@ def _bounds(m: ModelArch, ask: ServingAsk, u: Unit, least_usd) -> None:
     u.bounds = []
     u.priceable = b.least_capacity_per_s > 0  # a capacity of 0 misses the targets at the replicas held: a near miss
     for o in u.offers if u.priceable else []:
-        if not o.layout_problem(u.tp * u.ep, u.pp):
+        if not o.layout_problem(u.tp, u.pp, u.ep):
             usd = least_usd(u, o, ask, b, least, FLOOR_SHARE * b.floor_e2e_s)
             u.priceable = usd is not None
             if not u.priceable:

@@ -63,7 +63,7 @@ def _rented_text(o: Offer, nodes: int, paid: int) -> str:
 def rent(m: ModelArch, lay: Layout, s: Served, o: Offer, traffic: Traffic, pricing: Pricing) -> Pick | Rejected:
     """This offer renting this layout for the traffic (or one replica), or why it cannot."""
     gid, fmt = lay.gpu.gpu, lay.weights_format
-    if problem := o.layout_problem(lay.tp * lay.ep, lay.pp):
+    if problem := o.layout_problem(lay.tp, lay.pp, lay.ep):
         return Rejected(gid, problem, fmt, o.offer_id, lay.label)
     why = [f"layout {lay.label}: " + "; ".join(s.lines)]
     node_price = o.price_per_node_hour_usd * nodes_needed(lay.replica_gpus, o.gpus_per_node)
@@ -220,7 +220,7 @@ def inference_candidates(
             for u in units:
                 if u.layout is not None:
                     tried.append(rented(u)[k])
-                elif problem := o.layout_problem(u.tp * u.ep, u.pp):
+                elif problem := o.layout_problem(u.tp, u.pp, u.ep):
                     label = layout_label(u.gpu.gpu, u.tp, u.pp, u.ep)
                     tried.append(Rejected(u.gpu.gpu, problem, u.fmt, o.offer_id, label))
                 else:

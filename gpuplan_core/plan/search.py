@@ -236,7 +236,7 @@ def rentable_layouts(
     kept: list[tuple[int, int, int, int]] = []
     rejected: list[Rejected] = []
     for tp, pp, kv, ep in fitting:
-        problems = [o.layout_problem(tp * ep, pp) for o in offers or []]  # EP: ep GPUs of one machine, as TP
+        problems = [o.layout_problem(tp, pp, ep) for o in offers or []]  # EP: ep GPUs of one machine, as TP
         if offers and all(problems):
             rejected.append(Rejected(gpu.gpu, str(problems[0]), fmt, None, layout_label(gpu.gpu, tp, pp, ep)))
         else:

@@ -169,7 +169,8 @@ def price_tiers(scenario: Scenario | SiteAsk, p: Pick, offers: list[Offer]) -> l
     pricing = SiteAsk.of(scenario).pricing
     best: dict[str, Offer] = {}
     for o in offers:
-        if o.gpu != p.gpu or o.is_serverless or o.layout_problem(p.tp, 1):
+        ep = (p.ep or 1) if p.micro_batch is None else 1  # an EP serving replica's ep GPUs share one machine
+        if o.gpu != p.gpu or o.is_serverless or o.layout_problem(p.tp, 1, ep):
             continue
         if p.gpus > o.machine_gpus and not o.fast_network:  # a coupled job across machines needs RDMA
             continue

@@ -108,15 +108,17 @@ class Offer(BaseModel):
         """A stated RDMA network of at least FAST_NETWORK_GBIT_S per node: multi-node jobs allowed."""
         return self.inter_node_network in RDMA_NETWORKS and (self.inter_node_gbit_s or 0) >= FAST_NETWORK_GBIT_S
 
-    def layout_problem(self, tp: int, pp: int) -> str | None:
-        """Why one replica of tp x pp GPUs cannot run on this offer (None: it can). Tensor parallel stays within one
-        machine, and above 2 needs NVLink (or another scale-up link: ICI, NeuronLink, Gaudi's RoCE mesh); pipeline
-        stages across machines need a fast network."""
-        if tp > self.machine_gpus:
-            return f"tensor parallel {tp} needs {tp} GPUs in one machine; this offer rents at most {self.machine_gpus}"
-        if tp > 2 and self.intra_node_link not in SCALE_UP_LINKS:
+    def layout_problem(self, tp: int, pp: int, ep: int = 1) -> str | None:
+        """Why one replica of tp x pp GPUs (an expert-parallel serving replica: ep GPUs at tp = pp = 1) cannot run on
+        this offer (None: it can). Tensor parallel, and expert parallel's all-to-alls, stay within one machine, and
+        above 2 GPUs need NVLink (or another scale-up link: ICI, NeuronLink, Gaudi's RoCE mesh); pipeline stages
+        across machines need a fast network. The reason names the layout's own parallelism."""
+        n, what = tp * ep, ("expert parallel" if ep > 1 else "tensor parallel")
+        if n > self.machine_gpus:
+            return f"{what} {n} needs {n} GPUs in one machine; this offer rents at most {self.machine_gpus}"
+        if n > 2 and self.intra_node_link not in SCALE_UP_LINKS:
             link = "PCIe" if self.intra_node_link == "PCIe" else "an unstated link"
-            return f"tensor parallel {tp} needs NVLink; this offer's GPUs talk over {link}"
+            return f"{what} {n} needs NVLink; this offer's GPUs talk over {link}"
         if pp > 1 and (self.is_serverless or not self.fast_network):
             net = self.inter_node_network if self.inter_node_network != "unknown" else "no stated network"
             return f"{pp} pipeline stages span machines: needs a fast RDMA network; this offer has {net}"

@@ -111,7 +111,7 @@ def _memory_only(mem: MemoryReport, sc: Scenario) -> Answer:
             else:
                 more = f"; no layout of up to {MAX_LAYOUT_GPUS:,} holds it"
             short = f"{gb(need - g.budget_bytes)} short"
-            at = f" at this layout (TP {mem.layout.tp}, PP {mem.layout.pp})" if searched else ""
+            at = f" at this layout ({mem.layout.text})" if searched else ""
             sentence = f"{head}: {n} x {g.label} is {short}{at}{more}{_training_limits(mem, sc, g)}.{nothing}"
             tone = "warn"
         fit_line = Headline(label=f"Fits {n} x {g.label}?", value="yes" if g.fits else "no")

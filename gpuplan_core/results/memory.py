@@ -57,10 +57,26 @@ def model_summary(sc: Scenario) -> ModelSummary:
 
 
 class Layout(_Report):
+    """GPUs of a layout and how they split: tp x pp x dp (x cp, training) GPUs."""
+
     gpus: int
     tp: int
     pp: int
     dp: int
+    ep: int | None = Field(
+        None,
+        description="expert parallel: the routed experts spread over this many of the dp ranks (a serving replica's "
+        "attention data-parallel ranks at tp = pp = 1, or training's EP group); None: none",
+    )
+
+    @property
+    def text(self) -> str:
+        """The split in words: 'TP 2 x PP 2 x DP 16', 'TP 1 x PP 4 x DP 16 (EP 8)', an expert-parallel replica's
+        'EP 8 (attention DP)' (its ep GPUs at tp = pp = 1, as ``plan.layout_label`` names it)."""
+        ep = self.ep or 1
+        if ep > 1 and self.tp * self.pp == 1 and self.dp == ep:
+            return f"EP {ep} (attention DP)"
+        return f"TP {self.tp} x PP {self.pp} x DP {self.dp}" + (f" (EP {ep})" if ep > 1 else "")
 
 
 class SearchFit(_Report):
@@ -73,6 +89,7 @@ class SearchFit(_Report):
     tp: int | None = None
     pp: int | None = None
     dp: int | None = Field(None, description="data-parallel ranks of the memory layout (serving: 1 per replica)")
+    ep: int | None = Field(None, description="expert parallel (Pick.ep): serving, a replica of ep GPUs; None: none")
     zero_stage: int | None = None
     per_gpu_bytes: int | None = Field(None, description="the complete budget per GPU at that layout")
     meets_targets: bool | None = None

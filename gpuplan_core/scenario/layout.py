@@ -73,9 +73,12 @@ class Parallelism(Part):
         None,
         ge=1,
         le=1024,
-        description="Training, mixture of experts: expert parallel, the routed experts spread over this many GPUs "
-        "of the data-parallel group (Megatron style; all-to-all of the routed tokens). None (the link's ep=auto): "
-        "the planner tries the powers of 2 that divide the experts and the data-parallel ranks.",
+        description="Mixture of experts: expert parallel, the routed experts spread over this many GPUs (all-to-all "
+        "of the routed tokens). Training: over the data-parallel group (Megatron style). Serving: a fixed layout, "
+        "one replica of ep GPUs at tensor parallel 1 with attention data-parallel (1: tensor parallel only); "
+        "ignored, and said so, for a dense model or an ep that does not divide the experts. None (the link's "
+        "ep=auto): the planner tries the powers of 2 that divide the experts (training: and the data-parallel "
+        "ranks; serving: 2, 4 and 8 GPUs of one machine).",
     )
     zero_stage: int = Field(
         0,
@@ -133,6 +136,28 @@ class Parallelism(Part):
     def shard_group(self, ranks: int) -> int:
         """The data-parallel ranks ZeRO-3 shards over out of ``ranks``: the HSDP group where one is set, else all."""
         return min(ranks, self.shard_gpus) if self.zero_stage == 3 and self.shard_gpus else ranks
+
+    def serving_ep(self, m) -> int | None:
+        """Serving a model ``m`` (a ModelArch): the expert-parallel degree the user set, honoured as a fixed layout
+        (1: tensor parallel only; above 1: one replica of ep GPUs at tp = pp = 1, attention data-parallel); None
+        where unset (the search tries EP 2, 4, 8) or ignored (``serving_ep_problem`` says why)."""
+        return self.ep if self.ep is not None and self.serving_ep_problem(m) is None else None
+
+    def serving_ep_problem(self, m) -> str | None:
+        """Why serving ignores the expert parallel set here (None: it honours it, or none is set)."""
+        ep = self.ep
+        if ep is None:
+            return None
+        if not m.is_moe:
+            return f"Expert parallel {ep} is for mixture-of-experts models; {m.name} is dense, so serving ignores it."
+        if m.num_experts % ep:
+            return f"Expert parallel {ep} does not divide {m.name}'s {m.num_experts} experts; serving ignores it."
+        if ep > 1 and (self.tp, self.pp) != (1, 1):
+            return (
+                f"Expert parallel {ep} serves with attention data-parallel at tensor parallel 1 and one stage; with "
+                f"tensor parallel {self.tp} and {self.pp} stage(s) set, serving ignores it."
+            )
+        return None
 
     @property
     def ep_or_one(self) -> int:

@@ -146,6 +146,8 @@ class Scenario(BaseModel):
                 "A paged optimizer pages states that are on the GPU; with CPU offload they are in host RAM already, "
                 "so paging changes nothing."
             )
+        if self.job.mode == "inference" and (why := par.serving_ep_problem(m)):
+            out.append(why)
         if self.context_tokens <= m.max_context_tokens:
             return out
         what = "input + output tokens" if self.job.mode == "inference" else "sequence length"

@@ -10,6 +10,7 @@ in test_app_fetches.py.
 """
 
 import ast
+import json
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from tests.ui.apptest import (
     assert_clean,
     run_page,
     texts,
+    title,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -264,3 +266,18 @@ def test_an_edited_group_stays_built_after_it_is_closed():
     assert "hours" not in _keys(at)
     assert "**730 hours a month**" in texts(at)
     assert "Changed in closed groups" not in texts(at)
+
+
+def test_an_ep_link_fixes_an_moe_models_serving_layout_and_a_dense_model_says_it_is_ignored():
+    """/?model=DeepSeek-V3&weights=fp8&gpu=H200&rpd=500000&in=2000&out=500: the Cost chart's cheapest is 3 EP 8
+    replicas; with ep=1 in the link, tensor parallel alone: 4 TP 8 replicas (the link's ep reaches serving); ep=8 on
+    Llama-3.1-8B (dense) is ignored, and a note says so."""
+    q = {"model": "DeepSeek-V3", "weights": "FP8 (E4M3)", "gpu": "H200", "rpd": "500000", "in": "2000", "out": "500"}
+    for ep, want in ((None, "24 x H200 (EP 8, attention DP)"), ("1", "32 x H200 (TP 8)")):
+        at = run_page(COST, q | ({"ep": ep} if ep else {}))
+        assert_clean(at)
+        titles = [title(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+        assert any(t.startswith("Cheapest") and want in t for t in titles), titles
+    at = run_page(COST, {"ep": "8"})
+    assert_clean(at)
+    assert "Llama-3.1-8B is dense, so serving ignores it" in texts(at)

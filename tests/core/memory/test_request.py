@@ -83,15 +83,18 @@ def test_a_training_pick_whose_count_is_not_a_multiple_of_tp_x_pp_budgets_one_gr
     assert (r.parallelism.zero_stage, r.training.recompute) == (2, "full")  # the pick chose neither: the scenario's
 
 
-def test_a_serving_question_drops_the_training_ep_and_an_ep_pick_carries_its_own():
-    """The scenario's ep is training's; a serving budget runs expert parallel only at a pick the layout search made
-    (``pick_request``: 8 GPUs at tp 1, ep 8), so the Memory page's budget is the one the search sized."""
+def test_a_serving_question_keeps_an_moe_models_ep_and_an_ep_pick_carries_its_own():
+    """A serving budget runs expert parallel where the user set it for an MoE model (one replica of 4 GPUs at tp 1,
+    ep 4; a dense model's ep is dropped) or at a pick the layout search made (``pick_request``: 8 GPUs at tp 1,
+    ep 8), so the Memory page's budget is the one the search sized."""
     from gpuplan_core.memory.request import memory_request, pick_request
     from gpuplan_core.results.plan import Pick
     from gpuplan_core.scenario.scenario import Scenario
 
     sc = Scenario(preset="Mixtral-8x7B-v0.1", ep=4)
-    assert memory_request(sc).parallelism.ep is None
+    par = memory_request(sc).parallelism
+    assert (par.ep, par.tp, par.pp, par.gpus) == (4, 1, 1, 4)
+    assert memory_request(Scenario(preset="Llama-3.1-8B", ep=4)).parallelism.ep is None
     pick = Pick(
         gpu="H100-SXM",
         weights_format="bf16",

@@ -1,8 +1,8 @@
 """perf/step_time.py: the compiled step model gives the Python model's step times (roofline.StepCost.seconds, the
 kernel tables' look-ups) exactly, float for float, on thousands of random steps of random replicas: GPUs with and
 without kernel tables, the three engines' tables and an engine without, every weights and KV format, tensor and
-pipeline parallel over NVLink and PCIe, MoE, MLA and sliding-window models, eager mode; and the decode grid's cells
-(steps.cell_of) are StepTimes.cell's."""
+pipeline parallel over NVLink and PCIe, MoE, MLA and sliding-window models, eager mode, ranks of expert-parallel
+replicas (their all-to-alls over NVLink and PCIe); and the decode grid's cells (steps.cell_of) are StepTimes.cell's."""
 
 from __future__ import annotations
 
@@ -82,6 +82,52 @@ def test_random_steps_of_random_replicas_are_the_python_models_times_exactly():
     assert {(False, True, True, False), (False, False, False, False)} <= covered
 
 
+def test_random_steps_of_random_expert_parallel_ranks_are_the_python_models_times_exactly():
+    """A rank of an EP replica (expert_parallel.token_terms: the dense part whole, 1 / ep of the experts all ranks'
+    tokens touch, two all-to-alls per MoE layer) on every GPU, EP 2, 4 and 8, every weights and KV format, any
+    engine (EP is timed on the roofline), eager or not: the compiled time is the Python model's, float for float."""
+    from gpuplan_core.perf.expert_parallel import EP_DEGREES
+
+    rng = random.Random(31)
+    presets, gpus = load_presets(), [g.gpu for g in load_gpus()]
+    links, steps = set(), 0
+    for _ in range(60):
+        m, gpu = presets[rng.choice(("Mixtral-8x7B-v0.1", "DeepSeek-V3"))], get_gpu(rng.choice(gpus))
+        ep = rng.choice(EP_DEGREES)
+        wl = Workload(rng.choice(WEIGHT_FORMATS), rng.choice(KV_FORMATS), ep=ep, eager=rng.random() < 0.2)
+        model = StepModel(m, gpu, wl, PerfAssumptions(), rng.choice((*ENGINES, "transformers")))
+        packed = step_pack.pack(model.cost)
+        assert model.cost.ep == ep and packed[0][step_pack.EP] == ep
+        links.add(gpu.peer_link(ep)[0])
+        for _ in range(40):
+            decodes, ctx, chunks = _step(rng)
+            spec = np.array([v for c in chunks for v in c], np.int64)
+            want = model.python_step_s(decodes, ctx, chunks)
+            assert model.step_s(decodes, ctx, chunks) == want
+            assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == want, (m.name, gpu.gpu, ep, chunks)
+            steps += 1
+    assert links == {"nvlink", "pcie"} and steps == 2400
+
+
+def test_an_ep_ranks_all_to_alls_are_the_comm_models():
+    """Mixtral at EP 8 on H200: a 512-token step's two all-to-alls per MoE layer (32 layers) move 512 x 2 experts x
+    4,096 hidden x 2 bytes = 8 MiB per rank, 7/8 of it over NVLink: 64 x comm.all_to_all_time, what the compiled
+    ``_ep_terms`` returns; the rank reads the dense part and 1/8 of the experts 4,096 routed tokens touch."""
+    from gpuplan_core.perf.comm import all_to_all_time
+    from gpuplan_core.perf.moe_weights import expert_weight_bytes
+
+    m, gpu, pa = get_preset("Mixtral-8x7B-v0.1"), get_gpu("H200"), PerfAssumptions()
+    model = StepModel(m, gpu, Workload(ep=8), pa)
+    c = step_pack.pack(model.cost)[0]
+    w_bytes, ex_bytes, ex_tokens, comm_s = step_time._ep_terms(c, 512.0)
+    assert 512 * 2 * 4096 * 2 == 8 * 2**20
+    assert comm_s == 64 * all_to_all_time(8, 8 * 2**20, gpu, pa) and comm_s > 64 * pa.allreduce_latency_s
+    assert ex_bytes == expert_weight_bytes(m, model.cost.fmt, 4096.0) / 8
+    assert ex_tokens == 4096 * 2 / 8  # every expert touched: 4,096 x 2 / 8 tokens each
+    terms = model.cost._token_terms(512.0)  # expert_parallel.token_terms
+    assert (terms[0], terms[2], terms[4], terms[5]) == (w_bytes, comm_s, ex_bytes, ex_tokens)
+
+
 def test_a_measured_step_reads_the_tables_and_past_them_splits_or_falls_back():
     """Llama-3.1-8B on H100 with vLLM's tables: a 40,000-token prompt (GEMMs split into 16,384-token pieces, the
     all-reduce past its table on the roofline) and a decode step; each equal to the Python model's."""
@@ -100,10 +146,13 @@ def test_a_moe_replica_timed_from_the_kernel_tables_is_left_to_the_python_model(
     assert step_pack.pack(model.cost) is step_pack.EMPTY
 
 
-@pytest.mark.parametrize("preset, gpu, factor", [("Llama-3.1-8B", "H100-SXM", 1.0), ("Gemma-2-9B", "L40", 1.1)])
-def test_the_decode_grids_cells_are_step_times_cells(preset, gpu, factor):
+@pytest.mark.parametrize(
+    "preset, gpu, factor, ep",
+    [("Llama-3.1-8B", "H100-SXM", 1.0, 1), ("Gemma-2-9B", "L40", 1.1, 1), ("Mixtral-8x7B-v0.1", "H200", 1.0, 8)],
+)
+def test_the_decode_grids_cells_are_step_times_cells(preset, gpu, factor, ep):
     g = get_gpu(gpu)
-    r = Replica(get_preset(preset), g, Workload(), 2000, 300, 100, engine_limits(g), decode_time_factor=factor)
+    r = Replica(get_preset(preset), g, Workload(ep=ep), 2000, 300, 100, engine_limits(g), decode_time_factor=factor)
     times, python = StepTimes(r), StepTimes(r)
     assert len(times.compiled[0]) and times.compiled[0][step_pack.DECODE_FACTOR] == factor
     python.compiled = python.model.compiled = step_pack.EMPTY  # the Python model's cells

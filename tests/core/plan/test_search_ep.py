@@ -104,6 +104,7 @@ def test_deepseek_on_h200_picks_ep_8_where_it_is_the_cheaper_and_says_so():
     mem = api.memory_report(DEEPSEEK, answer=api.answer_report(DEEPSEEK))
     assert mem.answer.per_gpu_bytes == round(memory_budget(m, req).per_gpu_bytes)
     assert mem.answer.where == "8 x H200 (EP 8, attention DP); 3 replicas"
+    assert api.answer_report(DEEPSEEK).memory_layout == "8 x H200 (EP 8, attention DP)"  # the Performance page's
 
 
 def test_mixtral_judges_ep_but_keeps_tp_where_tp_is_the_cheaper():
@@ -194,3 +195,92 @@ def test_an_sglang_ep_rank_prefills_its_share_of_the_chunk_budget():
             q = replica_question(m, ask, h200, "fp8", tp, 1, 100, ep)
             budget[engine, ep] = q.limits.max_num_batched_tokens
     assert budget == {("sglang", 8): 1024, ("sglang", 1): 8192, ("vllm", 8): 8192, ("vllm", 1): 8192}
+
+
+def test_an_ep_layout_an_offer_cannot_hold_is_rejected_as_expert_parallel():
+    """DeepSeek-V3 FP8 on H200 over RunPod's serverless H200 (1 GPU a worker): the TP 8 layout is refused as tensor
+    parallel, the EP layouts as expert parallel, each in its own words; an 8-GPU L40S machine over PCIe refuses EP 8
+    for want of NVLink, and EP 2 (no NVLink needed for 2 GPUs) and a one-GPU layout pass."""
+    m, h200 = get_preset("DeepSeek-V3"), get_gpu("H200")
+    sc = Scenario(**DEEPSEEK)
+    one = [o for o in OFFERS if o.offer_id == "runpod-sls-h200-flex"]
+    _, rejected = rentable_layouts(m, ServingAsk.of(sc), h200, "fp8", memory_request(sc), offers=one)
+    why = {r.layout: r.reason for r in rejected}
+    assert why["8 x H200, TP 8"] == "tensor parallel 8 needs 8 GPUs in one machine; this offer rents at most 1"
+    assert why["8 x H200, EP 8 (attention DP)"] == (
+        "expert parallel 8 needs 8 GPUs in one machine; this offer rents at most 1"
+    )
+    l40s = next(o for o in OFFERS if o.offer_id == "runpod-l40s-secure-od")
+    assert l40s.layout_problem(1, 1, 8) == "expert parallel 8 needs NVLink; this offer's GPUs talk over PCIe"
+    assert l40s.layout_problem(8, 1) == "tensor parallel 8 needs NVLink; this offer's GPUs talk over PCIe"
+    assert l40s.layout_problem(1, 1, 2) is None and l40s.layout_problem(1, 1) is None
+
+
+def test_the_memory_report_names_an_ep_pick_s_layout_as_ep():
+    """The Memory page's layout of the DeepSeek EP 8 pick: 8 GPUs, tp 1, pp 1, 8 attention-DP ranks, ep 8, in words
+    'EP 8 (attention DP)' (a training layout keeps 'TP 2 x PP 2 x DP 16', with its EP group in brackets); the
+    search's row on H200 carries ep 8 beside tp 1."""
+    from gpuplan_core.results.memory import Layout
+
+    mem = api.memory_report(DEEPSEEK, answer=api.answer_report(DEEPSEEK))
+    assert mem.layout == mem.answer.layout == Layout(gpus=8, tp=1, pp=1, dp=8, ep=8)
+    assert mem.layout.text == "EP 8 (attention DP)"
+    assert Layout(gpus=64, tp=2, pp=2, dp=16).text == "TP 2 x PP 2 x DP 16"
+    assert Layout(gpus=64, tp=1, pp=4, dp=16, ep=8).text == "TP 1 x PP 4 x DP 16 (EP 8)"
+    h200 = mem.gpu_fit("H200").search
+    assert (h200.tp, h200.pp, h200.dp, h200.ep, h200.answer) == (1, 1, 8, 8, True)
+    assert mem.gpu_fit("H100-SXM").search.ep is None
+
+
+def test_a_user_set_ep_is_the_only_serving_layout_tried_for_an_moe_model():
+    """ep=8 on the DeepSeek question: only EP 8 is tried, and the answer is the searched one (EP 8, 3 replicas, the
+    same cost); ep=1: tensor parallel alone, so TP 8 with its 4 replicas; Mixtral at ep=4 on H100: EP 4 alone. The
+    link key ep reaches a serving scenario, and the memory question is one replica of 8 GPUs at tp 1."""
+    from gpuplan_core.interface.inputs import to_scenario
+    from gpuplan_core.interface.links import read_link
+
+    m, h200 = get_preset("DeepSeek-V3"), get_gpu("H200")
+    searched = api.plan_report(DEEPSEEK).picks[0]
+    for ep, want in ((8, {8}), (1, {1})):
+        sc = Scenario(**DEEPSEEK, ep=ep)
+        kept, _ = rentable_layouts(m, ServingAsk.of(sc), h200, "fp8", memory_request(sc))
+        assert {e for *_, e in kept} == want and sc.warnings() == []
+    at_8 = api.plan_report(DEEPSEEK | {"ep": 8})
+    assert all(p.ep == 8 for p in at_8.picks)
+    top = at_8.picks[0]
+    assert (top.offer_id, top.replicas, top.monthly_usd, top.ttft_s) == (
+        searched.offer_id,
+        searched.replicas,
+        searched.monthly_usd,
+        searched.ttft_s,
+    )
+    at_1 = api.plan_report(DEEPSEEK | {"ep": 1}).picks[0]
+    assert (at_1.ep, at_1.tp, at_1.replicas) == (None, 8, 4)
+    mix = Scenario(preset="Mixtral-8x7B-v0.1", ep=4)
+    kept, _ = rentable_layouts(mix.model(), ServingAsk.of(mix), get_gpu("H100-SXM"), "bf16", memory_request(mix))
+    assert [(tp, pp, e) for tp, pp, _, e in kept] == [(1, 1, 4)]
+    values, _ = read_link({"model": "DeepSeek-V3", "ep": "8"})
+    sc, _ = to_scenario(values)
+    assert sc.job.mode == "inference" and sc.parallelism.ep == 8
+    par = memory_request(sc).parallelism
+    assert (par.ep, par.tp, par.pp, par.gpus) == (8, 1, 1, 8)
+
+
+def test_ep_on_a_dense_model_or_one_that_does_not_divide_the_experts_is_ignored_and_said_so():
+    """Llama-3.1-8B with ep=8: the answer is the one without it, and a warning says serving ignores it; Mixtral's 8
+    experts at ep=16 the same; a layout's memory question carries no EP."""
+    q = dict(preset="Llama-3.1-8B", requests_per_day=20_000)
+    base, dense = api.plan_report(q).picks[0], api.plan_report(q | {"ep": 8}).picks[0]
+    assert (dense.offer_id, dense.layout, dense.gpus, dense.monthly_usd, dense.ttft_s) == (
+        base.offer_id,
+        base.layout,
+        base.gpus,
+        base.monthly_usd,
+        base.ttft_s,
+    )
+    assert Scenario(**q, ep=8).warnings() == [
+        "Expert parallel 8 is for mixture-of-experts models; Llama-3.1-8B is dense, so serving ignores it."
+    ]
+    mix = Scenario(preset="Mixtral-8x7B-v0.1", ep=16)
+    assert mix.warnings() == ["Expert parallel 16 does not divide Mixtral-8x7B-v0.1's 8 experts; serving ignores it."]
+    assert memory_request(mix).parallelism.ep is None and memory_request(Scenario(**q, ep=8)).parallelism.ep is None
