@@ -29,6 +29,7 @@ from ..scenario.deployment import Pricing
 from ..scenario.layout import Parallelism
 from ..scenario.parts import Job
 from ..scenario.scenario import Scenario
+from .disaggregated import disaggregated_pick
 from .rent import Found, inference_candidates
 from .search import ServingAsk
 from .site import pick_energy, pick_own, price_tiers
@@ -143,7 +144,13 @@ def _inference_rows(ask: ServingAsk, m: ModelArch, offers: list[Offer], found: F
         if o.is_serverless:  # no per-run cluster: the serverless table
             serverless.append(p)
             continue
-        if rpd and p.requests_per_s_per_replica:
+        if rpd and (d := p.disaggregated) is not None:  # the split: its pools' smaller capacity, every GPU
+            served = min(
+                d.prefill.workers * d.prefill.requests_per_s_per_worker,
+                d.decode.workers * d.decode.requests_per_s_per_worker,
+            )
+            runtime, gpus = rpd / served, d.prefill.gpus + d.decode.gpus
+        elif rpd and p.requests_per_s_per_replica:
             runtime, gpus = rpd / (p.requests_per_s_per_replica * p.replicas), p.replica_gpus * p.replicas
         else:
             runtime, gpus = SECONDS_PER_HOUR, p.replica_gpus
@@ -226,6 +233,8 @@ def cost_rows(
         return _training_rows(sc, m, kept, fixed_layout, trained)
     if fixed_layout or found is None:
         found = inference_candidates(m, sc, kept, [get_format(sc.formats.weights_format).name], fixed=fixed_layout)
+    if not fixed_layout and (pd := disaggregated_pick(m, sc, kept, found)) is not None:
+        found = found._replace(picks=[*found.picks, pd])  # its offer's row is the split, as the answer's pick
     parts = _inference_rows(ServingAsk.of(sc), m, kept, found)
     rows = parts["offers"]
     cheapest = min(r.monthly_always_on_usd for r in rows) if rows else None

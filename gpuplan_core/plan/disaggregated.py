@@ -40,7 +40,7 @@ from ..perf.disaggregated import (
 )
 from ..perf.replica import Replica
 from ..perf.steps import step_model
-from ..pricing.billing import monthly_always_on, nodes_needed
+from ..pricing.billing import cost_per_million_tokens, monthly_always_on, nodes_needed
 from ..pricing.offers import SCALE_UP_LINKS, Offer
 from ..results.plan import Disaggregated, PDPool, Pick, layout_label
 from ..scenario.scenario import Scenario
@@ -259,9 +259,13 @@ def split_label(s: Split) -> str:
     )
 
 
-def split_pick(s: Split, best: Pick | None, tr) -> Pick:
-    """The split as a Pick (results/plan.py ``Disaggregated`` holds the pools), its why lines saying what it beat."""
+def split_pick(s: Split, best: Pick | None, tr, pricing, prompt: int) -> Pick:
+    """The split as a Pick (results/plan.py ``Disaggregated`` holds the pools), its why lines saying what it beat.
+    Its cost per 1M tokens is the whole deployment's hourly price over what its pools do at full load: output
+    tokens from the decode pool (y workers x batch / step), prompt tokens from the prefill pool (x workers x their
+    capacity x input tokens), at the pricing's utilization (billing.cost_per_million_tokens, as aggregated picks)."""
     p, d = s.prefill, s.decode
+    hourly, use = s.monthly_usd / pricing.hours_per_month, pricing.utilization
     pools = Disaggregated(
         prefill=PDPool(
             role="prefill",
@@ -312,6 +316,8 @@ def split_pick(s: Split, best: Pick | None, tr) -> Pick:
         ttft_s=s.ttft_s,
         tpot_s=s.tpot_s,
         requests_per_s_per_replica=s.dw.capacity_per_s,
+        output_cost_per_million_usd=cost_per_million_tokens(hourly, s.y * s.dw.batch / s.dw.step_s, use),
+        input_cost_per_million_usd=cost_per_million_tokens(hourly, s.x * s.prefill_capacity_per_s * prompt, use),
         misses=[],
         why=why,
         disaggregated=pools,
@@ -333,9 +339,22 @@ def verdict(monthly_usd: float, best: Pick | None, tr) -> str:
     return f"cheaper than the best aggregated layout ({agg}, {usd(best.monthly_usd)}) by {saved} a month at {at}"
 
 
+def best_aggregated(found: Found) -> Pick | None:
+    """The cheapest aggregated pick meeting every target (of equal cost the faster first token, the search's order
+    on ties): what a split must undercut, as the recommender ranks (recommend._ranked's first)."""
+    ok = [p for p in found.picks if not p.misses]
+    return min(ok, key=lambda p: (p.rank_cost, p.ttft_s or 0.0)) if ok else None
+
+
+def disaggregated_pick(m: ModelArch, sc: Scenario, offers: list[Offer], found: Found) -> Pick | None:
+    """The P/D pick of the search ``found`` (the scenario's filtered offers) where it undercuts the best aggregated
+    pick, else None: the one call the recommender and the cost table both make, so they price the same split."""
+    return weigh_disaggregated(m, sc, offers, found, best_aggregated(found))
+
+
 def weigh_disaggregated(m: ModelArch, sc: Scenario, offers: list[Offer], found: Found, best: Pick | None):
     """The P/D pick where it is cheaper than ``best`` (the cheapest aggregated pick meeting the targets; None:
     none does) at the same targets, else None."""
     budget = math.inf if best is None or best.monthly_usd is None else best.monthly_usd
     s = cheapest_split(m, sc, offers, found, budget)
-    return None if s is None else split_pick(s, best, sc.traffic)
+    return None if s is None else split_pick(s, best, sc.traffic, sc.pricing, sc.request.input_tokens)

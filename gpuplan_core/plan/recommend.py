@@ -24,7 +24,7 @@ from ..pricing.offers import Offer
 from ..results.plan import ParetoPoint, Pick, Plan
 from ..scenario.scenario import Scenario
 from .cost import offers_for, with_band
-from .disaggregated import weigh_disaggregated
+from .disaggregated import disaggregated_pick
 from .rent import Found, inference_candidates
 from .search import ServingAsk, binding_constraint
 from .training import training_message
@@ -149,7 +149,7 @@ def recommend(
             setattr(plan, k, v)
     training_job = sc.job.mode != "inference"
     ok, ranked, near = _ranked(cands, top, per_gpu_type=training_job and not sc.parallelism.gpu)
-    if found is not None and (pd := weigh_disaggregated(m, sc, offers, found, ok[0] if ok else None)) is not None:
+    if found is not None and (pd := disaggregated_pick(m, sc, offers, found)) is not None:
         ok, ranked = [pd, *ok], [pd, *ranked][:top]  # cheaper than every aggregated pick at the targets
         near = [p for p in near if p.rank_cost < pd.rank_cost]
         plan.pareto = pareto_front([*cands, pd])

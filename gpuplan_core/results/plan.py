@@ -124,7 +124,10 @@ def layout_label(gpu: str, tp: int, pp: int, ep: int = 1) -> str:
 
 
 def replica_split(p: Pick) -> str:
-    """How one serving replica splits its GPUs: 'TP 2', 'TP 8, PP 2', 'EP 8, attention DP'."""
+    """How one serving replica splits its GPUs: 'TP 2', 'TP 8, PP 2', 'EP 8, attention DP'; a disaggregated pick's
+    pools: 'P/D: 4 prefill TP 1 + 1 decode TP 2'."""
+    if (d := p.disaggregated) is not None:
+        return f"P/D: {d.prefill.workers} prefill TP {d.prefill.tp} + {d.decode.workers} decode TP {d.decode.tp}"
     if p.replica_gpus > p.tp * p.pp:
         return f"EP {p.replica_gpus}, attention DP"
     return f"TP {p.tp}" + (f", PP {p.pp}" if p.pp > 1 else "")

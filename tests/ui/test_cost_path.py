@@ -19,7 +19,11 @@ which re-wrapped cost_table's rows in the CostReport, now built by cost_table it
   plan/cost.py            cost_table(): the row per offer, ranked, in the CostReport
   gpuplan_ui/cached.py    cost_views(): the CostViews the page reads (its cost_report calls api.cost_table)
   gpuplan_ui/figures_cost.py  cheapest_figure(): the bars
-and then app_pages/Cost.py draws ``views.cheapest``.
+and then app_pages/Cost.py draws ``views.cheapest``. Since disaggregated prefill/decode (issue 28), two more: the
+cost table weighs the split the answer weighs, so its offer's row is the split where that is cheaper (one answer on
+the Overview and the Cost page):
+  plan/disaggregated.py   disaggregated_pick(): the pools the peak needs, priced per pool
+  model/arch.py           kv_bytes_per_token(): the KV transfer between the pools, read with the carried question
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = tuple(str(ROOT / p) + "/" for p in ("gpuplan_core", "gpuplan_ui", "app_pages"))
 FIELD_FILE = "gpuplan_core/scenario/deployment.py"
 RPD = 50017  # each trace its own volume: the cached views of one already seen are not rebuilt
-MOST_FILES = 8  # the route measured today (the module docstring), the issue's goal
+MOST_FILES = 10  # the route measured today (the module docstring): the issue's 8, and P/D's two
 
 
 def _file(code) -> str | None:

@@ -4,6 +4,8 @@ the figures)."""
 
 from __future__ import annotations
 
+import json
+
 from tests.ui.apptest import open_page
 
 LINK = {"model": "Llama-3.1-8B", "gpu": "H100-SXM", "rpd": "500000", "in": "8000", "out": "200"}
@@ -26,3 +28,16 @@ def test_the_cost_page_headlines_both_pools():
     at = open_page("app_pages/Cost.py", LINK, sections=False)
     assert not at.exception
     assert "The cheapest option that meets your targets is 6 x H100 SXM from vast (on-demand) at \\$8,191" in _texts(at)
+
+
+def test_the_cost_page_prices_the_split_where_the_answer_does():
+    """One answer: the Cost page's cheapest always-on and its chart's top bar are the split's $8,191 on vast, not
+    the aggregated 4 replicas of TP 2 at $10,921 (the split's offer row is the split)."""
+    at = open_page("app_pages/Cost.py", LINK, sections=True)
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Cheapest per month"] == metrics["Cheapest always-on"] == "$8,191"
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"].replace("<br>", " ") for c in at.get("plotly_chart")]
+    cheapest = next(t for t in titles if t.startswith("Cheapest that meets your targets"))
+    assert cheapest.startswith("Cheapest that meets your targets: vast · 6 x H100-SXM (P/D: 4 prefill TP 1 + 1 ")
+    assert cheapest.endswith("at $8,191 a month, always on")

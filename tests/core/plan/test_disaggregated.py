@@ -8,7 +8,7 @@ import math
 import pytest
 
 from gpuplan_core import Scenario, load_pricing, serve_command
-from gpuplan_core.plan import recommend as recommend_module
+from gpuplan_core.plan import disaggregated as disaggregated_module
 from gpuplan_core.plan.answer import answer
 from gpuplan_core.plan.cost import offers_for
 from gpuplan_core.plan.disaggregated import cheapest_split
@@ -92,5 +92,6 @@ def test_the_long_prompt_split_loses_to_aggregated_at_a_lax_time_per_token():
 def test_answers_the_split_does_not_win_are_unchanged_bit_for_bit(kw, monkeypatch):
     sc = Scenario(**kw)
     weighed = answer(sc, OFFERS).model_dump_json()
-    monkeypatch.setattr(recommend_module, "weigh_disaggregated", lambda *a, **k: None)
+    monkeypatch.setattr(disaggregated_module, "weigh_disaggregated", lambda *a, **k: None)  # the answer's and the rows'
+
     assert answer(sc, OFFERS).model_dump_json() == weighed
