@@ -62,8 +62,9 @@ def start(extra: list[str], how: list[str] = LAUNCHER) -> tuple[subprocess.Popen
         ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
-        stderr=tempfile.TemporaryFile(),  # noqa: SIM115 - read by replica_urls, closed with the process
+        stderr=(log := tempfile.TemporaryFile()),  # noqa: SIM115 - read by replica_urls, closed with the process
     )
+    proc.log_file = log  # type: ignore[attr-defined]  # (Popen keeps no handle on a file it was given)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -78,8 +79,9 @@ def start(extra: list[str], how: list[str] = LAUNCHER) -> tuple[subprocess.Popen
 
 def replica_urls(proc: subprocess.Popen) -> list[str]:
     """The replicas' own addresses, as the launcher announced them under ``--replicas N`` (none for one process)."""
-    proc.stderr.seek(0)
-    return re.findall(r"replica \d+ of \d+ at (http://\S+)", proc.stderr.read().decode(errors="replace"))
+    log = proc.log_file  # type: ignore[attr-defined]
+    log.seek(0)
+    return re.findall(r"replica \d+ of \d+ at (http://\S+)", log.read().decode(errors="replace"))
 
 
 def tree(pid: int) -> list[int]:
