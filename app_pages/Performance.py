@@ -75,7 +75,7 @@ else:
             st.caption(
                 "Servers such as vLLM run every request in flight together and slice long prompts into chunks: a "
                 "request waits for its prompt to be read (and for any queue), then gets one token per engine step, "
-                f"shared with everyone else. One replica of {curve.gpu} x{curve.tp * curve.pp} holds at "
+                f"shared with everyone else. One replica of {curve.gpu} x{curve.replica_gpus} holds at "
                 f"most {curve.max_running_sequences:,} requests at once (its KV cache or the engine's limit)."
             )
             st.plotly_chart(sv.ttft, key="load_ttft", config=chart)

@@ -17,7 +17,7 @@ from ..perf.replica import DEFAULT_GPU
 from ..perf.workload import workload_for
 from ..results.perf import GpuAtLoad, GpuPerf, NoFit, PerfReport
 from ..results.plan import Pick
-from ..results.serving import ServeReport, ServingCurve
+from ..results.serving import ServeReport, ServingCurve, ServingResult
 from ..scenario.fields import MAX_LAYOUT_GPUS
 from ..scenario.scenario import Scenario
 from ._shared import catalog_of, model_summary, scenario_of
@@ -39,10 +39,12 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     refused = engine_gpu_problem(sc.assumptions.engine, gpu, sc.formats.weights_format)
     if refused and sc.job.mode == "inference":
         return NoFit(gpu=gpu.gpu, notes=[refused[0].upper() + refused[1:] + "."])
-    par = sc.parallelism  # its own tp x pp: an MoE model's ep is the layout search's (a rank's view is not built)
-    req = memory_request(sc, ep=None, tp=par.tp, pp=par.pp, gpus=par.gpus)
+    par = sc.parallelism
+    ep = _serving_ep(sc)  # expert parallel set (the detail view of an EP pick): one rank of ep GPUs' replica
+    at = dict(ep=ep, tp=1, pp=1, gpus=ep) if ep > 1 else dict(ep=None, tp=par.tp, pp=par.pp, gpus=par.gpus)
+    req = memory_request(sc, **at)
     notes: list[str] = []
-    tp, pp = sc.parallelism.tp, sc.parallelism.pp
+    tp, pp = at["tp"], at["pp"]
     mb = max_batch(m, req, gpu)
     if mb == 0:
         lay = min_gpus(m, req, gpu)
@@ -62,7 +64,13 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     if batch > mb:
         notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
     pa = PerfAssumptions()
-    wl = workload_for(sc.formats, sc.assumptions, tp, pp)
+    wl = workload_for(sc.formats, sc.assumptions, tp, pp, ep=ep)
+    if ep > 1:
+        notes.append(
+            f"Expert parallel {ep} (attention data-parallel): these figures are one of the replica's {ep} ranks, a "
+            f"GPU running its own batch of {max(1, batch):,} with 1/{ep} of the experts; the replica runs {ep} such "
+            f"ranks at once, {ep} x the tokens per second."
+        )
     engine = sc.assumptions.engine  # the serving engine's step model: its measured kernels where they exist
     r = predict(m, gpu, wl, max(1, batch), sc.request.input_tokens, sc.request.output_tokens, pa=pa, engine=engine)
     at_max = predict(
@@ -78,6 +86,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     )
     bands = perf_bands(gpu.gpu, wl.weights_format, m.is_moe, eager_regime(engine), max(1, batch))
     static = dict(r)  # the static view's fields, as they are (GpuPerf is a StaticPerf with more)
+    static["gpu_count"] = tp * pp * ep  # the replica's GPUs (an EP replica's ranks: ep)
     static["notes"] = notes + ([r.math_note] if r.math_note else []) + ([r.moe_note] if r.moe_note else []) + r.notes
     return GpuPerf(
         **static,
@@ -151,17 +160,34 @@ def serve_report(
         if sc.traffic.requests_per_day:
             peak = sc.traffic.peak_requests_per_s
             out["peak_requests_per_s"] = peak
-            out["replicas"] = _replicas(sc, r, cap) if cap else None
+            out["replicas"] = _replicas(sc, r.wl.tp * r.wl.pp, cap) if cap else None
     return ServeReport(**out)
 
 
-def _replicas(sc: Scenario, r, capacity_per_s: float) -> int:
+def _serving_ep(sc: Scenario) -> int:
+    """The expert-parallel degree the detail views run a serving replica at: the scenario's where serving honours
+    it (``Parallelism.serving_ep``: an EP pick's detail scenario sets it), else 1 (tensor parallel)."""
+    return (sc.parallelism.serving_ep(sc.model()) or 1) if sc.job.mode == "inference" else 1
+
+
+def _replica_of_ranks(res: ServingResult, ep: int) -> ServingResult:
+    """An expert-parallel replica's figures at a load from one rank's at 1 / ep of it (the ranks run the same mix:
+    plan/capacity.ranks): request rates, throughput and sequences x ep, latencies the rank's."""
+    if ep == 1:
+        return res
+    rate = res.load * ep if res.load_kind == "request_rate" else res.load
+    scaled = ("output_tokens_per_s", "requests_per_s", "running_sequences", "waiting_requests")
+    update = {k: getattr(res, k) * ep for k in scaled}
+    return res.model_copy(update=update | {"load": rate, "max_running_sequences": res.max_running_sequences * ep})
+
+
+def _replicas(sc: Scenario, replica_gpus: int, capacity_per_s: float) -> int:
     """The replicas the traffic's peak needs at this capacity, and at least those the GPU count set holds (as the
     layout search's ``served``)."""
     from ..pricing.billing import replicas_for_traffic, replicas_held
 
     need = replicas_for_traffic(sc.traffic.requests_per_day, sc.traffic.peak_to_average, capacity_per_s)
-    return max(need, replicas_held(sc.parallelism.gpus, r.wl.tp * r.wl.pp))
+    return max(need, replicas_held(sc.parallelism.gpus, replica_gpus))
 
 
 def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -> ServingCurve:
@@ -172,24 +198,28 @@ def serving_curve_report(s: Scenario | dict[str, Any], gpu: str | None = None) -
     from ..plan.replica_runs import SharedSim
 
     sc = scenario_of(s)
-    r, note = replica_for(sc, gpu)
+    ep = _serving_ep(sc)  # expert parallel: one rank simulated, the replica's rates ep x its (plan/capacity.ranks)
+    r, note = replica_for(sc, gpu, ep=ep)
     targets = (sc.traffic.ttft_target_s, sc.traffic.tpot_target_s) if sc.job.serving == "interactive" else (None, None)
     sim = SharedSim(r, shape_for(sc.traffic))  # the layout search's runs of this replica, reused
-    cap = capacity(r, *targets, steps=sim) if any(targets) else None
+    cap = capacity(r, *targets, steps=sim) * ep if any(targets) else None
     peak = sc.traffic.peak_requests_per_s if sc.traffic.requests_per_day else None
-    limit = cap if cap is not None else 0.98 * sim.max_rate()
+    limit = cap if cap is not None else 0.98 * sim.max_rate() * ep
     return ServingCurve(
         gpu=r.gpu.gpu,
         tp=r.wl.tp,
         pp=r.wl.pp,
-        max_running_sequences=r.max_running,
-        max_requests_per_s=sim.max_rate(),
+        ep=ep,
+        max_running_sequences=r.max_running * ep,
+        max_requests_per_s=sim.max_rate() * ep,
         capacity_requests_per_s=cap,
         ttft_target_s=targets[0],
         tpot_target_s=targets[1],
         peak_requests_per_s=peak,
-        replicas=_replicas(sc, r, limit) if peak and limit else None,
-        points=load_curve(r, steps=sim, capacity_rate=cap),
+        replicas=_replicas(sc, r.wl.tp * r.wl.pp * ep, limit) if peak and limit else None,
+        points=[
+            _replica_of_ranks(x, ep) for x in load_curve(r, steps=sim, capacity_rate=None if cap is None else cap / ep)
+        ],
         notes=[note] if note else [],
         **_serving_bands(r.m.is_moe, r.gpu.gpu),
     )

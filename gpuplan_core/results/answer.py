@@ -107,6 +107,8 @@ class ScenarioAnswer(BaseModel):
         if not self.shows_pick(sc.parallelism):
             return sc
         p = self.pick
+        if p.ep and p.ep > 1 and p.disaggregated is None:  # expert parallel: ep GPUs at tp = pp = 1
+            return sc.with_(gpu=p.gpu, tp=1, pp=1, gpus=p.replica_gpus, ep=p.ep, weights_format=p.weights_format)
         return sc.with_(gpu=p.gpu, tp=p.tp, pp=p.pp, gpus=p.tp * p.pp, weights_format=p.weights_format)
 
     def answer_json(self) -> dict:

@@ -90,6 +90,7 @@ class ServingCurve(_Report):
     gpu: str
     tp: int
     pp: int
+    ep: int = Field(1, description="expert parallel: the replica's attention-DP ranks (1: tensor parallel)")
     max_running_sequences: int = Field(description="requests in flight at most: the KV cache or the engine limit")
     max_requests_per_s: float = Field(description="the request rate at which one replica saturates")
     capacity_requests_per_s: float | None = Field(description="within the targets; None: interactive targets unset")
@@ -101,6 +102,11 @@ class ServingCurve(_Report):
     notes: list[str]
     error_band: ServingBands
     provenance: dict[str, str]
+
+    @property
+    def replica_gpus(self) -> int:
+        """GPUs of one replica: tp x pp, or an expert-parallel replica's ep."""
+        return self.tp * self.pp * self.ep
 
     @property
     def peak_per_replica_requests_per_s(self) -> float | None:

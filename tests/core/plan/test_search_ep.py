@@ -284,3 +284,21 @@ def test_ep_on_a_dense_model_or_one_that_does_not_divide_the_experts_is_ignored_
     mix = Scenario(preset="Mixtral-8x7B-v0.1", ep=16)
     assert mix.warnings() == ["Expert parallel 16 does not divide Mixtral-8x7B-v0.1's 8 experts; serving ignores it."]
     assert memory_request(mix).parallelism.ep is None and memory_request(Scenario(**q, ep=8)).parallelism.ep is None
+
+
+def test_the_performance_views_of_an_ep_pick_are_the_pick_s_replica():
+    """The detail views (Performance) run the EP pick's own replica: one rank simulated, its rates x 8 (as the
+    search's ``ranks``), so the curve's capacity and replicas are the pick's, and the static view is one rank of
+    the 8 GPUs (it read 'On 6 x H200' at a TP 2 x PP 3 fallback beside the pick's 8 x H200, EP 8)."""
+    sc = Scenario(**DEEPSEEK)
+    ans = api.answer_report(sc)
+    top = ans.pick
+    shown = ans.detail_scenario(sc)
+    assert (shown.parallelism.ep, shown.parallelism.tp, shown.parallelism.gpus) == (8, 1, 8)
+    curve = api.serving_curve_report(shown, "H200")
+    assert (curve.ep, curve.replica_gpus, curve.replicas) == (8, 8, top.replicas)
+    assert curve.capacity_requests_per_s == pytest.approx(top.requests_per_s_per_replica, rel=1e-12)
+    assert curve.max_running_sequences == 8 * 162  # 162 sequences on each GPU's KV cache
+    static = api.perf_for_gpu(shown, "H200")
+    assert static.gpu_count == 8 and static.notes[0].startswith("Expert parallel 8 (attention data-parallel)")
+    assert not any("Does not fit" in n for n in static.notes + curve.notes)
