@@ -59,6 +59,10 @@ class ModelArch(BaseModel):
     qk_rope_head_dim: int = Field(default=0, ge=0, le=100_000)
     qk_nope_head_dim: int = Field(default=0, ge=0, le=100_000)
     v_head_dim: int = Field(default=0, ge=0, le=100_000)
+    # Multi-token prediction (DeepSeek-V3/R1 config ``num_nextn_predict_layers``): extra transformer layers that
+    # predict the next tokens, shipped with the checkpoint and not counted in its parameters (perf/speculative.py
+    # runs them as a speculative-decoding draft)
+    mtp_layers: int = Field(default=0, ge=0, le=100)
     # Sliding-window attention: the number of layers that use a window, and its size in tokens
     sliding_window_tokens: int = Field(default=0, ge=0, le=100_000_000)
     sliding_window_layers: int = Field(default=0, ge=0, le=1000)

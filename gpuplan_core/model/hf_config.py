@@ -127,6 +127,7 @@ def _model_from_hf_config(config: dict | str | bytes, name: str | None = None) -
         ),
         sliding_window_tokens=window if swa_layers else 0,
         sliding_window_layers=swa_layers,
+        mtp_layers=get("num_nextn_predict_layers", default=0) or 0,
     )
     if n_experts:
         fields.update(

@@ -13,6 +13,7 @@ from ..model.formats import get_format
 from ..results.perf import PhaseReport, StaticPerf, SweepPoint
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, weight_mbu_max
 from .roofline import Workload, expected_experts_touched, weight_bytes_touched
+from .speculative import expected_tokens_per_verify, spec_tpot_s
 from .steps import StepModel, step_model
 
 
@@ -131,10 +132,10 @@ def predict(
     notes = []
     if wl.spec_draft is not None:
         k, alpha = wl.spec_tokens, wl.spec_acceptance
-        expected = k + 1 if alpha >= 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
+        expected = expected_tokens_per_verify(k, alpha)
         draft_t, _ = _mean_decode_time(step_model(wl.spec_draft, gpu, wl, pa, engine), batch, prompt, output)
         verify_t, dec = _mean_decode_time(sm, batch, prompt, output, tokens_per_seq=k + 1)
-        tpot = (k * draft_t + verify_t) / expected
+        tpot = spec_tpot_s(draft_t, verify_t, k, alpha)
         notes.append(
             f"Speculative decoding: {k} draft tokens at acceptance {alpha:.2f} give {expected:.2f} tokens per "
             f"target step (Leviathan et al. 2023); TPOT includes {k} draft steps per verify step."

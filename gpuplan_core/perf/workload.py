@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..hardware.engines import cuda_graphs
-from ..model.arch import model_from_param_count
 from ..model.formats import get_format
 from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.parts import Formats
 from .roofline import Workload
+from .speculative import user_draft, with_draft
 
 
 def workload_for(
@@ -23,16 +23,15 @@ def workload_for(
     weights format or another one. Eager (no CUDA graphs) where the engine has none or its release line runs
     without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``)."""
     a = assumptions
-    draft = model_from_param_count(max(a.spec_draft_params, 500_000_000)) if a.spec_draft_params else None
-    return Workload(
+    wl = Workload(
         weights_format=get_format(weights_format or formats.weights_format).name,
         kv_format=get_format(formats.kv_format).name,
         tp=tp,
         pp=pp,
         prefix_cache_fraction=a.prefix_cache_fraction,
-        spec_draft=draft,
         spec_tokens=a.spec_tokens,
         spec_acceptance=a.spec_acceptance,
         eager=not cuda_graphs(a.engine, a.engine_version),
         ep=ep,
     )
+    return with_draft(wl, user_draft(a))

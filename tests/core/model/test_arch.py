@@ -184,9 +184,11 @@ def test_hf_config_moe_and_mla():
         "qk_nope_head_dim": 128,
         "v_head_dim": 128,
         "tie_word_embeddings": False,
+        "num_nextn_predict_layers": 1,
     }
     d = model_from_hf_config(ds)
-    assert params_total(d) == 671_026_419_200
+    assert params_total(d) == 671_026_419_200  # the MTP layer is not counted
+    assert d.mtp_layers == 1 and model_from_hf_config(mixtral).mtp_layers == 0
     assert kv_bytes_per_token(d, 2.0) == 70_272
 
 
