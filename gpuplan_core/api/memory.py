@@ -67,8 +67,17 @@ def memory_report(
         where=search_layout_text(sc, p, req),
     )
     own = round(memory_budget(sc.model(), memory_request(sc)).per_gpu_bytes)
+    pools = ans.memory_pools  # a split's both pools (memory/pools.py), the decode worker's = ``at``
     return _report(
-        sc, req, {gpu.gpu}, searched, layout_source="answer", answer=at, scenario_per_gpu_bytes=own, extra_gpu=gpu
+        sc,
+        req,
+        {gpu.gpu},
+        searched,
+        layout_source="answer",
+        answer=at,
+        scenario_per_gpu_bytes=own,
+        extra_gpu=gpu,
+        pools=pools,
     )
 
 
@@ -188,8 +197,11 @@ def search_fits(sc: Scenario, offers, pick: Pick | None, cost=None) -> dict[str,
 
 
 def search_layout_text(sc: Scenario, p: Pick, req: MemoryRequest) -> str:
-    """'2 x B200 (TP 2)' (a serving replica, and how many), '64 x H100 SXM (TP 2 x PP 2 x DP 16, ZeRO-0)'."""
+    """'2 x B200 (TP 2)' (a serving replica, and how many), '64 x H100 SXM (TP 2 x PP 2 x DP 16, ZeRO-0)'; a
+    disaggregated pick's decode worker."""
     label = get_gpu(p.gpu).label
+    if (d := p.disaggregated) is not None:  # the budget is a decode worker's (memory/pools.py has both pools)
+        return f"one decode worker, {d.decode.tp} x {label} (TP {d.decode.tp}), of the split ({replica_split(p)})"
     if sc.job.mode == "inference":
         n = p.replica_gpus
         split = f" ({replica_split(p)})" if n > 1 else ""

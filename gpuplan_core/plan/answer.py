@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..memory.budget import memory_budget
+from ..memory.pools import pool_memory
 from ..memory.request import pick_request
 from ..pricing.offers import Offer
 from ..results.answer import Option, ScenarioAnswer, TargetCheck
-from ..results.plan import Pick, replica_split
+from ..results.plan import Pick, layout_label, replica_split
 from ..scenario.scenario import Scenario
 from .cost import cost_rows, offers_for
 from .recommend import recommend, search
@@ -70,9 +71,12 @@ def target_checks(targets: Targets, p: Pick) -> list[TargetCheck]:
 
 def _pick_memory(sc: Scenario, p: Pick) -> tuple[int, str]:
     """Memory per GPU at the pick's layout (memory/request.py ``pick_request``: one replica for serving, the whole
-    layout for training), and where, in words."""
+    layout for training; a disaggregated pick's decode worker, its prefill worker in ``memory_pools``), and where, in
+    words."""
     req = pick_request(sc, p)
-    if sc.job.mode == "inference":
+    if (d := p.disaggregated) is not None:  # the pick's tp is its decode worker's (plan/disaggregated.py)
+        where = f"one decode worker, {layout_label(p.gpu, d.decode.tp, 1)}, of the split ({replica_split(p)})"
+    elif sc.job.mode == "inference":
         where = f"{req.parallelism.gpus} x {p.gpu}" + (f" ({replica_split(p)})" if req.parallelism.gpus > 1 else "")
     else:
         where = f"{req.parallelism.gpus:,} x {p.gpu}, TP {p.tp}, PP {p.pp}, ZeRO {req.parallelism.zero_stage}"
@@ -153,6 +157,7 @@ def answer(
         out.cost_usd = top.monthly_usd if top.monthly_usd is not None else top.run_cost_usd
         out.cost_per = "month" if top.monthly_usd is not None else "run"
         out.memory_per_gpu_bytes, out.memory_layout = _pick_memory(sc, top)
+        out.memory_pools = pool_memory(sc, top)
         out.checks = target_checks(targets, top)
         out.energy = pick_energy(sc, top)
         out.own = pick_own(sc, top)

@@ -236,14 +236,25 @@ def plan_answer(ans: ScenarioAnswer, sc: Scenario) -> Answer:
         )
     elif top.wall_hours is not None:
         heads.append(Headline(label="Wall-clock time", value=f"{figure(top.wall_hours)} h"))
-    heads.append(
-        Headline(
-            label="Memory per GPU",
-            value=gb(ans.memory_per_gpu_bytes),
-            help=f"What each GPU holds at the recommended layout ({ans.memory_layout}), GB = 10^9 B",
-        )
-    )
+    heads.append(Headline(label=memory_label(ans), value=gb(ans.memory_per_gpu_bytes), help=_memory_help(ans)))
     return Answer(sentence=sentence, headlines=heads, tone="good")
+
+
+def memory_label(ans: ScenarioAnswer) -> str:
+    """The answer's memory headline: 'Memory per GPU', a split's '(decode worker)' added (the figure is one GPU of a
+    decode worker; the prefill worker's is in ``memory_pools``)."""
+    return "Memory per GPU" + (" (decode worker)" if ans.memory_pools else "")
+
+
+def _memory_help(ans: ScenarioAnswer) -> str:
+    """What the memory figure is of, in words; a split's both pools."""
+    if not ans.memory_pools:
+        return f"What each GPU holds at the recommended layout ({ans.memory_layout}), GB = 10^9 B"
+    pre, dec = ans.memory_pools
+    return (
+        f"What one GPU of a decode worker ({dec.layout}) holds; one GPU of a prefill worker ({pre.layout}) holds "
+        f"{gb(pre.per_gpu_bytes)} (the Memory page has both), GB = 10^9 B"
+    )
 
 
 def data_answer(n_gpus: int, offers: list[Any], stale_after_days: int) -> Answer:

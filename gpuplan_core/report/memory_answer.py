@@ -59,8 +59,14 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
         f"{mem.model} ({_job(sc)}, {batch}) needs {gb(need)} per GPU on the answer's layout, {a.where}: it takes "
         f"{a.gpus:,} x {a.label}{copies}, {gb(a.budget_bytes - need)} to spare on each" + _training_limits(mem, sc, g)
     )
+    if mem.pools:  # a split: each pool's worker, neither of them 'the' layout
+        split = a.where[a.where.index("(P/D") :].strip("()") if "(P/D" in a.where else "P/D"
+        sentence = (
+            f"{mem.model} ({_job(sc)}, {batch}) on the answer's split ({split}): it takes {a.gpus:,} x {a.label}; "
+            + "; ".join(_pool_text(m) for m in mem.pools)
+        )
     own = mem.scenario_per_gpu_bytes
-    if own is not None and own != need:
+    if own is not None and own != need and not mem.pools:
         par = sc.parallelism
         zero = f", ZeRO {par.zero_stage}" if mem.mode != "inference" else ""
         settings = (  # training: the micro-batch and recompute the figure is at (the answer chose its own)
@@ -75,17 +81,29 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
             else f"; your own layout ({par.gpus:,} GPUs, TP {par.tp}, PP {par.pp}{zero}){settings} would need "
             f"{gb(own)} per GPU"
         )
+    held = "Everything one GPU of the answer's layout holds (whole runtime), GB = 10^9 B"
     heads = [
-        Headline(
-            label="Memory per GPU",
-            value=gb(need),
-            help="Everything one GPU of the answer's layout holds (whole runtime), GB = 10^9 B",
-        ),
+        Headline(label="Memory per GPU", value=gb(need), help=held),
         Headline(label="GPUs", value=f"{a.gpus:,}", help="The GPUs the answer rents (every replica)"),
         Headline(label=f"Fits {a.gpus:,} x {a.label}?", value="yes"),
         _secondary(mem, sc),
     ]
+    if mem.pools:  # the figure is a decode worker's; the prefill worker's in the fourth place
+        decode = held.replace("the answer's layout", "a decode worker")
+        heads[0] = Headline(label="Memory per GPU (decode worker)", value=gb(need), help=decode)
+        pre = mem.pools[0]
+        heads[3] = Headline(
+            label="Prefill worker, per GPU",
+            value=gb(pre.per_gpu_bytes),
+            help=f"Everything one GPU of a prefill worker ({pre.layout}) holds, GB = 10^9 B",
+        )
     return Answer(sentence=sentence + ".", headlines=heads, tone="good")
+
+
+def _pool_text(m) -> str:
+    """'each of the 4 prefill workers (1 x H100-SXM, TP 1) needs 21.3 GB per GPU, 50.9 GB to spare'."""
+    each = f"each of the {m.workers:,} {m.role} workers" if m.workers > 1 else f"the {m.role} worker"
+    return f"{each} ({m.layout}) needs {gb(m.per_gpu_bytes)} per GPU, {gb(m.budget_bytes - m.per_gpu_bytes)} to spare"
 
 
 def _memory_only(mem: MemoryReport, sc: Scenario) -> Answer:

@@ -11,6 +11,7 @@ from ..common.text import ms
 from ..pricing.energy import EnergyReport, OwnReport, PriceTier
 from ..scenario.layout import Parallelism
 from ..scenario.scenario import Scenario
+from .memory import PoolMemory
 from .plan import Pick, Plan, WhyStep
 
 
@@ -80,6 +81,11 @@ class ScenarioAnswer(BaseModel):
     cost_per: Literal["month", "run"] = "month"
     memory_per_gpu_bytes: int | None = Field(None, description="the budget at the pick's layout, per GPU")
     memory_layout: str | None = Field(None, description="the layout that memory is per GPU of")
+    memory_pools: list[PoolMemory] = Field(
+        default_factory=list,
+        description="a disaggregated pick's pools, prefill then decode: each worker's memory per GPU (the decode "
+        "worker's is memory_per_gpu_bytes); empty otherwise",
+    )
     checks: list[TargetCheck] = Field(default_factory=list, description="every target the scenario sets, vs the pick")
     alternatives: list[Option] = Field(default_factory=list)
     why: list[WhyStep] = Field(default_factory=list)

@@ -118,6 +118,18 @@ class GpuFit(_Report):
     search: SearchFit | None = Field(None, description="the layout search on this type; None: not searched")
 
 
+class PoolMemory(_Report):
+    """One pool of a disaggregated (P/D) answer and the memory one GPU of one of its workers holds: the memory
+    engine's budget (memory/pools.py) at that worker's layout, the scenario's lengths and batch."""
+
+    role: Literal["prefill", "decode"]
+    workers: int
+    tp: int = Field(description="GPUs of one worker (tensor parallel)")
+    layout: str = Field(description="one worker: '1 x H100-SXM, TP 1'")
+    per_gpu_bytes: int = Field(description="the complete budget per GPU of one worker")
+    budget_bytes: int = Field(description="what one GPU of the type may fill (usable VRAM x utilization)")
+
+
 class AnswerLayout(_Report):
     """The layout the one answer runs (plan/answer.py's pick) and memory per GPU there: the Memory page's headline."""
 
@@ -175,6 +187,11 @@ class MemoryReport(ModelSummary):
     answer_message: str | None = Field(None, description="searched without a pick: why nothing qualifies")
     scenario_per_gpu_bytes: int | None = Field(
         None, description="with the answer: the need per GPU at the scenario's own layout (one GPU unless set)"
+    )
+    pools: list[PoolMemory] = Field(
+        default_factory=list,
+        description="a disaggregated answer's pools, prefill then decode, each worker's memory per GPU (the decode "
+        "worker's is ``answer.per_gpu_bytes``); empty otherwise",
     )
 
     @property

@@ -41,3 +41,21 @@ def test_the_cost_page_prices_the_split_where_the_answer_does():
     cheapest = next(t for t in titles if t.startswith("Cheapest that meets your targets"))
     assert cheapest.startswith("Cheapest that meets your targets: vast · 6 x H100-SXM (P/D: 4 prefill TP 1 + 1 ")
     assert cheapest.endswith("at $8,191 a month, always on")
+
+
+def test_the_memory_page_shows_both_pools_and_the_overview_names_the_decode_worker():
+    """The Memory page's headlines are each pool's worker (tests/core/memory/test_pools.py: the memory engine's at
+    its layout); the Overview's memory figure says it is a decode worker's."""
+    at = open_page("app_pages/Memory.py", LINK, sections=False)
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Memory per GPU (decode worker)"] == "16.8 GB"
+    assert metrics["Prefill worker, per GPU"] == "28.0 GB"
+    text = _texts(at).replace("\\", "")
+    assert "each of the 4 prefill workers (1 x H100-SXM, TP 1) needs 28.0 GB per GPU" in text
+    assert "the decode worker (2 x H100-SXM, TP 2) needs 16.8 GB per GPU" in text
+    over = open_page("app_pages/overview.py", LINK, sections=False)
+    assert not over.exception
+    head = next(m for m in over.metric if m.label.startswith("Memory per GPU"))
+    assert (head.label, head.value) == ("Memory per GPU (decode worker)", "16.8 GB")
+    assert "one GPU of a prefill worker (1 x H100-SXM, TP 1) holds 28.0 GB" in head.help

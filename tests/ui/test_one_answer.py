@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from gpuplan_core import api, gb, load_pricing, ms, read_link, to_scenario, usd
+from gpuplan_core.report.answers import memory_label
 from gpuplan_ui.tables import perf_latency_headers
 from tests.ui.apptest import open_page
 
@@ -94,7 +95,7 @@ def _check_overview(params: dict) -> None:
     cost_label = "Cost per month" if ans.cost_per == "month" else "Cost of the run"
     assert heads[cost_label] == usd(ans.cost_usd)
     assert heads["GPUs"] == f"{ans.pick.gpus:,}"
-    assert heads["Memory per GPU"] == gb(ans.memory_per_gpu_bytes)
+    assert heads[memory_label(ans)] == gb(ans.memory_per_gpu_bytes)  # a split's: "(decode worker)"
     if ans.pick.ttft_s is not None:
         label = "First token (p95)" if sc.traffic.requests_per_day else "First token"
         assert heads[label] == ms(ans.pick.ttft_s)
@@ -182,7 +183,7 @@ def _check_memory(params: dict) -> None:
         assert "it takes" not in sentence and "GPUs" not in heads
         return
     p = ans.pick
-    assert heads["Memory per GPU"] == gb(ans.memory_per_gpu_bytes)
+    assert heads[memory_label(ans)] == gb(ans.memory_per_gpu_bytes)  # a split's: "(decode worker)"
     assert heads["GPUs"] == f"{p.gpus:,}"
     assert heads[f"Fits {p.gpus:,} x {get_gpu(p.gpu).label}?"] == "yes"
     assert f"it takes {p.gpus:,} x {get_gpu(p.gpu).label}" in sentence and "short" not in sentence
