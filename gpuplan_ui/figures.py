@@ -296,7 +296,19 @@ def memory_figure(report: MemoryReport) -> go.Figure:
         }
     ]
     per = f" on each of {n} GPUs" if n > 1 else " per GPU"
-    if report.answer is not None:
+    if report.pools:  # a split: the line is a decode worker's GPU; a dashed one a prefill worker's
+        pre = report.pools[0].per_gpu_bytes / GB
+        notes[0]["text"] = f"decode worker: {need:,.1f} GB per GPU"
+        shapes.append(shapes[0] | {"x0": pre, "x1": pre, "line": {"color": BLUE, "width": 2, "dash": "dash"}})
+        words = f"prefill worker: {pre:,.1f} GB per GPU"
+        notes.append(notes[0] | {"x": pre, "y": 0.0, "yanchor": "top", "text": words})
+    if report.answer is not None and report.pools:
+        a = report.answer
+        title = (
+            f"The answer: {a.gpus:,} x {a.label}, a decode worker's GPU at {need:,.1f} GB and a prefill worker's at "
+            f"{pre:,.1f} GB; the layout search runs it on {len(fits)} of {len(gpus)} GPU types"
+        )
+    elif report.answer is not None:
         a = report.answer
         title = (
             f"The answer: {a.gpus:,} x {a.label} at {need:,.1f} GB per GPU; the layout search runs it on {len(fits)} "

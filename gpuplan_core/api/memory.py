@@ -201,7 +201,7 @@ def search_layout_text(sc: Scenario, p: Pick, req: MemoryRequest) -> str:
     disaggregated pick's decode worker."""
     label = get_gpu(p.gpu).label
     if (d := p.disaggregated) is not None:  # the budget is a decode worker's (memory/pools.py has both pools)
-        return f"one decode worker, {d.decode.tp} x {label} (TP {d.decode.tp}), of the split ({replica_split(p)})"
+        return f"a decode worker of the split, {d.decode.tp} x {label} (TP {d.decode.tp})"
     if sc.job.mode == "inference":
         n = p.replica_gpus
         split = f" ({replica_split(p)})" if n > 1 else ""

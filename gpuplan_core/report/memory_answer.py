@@ -60,7 +60,7 @@ def memory_answer(mem: MemoryReport, sc: Scenario) -> Answer:
         f"{a.gpus:,} x {a.label}{copies}, {gb(a.budget_bytes - need)} to spare on each" + _training_limits(mem, sc, g)
     )
     if mem.pools:  # a split: each pool's worker, neither of them 'the' layout
-        split = a.where[a.where.index("(P/D") :].strip("()") if "(P/D" in a.where else "P/D"
+        split = "P/D: " + " + ".join(f"{m.workers:,} {m.role} TP {m.tp}" for m in mem.pools)
         sentence = (
             f"{mem.model} ({_job(sc)}, {batch}) on the answer's split ({split}): it takes {a.gpus:,} x {a.label}; "
             + "; ".join(_pool_text(m) for m in mem.pools)

@@ -54,6 +54,11 @@ def test_the_memory_page_shows_both_pools_and_the_overview_names_the_decode_work
     text = _texts(at).replace("\\", "")
     assert "each of the 4 prefill workers (1 x H100-SXM, TP 1) needs 28.0 GB per GPU" in text
     assert "the decode worker (2 x H100-SXM, TP 2) needs 16.8 GB per GPU" in text
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    title = chart["title"]["text"].replace("<br>", " ")
+    assert title.startswith("The answer: 6 x H100 SXM, a decode worker's GPU at 16.8 GB and a prefill worker's at 28.0")
+    lines = sorted(round(sh["x0"], 1) for sh in chart["shapes"] if sh["type"] == "line")
+    assert lines == [16.8, 28.0]  # GB: each pool's worker, the memory engine's (tests/core/memory/test_pools.py)
     over = open_page("app_pages/overview.py", LINK, sections=False)
     assert not over.exception
     head = next(m for m in over.metric if m.label.startswith("Memory per GPU"))
