@@ -301,7 +301,7 @@ def memory_figure(report: MemoryReport) -> go.Figure:
         notes[0]["text"] = f"decode worker: {need:,.1f} GB per GPU"
         shapes.append(shapes[0] | {"x0": pre, "x1": pre, "line": {"color": BLUE, "width": 2, "dash": "dash"}})
         words = f"prefill worker: {pre:,.1f} GB per GPU"
-        notes.append(notes[0] | {"x": pre, "y": 0.0, "yanchor": "top", "text": words})
+        notes.append(notes[0] | {"x": pre, "y": 0.0, "yanchor": "top", "yshift": -20, "text": words})  # under ticks
     if report.answer is not None and report.pools:
         a = report.answer
         title = (
