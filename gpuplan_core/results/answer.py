@@ -83,6 +83,7 @@ class ScenarioAnswer(BaseModel):
     memory_layout: str | None = Field(None, description="the layout that memory is per GPU of")
     memory_pools: list[PoolMemory] = Field(
         default_factory=list,
+        exclude_if=lambda v: not v,  # in the JSON only for a disaggregated answer
         description="a disaggregated pick's pools, prefill then decode: each worker's memory per GPU (the decode "
         "worker's is memory_per_gpu_bytes); empty otherwise",
     )

@@ -190,6 +190,7 @@ class MemoryReport(ModelSummary):
     )
     pools: list[PoolMemory] = Field(
         default_factory=list,
+        exclude_if=lambda v: not v,  # in the JSON only for a disaggregated answer
         description="a disaggregated answer's pools, prefill then decode, each worker's memory per GPU (the decode "
         "worker's is ``answer.per_gpu_bytes``); empty otherwise",
     )

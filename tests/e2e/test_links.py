@@ -304,7 +304,8 @@ def test_the_share_box_link_opens_the_same_page(browser, app_url):
         code = pg.get_by_test_id("stSidebar").get_by_test_id("stCode")
         shown = code.inner_text().strip()
         code.hover()
-        code.get_by_role("button").first.click()  # the copy control
+        code.get_by_role("button").first.click()  # the copy control (the page writes the clipboard asynchronously)
+        pg.wait_for_function("async () => (await navigator.clipboard.readText()).length > 0", timeout=10_000)
         copied = pg.evaluate("navigator.clipboard.readText()")
         assert copied.strip() == shown
         assert urlsplit(copied).path == "/Compare"
