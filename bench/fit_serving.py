@@ -74,7 +74,7 @@ def gaps() -> None:
     steps: dict[tuple[str, str], list[float]] = {}
     for r in rows:
         m = meta.loc[r["id"]]
-        if r["regime"] == sc_cal.HEADLINE_REGIME and serving_loso.light_load(m) and int(m["input_tokens"]) <= 1024:
+        if r["regime"] in serving_loso.FIT_REGIMES and serving_loso.light_load(m) and int(m["input_tokens"]) <= 1024:
             scale = 1e3 if m["unit"] == "ms" else 1.0
             gap = (r["measured"] - r["predicted_zero_cost"]) / scale
             by.setdefault((r["source"], r["engine"]), []).append(gap)
