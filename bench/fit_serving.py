@@ -8,10 +8,11 @@ published serving measurements, and print the held-out error before and after. P
 
 Each client's ``request_in_s`` (per engine it talked to) is fitted by ``serving_loso.fit_client_costs`` on the
 training rows that ``serving_loso.fit_rows`` keeps: first-token rows of that client's sources at light load (a
-closed loop of at most 4 clients, or at most 2 requests/s) with prompts of at most 1,024 tokens in runs whose time
-per token is predicted within 25%, measured - predicted with no client cost (the engine's own cost in), the median
-per source and then the median over the client's sources. Each client's serving front end (``BenchClient.ingest``:
-seconds per request and per prompt token before a burst reaches the engine) is fitted by
+closed loop of at most 4 clients, or at most 2 requests/s; online serving of dense and MoE models alike) with
+prompts of at most 1,024 tokens in runs whose time per token is predicted within 25%, measured - predicted with no
+client cost (the engine's own cost in), the median per source and then the median over the client's sources. Each
+client's serving front end (``BenchClient.ingest``: seconds per request and per prompt token before a burst reaches
+the engine) is fitted by
 ``serving_loso.fit_ingest`` on the first-token rows of its training bursts with that engine: the non-negative least
 squares of (measured - predicted) / measured on (requests, prompt tokens) / measured. ``--write-loso``
 refits both once per source on every OTHER source of the same client and stores that source's predictions
@@ -73,7 +74,7 @@ def gaps() -> None:
     steps: dict[tuple[str, str], list[float]] = {}
     for r in rows:
         m = meta.loc[r["id"]]
-        if r["regime"] == sc_cal.HEADLINE_REGIME and serving_loso.light_load(m) and int(m["input_tokens"]) <= 1024:
+        if r["regime"] in serving_loso.FIT_REGIMES and serving_loso.light_load(m) and int(m["input_tokens"]) <= 1024:
             scale = 1e3 if m["unit"] == "ms" else 1.0
             gap = (r["measured"] - r["predicted_zero_cost"]) / scale
             by.setdefault((r["source"], r["engine"]), []).append(gap)

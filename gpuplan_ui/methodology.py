@@ -57,9 +57,11 @@ def _serving() -> str:
 - **Fixed costs per request, split in two.** The engine's own (API server, tokenizer, scheduling) is 0: no
   engine publishes it per request or per token. What published runs show before the first token beyond the GPU's
   time is their benchmark client's (HTTP, streaming, a chat endpoint's template), named per client and applied only
-  to that client's runs, fitted on its training runs (`bench/fit_serving.py`, `perf/clients.py`): {costs}; the
-  others (AIPerf, `benchmark_serving.py`, SGLang's `bench_serving`, `trtllm-bench`) have no light-load run to read
-  one from. The app's own answer adds no client cost, and says so; calibrate to your deployment to add yours.
+  to that client's runs, fitted on its training runs at light load, of dense and MoE models alike (a client's
+  HTTP and template path does not depend on the model; `bench/fit_serving.py`, `perf/clients.py`): {costs}; the
+  others (AIPerf, `benchmark_serving.py`, `trtllm-bench`) have no light-load run to read one from. It is not the
+  engine's: TensorRT-LLM's runs show 4 ms (NIM under AIPerf) to 34 ms (trtllm-serve over the chat endpoint).
+  The app's own answer adds no client cost, and says so; calibrate to your deployment to add yours.
   A burst sent all at once through a client's serial front end (one worker that takes requests in the order sent,
   for a time per request and per prompt token, and hands them to the engine when nothing more waits) reaches the
   engine only when the whole burst is taken in: fitted on that client's bursts and applied only to its runs
@@ -362,8 +364,9 @@ def serving_trust(cal) -> str:
         "again on the other sources that client sent, else none; its runs simulated with it; "
         "`data/serving_loso.csv`, `calibrate --json` `serving_left_out_source`), median error of online dense "
         f"serving {line('online, dense')}; "
-        f"mixture-of-experts {line('MoE')}. First-token time transfers worst: no two sources with light-load "
-        "runs share a client, so a left-out source gets no client cost. " + KERNELS
+        f"mixture-of-experts {line('MoE')}. First-token time transfers worst: of the sources with light-load "
+        "runs only GPUStack's two and the SGLang cookbook's two share a client, so the others, left out, get no "
+        "client cost. " + KERNELS
     )
 
 

@@ -12,12 +12,13 @@ class BenchClient:
     """A benchmark client and the first-token cost it adds beyond the engine's (``request_in_s``: engine ->
     seconds; one client's path differs by the engine's front end it talks to, so it is kept per engine), fitted on
     the training runs of its own sources only (bench/fit_serving.py: the light-load rule of
-    serving_loso.fit_client_costs); an engine it has no light-load run with gets 0.0."""
+    serving_loso.fit_client_costs, on its runs of dense and MoE models alike); an engine it has no light-load run
+    with gets 0.0."""
 
     name: str
     what: str
     request_in_s: tuple[tuple[str, float], ...] = ()
-    fitted_on: str = "no light-load runs of dense models"
+    fitted_on: str = "no light-load runs"
     front_end: bool = False  # its bursts wait on a serial front end (module docstring): ``ingest`` is fitted
     ingest: tuple[tuple[str, float, float], ...] = ()  # engine, its front end's seconds per request and per token
     ingest_fitted_on: str = "no bursts"
@@ -50,8 +51,9 @@ BENCH_CLIENTS: dict[str, BenchClient] = {
         BenchClient(
             "vllm-bench-serve-chat",
             "vllm bench serve --backend openai-chat (streamed /v1/chat/completions), as GPUStack ran it",
-            (("vllm", 0.0486), ("sglang", 0.0273), ("trtllm", 0.0380)),
-            "gpustack-q3-8b-h100: 12 vLLM and 15 SGLang training rows; TensorRT-LLM (no training row) from both",
+            (("vllm", 0.0401), ("sglang", 0.0268), ("trtllm", 0.0348)),
+            "gpustack-q3-8b-h100 and gpustack-dsr1: 15 vLLM and 15 SGLang training rows; TensorRT-LLM (no training "
+            "row) from both",
             front_end=True,
             ingest=(("vllm", 0.0157, 1.07e-5), ("sglang", 0.0007, 1.43e-5), ("trtllm", 0.0, 3.12e-5)),
             ingest_fitted_on="GPUStack's training bursts: 12 vLLM, 16 SGLang and 13 TensorRT-LLM first-token rows",
@@ -63,6 +65,9 @@ BENCH_CLIENTS: dict[str, BenchClient] = {
         BenchClient(
             "sglang-bench-serving",
             "SGLang bench_serving.py over HTTP (dstack's DeepSeek-R1 runs, the SGLang cookbook's)",
+            (("vllm", 0.0843), ("sglang", 0.0843), ("trtllm", 0.0843)),
+            "sglcb-l70b-a100 and sglcb-dsr1-b200: 6 SGLang training rows; vLLM and TensorRT-LLM (no training row) "
+            "from them",
         ),
         BenchClient(
             "trtllm-bench", "trtllm-bench throughput, in-process (bursts; the DeepSeek-R1 blog's --concurrency runs)"
@@ -99,7 +104,7 @@ SOURCE_CLIENTS = {
 
 
 NO_CLIENT_NOTE = (
-    "First-token times include no benchmark or HTTP client's cost (the published runs' clients add 0-49 ms per "
+    "First-token times include no benchmark or HTTP client's cost (the published runs' clients add 0-84 ms per "
     "request, perf/clients.py); calibrate to your deployment to add yours."
 )
 

@@ -4,9 +4,11 @@ For each source (a row id up to its last ``-``, as in serving_calibration.py) th
 data, the cost its benchmark CLIENT adds before the first token (clients.py ``BENCH_CLIENTS``), is fitted again on
 the OTHER sources sent by the same client, by the rule bench/fit_serving.py uses (the median over those sources of
 each one's median measured - predicted first-token time at light load with no client cost), and that source's
-runs are simulated with it on top of the engine's own cost (schedulers.py ``request_in_s``). A source whose client
-sent no other source's light-load runs gets a client cost of zero (``fit_from`` = "none"), as the app's own answer
-does.
+runs are simulated with it on top of the engine's own cost (schedulers.py ``request_in_s``). The client's cost is
+read on its light-load runs of every model class (``FIT_REGIMES``: a client's HTTP, streaming and chat-template
+path does not depend on the model behind the server), so GPUStack's Qwen3-8B latency runs, left out, take the cost
+of its DeepSeek-R1 runs sent by the same `vllm bench serve` chat client. A source whose client sent no other
+source's light-load runs gets a client cost of zero (``fit_from`` = "none"), as the app's own answer does.
 
 The predictions are stored in data/serving_loso.csv (``python bench/fit_serving.py --write-loso`` writes it: about
 two passes over every run); the errors ``calibrate --json`` reports are recomputed from that file, per source,
@@ -66,6 +68,9 @@ def model_class(preset: str) -> str:
 # 2x, is slow on the GPU: its first token's gap is that, not the request's cost).
 FIT_MAX_INPUT_TOKENS = 1024
 FIT_MAX_ITL_ERROR = 0.25
+# The regimes a client's cost is read in: online serving (closed loops and request rates) of dense and of
+# mixture-of-experts models alike; not dense bursts, whose first tokens are the queue's (no MoE burst is light load).
+FIT_REGIMES = (cal.HEADLINE_REGIME, "MoE")
 
 
 def light_load(meta_row: dict) -> bool:
@@ -119,14 +124,14 @@ def _gap_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None, keep, 
 
 
 def fit_rows(zero: list[dict], meta: pd.DataFrame, left_out: str | None = None, keep=None) -> list[dict]:
-    """The light-load first-token rows of online dense serving outside ``left_out`` (and where ``keep(row)``) with
-    prompts of at most FIT_MAX_INPUT_TOKENS in runs whose time per token is predicted within FIT_MAX_ITL_ERROR,
-    predicted with no client cost (``_gap_rows``)."""
+    """The light-load first-token rows of online serving (``FIT_REGIMES``: dense and MoE models) outside
+    ``left_out`` (and where ``keep(row)``) with prompts of at most FIT_MAX_INPUT_TOKENS in runs whose time per token
+    is predicted within FIT_MAX_ITL_ERROR, predicted with no client cost (``_gap_rows``)."""
     itl = itl_errors(zero, meta)
 
     def where(r, m) -> bool:
         return (
-            r["regime"] == cal.HEADLINE_REGIME
+            r["regime"] in FIT_REGIMES
             and light_load(m)
             and int(m["input_tokens"]) <= FIT_MAX_INPUT_TOKENS
             and abs(itl.get(_run_key(meta, r["id"]), math.inf)) <= FIT_MAX_ITL_ERROR

@@ -120,15 +120,17 @@ def test_a_closed_loop_client_sends_its_next_request_when_the_last_ends():
 
 
 def test_each_published_source_names_its_benchmark_client_and_a_client_cost_is_that_clients_only():
-    """GPUStack's runs were sent by `vllm bench serve --backend openai-chat`: 48.6 ms before vLLM's first token
-    (fitted on its training rows); NIM's AIPerf has no light-load training row (0); a source the table does not know
+    """GPUStack's runs were sent by `vllm bench serve --backend openai-chat`: 40.1 ms before vLLM's first token
+    (fitted on its training rows, Qwen3-8B's and DeepSeek-R1's); SGLang's bench_serving 84.3 ms (the cookbook's
+    Llama-3.1-70B and DeepSeek-R1 runs); NIM's AIPerf has no light-load training row (0); a source the table does not know
     (your own runs, the app's answer) gets none; a left-out-source fit's costs replace the fitted ones."""
     from gpuplan_core.perf.serving_calibration import load_serving_measurements, source_of
 
     assert {source_of(i) for i in load_serving_measurements()["id"]} == set(SOURCE_CLIENTS)
     assert set(SOURCE_CLIENTS.values()) <= set(BENCH_CLIENTS)
-    assert client_cost("gpustack-q3-8b-h100", "vllm") == 0.0486
-    assert client_cost("gpustack-q3-14b-a100", "sglang") == 0.0273  # the same client, another GPUStack source
+    assert client_cost("gpustack-q3-8b-h100", "vllm") == 0.0401
+    assert client_cost("gpustack-q3-14b-a100", "sglang") == 0.0268  # the same client, another GPUStack source
+    assert client_cost("dstack-dsr1", "vllm") == client_cost("sglcb-l70b-a100", "sglang") == 0.0843
     assert client_cost("trt014on", "trtllm") == 0.0110  # Triton's client
     assert client_cost("nim", "trtllm") == 0.0 and client_cost("deployment", "vllm") == 0.0
     assert client_cost("gpustack-q3-8b-h100", "vllm", {("vllm-bench-serve-chat", "vllm"): 0.02}) == 0.02
@@ -137,7 +139,7 @@ def test_each_published_source_names_its_benchmark_client_and_a_client_cost_is_t
 
 def test_a_client_cost_shifts_its_own_runs_first_token_and_no_other_run():
     """One client alone (closed loop of 1, GPUStack's Qwen3-8B on vLLM): the first-token time with the client's
-    48.6 ms is the one without it plus exactly 48.6 ms (each request reaches the engine that much later and nothing
+    40.1 ms is the one without it plus exactly 40.1 ms (each request reaches the engine that much later and nothing
     queues; its front end left out: ``ingests={}``); NIM's run (AIPerf, no fitted cost) and a run of an unknown source
     are predicted as with no client (no cost, no front end)."""
     from gpuplan_core.perf.serving_calibration import load_serving_measurements, predict_row
@@ -149,7 +151,7 @@ def test_a_client_cost_shifts_its_own_runs_first_token_and_no_other_run():
     row = gs.iloc[0].to_dict() | {"id": gs.index[0]}
     with_client, without = predict_row(row, ingests={})["predicted"], predict_row(row, client_costs={}, ingests={})
     without = without["predicted"]
-    assert with_client - without == pytest.approx(48.6, abs=1e-3)  # ms, as the row is published
+    assert with_client - without == pytest.approx(40.1, abs=1e-3)  # ms, as the row is published
     nim = ttft[ttft.index.str.startswith("nim")].iloc[0]
     nim_row = nim.to_dict() | {"id": nim.name}
     assert predict_row(nim_row)["predicted"] == predict_row(nim_row, client_costs={})["predicted"]
