@@ -136,6 +136,9 @@ def simulate(
                     times.mixed_keys,
                     times.mixed_times,
                     times.compiled,
+                    times.draft,
+                    times.model.width,
+                    times.model.per_step,
                 )
             )
         finally:

@@ -86,14 +86,14 @@ def _pop(keys, ids, size):
 
 
 @njit
-def _decode_s(handle, model, cells, n, ctx_mean):
+def _decode_s(handle, model, draft, cells, n, ctx_mean):
     """A decode step of ``n`` sequences at mean context ``ctx_mean`` (StepTimes.decode)."""
     j = ctx_cell(ctx_mean)
     key = (n, j)
     if key in cells:
         c = cells[key]
     elif len(model[0]):  # the compiled step model (step_time.py)
-        c = cell_of(model, n, j)
+        c = cell_of(model, draft, n, j)
         cells[key] = c
     else:
         with objmode(got="float64[:]"):
@@ -104,13 +104,13 @@ def _decode_s(handle, model, cells, n, ctx_mean):
 
 
 @njit
-def _mixed_s(handle, model, index, keys, times, decoding, ctx_mean, spec, count):
+def _mixed_s(handle, model, draft, index, keys, times, decoding, ctx_mean, spec, count):
     """A step of ``decoding`` decodes at mean context ``ctx_mean`` and the prompt chunks ``spec[:3 count]``
     (cached, new, logits each): StepTimes.mixed (the compiled step model's time where the replica has one: nearly
     every such step is new, so it is worked out, not remembered)."""
     ctx = nearest_ctx(ctx_mean) if decoding else 0
     if len(model[0]):
-        return step_s(model, float(decoding), ctx, spec, count)
+        return step_s(model, draft, float(decoding), ctx, spec, count)
     key = np.empty(2 + 3 * count, np.int64)
     key[0], key[1] = decoding, ctx
     key[2:] = spec[: 3 * count]
@@ -130,6 +130,35 @@ def _mixed_s(handle, model, index, keys, times, decoding, ctx_mean, spec, count)
         keys.append(key)
         times.append(t)
     return t
+
+
+@njit
+def _rounds(tokens, per_step):
+    """Decode steps a sequence takes to write ``tokens`` output tokens at ``per_step`` tokens a step: ``tokens``
+    itself without speculation, else ceil(tokens / per_step) (speculative.py: the expected tokens a verify step
+    yields)."""
+    if per_step == 1.0:
+        return tokens
+    return np.int64(math.ceil(tokens / per_step))
+
+
+@njit
+def _written(steps, per_step):
+    """Output tokens ``steps`` decode steps write: ``steps``, or floor(steps x per_step) with speculation."""
+    if per_step == 1.0:
+        return steps
+    return np.int64(math.floor(steps * per_step))
+
+
+@njit
+def _held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step):
+    """Tokens the KV cache holds: prompts being read, and each decoding sequence's context when it joined plus
+    what it has written since (``_written`` of its decode steps, summed over the sequences)."""
+    held = kv_prompts + kv_offset + kv_dec * kv_steps
+    if per_step != 1.0:
+        steps = kv_dec * kv_steps - joined_sum
+        held += _written(steps, per_step) - steps
+    return held
 
 
 @njit_nogil
@@ -159,12 +188,18 @@ def run_loop(
     keys,
     times,
     model,
+    draft,
+    width,
+    per_step,
 ):
     """Run the step loop until every request has finished (simulate.simulate, whose arguments these unpack): the
     status (COMPLETED, or STOPPED once the p95 first-token time is certainly over ``give_up_ttft_s``), each
     request's admission, first-token and end times, the decode steps' gaps and their token counts, and the tally
     (steps, preemptions, the running sequences' peak and time integral). ``new`` and ``sent`` / ``arrive`` (a
-    closed loop's next sends) are written in place."""
+    closed loop's next sends) are written in place. Speculative decoding (``draft`` not empty, speculative.py): each
+    decode step verifies ``width`` = k + 1 tokens per sequence (its KV slots and token budget) and writes
+    ``per_step`` tokens on average, so a sequence of ``rem`` tokens to go decodes for ``_rounds(rem)`` steps and its
+    context grows by ``per_step`` a step; ``width`` 1 and ``per_step`` 1.0: plain decoding."""
     n = len(prompt)
     prefill_first, no_evict = policy == PREFILL_FIRST, policy == NO_EVICT
     done = np.zeros(n, np.int64)
@@ -173,6 +208,8 @@ def run_loop(
     joined_step, joined_ctx = np.zeros(n, np.int64), np.zeros(n, np.int64)
     decoding_now = np.zeros(n, np.bool_)
     kv_prompts = kv_offset = kv_dec = kv_steps = kv_reserved = 0
+    joined_sum = 0  # the decoding sequences' joined_step, summed (their decode steps: kv_dec x kv_steps - this)
+    speculating = per_step != 1.0
     tr_ratio, tr_end, tr_max, tr_run = INIT_NEW_TOKEN_RATIO, 0, 0, 0
     arr_t, arr_k, arr_n = np.empty(n), np.empty(n, np.int64), 0  # engine arrivals not yet seen (a heap)
     for k in range(next_id):
@@ -202,20 +239,25 @@ def run_loop(
         if n_dec == 0 and p_n == 0 and w_n == 0:
             now = max(now, nxt)
             continue
-        held, preempted = kv_prompts + kv_offset + kv_dec * kv_steps, False
-        if not no_evict and n_dec > 1 and held + n_dec > kv_cap:  # no room for every decode's next token
+        held, preempted = _held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step), False
+        if not no_evict and n_dec > 1 and held + n_dec * width > kv_cap:  # no room for every decode's next tokens
             evicted = 0  # the last admitted go back to the front of the queue, to be recomputed
-            while kv_dec > 1 and kv_prompts + kv_offset + kv_dec * kv_steps + kv_dec > kv_cap:
+            while (
+                kv_dec > 1
+                and _held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step) + kv_dec * width > kv_cap
+            ):
                 a_n -= 1
                 k = admission[a_n]
                 if not decoding_now[k]:
                     continue
                 decoding_now[k] = False
                 kv_offset -= joined_ctx[k] - joined_step[k]
+                joined_sum -= joined_step[k]
                 kv_dec -= 1
                 if prefill_first:
-                    tr_end, tr_max, tr_run = tr_end - (joined_step[k] + rem[k]), tr_max - out[k], tr_run - 1
-                produced = kv_steps - joined_step[k]
+                    tr_end = tr_end - (joined_step[k] + _rounds(rem[k], per_step))
+                    tr_max, tr_run = tr_max - out[k], tr_run - 1
+                produced = _written(kv_steps - joined_step[k], per_step)
                 new[k] = max(1, joined_ctx[k] + produced - cached[k])
                 rem[k] -= produced
                 done[k] = 0
@@ -224,12 +266,13 @@ def run_loop(
                 w_n += 1
                 evicted += 1
             preemptions += evicted
-            n_dec, held, preempted = kv_dec, kv_prompts + kv_offset + kv_dec * kv_steps, evicted > 0
+            n_dec, preempted = kv_dec, evicted > 0
+            held = _held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step)
             if preempted and prefill_first:
                 tr_ratio = ratio_retracted(tr_end, tr_max, tr_run, kv_steps)
         # this step's prompt chunks: ids and tokens, and what the step model reads of each (cached, new, logits)
-        budget = budget_max - (0 if prefill_first else n_dec)
-        kv_used = held + (0 if prefill_first else n_dec)
+        budget = budget_max - (0 if prefill_first else n_dec * width)
+        kv_used = held + (0 if prefill_first else n_dec * width)
         n_ch = 0
         for i in range(p_n):
             k = prefilling[i]
@@ -277,27 +320,30 @@ def run_loop(
             budget -= c
         decoding = 0 if (prefill_first and n_ch) else n_dec
         ctx_mean = (kv_offset + n_dec * kv_steps) / n_dec if n_dec else 0.0
+        if speculating and n_dec:  # what the decode steps wrote past one token each
+            ctx_mean += (per_step - 1.0) * (n_dec * kv_steps - joined_sum) / n_dec
         running = n_dec + p_n
         if running > running_max:
             running_max = running
         if n_ch:
-            t = _mixed_s(handle, model, index, keys, times, decoding, ctx_mean, spec, n_ch)
+            t = _mixed_s(handle, model, draft, index, keys, times, decoding, ctx_mean, spec, n_ch)
             k_steps = 1
         else:  # decodes alone (nothing was admitted: the cache holds ``held``) until one ends or arrives
             k_steps = max(1, end_s[0] - kv_steps) if end_n else 1
-            t0 = _decode_s(handle, model, cells, n_dec, ctx_mean)
+            t0 = _decode_s(handle, model, draft, cells, n_dec, ctx_mean)
             if nxt < np.inf:
                 k_steps = min(k_steps, max(1, int(math.ceil((nxt - now) / t0))))
             if not no_evict:
-                k_steps = min(k_steps, max(1, (kv_cap - held) // n_dec))
-            t1 = _decode_s(handle, model, cells, n_dec, ctx_mean + k_steps - 1) if k_steps > 1 else t0
+                k_steps = min(k_steps, max(1, (kv_cap - held) // (n_dec * width)))
+            last = ctx_mean + (k_steps - 1) * per_step if speculating else ctx_mean + k_steps - 1
+            t1 = _decode_s(handle, model, draft, cells, n_dec, last) if k_steps > 1 else t0
             t = k_steps * (t0 + t1) / 2
         running_area += running * t
         now += t
         if decoding:
             if g_n == len(gaps):
                 gaps, weights = _grown(gaps), _grown(weights)
-            gaps[g_n], weights[g_n] = t / k_steps, decoding * k_steps
+            gaps[g_n], weights[g_n] = (t / k_steps / per_step if speculating else t / k_steps), decoding * k_steps
             g_n += 1
             kv_steps += k_steps
             if prefill_first:
@@ -333,13 +379,15 @@ def run_loop(
                 continue
             joined_ctx[k], joined_step[k], decoding_now[k] = cached[k] + new[k], kv_steps, True
             kv_offset += joined_ctx[k] - kv_steps
+            joined_sum += kv_steps
             kv_dec += 1
             if end_n == len(end_s):
                 end_s, end_k = _grown(end_s), _grown(end_k)
-            _push(end_s, end_k, end_n, kv_steps + rem[k], k)
+            _push(end_s, end_k, end_n, kv_steps + _rounds(rem[k], per_step), k)
             end_n += 1
             if prefill_first:
-                tr_end, tr_max, tr_run = tr_end + kv_steps + rem[k], tr_max + out[k], tr_run + 1
+                tr_end = tr_end + kv_steps + _rounds(rem[k], per_step)
+                tr_max, tr_run = tr_max + out[k], tr_run + 1
             if a_n == len(admission):
                 admission = _grown(admission)
             admission[a_n] = k
@@ -349,13 +397,15 @@ def run_loop(
         while end_n and end_s[0] <= kv_steps:
             k = _pop(end_s, end_k, end_n)
             end_n -= 1
-            if not decoding_now[k] or joined_step[k] + rem[k] != kv_steps:
+            if not decoding_now[k] or joined_step[k] + _rounds(rem[k], per_step) != kv_steps:
                 continue  # preempted since (its entry is stale)
             decoding_now[k] = False
             kv_offset -= joined_ctx[k] - joined_step[k]
+            joined_sum -= joined_step[k]
             kv_dec -= 1
             if prefill_first:
-                tr_end, tr_max, tr_run = tr_end - (joined_step[k] + rem[k]), tr_max - out[k], tr_run - 1
+                tr_end = tr_end - (joined_step[k] + _rounds(rem[k], per_step))
+                tr_max, tr_run = tr_max - out[k], tr_run - 1
             if no_evict:
                 kv_reserved -= prompt[k] + out[k]
             fin[k] = now
