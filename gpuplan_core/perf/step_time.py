@@ -3,12 +3,13 @@ tables' look-ups (kernel_steps.py, kernels.py) as one nopython function, so the 
 times a step it has not seen without a call back into Python.
 
 ``step_pack.pack(cost, decode_time_factor)`` turns one replica's step model into arrays once (``P.*`` name the
-entries of its ``coef``). ``step_s(model, decodes, ctx, spec, count)`` is ``StepModel.step_s`` and ``cell(model, n,
-j)`` is ``StepTimes.cell``: the same operations in the same order on the same float64 values, so the times are equal
-to the last bit (tests/core/perf/test_step_time.py holds them to the Python model on thousands of random steps), a
-rank of an expert-parallel replica (expert_parallel.py) included. A replica the compiled model does not cover (MoE
-or MLA layers timed from the kernel tables, kernel_steps.MEASURED_MOE) packs to an empty ``coef`` and the loop asks
-the Python model, as before.
+entries of its ``coef``). ``step_s(model, draft, decodes, ctx, spec, count)`` is ``StepModel.step_s`` (``draft``:
+a speculating replica's draft model, packed alike, else ``step_pack.EMPTY``; ``target_s`` the target's pass alone)
+and ``steps.cell_of(model, draft, n, j)`` is ``StepTimes.cell``: the same operations in the same order on the same
+float64 values, so the times are equal to the last bit (tests/core/perf/test_step_time.py holds them to the Python
+model on thousands of random steps), a rank of an expert-parallel replica (expert_parallel.py) included. A replica
+the compiled model does not cover (MoE or MLA layers timed from the kernel tables, kernel_steps.MEASURED_MOE, or its
+draft's) packs to an empty ``coef`` and the loop asks the Python model, as before.
 """
 
 from __future__ import annotations

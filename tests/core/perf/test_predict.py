@@ -11,7 +11,14 @@ from gpuplan_core.hardware.catalog import get_gpu
 from gpuplan_core.model.arch import model_from_param_count
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
-from gpuplan_core.perf.predict import _decode_contexts, _mean_decode_time, compute_bound_batch, decode_sweep, predict, static_times
+from gpuplan_core.perf.predict import (
+    _decode_contexts,
+    _mean_decode_time,
+    compute_bound_batch,
+    decode_sweep,
+    predict,
+    static_times,
+)
 from gpuplan_core.perf.roofline import Workload
 from gpuplan_core.perf.steps import StepModel
 
