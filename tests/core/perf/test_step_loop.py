@@ -86,7 +86,9 @@ def test_a_step_with_prompt_chunks_is_asked_of_the_step_model_once_and_then_read
         assert step_loop._mixed_s(-1, EMPTY, EMPTY, index, keys, times, 3, 1000.0, spec, 2) == 300.0
         assert step_loop._mixed_s(-1, EMPTY, EMPTY, index, keys, times, 3, 1000.0, spec, 2) == 300.0
         assert asked.asked == 1 and len(times) == 1
-        assert step_loop._mixed_s(-1, EMPTY, EMPTY, index, keys, times, 3, 1000.0, spec, 1) == 100.0  # one chunk: another step
+        assert (
+            step_loop._mixed_s(-1, EMPTY, EMPTY, index, keys, times, 3, 1000.0, spec, 1) == 100.0
+        )  # one chunk: another step
         # no decodes: the context is not read (the key's context point is 0), so any mean context is the same step
         assert step_loop._mixed_s(-1, EMPTY, EMPTY, index, keys, times, 0, 5.0, spec, 1) == 100.0
         assert step_loop._mixed_s(-1, EMPTY, EMPTY, index, keys, times, 0, 900.0, spec, 1) == 100.0
