@@ -22,7 +22,7 @@ import numpy as np
 
 from ..common.jit import njit, njit_nogil, objmode
 from .schedulers import CLIP_MAX_NEW_TOKENS, INIT_NEW_TOKEN_RATIO, ratio_admits, ratio_decayed, ratio_retracted
-from .step_time import step_s
+from .step_time import draft_s, target_s
 from .steps import cell_of, ctx_cell, interpolate, nearest_ctx
 
 MAX_STEPS = 2_000_000
@@ -86,8 +86,19 @@ def _pop(keys, ids, size):
 
 
 @njit
+def _known_decode_s(cells, n, ctx_mean):
+    """``_decode_s`` where its cell is in the table already (nearly always), else NaN: the loop passes the step
+    model's arrays only when a cell is new (passing them costs more than the look-up)."""
+    key = (n, ctx_cell(ctx_mean))
+    if key in cells:
+        return interpolate(cells[key], n, ctx_mean)
+    return np.nan
+
+
+@njit
 def _decode_s(handle, model, draft, cells, n, ctx_mean):
-    """A decode step of ``n`` sequences at mean context ``ctx_mean`` (StepTimes.decode)."""
+    """A decode step of ``n`` sequences at mean context ``ctx_mean`` (StepTimes.decode; a speculating replica's
+    ``draft``: its steps included, steps.cell_of)."""
     j = ctx_cell(ctx_mean)
     key = (n, j)
     if key in cells:
@@ -104,13 +115,11 @@ def _decode_s(handle, model, draft, cells, n, ctx_mean):
 
 
 @njit
-def _mixed_s(handle, model, draft, index, keys, times, decoding, ctx_mean, spec, count):
+def _mixed_s(handle, index, keys, times, decoding, ctx_mean, spec, count):
     """A step of ``decoding`` decodes at mean context ``ctx_mean`` and the prompt chunks ``spec[:3 count]``
-    (cached, new, logits each): StepTimes.mixed (the compiled step model's time where the replica has one: nearly
-    every such step is new, so it is worked out, not remembered)."""
+    (cached, new, logits each) of a replica without a compiled step model: StepTimes.mixed, remembered (a compiled
+    one's is worked out in the loop: nearly every such step is new)."""
     ctx = nearest_ctx(ctx_mean) if decoding else 0
-    if len(model[0]):
-        return step_s(model, draft, float(decoding), ctx, spec, count)
     key = np.empty(2 + 3 * count, np.int64)
     key[0], key[1] = decoding, ctx
     key[2:] = spec[: 3 * count]
@@ -325,18 +334,28 @@ def run_loop(
         running = n_dec + p_n
         if running > running_max:
             running_max = running
-        if n_ch:
-            t = _mixed_s(handle, model, draft, index, keys, times, decoding, ctx_mean, spec, n_ch)
+        if n_ch and len(model[0]):  # the compiled step model's time (steps.StepModel.step_s)
+            ctx = nearest_ctx(ctx_mean) if decoding else 0
+            t = target_s(model, float(decoding), ctx, spec, n_ch)
+            if width > 1 and decoding:
+                t += draft_s(model, draft, float(decoding), ctx)
+            k_steps = 1
+        elif n_ch:
+            t = _mixed_s(handle, index, keys, times, decoding, ctx_mean, spec, n_ch)
             k_steps = 1
         else:  # decodes alone (nothing was admitted: the cache holds ``held``) until one ends or arrives
             k_steps = max(1, end_s[0] - kv_steps) if end_n else 1
-            t0 = _decode_s(handle, model, draft, cells, n_dec, ctx_mean)
+            t0 = _known_decode_s(cells, n_dec, ctx_mean)
+            if math.isnan(t0):
+                t0 = _decode_s(handle, model, draft, cells, n_dec, ctx_mean)
             if nxt < np.inf:
                 k_steps = min(k_steps, max(1, int(math.ceil((nxt - now) / t0))))
             if not no_evict:
                 k_steps = min(k_steps, max(1, (kv_cap - held) // (n_dec * width)))
             last = ctx_mean + (k_steps - 1) * per_step if speculating else ctx_mean + k_steps - 1
-            t1 = _decode_s(handle, model, draft, cells, n_dec, last) if k_steps > 1 else t0
+            t1 = _known_decode_s(cells, n_dec, last) if k_steps > 1 else t0
+            if math.isnan(t1):
+                t1 = _decode_s(handle, model, draft, cells, n_dec, last)
             t = k_steps * (t0 + t1) / 2
         running_area += running * t
         now += t

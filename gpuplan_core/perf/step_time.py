@@ -318,5 +318,12 @@ def step_s(model, draft, decodes, ctx, spec, count):
     (speculative.py). Without a draft, ``target_s`` itself."""
     t = target_s(model, decodes, ctx, spec, count)
     if decodes > 0 and len(draft[0]):
-        t += (model[0][P.SPEC_WIDTH] - 1) * target_s(draft, decodes, ctx, _NONE, 0)
+        t += draft_s(model, draft, decodes, ctx)
     return t
+
+
+@njit
+def draft_s(model, draft, decodes, ctx):
+    """The draft's part of a speculating replica's step: k = SPEC_WIDTH - 1 decode steps of the ``decodes``
+    sequences at ``ctx`` through the ``draft`` model."""
+    return (model[0][P.SPEC_WIDTH] - 1) * target_s(draft, decodes, ctx, _NONE, 0)
