@@ -22,6 +22,7 @@ import numpy as np
 
 from ..common.jit import njit, njit_nogil, objmode
 from .schedulers import CLIP_MAX_NEW_TOKENS, INIT_NEW_TOKEN_RATIO, ratio_admits, ratio_decayed, ratio_retracted
+from .step_queues import decode_steps, grown, kv_held, pop, push, send_next, written
 from .step_time import draft_s, target_s
 from .steps import cell_of, ctx_cell, interpolate, nearest_ctx
 
@@ -42,47 +43,6 @@ def ask_mixed(handle: int, decoding: int, ctx: int, spec: np.ndarray) -> float:
     s = spec.tolist()
     chunks = tuple(zip(s[0::3], s[1::3], s[2::3], strict=True))
     return ASKING[handle].mixed_at((float(decoding), ctx, chunks))
-
-
-@njit
-def _grown(a):
-    b = np.empty(2 * len(a), a.dtype)
-    b[: len(a)] = a
-    return b
-
-
-@njit
-def _push(keys, ids, size, key, k):
-    """Push (key, k) on the heap held in keys[:size], ids[:size] (ordered as the tuples (key, k))."""
-    i = size
-    keys[i], ids[i] = key, k
-    while i > 0:
-        p = (i - 1) // 2
-        if keys[p] < keys[i] or (keys[p] == keys[i] and ids[p] < ids[i]):
-            break
-        keys[p], keys[i] = keys[i], keys[p]
-        ids[p], ids[i] = ids[i], ids[p]
-        i = p
-
-
-@njit
-def _pop(keys, ids, size):
-    """Pop the heap's least (key, k) (``size`` is its size before); its id."""
-    k = ids[0]
-    last = size - 1
-    keys[0], ids[0] = keys[last], ids[last]
-    i = 0
-    while True:
-        a, b, m = 2 * i + 1, 2 * i + 2, i
-        if a < last and (keys[a] < keys[m] or (keys[a] == keys[m] and ids[a] < ids[m])):
-            m = a
-        if b < last and (keys[b] < keys[m] or (keys[b] == keys[m] and ids[b] < ids[m])):
-            m = b
-        if m == i:
-            return k
-        keys[m], keys[i] = keys[i], keys[m]
-        ids[m], ids[i] = ids[i], ids[m]
-        i = m
 
 
 @njit
@@ -141,35 +101,6 @@ def _mixed_s(handle, index, keys, times, decoding, ctx_mean, spec, count):
     return t
 
 
-@njit
-def _rounds(tokens, per_step):
-    """Decode steps a sequence takes to write ``tokens`` output tokens at ``per_step`` tokens a step: ``tokens``
-    itself without speculation, else ceil(tokens / per_step) (speculative.py: the expected tokens a verify step
-    yields)."""
-    if per_step == 1.0:
-        return tokens
-    return np.int64(math.ceil(tokens / per_step))
-
-
-@njit
-def _written(steps, per_step):
-    """Output tokens ``steps`` decode steps write: ``steps``, or floor(steps x per_step) with speculation."""
-    if per_step == 1.0:
-        return steps
-    return np.int64(math.floor(steps * per_step))
-
-
-@njit
-def _held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step):
-    """Tokens the KV cache holds: prompts being read, and each decoding sequence's context when it joined plus
-    what it has written since (``_written`` of its decode steps, summed over the sequences)."""
-    held = kv_prompts + kv_offset + kv_dec * kv_steps
-    if per_step != 1.0:
-        steps = kv_dec * kv_steps - joined_sum
-        held += _written(steps, per_step) - steps
-    return held
-
-
 @njit_nogil
 def run_loop(
     handle,
@@ -207,8 +138,8 @@ def run_loop(
     (steps, preemptions, the running sequences' peak and time integral). ``new`` and ``sent`` / ``arrive`` (a
     closed loop's next sends) are written in place. Speculative decoding (``draft`` not empty, speculative.py): each
     decode step verifies ``width`` = k + 1 tokens per sequence (its KV slots and token budget) and writes
-    ``per_step`` tokens on average, so a sequence of ``rem`` tokens to go decodes for ``_rounds(rem)`` steps and its
-    context grows by ``per_step`` a step; ``width`` 1 and ``per_step`` 1.0: plain decoding."""
+    ``per_step`` tokens on average, so a sequence of ``rem`` tokens to go decodes for ``decode_steps(rem)`` steps
+    and its context grows by ``per_step`` a step; ``width`` 1 and ``per_step`` 1.0: plain decoding."""
     n = len(prompt)
     prefill_first, no_evict = policy == PREFILL_FIRST, policy == NO_EVICT
     done = np.zeros(n, np.int64)
@@ -222,7 +153,7 @@ def run_loop(
     tr_ratio, tr_end, tr_max, tr_run = INIT_NEW_TOKEN_RATIO, 0, 0, 0
     arr_t, arr_k, arr_n = np.empty(n), np.empty(n, np.int64), 0  # engine arrivals not yet seen (a heap)
     for k in range(next_id):
-        _push(arr_t, arr_k, arr_n, arrive[k], k)
+        push(arr_t, arr_k, arr_n, arrive[k], k)
         arr_n += 1
     waiting, w_head, w_n = np.empty(n, np.int64), 0, 0  # a ring
     prefilling, p_n = np.empty(n, np.int64), 0
@@ -240,7 +171,7 @@ def run_loop(
         nxt = arr_t[0] if arr_n else np.inf
         if nxt <= now:
             while arr_n and arr_t[0] <= now:
-                waiting[(w_head + w_n) % n] = _pop(arr_t, arr_k, arr_n)
+                waiting[(w_head + w_n) % n] = pop(arr_t, arr_k, arr_n)
                 arr_n -= 1
                 w_n += 1
             nxt = arr_t[0] if arr_n else np.inf
@@ -248,12 +179,12 @@ def run_loop(
         if n_dec == 0 and p_n == 0 and w_n == 0:
             now = max(now, nxt)
             continue
-        held, preempted = _held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step), False
+        held, preempted = kv_held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step), False
         if not no_evict and n_dec > 1 and held + n_dec * width > kv_cap:  # no room for every decode's next tokens
             evicted = 0  # the last admitted go back to the front of the queue, to be recomputed
             while (
                 kv_dec > 1
-                and _held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step) + kv_dec * width > kv_cap
+                and kv_held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step) + kv_dec * width > kv_cap
             ):
                 a_n -= 1
                 k = admission[a_n]
@@ -264,9 +195,9 @@ def run_loop(
                 joined_sum -= joined_step[k]
                 kv_dec -= 1
                 if prefill_first:
-                    tr_end = tr_end - (joined_step[k] + _rounds(rem[k], per_step))
+                    tr_end = tr_end - (joined_step[k] + decode_steps(rem[k], per_step))
                     tr_max, tr_run = tr_max - out[k], tr_run - 1
-                produced = _written(kv_steps - joined_step[k], per_step)
+                produced = written(kv_steps - joined_step[k], per_step)
                 new[k] = max(1, joined_ctx[k] + produced - cached[k])
                 rem[k] -= produced
                 done[k] = 0
@@ -276,7 +207,7 @@ def run_loop(
                 evicted += 1
             preemptions += evicted
             n_dec, preempted = kv_dec, evicted > 0
-            held = _held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step)
+            held = kv_held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step)
             if preempted and prefill_first:
                 tr_ratio = ratio_retracted(tr_end, tr_max, tr_run, kv_steps)
         # this step's prompt chunks: ids and tokens, and what the step model reads of each (cached, new, logits)
@@ -361,7 +292,7 @@ def run_loop(
         now += t
         if decoding:
             if g_n == len(gaps):
-                gaps, weights = _grown(gaps), _grown(weights)
+                gaps, weights = grown(gaps), grown(weights)
             gaps[g_n], weights[g_n] = (t / k_steps / per_step if speculating else t / k_steps), decoding * k_steps
             g_n += 1
             kv_steps += k_steps
@@ -390,7 +321,7 @@ def run_loop(
             if rem[k] <= 0:
                 fin[k] = now
                 finished += 1
-                next_id, arr_n = _send_next(
+                next_id, arr_n = send_next(
                     closed, next_id, n, now, request_in_s, request_out_s, sent, arrive, arr_t, arr_k, arr_n
                 )
                 if no_evict:
@@ -401,35 +332,35 @@ def run_loop(
             joined_sum += kv_steps
             kv_dec += 1
             if end_n == len(end_s):
-                end_s, end_k = _grown(end_s), _grown(end_k)
-            _push(end_s, end_k, end_n, kv_steps + _rounds(rem[k], per_step), k)
+                end_s, end_k = grown(end_s), grown(end_k)
+            push(end_s, end_k, end_n, kv_steps + decode_steps(rem[k], per_step), k)
             end_n += 1
             if prefill_first:
-                tr_end = tr_end + kv_steps + _rounds(rem[k], per_step)
+                tr_end = tr_end + kv_steps + decode_steps(rem[k], per_step)
                 tr_max, tr_run = tr_max + out[k], tr_run + 1
             if a_n == len(admission):
-                admission = _grown(admission)
+                admission = grown(admission)
             admission[a_n] = k
             a_n += 1
         if status == STOPPED:
             break
         while end_n and end_s[0] <= kv_steps:
-            k = _pop(end_s, end_k, end_n)
+            k = pop(end_s, end_k, end_n)
             end_n -= 1
-            if not decoding_now[k] or joined_step[k] + _rounds(rem[k], per_step) != kv_steps:
+            if not decoding_now[k] or joined_step[k] + decode_steps(rem[k], per_step) != kv_steps:
                 continue  # preempted since (its entry is stale)
             decoding_now[k] = False
             kv_offset -= joined_ctx[k] - joined_step[k]
             joined_sum -= joined_step[k]
             kv_dec -= 1
             if prefill_first:
-                tr_end = tr_end - (joined_step[k] + _rounds(rem[k], per_step))
+                tr_end = tr_end - (joined_step[k] + decode_steps(rem[k], per_step))
                 tr_max, tr_run = tr_max - out[k], tr_run - 1
             if no_evict:
                 kv_reserved -= prompt[k] + out[k]
             fin[k] = now
             finished += 1
-            next_id, arr_n = _send_next(
+            next_id, arr_n = send_next(
                 closed, next_id, n, now, request_in_s, request_out_s, sent, arrive, arr_t, arr_k, arr_n
             )
     return (
@@ -444,15 +375,3 @@ def run_loop(
         running_max,
         running_area,
     )
-
-
-@njit
-def _send_next(closed, next_id, n, now, request_in_s, request_out_s, sent, arrive, arr_t, arr_k, arr_n):
-    """A request ended now: a closed-loop client sends its next one, if the run has any left (clients.Clients
-    .finish). The next id to send and the arrival heap's size."""
-    if closed and next_id < n:
-        sent[next_id] = now + request_out_s
-        arrive[next_id] = sent[next_id] + request_in_s
-        _push(arr_t, arr_k, arr_n, arrive[next_id], next_id)
-        return next_id + 1, arr_n + 1
-    return next_id, arr_n

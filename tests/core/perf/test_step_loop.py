@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gpuplan_core.common.jit import NUMBA, array_list, float_list, int_dict
-from gpuplan_core.perf import step_loop
+from gpuplan_core.perf import step_loop, step_queues
 from gpuplan_core.perf.simulate import simulate
 from tests.core.perf import recorded_runs
 
@@ -60,8 +60,8 @@ def test_the_heaps_pop_in_the_order_of_their_key_then_id():
     keys, ids = np.empty(8, np.int64), np.empty(8, np.int64)
     pushed = [(5, 2), (3, 7), (5, 1), (3, 0), (9, 4), (1, 3)]
     for size, (key, k) in enumerate(pushed):
-        step_loop._push(keys, ids, size, key, k)
-    popped = [int(step_loop._pop(keys, ids, size)) for size in range(len(pushed), 0, -1)]
+        step_queues.push(keys, ids, size, key, k)
+    popped = [int(step_queues.pop(keys, ids, size)) for size in range(len(pushed), 0, -1)]
     assert popped == [k for _, k in sorted(pushed)] == [3, 0, 7, 1, 2, 4]
 
 
