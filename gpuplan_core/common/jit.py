@@ -36,6 +36,7 @@ except ImportError:  # pragma: no cover - exercised with GPUPLAN_NO_NUMBA=1
 
 _COMPILED_SOURCES = (
     "perf/step_loop.py",
+    "perf/step_queues.py",
     "perf/simulate.py",
     "perf/steps.py",
     "perf/step_time.py",

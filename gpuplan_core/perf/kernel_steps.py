@@ -8,7 +8,8 @@ Per step of ``t`` tokens (prompt chunk tokens + decoding sequences) on one repli
               vocab / tp, 16-bit)
   experts     MoE layers: ``moe_time`` of the step's t tokens (before routing) through the routed experts, split by
               tensor parallel (balanced routing; the measured kernel replaces the roofline's routing floor)
-  attention   decodes: ``decode_attention_time`` (MLA: ``mla_decode_time``) at their context; each prompt chunk:
+  attention   decodes: ``decode_attention_time`` (MLA: ``mla_decode_time``) at their context (a speculative verify
+              step's k + 1 tokens a sequence: at its last token's context); each prompt chunk:
               ``prefill_attention_time`` (``mla_prefill_time``) of its new tokens, times the attended pairs with its
               cached prefix over those without (causal)
   all-reduce  2 per layer of t x hidden values over tp GPUs (NCCL) when tp > 1
@@ -198,9 +199,11 @@ class MeasuredSteps:
 
     def _attention(self, parts) -> float | None:
         total = 0.0
-        for seqs, cached, new, _ in parts:
+        for seqs, cached, new, lm in parts:
             if seqs <= 0:
                 continue
+            if new > 1 and lm == seqs * new:  # a speculative verify step (logits for every token): the decode
+                cached, new = cached + new - 1, 1  # kernel over its context, the KV read once for its k + 1 queries
             batch = max(1, round(seqs))
             if self.m.is_mla:
                 t = _mla_s(

@@ -13,7 +13,7 @@ from ..model.formats import get_format
 from ..results.perf import PhaseReport, StaticPerf, SweepPoint
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, weight_mbu_max
 from .roofline import Workload, expected_experts_touched, weight_bytes_touched
-from .speculative import expected_tokens_per_verify, spec_tpot_s
+from .speculative import spec_note
 from .steps import StepModel, step_model
 
 
@@ -24,18 +24,25 @@ def _decode_contexts(prompt: int, output: int) -> list[int]:
     return [prompt + round(i * (steps - 1) / max(1, n - 1)) for i in range(n)] if n > 1 else [prompt]
 
 
-def _mean_decode_s(sm: StepModel, batch, prompt, output, *, tokens_per_seq=1) -> float:
+def _mean_decode_s(sm: StepModel, batch, prompt, output) -> float:
     """Average decode-step time over contexts prompt .. prompt + output - 1 (not first+last / 2 alone:
-    sampled at up to 9 points, exact for the piecewise-linear step time; StepModel.decode_s, no report)."""
-    times = [sm.decode_s(batch, c, tokens_per_seq) for c in _decode_contexts(prompt, output)]
+    sampled at up to 9 points, exact for the piecewise-linear step time; StepModel.decode_s, no report): a
+    speculating replica's steps are its verify steps with the draft's steps before each."""
+    times = [sm.decode_s(batch, c) for c in _decode_contexts(prompt, output)]
     return sum(times) / len(times)
 
 
-def _mean_decode_time(sm: StepModel, batch, prompt, output, *, tokens_per_seq=1) -> tuple[float, PhaseReport]:
-    """``_mean_decode_s`` and the report of the middle sampled step."""
+def _tpot_s(sm: StepModel, batch, prompt, output) -> float:
+    """Time per output token: the mean decode step over the tokens one step writes (1; speculating,
+    ``sm.per_step`` = 1 + a + ... + a^k: speculative.spec_tpot_s)."""
+    step = _mean_decode_s(sm, batch, prompt, output)
+    return step if sm.draft is None else step / sm.per_step
+
+
+def _mean_decode_time(sm: StepModel, batch, prompt, output) -> tuple[float, PhaseReport]:
+    """``_tpot_s`` and the report of the middle sampled step (the target's pass)."""
     ctxs = _decode_contexts(prompt, output)
-    mean = _mean_decode_s(sm, batch, prompt, output, tokens_per_seq=tokens_per_seq)
-    return mean, sm.decode(batch, ctxs[len(ctxs) // 2], tokens_per_seq)
+    return _tpot_s(sm, batch, prompt, output), sm.decode(batch, ctxs[len(ctxs) // 2])
 
 
 @dataclass(frozen=True)
@@ -63,14 +70,11 @@ def static_times(
 ) -> StaticTimes:
     """``predict``'s TTFT, TPOT, end to end and token rates of ``batch`` requests (the same steps and formulas)."""
     pa = pa or PerfAssumptions()
-    if wl.spec_draft is not None:  # draft and verify steps: predict's own sums
-        p = predict(m, gpu, wl, batch, prompt, output, pa=pa, with_compute_bound_batch=False, engine=engine)
-        return StaticTimes(p.ttft_s, p.tpot_s, p.e2e_request_s, p.decode_tokens_per_s, p.prefill_tokens_per_s)
     if batch < 1 or prompt < 1 or output < 1:
         raise ValueError("batch, input_tokens and output_tokens must be >= 1")
     sm = step_model(m, gpu, wl, pa, engine)
     ttft = sm.prefill_s(batch, prompt)
-    tpot = _mean_decode_s(sm, batch, prompt, output)
+    tpot = _tpot_s(sm, batch, prompt, output)
     return StaticTimes(ttft, tpot, ttft + (output - 1) * tpot, batch / tpot, batch * prompt / ttft)
 
 
@@ -130,18 +134,9 @@ def predict(
     pre = sm.prefill(batch, prompt)
     ttft = pre.time_s
     notes = []
-    if wl.spec_draft is not None:
-        k, alpha = wl.spec_tokens, wl.spec_acceptance
-        expected = expected_tokens_per_verify(k, alpha)
-        draft_t, _ = _mean_decode_time(step_model(wl.spec_draft, gpu, wl, pa, engine), batch, prompt, output)
-        verify_t, dec = _mean_decode_time(sm, batch, prompt, output, tokens_per_seq=k + 1)
-        tpot = spec_tpot_s(draft_t, verify_t, k, alpha)
-        notes.append(
-            f"Speculative decoding: {k} draft tokens at acceptance {alpha:.2f} give {expected:.2f} tokens per "
-            f"target step (Leviathan et al. 2023); TPOT includes {k} draft steps per verify step."
-        )
-    else:
-        tpot, dec = _mean_decode_time(sm, batch, prompt, output)
+    tpot, dec = _mean_decode_time(sm, batch, prompt, output)
+    if sm.draft is not None:
+        notes.append(spec_note(wl))
     e2e = ttft + (output - 1) * tpot
     moe_note = None
     if m.is_moe:

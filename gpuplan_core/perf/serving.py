@@ -20,6 +20,7 @@ from ..scenario.deployment import Traffic
 from .clients import NO_CLIENT_NOTE
 from .replica import Replica
 from .simulate import Load, Run, Shape, mean, median, quantiles, simulate, weighted_quantiles
+from .speculative import spec_note
 from .steps import StepTimes
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
@@ -113,7 +114,7 @@ def serve(
     tau_d = sim.times.decode(1, r.input_tokens)
     notes = [] if r.request_in_s is not None else [NO_CLIENT_NOTE]
     if r.wl.spec_draft is not None:
-        notes.append("Speculative decoding is not modelled under load: steps are plain decode steps.")
+        notes.append(spec_note(r.wl))
     if run.preemptions:
         notes.append(
             f"The KV cache filled up: {run.preemptions:,} sequences were preempted and recomputed "

@@ -103,7 +103,7 @@ def simulate(
     new = np.maximum(1, prompt - cached)  # to prefill (its context again after a preemption)
     next_id, sent = send_array(load, n, rng)  # (clients.Clients: the loop sends a closed loop's next ones)
     done = ingest_done(load.shape, sent, prompt) if load.shape.ingests else sent  # a client's front end (clients.py);
-    # a closed loop's later requests reach the engine ``request_in_s`` after they are sent (step_loop._send_next)
+    # a closed loop's later requests reach the engine ``request_in_s`` after they are sent (step_queues.send_next)
     window = measured_window(n, load.closed)
     handle = next(_HANDLES)
     with times.lock:  # the tables are this run's while it runs (step_loop.run_loop lets go of the GIL)
@@ -136,6 +136,9 @@ def simulate(
                     times.mixed_keys,
                     times.mixed_times,
                     times.compiled,
+                    times.draft,
+                    times.model.width,
+                    times.model.per_step,
                 )
             )
         finally:

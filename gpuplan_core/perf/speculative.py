@@ -13,8 +13,14 @@ output head. Run as a one-token draft, "the acceptance rate of the second token 
 90%" (DeepSeek-V3 Technical Report, arXiv:2412.19437, section 5.4.3): ``MTP_ACCEPTANCE`` is the low end. The
 module's own projection (2h x h) and norms, ~0.1B parameters next to its layer's ~12B, are left out of the draft.
 
-Under load: the serving step loop (simulate.py, step_loop.py) runs plain decode steps, one token per sequence;
-speculation is not modelled there (serving.py says so in the answer's notes), so the recommender does not weigh it.
+One engine, static or under load: a speculating replica's decode step (steps.StepModel.step_s, step_time.step_s)
+is k steps of the draft over the decoding sequences and one verify step of the target, k + 1 tokens per sequence,
+and writes ``expected_tokens_per_verify`` tokens per sequence on average. The static view (predict.py) divides its
+mean step by that count (``spec_tpot_s``: (k draft steps + one verify step) / the count); the serving step loop
+(step_loop.py) runs the same steps under load, each sequence writing that count a step (its KV cache growing by as
+much, with k + 1 slots held for the step's verify), so first-token time, time per token and capacity all come from
+it. A draft's own pass over the prompts is not timed (TTFT is the target's prefill), nor its weights and KV cache
+in the memory budget. The recommender weighs speculation where the user names a draft (plan/speculation.py).
 """
 
 from __future__ import annotations
@@ -60,6 +66,16 @@ def spec_tpot_s(draft_step_s: float, verify_step_s: float, k: int, acceptance: f
     """Seconds per output token with speculation: ``k`` draft steps and one verify step of k + 1 tokens per
     sequence, over the tokens that verify step yields on average."""
     return (k * draft_step_s + verify_step_s) / expected_tokens_per_verify(k, acceptance)
+
+
+def spec_note(wl: Workload) -> str:
+    """What a speculating workload's figures assume, in words."""
+    k, a = wl.spec_tokens, wl.spec_acceptance
+    return (
+        f"Speculative decoding: {k} draft tokens at acceptance {a:.2f} give "
+        f"{expected_tokens_per_verify(k, a):.2f} tokens per target step (Leviathan et al. 2023); TPOT includes "
+        f"{k} draft steps per verify step."
+    )
 
 
 def mtp_draft(m: ModelArch) -> Draft | None:

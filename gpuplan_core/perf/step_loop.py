@@ -22,7 +22,8 @@ import numpy as np
 
 from ..common.jit import njit, njit_nogil, objmode
 from .schedulers import CLIP_MAX_NEW_TOKENS, INIT_NEW_TOKEN_RATIO, ratio_admits, ratio_decayed, ratio_retracted
-from .step_time import step_s
+from .step_queues import decode_steps, grown, kv_held, pop, push, send_next, written
+from .step_time import draft_s, target_s
 from .steps import cell_of, ctx_cell, interpolate, nearest_ctx
 
 MAX_STEPS = 2_000_000
@@ -45,55 +46,25 @@ def ask_mixed(handle: int, decoding: int, ctx: int, spec: np.ndarray) -> float:
 
 
 @njit
-def _grown(a):
-    b = np.empty(2 * len(a), a.dtype)
-    b[: len(a)] = a
-    return b
+def _known_decode_s(cells, n, ctx_mean):
+    """``_decode_s`` where its cell is in the table already (nearly always), else NaN: the loop passes the step
+    model's arrays only when a cell is new (passing them costs more than the look-up)."""
+    key = (n, ctx_cell(ctx_mean))
+    if key in cells:
+        return interpolate(cells[key], n, ctx_mean)
+    return np.nan
 
 
 @njit
-def _push(keys, ids, size, key, k):
-    """Push (key, k) on the heap held in keys[:size], ids[:size] (ordered as the tuples (key, k))."""
-    i = size
-    keys[i], ids[i] = key, k
-    while i > 0:
-        p = (i - 1) // 2
-        if keys[p] < keys[i] or (keys[p] == keys[i] and ids[p] < ids[i]):
-            break
-        keys[p], keys[i] = keys[i], keys[p]
-        ids[p], ids[i] = ids[i], ids[p]
-        i = p
-
-
-@njit
-def _pop(keys, ids, size):
-    """Pop the heap's least (key, k) (``size`` is its size before); its id."""
-    k = ids[0]
-    last = size - 1
-    keys[0], ids[0] = keys[last], ids[last]
-    i = 0
-    while True:
-        a, b, m = 2 * i + 1, 2 * i + 2, i
-        if a < last and (keys[a] < keys[m] or (keys[a] == keys[m] and ids[a] < ids[m])):
-            m = a
-        if b < last and (keys[b] < keys[m] or (keys[b] == keys[m] and ids[b] < ids[m])):
-            m = b
-        if m == i:
-            return k
-        keys[m], keys[i] = keys[i], keys[m]
-        ids[m], ids[i] = ids[i], ids[m]
-        i = m
-
-
-@njit
-def _decode_s(handle, model, cells, n, ctx_mean):
-    """A decode step of ``n`` sequences at mean context ``ctx_mean`` (StepTimes.decode)."""
+def _decode_s(handle, model, draft, cells, n, ctx_mean):
+    """A decode step of ``n`` sequences at mean context ``ctx_mean`` (StepTimes.decode; a speculating replica's
+    ``draft``: its steps included, steps.cell_of)."""
     j = ctx_cell(ctx_mean)
     key = (n, j)
     if key in cells:
         c = cells[key]
     elif len(model[0]):  # the compiled step model (step_time.py)
-        c = cell_of(model, n, j)
+        c = cell_of(model, draft, n, j)
         cells[key] = c
     else:
         with objmode(got="float64[:]"):
@@ -104,13 +75,11 @@ def _decode_s(handle, model, cells, n, ctx_mean):
 
 
 @njit
-def _mixed_s(handle, model, index, keys, times, decoding, ctx_mean, spec, count):
+def _mixed_s(handle, index, keys, times, decoding, ctx_mean, spec, count):
     """A step of ``decoding`` decodes at mean context ``ctx_mean`` and the prompt chunks ``spec[:3 count]``
-    (cached, new, logits each): StepTimes.mixed (the compiled step model's time where the replica has one: nearly
-    every such step is new, so it is worked out, not remembered)."""
+    (cached, new, logits each) of a replica without a compiled step model: StepTimes.mixed, remembered (a compiled
+    one's is worked out in the loop: nearly every such step is new)."""
     ctx = nearest_ctx(ctx_mean) if decoding else 0
-    if len(model[0]):
-        return step_s(model, float(decoding), ctx, spec, count)
     key = np.empty(2 + 3 * count, np.int64)
     key[0], key[1] = decoding, ctx
     key[2:] = spec[: 3 * count]
@@ -159,12 +128,18 @@ def run_loop(
     keys,
     times,
     model,
+    draft,
+    width,
+    per_step,
 ):
     """Run the step loop until every request has finished (simulate.simulate, whose arguments these unpack): the
     status (COMPLETED, or STOPPED once the p95 first-token time is certainly over ``give_up_ttft_s``), each
     request's admission, first-token and end times, the decode steps' gaps and their token counts, and the tally
     (steps, preemptions, the running sequences' peak and time integral). ``new`` and ``sent`` / ``arrive`` (a
-    closed loop's next sends) are written in place."""
+    closed loop's next sends) are written in place. Speculative decoding (``draft`` not empty, speculative.py): each
+    decode step verifies ``width`` = k + 1 tokens per sequence (its KV slots and token budget) and writes
+    ``per_step`` tokens on average, so a sequence of ``rem`` tokens to go decodes for ``decode_steps(rem)`` steps
+    and its context grows by ``per_step`` a step; ``width`` 1 and ``per_step`` 1.0: plain decoding."""
     n = len(prompt)
     prefill_first, no_evict = policy == PREFILL_FIRST, policy == NO_EVICT
     done = np.zeros(n, np.int64)
@@ -173,10 +148,12 @@ def run_loop(
     joined_step, joined_ctx = np.zeros(n, np.int64), np.zeros(n, np.int64)
     decoding_now = np.zeros(n, np.bool_)
     kv_prompts = kv_offset = kv_dec = kv_steps = kv_reserved = 0
+    joined_sum = 0  # the decoding sequences' joined_step, summed (their decode steps: kv_dec x kv_steps - this)
+    speculating = per_step != 1.0
     tr_ratio, tr_end, tr_max, tr_run = INIT_NEW_TOKEN_RATIO, 0, 0, 0
     arr_t, arr_k, arr_n = np.empty(n), np.empty(n, np.int64), 0  # engine arrivals not yet seen (a heap)
     for k in range(next_id):
-        _push(arr_t, arr_k, arr_n, arrive[k], k)
+        push(arr_t, arr_k, arr_n, arrive[k], k)
         arr_n += 1
     waiting, w_head, w_n = np.empty(n, np.int64), 0, 0  # a ring
     prefilling, p_n = np.empty(n, np.int64), 0
@@ -194,7 +171,7 @@ def run_loop(
         nxt = arr_t[0] if arr_n else np.inf
         if nxt <= now:
             while arr_n and arr_t[0] <= now:
-                waiting[(w_head + w_n) % n] = _pop(arr_t, arr_k, arr_n)
+                waiting[(w_head + w_n) % n] = pop(arr_t, arr_k, arr_n)
                 arr_n -= 1
                 w_n += 1
             nxt = arr_t[0] if arr_n else np.inf
@@ -202,20 +179,25 @@ def run_loop(
         if n_dec == 0 and p_n == 0 and w_n == 0:
             now = max(now, nxt)
             continue
-        held, preempted = kv_prompts + kv_offset + kv_dec * kv_steps, False
-        if not no_evict and n_dec > 1 and held + n_dec > kv_cap:  # no room for every decode's next token
+        held, preempted = kv_held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step), False
+        if not no_evict and n_dec > 1 and held + n_dec * width > kv_cap:  # no room for every decode's next tokens
             evicted = 0  # the last admitted go back to the front of the queue, to be recomputed
-            while kv_dec > 1 and kv_prompts + kv_offset + kv_dec * kv_steps + kv_dec > kv_cap:
+            while (
+                kv_dec > 1
+                and kv_held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step) + kv_dec * width > kv_cap
+            ):
                 a_n -= 1
                 k = admission[a_n]
                 if not decoding_now[k]:
                     continue
                 decoding_now[k] = False
                 kv_offset -= joined_ctx[k] - joined_step[k]
+                joined_sum -= joined_step[k]
                 kv_dec -= 1
                 if prefill_first:
-                    tr_end, tr_max, tr_run = tr_end - (joined_step[k] + rem[k]), tr_max - out[k], tr_run - 1
-                produced = kv_steps - joined_step[k]
+                    tr_end = tr_end - (joined_step[k] + decode_steps(rem[k], per_step))
+                    tr_max, tr_run = tr_max - out[k], tr_run - 1
+                produced = written(kv_steps - joined_step[k], per_step)
                 new[k] = max(1, joined_ctx[k] + produced - cached[k])
                 rem[k] -= produced
                 done[k] = 0
@@ -224,12 +206,13 @@ def run_loop(
                 w_n += 1
                 evicted += 1
             preemptions += evicted
-            n_dec, held, preempted = kv_dec, kv_prompts + kv_offset + kv_dec * kv_steps, evicted > 0
+            n_dec, preempted = kv_dec, evicted > 0
+            held = kv_held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step)
             if preempted and prefill_first:
                 tr_ratio = ratio_retracted(tr_end, tr_max, tr_run, kv_steps)
         # this step's prompt chunks: ids and tokens, and what the step model reads of each (cached, new, logits)
-        budget = budget_max - (0 if prefill_first else n_dec)
-        kv_used = held + (0 if prefill_first else n_dec)
+        budget = budget_max - (0 if prefill_first else n_dec * width)
+        kv_used = held + (0 if prefill_first else n_dec * width)
         n_ch = 0
         for i in range(p_n):
             k = prefilling[i]
@@ -277,27 +260,40 @@ def run_loop(
             budget -= c
         decoding = 0 if (prefill_first and n_ch) else n_dec
         ctx_mean = (kv_offset + n_dec * kv_steps) / n_dec if n_dec else 0.0
+        if speculating and n_dec:  # what the decode steps wrote past one token each
+            ctx_mean += (per_step - 1.0) * (n_dec * kv_steps - joined_sum) / n_dec
         running = n_dec + p_n
         if running > running_max:
             running_max = running
-        if n_ch:
-            t = _mixed_s(handle, model, index, keys, times, decoding, ctx_mean, spec, n_ch)
+        if n_ch and len(model[0]):  # the compiled step model's time (steps.StepModel.step_s)
+            ctx = nearest_ctx(ctx_mean) if decoding else 0
+            t = target_s(model, float(decoding), ctx, spec, n_ch)
+            if width > 1 and decoding:
+                t += draft_s(model, draft, float(decoding), ctx)
+            k_steps = 1
+        elif n_ch:
+            t = _mixed_s(handle, index, keys, times, decoding, ctx_mean, spec, n_ch)
             k_steps = 1
         else:  # decodes alone (nothing was admitted: the cache holds ``held``) until one ends or arrives
             k_steps = max(1, end_s[0] - kv_steps) if end_n else 1
-            t0 = _decode_s(handle, model, cells, n_dec, ctx_mean)
+            t0 = _known_decode_s(cells, n_dec, ctx_mean)
+            if math.isnan(t0):
+                t0 = _decode_s(handle, model, draft, cells, n_dec, ctx_mean)
             if nxt < np.inf:
                 k_steps = min(k_steps, max(1, int(math.ceil((nxt - now) / t0))))
             if not no_evict:
-                k_steps = min(k_steps, max(1, (kv_cap - held) // n_dec))
-            t1 = _decode_s(handle, model, cells, n_dec, ctx_mean + k_steps - 1) if k_steps > 1 else t0
+                k_steps = min(k_steps, max(1, (kv_cap - held) // (n_dec * width)))
+            last = ctx_mean + (k_steps - 1) * per_step if speculating else ctx_mean + k_steps - 1
+            t1 = _known_decode_s(cells, n_dec, last) if k_steps > 1 else t0
+            if math.isnan(t1):
+                t1 = _decode_s(handle, model, draft, cells, n_dec, last)
             t = k_steps * (t0 + t1) / 2
         running_area += running * t
         now += t
         if decoding:
             if g_n == len(gaps):
-                gaps, weights = _grown(gaps), _grown(weights)
-            gaps[g_n], weights[g_n] = t / k_steps, decoding * k_steps
+                gaps, weights = grown(gaps), grown(weights)
+            gaps[g_n], weights[g_n] = (t / k_steps / per_step if speculating else t / k_steps), decoding * k_steps
             g_n += 1
             kv_steps += k_steps
             if prefill_first:
@@ -325,7 +321,7 @@ def run_loop(
             if rem[k] <= 0:
                 fin[k] = now
                 finished += 1
-                next_id, arr_n = _send_next(
+                next_id, arr_n = send_next(
                     closed, next_id, n, now, request_in_s, request_out_s, sent, arrive, arr_t, arr_k, arr_n
                 )
                 if no_evict:
@@ -333,34 +329,38 @@ def run_loop(
                 continue
             joined_ctx[k], joined_step[k], decoding_now[k] = cached[k] + new[k], kv_steps, True
             kv_offset += joined_ctx[k] - kv_steps
+            joined_sum += kv_steps
             kv_dec += 1
             if end_n == len(end_s):
-                end_s, end_k = _grown(end_s), _grown(end_k)
-            _push(end_s, end_k, end_n, kv_steps + rem[k], k)
+                end_s, end_k = grown(end_s), grown(end_k)
+            push(end_s, end_k, end_n, kv_steps + decode_steps(rem[k], per_step), k)
             end_n += 1
             if prefill_first:
-                tr_end, tr_max, tr_run = tr_end + kv_steps + rem[k], tr_max + out[k], tr_run + 1
+                tr_end = tr_end + kv_steps + decode_steps(rem[k], per_step)
+                tr_max, tr_run = tr_max + out[k], tr_run + 1
             if a_n == len(admission):
-                admission = _grown(admission)
+                admission = grown(admission)
             admission[a_n] = k
             a_n += 1
         if status == STOPPED:
             break
         while end_n and end_s[0] <= kv_steps:
-            k = _pop(end_s, end_k, end_n)
+            k = pop(end_s, end_k, end_n)
             end_n -= 1
-            if not decoding_now[k] or joined_step[k] + rem[k] != kv_steps:
+            if not decoding_now[k] or joined_step[k] + decode_steps(rem[k], per_step) != kv_steps:
                 continue  # preempted since (its entry is stale)
             decoding_now[k] = False
             kv_offset -= joined_ctx[k] - joined_step[k]
+            joined_sum -= joined_step[k]
             kv_dec -= 1
             if prefill_first:
-                tr_end, tr_max, tr_run = tr_end - (joined_step[k] + rem[k]), tr_max - out[k], tr_run - 1
+                tr_end = tr_end - (joined_step[k] + decode_steps(rem[k], per_step))
+                tr_max, tr_run = tr_max - out[k], tr_run - 1
             if no_evict:
                 kv_reserved -= prompt[k] + out[k]
             fin[k] = now
             finished += 1
-            next_id, arr_n = _send_next(
+            next_id, arr_n = send_next(
                 closed, next_id, n, now, request_in_s, request_out_s, sent, arrive, arr_t, arr_k, arr_n
             )
     return (
@@ -375,15 +375,3 @@ def run_loop(
         running_max,
         running_area,
     )
-
-
-@njit
-def _send_next(closed, next_id, n, now, request_in_s, request_out_s, sent, arrive, arr_t, arr_k, arr_n):
-    """A request ended now: a closed-loop client sends its next one, if the run has any left (clients.Clients
-    .finish). The next id to send and the arrival heap's size."""
-    if closed and next_id < n:
-        sent[next_id] = now + request_out_s
-        arrive[next_id] = sent[next_id] + request_in_s
-        _push(arr_t, arr_k, arr_n, arrive[next_id], next_id)
-        return next_id + 1, arr_n + 1
-    return next_id, arr_n

@@ -3,12 +3,13 @@ tables' look-ups (kernel_steps.py, kernels.py) as one nopython function, so the 
 times a step it has not seen without a call back into Python.
 
 ``step_pack.pack(cost, decode_time_factor)`` turns one replica's step model into arrays once (``P.*`` name the
-entries of its ``coef``). ``step_s(model, decodes, ctx, spec, count)`` is ``StepModel.step_s`` and ``cell(model, n,
-j)`` is ``StepTimes.cell``: the same operations in the same order on the same float64 values, so the times are equal
-to the last bit (tests/core/perf/test_step_time.py holds them to the Python model on thousands of random steps), a
-rank of an expert-parallel replica (expert_parallel.py) included. A replica the compiled model does not cover (MoE
-or MLA layers timed from the kernel tables, kernel_steps.MEASURED_MOE) packs to an empty ``coef`` and the loop asks
-the Python model, as before.
+entries of its ``coef``). ``step_s(model, draft, decodes, ctx, spec, count)`` is ``StepModel.step_s`` (``draft``:
+a speculating replica's draft model, packed alike, else ``step_pack.EMPTY``; ``target_s`` the target's pass alone)
+and ``steps.cell_of(model, draft, n, j)`` is ``StepTimes.cell``: the same operations in the same order on the same
+float64 values, so the times are equal to the last bit (tests/core/perf/test_step_time.py holds them to the Python
+model on thousands of random steps), a rank of an expert-parallel replica (expert_parallel.py) included. A replica
+the compiled model does not cover (MoE or MLA layers timed from the kernel tables, kernel_steps.MEASURED_MOE, or its
+draft's) packs to an empty ``coef`` and the loop asks the Python model, as before.
 """
 
 from __future__ import annotations
@@ -247,16 +248,18 @@ def _chunk_s(model, cached, new):
 
 
 @njit
-def step_s(model, decodes, ctx, spec, count):
-    """StepModel.step_s: a step of ``decodes`` sequences each adding a token after ``ctx`` and the prompt chunks
+def target_s(model, decodes, ctx, spec, count):
+    """StepModel.target_s: the target model's pass of a step of ``decodes`` sequences each running ``SPEC_WIDTH``
+    tokens (1: a plain decode; k + 1: a speculative verify step) after ``ctx`` and the prompt chunks
     ``spec[:3 count]`` ((cached, new, logits) each), in seconds."""
     c = model[0]
+    w = np.int64(c[P.SPEC_WIDTH])  # tokens per decoding sequence: 1, or a speculative verify step's k + 1
     tokens = lm_tokens = attn = kv = 0.0
     if decodes > 0:  # roofline.StepCost._parts_sums: the decodes' part, then each chunk's
-        tokens += decodes * 1
-        lm_tokens += decodes
-        attn += c[P.PER_PAIR] * _attended(c, ctx, 1) * decodes
-        kv += _kv_bytes(c, ctx, decodes) + _kv_bytes(c, 1, decodes)
+        tokens += decodes * w
+        lm_tokens += decodes * w
+        attn += c[P.PER_PAIR] * _attended(c, ctx, w) * decodes
+        kv += _kv_bytes(c, ctx, decodes) + _kv_bytes(c, w, decodes)
     for j in range(count):
         cached, new = spec[3 * j], spec[3 * j + 1]
         tokens += 1.0 * new
@@ -286,7 +289,7 @@ def step_s(model, decodes, ctx, spec, count):
     if c[P.KERNELS] and tokens > 0:  # roofline.StepCost._measured: kernel_steps.MeasuredSteps.groups, measured_ops
         t_all, t_lm = max(1, round(tokens)), round(lm_tokens)
         g = _gemms_s(model, t_all, t_lm)
-        a = _part(model, decodes, ctx, 1) if decodes > 0 else 0.0
+        a = _part(model, decodes, ctx + w - 1, 1) if decodes > 0 else 0.0  # a verify step: kernel_steps' rule
         for j in range(count):
             a += _chunk_s(model, spec[3 * j], spec[3 * j + 1])
         a *= c[P.NUM_LAYERS]
@@ -303,3 +306,24 @@ def step_s(model, decodes, ctx, spec, count):
     core = (max(mm_comp, mm_mem) + experts + max(at_comp, at_mem)) * c[P.PP]
     waiting = max(0.0, c[P.HOST_S] - core - comm)
     return core + comm + waiting + (c[P.PREFILL_OVERHEAD] if count else c[P.DECODE_OVERHEAD])
+
+
+_NONE = np.empty(0, np.int64)
+
+
+@njit
+def step_s(model, draft, decodes, ctx, spec, count):
+    """StepModel.step_s: one engine step, in seconds: the target's pass (``target_s``) and, where the replica
+    speculates (``draft`` not empty), the draft's k steps of the decoding sequences at ``ctx`` before it
+    (speculative.py). Without a draft, ``target_s`` itself."""
+    t = target_s(model, decodes, ctx, spec, count)
+    if decodes > 0 and len(draft[0]):
+        t += draft_s(model, draft, decodes, ctx)
+    return t
+
+
+@njit
+def draft_s(model, draft, decodes, ctx):
+    """The draft's part of a speculating replica's step: k = SPEC_WIDTH - 1 decode steps of the ``decodes``
+    sequences at ``ctx`` through the ``draft`` model."""
+    return (model[0][P.SPEC_WIDTH] - 1) * target_s(draft, decodes, ctx, _NONE, 0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import math
 import threading
-from dataclasses import fields
+from dataclasses import fields, replace
 from functools import lru_cache
 
 import numpy as np
@@ -26,6 +26,7 @@ from . import step_pack, step_time
 from .efficiency import PerfAssumptions
 from .replica import Replica
 from .roofline import Part, StepCost, Workload
+from .speculative import expected_tokens_per_verify
 
 # decoding sequences at which decode steps are evaluated exactly: every count to 16, then ~10% apart
 SEQ_GRID: list[float] = sorted({float(n) for n in range(1, 17)} | {float(round(16 * 1.1**i)) for i in range(1, 90)})
@@ -73,8 +74,9 @@ def interpolate(cell, n: int, ctx_mean: float) -> float:
 
 
 @njit
-def cell_of(model, n: int, j: int):
-    """``StepTimes.cell`` from the compiled step model (step_time.py): the same points, the same corners."""
+def cell_of(model, draft, n: int, j: int):
+    """``StepTimes.cell`` from the compiled step model (step_time.py; ``draft``: the speculating replica's draft
+    model, else ``step_pack.EMPTY``): the same points, the same corners."""
     i = 0
     while i < len(_SEQ_POINTS) and _SEQ_POINTS[i] < n:  # _seq_bracket
         i += 1
@@ -87,12 +89,12 @@ def cell_of(model, n: int, j: int):
     c_lo = max(1, round(CTX_RATIO ** float(j)))  # _ctx_point
     c_hi = max(1, round(CTX_RATIO ** float(j + 1)))
     factor, none = model[0][step_pack.DECODE_FACTOR], np.empty(0, np.int64)
-    h_lo = step_time.step_s(model, hi, c_lo, none, 0) * factor
-    h_hi = h_lo if c_hi == c_lo else step_time.step_s(model, hi, c_hi, none, 0) * factor
+    h_lo = step_time.step_s(model, draft, hi, c_lo, none, 0) * factor
+    h_hi = h_lo if c_hi == c_lo else step_time.step_s(model, draft, hi, c_hi, none, 0) * factor
     l_lo = l_hi = math.nan
     if lo != NO_POINT:
-        l_lo = step_time.step_s(model, lo, c_lo, none, 0) * factor
-        l_hi = l_lo if c_hi == c_lo else step_time.step_s(model, lo, c_hi, none, 0) * factor
+        l_lo = step_time.step_s(model, draft, lo, c_lo, none, 0) * factor
+        l_hi = l_lo if c_hi == c_lo else step_time.step_s(model, draft, lo, c_hi, none, 0) * factor
     return (lo, hi, float(c_lo), float(c_hi), l_lo, l_hi, h_lo, h_hi)
 
 
@@ -101,33 +103,55 @@ class StepModel:
     product shows is a sum of these steps, whether a static batch (``predict``) or the step loop under load
     (``simulate``). ``engine`` given (the replica's): each step's GEMMs, attention and all-reduces are the measured
     kernel times where that engine's tables cover the replica (kernel_steps.py), the calibrated roofline elsewhere;
-    the step's report names which (``PhaseReport.kernel_source``)."""
+    the step's report names which (``PhaseReport.kernel_source``).
+
+    Speculative decoding (the workload has a draft, speculative.py): each decoding sequence's step is a verify step
+    of ``width`` = k + 1 tokens through the target, after k steps of the draft model over the decoding sequences
+    (``draft``, its own StepModel), and yields ``per_step`` = 1 + a + ... + a^k output tokens on average; a
+    step's time (``step_s``, ``decode_s``) is the two together. Without a draft: width 1, one token a step."""
 
     def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, engine: str | None = None):
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
         self.cost = StepCost(m, gpu, wl, pa, engine)
-        self.compiled = step_pack.pack(self.cost)  # the compiled step model's arrays; step_pack.EMPTY: none
+        self.draft: StepModel | None = None
+        self.width, self.draft_steps, self.per_step = 1, 0, 1.0
+        if wl.spec_draft is not None:
+            self.draft = step_model(wl.spec_draft, gpu, replace(wl, spec_draft=None), pa, engine)
+            self.width, self.draft_steps = wl.spec_tokens + 1, wl.spec_tokens
+            self.per_step = expected_tokens_per_verify(wl.spec_tokens, wl.spec_acceptance)
+        compiled = step_pack.pack(self.cost)  # the compiled step model's arrays; step_pack.EMPTY: none
+        draft = step_pack.EMPTY if self.draft is None else self.draft.compiled
+        # compiled only where the draft is too (a draft the compiled model does not cover: the Python model answers)
+        self.compiled = compiled if self.draft is None or len(draft[0]) else step_pack.EMPTY
+        self.draft_compiled = draft
 
     def step_s(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
-        """``step(decodes, ctx, chunks).time_s``, without building the report (the step loop's question): the
-        compiled step model's time where the replica has one (step_time.py), equal to ``python_step_s``."""
+        """``step(decodes, ctx, chunks).time_s`` and the draft's steps, without building the report (the step
+        loop's question): the compiled step model's time where the replica has one (step_time.py), equal to
+        ``python_step_s``."""
         if len(self.compiled[0]):
             spec = np.array([v for chunk in chunks for v in chunk], np.int64)
-            return step_time.step_s(self.compiled, float(decodes), ctx, spec, len(chunks))
+            return step_time.step_s(self.compiled, self.draft_compiled, float(decodes), ctx, spec, len(chunks))
         return self.python_step_s(decodes, ctx, chunks)
 
     def python_step_s(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
         """``step_s`` on the Python model (roofline.StepCost.seconds): where numba is missing or the compiled model
         does not cover the replica, and what the compiled one is tested against."""
-        parts = [(decodes, ctx, 1, decodes)] if decodes > 0 else []
+        w = self.width
+        parts = [(decodes, ctx, w, decodes * w)] if decodes > 0 else []
         parts += [(1, cached, new, last) for cached, new, last in chunks]
         overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
-        return self.cost.seconds(parts, overhead)
+        t = self.cost.seconds(parts, overhead)
+        if self.draft is not None and decodes > 0:
+            t += self.draft_steps * self.draft.python_step_s(decodes, ctx, ())
+        return t
 
     def step(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> PhaseReport:
-        """A step of ``decodes`` sequences each adding a token after ``ctx`` and prompt chunks ``(cached, new,
-        logits)``: the prefill overhead when it carries a chunk, the decode step's otherwise."""
-        parts = [Part(decodes, ctx, 1, decodes)] if decodes > 0 else []
+        """The target's pass of a step of ``decodes`` sequences each adding ``width`` tokens after ``ctx`` and
+        prompt chunks ``(cached, new, logits)``: the prefill overhead when it carries a chunk, the decode step's
+        otherwise (a speculating replica's draft steps are not in the report: ``step_s``)."""
+        w = self.width
+        parts = [Part(decodes, ctx, w, decodes * w)] if decodes > 0 else []
         parts += [Part(1, cached, new, last) for cached, new, last in chunks]
         overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
         return self.cost.phase("step", parts, overhead)
@@ -145,18 +169,18 @@ class StepModel:
         new = max(1, prompt - cached)
         return self.cost.seconds([(batch, cached, new, batch)], self.pa.prefill_overhead_s)
 
-    def decode(self, batch: float, ctx: int, tokens_per_seq: int = 1) -> PhaseReport:
-        """A decode step of ``batch`` sequences at context ``ctx`` (a speculative verify step: ``tokens_per_seq``)."""
-        part = Part(batch, ctx, tokens_per_seq, batch * tokens_per_seq)
+    def decode(self, batch: float, ctx: int) -> PhaseReport:
+        """The target's pass of a decode step of ``batch`` sequences at context ``ctx`` (a speculative verify step:
+        ``width`` tokens each; the draft's steps are not in the report)."""
+        part = Part(batch, ctx, self.width, batch * self.width)
         return self.cost.phase("decode", [part], self.pa.decode_step_overhead_s)
 
-    def decode_s(self, batch: float, ctx: int, tokens_per_seq: int = 1) -> float:
-        """``decode(...).time_s`` without building the report (roofline.StepCost.seconds: the same formula), from
-        the compiled step model where it covers the replica (``step_s``, equal float for float)."""
-        if tokens_per_seq == 1 and len(self.compiled[0]):
-            return step_time.step_s(self.compiled, float(batch), ctx, _NO_CHUNKS, 0)
-        part = (batch, ctx, tokens_per_seq, batch * tokens_per_seq)
-        return self.cost.seconds([part], self.pa.decode_step_overhead_s)
+    def decode_s(self, batch: float, ctx: int) -> float:
+        """A decode step of ``batch`` sequences at context ``ctx``, the draft's steps included where the replica
+        speculates (``step_s`` without chunks), from the compiled step model where it covers the replica."""
+        if len(self.compiled[0]):
+            return step_time.step_s(self.compiled, self.draft_compiled, float(batch), ctx, _NO_CHUNKS, 0)
+        return self.python_step_s(batch, ctx, ())
 
 
 @lru_cache(maxsize=512)
@@ -202,6 +226,7 @@ class StepTimes:
         self.cell_table = cell_dict()
         self.mixed_index, self.mixed_keys, self.mixed_times = int_dict(), array_list(), float_list()
         self.compiled = step_pack.with_factor(self.model.compiled, r.decode_time_factor)  # EMPTY: ask in Python
+        self.draft = self.model.draft_compiled  # a speculating replica's draft (step_pack.EMPTY: none)
         self.lock = threading.Lock()  # one run at a time fills the tables (the step loop runs without the GIL)
 
     def _exact(self, n: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> float:
@@ -223,7 +248,7 @@ class StepTimes:
         ``memo``), as floats."""
         got = self.cells.get((n, j))
         if got is None and len(self.compiled[0]):
-            got = self.cells[n, j] = cell_of(self.compiled, n, j)
+            got = self.cells[n, j] = cell_of(self.compiled, self.draft, n, j)
         elif got is None:
             lo, hi = _seq_bracket(n)
             c_lo, c_hi = _ctx_point(j), _ctx_point(j + 1)

@@ -37,6 +37,7 @@ from ..scenario.scenario import Scenario
 from .capacity import ReplicaBound
 from .prune import PRUNE_LAYOUTS, Unit, judge_units
 from .search import Layout, Served, ServingAsk, evaluate_layouts, judge_all, rentable_layouts, served
+from .speculation import weigh, weighs_speculation
 
 COLD_START_FIXED_S = 20.0  # serverless worker start before the weights load (container, engine)
 WEIGHT_LOAD_BYTES_PER_S = 2 * GB  # model load speed at cold start (network volume / local NVMe)
@@ -185,7 +186,18 @@ def inference_candidates(
     """Every offer renting every layout of its GPU type it can: the priced picks, what was rejected and why, and
     the layouts judged; unless ``exhaustive`` (the default: prune.PRUNE_LAYOUTS), a layout whose figures nothing
     shown reads is left unjudged (plan/prune.py). The picks come in the exhaustive search's order (GPU type,
-    format, offer, layout)."""
+    format, offer, layout). A scenario that names a draft model is searched decoding plainly and speculating, each
+    offer and layout keeping the cheaper at the targets (plan/speculation.py), each search exhaustive (prune.py's
+    bounds hold for one search's shown figures, not for the two merged)."""
+    if weighs_speculation(sc):
+        return weigh(lambda s: _candidates(m, s, offers, formats, fixed, True), sc)
+    return _candidates(m, sc, offers, formats, fixed, exhaustive)
+
+
+def _candidates(
+    m: ModelArch, sc: Scenario, offers: list[Offer], formats: list[str], fixed: bool, exhaustive: bool
+) -> Found:
+    """``inference_candidates`` of the scenario as it is (speculating where it names a draft)."""
     by_gpu: dict[str, list[Offer]] = {}
     for o in offers:
         by_gpu.setdefault(o.gpu, []).append(o)

@@ -3,6 +3,7 @@
     serving   requests per day -> peak requests/s = requests / 86,400 s x peak-to-average
               -> replicas = ceil(peak / one replica's capacity) -> GPUs = replicas x GPUs per replica (whole nodes)
               -> monthly cost = nodes (or GPUs) x price per hour x hours a month
+              (-> speculative decoding on or off, and what the other costs, where the scenario names a draft)
     training  compute = tokens x FLOPs per token -> GPU-hours = FLOPs / peak / MFU / 3,600 s
               -> wall time = GPU-hours / GPUs -> price per hour = nodes (or GPUs) x price
               -> hours billed = wall time x spot restarts, rounded to the billing increment, at least the minimum
@@ -26,6 +27,7 @@ from ..pricing.offers import Offer
 from ..results.plan import Calc, Pick, Term, WhyStep, hours, hours_into, money, num, rounded
 from ..scenario.deployment import Traffic
 from ..scenario.scenario import Scenario
+from .speculation import speculation_line
 from .training import TrainingCandidate
 from .training_ask import TrainingAsk
 from .training_layout import network_text
@@ -108,12 +110,20 @@ def _monthly_step(hours_per_month: float, p: Pick, o: Offer) -> WhyStep:
     return WhyStep.of("Monthly cost", Calc(terms=terms, result=money(p.monthly_usd)), p.why[-1])
 
 
+def _speculation_step(p: Pick) -> WhyStep:
+    """Speculative decoding weighed at the pick's layout and offer (plan/speculation.py): which is cheaper."""
+    s = p.speculation
+    return WhyStep(label="Speculative decoding", value="on" if s.runs else "off", detail=speculation_line(s))
+
+
 def why_inference(tr: Traffic, hours_per_month: float, p: Pick, o: Offer) -> list[WhyStep]:
     """Requests per day -> peak requests/s -> replicas -> GPUs and machines -> monthly cost, for the pick ``p`` on
-    its offer ``o``."""
+    its offer ``o``; where speculative decoding was weighed, whether the pick speculates and why."""
     steps = [*_serving_steps(tr, p), _machines_step(p, o)]
     if p.monthly_usd is not None:
         steps.append(_monthly_step(hours_per_month, p, o))
+    if p.speculation is not None:
+        steps.append(_speculation_step(p))
     return steps
 
 

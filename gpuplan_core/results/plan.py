@@ -166,6 +166,23 @@ class Disaggregated(BaseModel):
     aggregated_layout: str | None = None
 
 
+class Speculation(BaseModel):
+    """Speculative decoding weighed at a pick's layout and offer (plan/speculation.py): whether the pick runs it, the
+    draft in words, and what the offer costs a month with it and decoding plainly, with the targets each misses."""
+
+    runs: bool = Field(description="the pick speculates (it is cheaper at the targets); False: plain decoding")
+    draft: str = Field(description="the draft, its tokens a step and acceptance, and the tokens a step writes")
+    monthly_usd_with: float | None
+    monthly_usd_without: float | None
+    misses_with: list[str] = Field(default_factory=list)
+    misses_without: list[str] = Field(default_factory=list)
+    other_best: str = Field(
+        "",
+        description="the cheapest pick of the other kind (plain decoding if this one speculates) that meets the "
+        "targets on any offer and layout, in words; empty where none does",
+    )
+
+
 class Pick(BaseModel):
     """One priced configuration. ``monthly_usd`` = GPUs paid for x price per GPU-hour x hours per month."""
 
@@ -229,6 +246,12 @@ class Pick(BaseModel):
         exclude_if=lambda v: v is None,
         description="serving as separate prefill and decode pools (then tp, layout, replicas and "
         "requests_per_s_per_replica are the decode pool's, gpus both pools'); absent for aggregated serving",
+    )
+    speculation: Speculation | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="speculative decoding weighed against plain decoding at this layout and offer (where the "
+        "scenario names a draft model); absent otherwise",
     )
 
     @classmethod

@@ -11,7 +11,14 @@ from gpuplan_core.hardware.catalog import get_gpu
 from gpuplan_core.model.arch import model_from_param_count
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
-from gpuplan_core.perf.predict import _mean_decode_time, compute_bound_batch, decode_sweep, predict, static_times
+from gpuplan_core.perf.predict import (
+    _decode_contexts,
+    _mean_decode_time,
+    compute_bound_batch,
+    decode_sweep,
+    predict,
+    static_times,
+)
 from gpuplan_core.perf.roofline import Workload
 from gpuplan_core.perf.steps import StepModel
 
@@ -84,7 +91,7 @@ def test_the_mean_decode_step_samples_nine_contexts_exact_for_a_linear_step_time
         reported.append(ctx)
         return SimpleNamespace(time_s=ctx * 1e-6)
 
-    sm = SimpleNamespace(decode=decode, decode_s=decode_s)
+    sm = SimpleNamespace(decode=decode, decode_s=decode_s, draft=None)
     mean, middle = _mean_decode_time(sm, 1, 1000, 300)
     assert seen == [1000, 1037, 1074, 1112, 1149, 1186, 1224, 1261, 1298] and reported == [1149]
     assert mean == pytest.approx(1149e-6) and middle.time_s == pytest.approx(1149e-6)
@@ -100,9 +107,11 @@ def test_speculative_decoding_divides_draft_and_verify_steps_by_the_expected_tok
     wl = Workload(spec_draft=draft)
     p = predict(L8, H100, wl, 1, 100, 50)
     expected = (1 - 0.7**5) / (1 - 0.7)
-    draft_t, _ = _mean_decode_time(StepModel(draft, H100, wl, PA), 1, 100, 50)
-    verify_t, _ = _mean_decode_time(StepModel(L8, H100, wl, PA), 1, 100, 50, tokens_per_seq=5)
-    assert p.tpot_s == pytest.approx((4 * draft_t + verify_t) / expected)
+    sm = StepModel(L8, H100, wl, PA)
+    contexts = _decode_contexts(100, 50)
+    draft_t = sum(sm.draft.decode_s(1, c) for c in contexts) / len(contexts)
+    verify_t = sum(sm.decode(1, c).time_s for c in contexts) / len(contexts)  # the target's pass: 5 tokens
+    assert p.tpot_s == pytest.approx((4 * draft_t + verify_t) / expected, rel=1e-12)
     assert p.notes == [
         "Speculative decoding: 4 draft tokens at acceptance 0.70 give 2.77 tokens per target step (Leviathan et "
         "al. 2023); TPOT includes 4 draft steps per verify step."

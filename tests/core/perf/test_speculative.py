@@ -7,7 +7,9 @@ from gpuplan_core.hardware.catalog import get_gpu
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.predict import predict
-from gpuplan_core.perf.roofline import Workload, decode_phase
+from gpuplan_core.perf.replica import replica_for
+from gpuplan_core.perf.roofline import StepCost, Workload, decode_phase
+from gpuplan_core.perf.serving import capacity, serve
 from gpuplan_core.perf.speculative import (
     MTP_ACCEPTANCE,
     draft_for,
@@ -21,6 +23,7 @@ from gpuplan_core.perf.steps import step_model
 from gpuplan_core.perf.workload import workload_for
 from gpuplan_core.scenario.deployment import RuntimeAssumptions
 from gpuplan_core.scenario.parts import Formats
+from gpuplan_core.scenario.scenario import Scenario
 
 PA = PerfAssumptions()
 L8 = get_preset("Llama-3.1-8B")
@@ -63,8 +66,9 @@ def test_static_tpot_is_draft_and_verify_steps_over_the_expected_tokens():
     wl = with_draft(Workload(), draft)
     gpu = get_gpu("H100")
     got = predict(L8, gpu, wl, 1, 1024, 2, pa=PA)
-    draft_s = step_model(draft.arch, gpu, wl, PA).decode_s(1, 1024)
-    verify_s = step_model(L8, gpu, wl, PA).decode_s(1, 1024, 5)
+    sm = step_model(L8, gpu, wl, PA)
+    draft_s = sm.draft.decode_s(1, 1024)  # the draft's own step model, plain decoding
+    verify_s = sm.decode(1, 1024).time_s  # the target's pass: 5 tokens a sequence
     assert got.tpot_s == (4 * draft_s + verify_s) / expected_tokens_per_verify(4, 0.7)
     assert got.tpot_s == spec_tpot_s(draft_s, verify_s, 4, 0.7)
     assert "2.77 tokens per target step" in got.notes[0]
@@ -105,3 +109,71 @@ def test_mtp_lowers_deepseek_v3_static_tpot_on_8_h200():
         mtp = predict(DSV3, gpu, with_draft(wl, mtp_draft(DSV3)), batch, 1000, 500, pa=PA)
         assert plain.tpot_s * 1e3 == pytest.approx(plain_ms, abs=0.01)
         assert mtp.tpot_s * 1e3 == pytest.approx(mtp_ms, abs=0.01)
+
+
+def _spec_scenario(**spec) -> Scenario:
+    return Scenario(preset="Llama-3.1-8B", input_tokens=1000, output_tokens=301, **spec)
+
+
+def test_a_speculative_step_is_the_verify_step_and_k_draft_steps_by_hand():
+    """Llama-3.1-8B with a 1B draft of 4 tokens, H100, roofline: one engine step of 8 sequences at 2,048 tokens
+    = the target's verify step (8 x 5 tokens: roofline.decode_phase, tokens_per_seq=5) + 4 decode steps of the 1B
+    draft (decode_phase of the draft's shape), compiled or not; with prompt chunks beside it, the same draft steps."""
+    draft = user_draft(RuntimeAssumptions(spec_draft_params=1_000_000_000, spec_tokens=4))
+    gpu, wl = get_gpu("H100"), with_draft(Workload(), draft)
+    verify = decode_phase(L8, gpu, Workload(), 8, 2048, PA, tokens_per_seq=5).time_s
+    draft_step = decode_phase(draft.arch, gpu, Workload(), 8, 2048, PA).time_s
+    sm = step_model(L8, gpu, wl, PA)
+    want = verify + 4 * draft_step
+    assert sm.decode_s(8, 2048) == pytest.approx(want, rel=1e-12)
+    assert sm.step_s(8, 2048, ()) == sm.python_step_s(8, 2048, ()) == sm.decode_s(8, 2048)
+    assert want == pytest.approx(8.00e-3 + 4 * 2.245e-3, rel=1e-3)  # 8 x 5 tokens read the 8B weights once
+    chunk = ((0, 512, 1),)
+    mixed = StepCost(L8, gpu, Workload(), PA).seconds([(8, 2048, 5, 40), (1, 0, 512, 1)], PA.prefill_overhead_s)
+    assert sm.step_s(8, 2048, chunk) == pytest.approx(mixed + 4 * draft_step, rel=1e-12)
+    assert sm.step_s(8, 2048, chunk) == sm.python_step_s(8, 2048, chunk)
+
+
+def test_the_step_loop_at_one_user_gives_the_static_time_per_token():
+    """One request alone (1,000 in, 301 out) through the step loop: 300 tokens after the first at 1 + a tokens a
+    step (k = 1, a = 0.5: 1.5, so 200 steps). Its time per token is the static view's, (draft + verify step) / 1.5,
+    within the loop's step-time grid (0.1%); its first token is the plain replica's (the target's prefill)."""
+    spec, _ = replica_for(_spec_scenario(spec_draft_params=10**9, spec_tokens=1, spec_acceptance=0.5), "H100-SXM")
+    plain, _ = replica_for(_spec_scenario(), "H100-SXM")
+    got, base = serve(spec, concurrency=1), serve(plain, concurrency=1)
+    static = predict(spec.m, spec.gpu, spec.wl, 1, 1000, 301, pa=PA, engine=spec.engine)
+    assert got.tpot_mean_s == pytest.approx(static.tpot_s, rel=1e-3)
+    assert 1 / got.tpot_mean_s == pytest.approx(static.decode_tokens_per_s_per_sequence, rel=1e-3)
+    assert got.ttft_mean_s == pytest.approx(base.ttft_mean_s, rel=1e-12)
+    sm = step_model(spec.m, spec.gpu, spec.wl, PA, spec.engine)
+    assert sm.per_step == 1.5 and sm.width == 2
+    assert got.tpot_mean_s == pytest.approx(sm.decode_s(1, 1150) / 1.5, rel=2e-3)  # the mean step, mid-context
+    assert got.tpot_mean_s < base.tpot_mean_s  # at one user a verify step costs about a decode step
+    assert any("1.50 tokens per target step" in n for n in got.notes)
+
+
+def test_acceptance_zero_is_no_faster_than_plain_decoding_plus_the_draft():
+    """At acceptance 0 each step writes one token: time per token = verify step + k draft steps, no less than a
+    plain decode step and the draft's cost together (and so slower than plain decoding), under load too."""
+    spec, _ = replica_for(_spec_scenario(spec_draft_params=10**9, spec_tokens=4, spec_acceptance=0.0), "H100-SXM")
+    plain, _ = replica_for(_spec_scenario(), "H100-SXM")
+    sm = step_model(spec.m, spec.gpu, spec.wl, PA, spec.engine)
+    draft_s = sum(sm.draft.decode_s(1, c) for c in range(1000, 1301, 30)) / 11
+    got, base = serve(spec, concurrency=1), serve(plain, concurrency=1)
+    assert got.tpot_mean_s >= base.tpot_mean_s + 4 * draft_s * (1 - 1e-3)
+    assert got.tpot_mean_s == pytest.approx(sm.decode_s(1, 1150), rel=2e-3)
+    assert capacity(spec) < capacity(plain)
+
+
+def test_speculation_under_load_runs_in_the_step_loop():
+    """Under load the loop's steps are the speculating replica's: fewer steps than a plain replica's for the same
+    requests, each writing 2.77 tokens a sequence (k = 4, a = 0.7). Llama-3.1-8B on an H100, 1,000 in / 301 out:
+    time per token 5.5 ms against 6.9 at one user, 12.8 against 14.3 at 64; at 256 users the verify steps' 5
+    tokens a sequence and the draft's steps cost more than the tokens they save (38.8 against 34.5 ms, and less
+    throughput)."""
+    spec, _ = replica_for(_spec_scenario(spec_draft_params=10**9), "H100-SXM")
+    plain, _ = replica_for(_spec_scenario(), "H100-SXM")
+    for users, spec_ms, plain_ms in ((1, 5.49, 6.88), (64, 12.84, 14.26), (256, 38.77, 34.53)):
+        got, base = serve(spec, concurrency=users), serve(plain, concurrency=users)
+        assert (got.tpot_mean_s * 1e3, base.tpot_mean_s * 1e3) == pytest.approx((spec_ms, plain_ms), abs=0.01)
+    assert got.output_tokens_per_s < base.output_tokens_per_s

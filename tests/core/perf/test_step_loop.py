@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from gpuplan_core.common.jit import NUMBA, array_list, float_list, int_dict
-from gpuplan_core.perf import step_loop
+from gpuplan_core.perf import step_loop, step_queues
 from gpuplan_core.perf.simulate import simulate
-from gpuplan_core.perf.step_pack import EMPTY
 from tests.core.perf import recorded_runs
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -61,8 +60,8 @@ def test_the_heaps_pop_in_the_order_of_their_key_then_id():
     keys, ids = np.empty(8, np.int64), np.empty(8, np.int64)
     pushed = [(5, 2), (3, 7), (5, 1), (3, 0), (9, 4), (1, 3)]
     for size, (key, k) in enumerate(pushed):
-        step_loop._push(keys, ids, size, key, k)
-    popped = [int(step_loop._pop(keys, ids, size)) for size in range(len(pushed), 0, -1)]
+        step_queues.push(keys, ids, size, key, k)
+    popped = [int(step_queues.pop(keys, ids, size)) for size in range(len(pushed), 0, -1)]
     assert popped == [k for _, k in sorted(pushed)] == [3, 0, 7, 1, 2, 4]
 
 
@@ -83,13 +82,13 @@ def test_a_step_with_prompt_chunks_is_asked_of_the_step_model_once_and_then_read
     try:
         index, keys, times = int_dict(), array_list(), float_list()
         spec = np.array([0, 100, 1, 5, 200, 0, 0, 0, 0], np.int64)
-        assert step_loop._mixed_s(-1, EMPTY, index, keys, times, 3, 1000.0, spec, 2) == 300.0
-        assert step_loop._mixed_s(-1, EMPTY, index, keys, times, 3, 1000.0, spec, 2) == 300.0
+        assert step_loop._mixed_s(-1, index, keys, times, 3, 1000.0, spec, 2) == 300.0
+        assert step_loop._mixed_s(-1, index, keys, times, 3, 1000.0, spec, 2) == 300.0
         assert asked.asked == 1 and len(times) == 1
-        assert step_loop._mixed_s(-1, EMPTY, index, keys, times, 3, 1000.0, spec, 1) == 100.0  # one chunk: another step
+        assert step_loop._mixed_s(-1, index, keys, times, 3, 1000.0, spec, 1) == 100.0  # one chunk: another step
         # no decodes: the context is not read (the key's context point is 0), so any mean context is the same step
-        assert step_loop._mixed_s(-1, EMPTY, index, keys, times, 0, 5.0, spec, 1) == 100.0
-        assert step_loop._mixed_s(-1, EMPTY, index, keys, times, 0, 900.0, spec, 1) == 100.0
+        assert step_loop._mixed_s(-1, index, keys, times, 0, 5.0, spec, 1) == 100.0
+        assert step_loop._mixed_s(-1, index, keys, times, 0, 900.0, spec, 1) == 100.0
         assert asked.asked == 3 and len(times) == 3
     finally:
         del step_loop.ASKING[-1]

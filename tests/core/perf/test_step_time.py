@@ -74,7 +74,11 @@ def test_random_steps_of_random_replicas_are_the_python_models_times_exactly():
             spec = np.array([v for c in chunks for v in c], np.int64)
             want = model.python_step_s(decodes, ctx, chunks)
             assert model.step_s(decodes, ctx, chunks) == want
-            assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == want, (model.m.name, decodes, chunks)
+            assert step_time.step_s(packed, step_pack.EMPTY, decodes, ctx, spec, len(chunks)) == want, (
+                model.m.name,
+                decodes,
+                chunks,
+            )
             steps += 1
     assert kinds >= 100 and steps >= 4000
     # measured kernels and the roofline alone, dense, MoE and MLA, one GPU and tensor parallel: all were drawn
@@ -104,7 +108,12 @@ def test_random_steps_of_random_expert_parallel_ranks_are_the_python_models_time
             spec = np.array([v for c in chunks for v in c], np.int64)
             want = model.python_step_s(decodes, ctx, chunks)
             assert model.step_s(decodes, ctx, chunks) == want
-            assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == want, (m.name, gpu.gpu, ep, chunks)
+            assert step_time.step_s(packed, step_pack.EMPTY, decodes, ctx, spec, len(chunks)) == want, (
+                m.name,
+                gpu.gpu,
+                ep,
+                chunks,
+            )
             steps += 1
     assert links == {"nvlink", "pcie"} and steps == 2400
 
@@ -136,7 +145,9 @@ def test_a_measured_step_reads_the_tables_and_past_them_splits_or_falls_back():
     assert model.cost.kernels is not None and packed[0][step_pack.KERNELS] == 1.0
     for decodes, ctx, chunks in ((0.0, 0, ((0, 40_000, 1),)), (64.0, 3000, ()), (7.0, 900, ((512, 2048, 0),))):
         spec = np.array([v for c in chunks for v in c], np.int64)
-        assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == model.python_step_s(decodes, ctx, chunks)
+        assert step_time.step_s(packed, step_pack.EMPTY, decodes, ctx, spec, len(chunks)) == model.python_step_s(
+            decodes, ctx, chunks
+        )
 
 
 def test_a_moe_replica_timed_from_the_kernel_tables_is_left_to_the_python_model(monkeypatch):
@@ -159,7 +170,7 @@ def test_the_decode_grids_cells_are_step_times_cells(preset, gpu, factor, ep):
     rng = random.Random(1)
     for _ in range(300):
         n, j = rng.choice((1, 16, 17, 77_280, 80_000, rng.randint(1, 3000))), rng.randint(0, 1200)
-        want, got = python.cell(n, j), cell_of(times.compiled, n, j)
+        want, got = python.cell(n, j), cell_of(times.compiled, times.draft, n, j)
         assert np.array_equal(np.array(times.cell(n, j)), np.array(got), equal_nan=True)
         assert np.array_equal(np.array(got), np.array(want), equal_nan=True), (n, j)
 
@@ -194,7 +205,9 @@ def test_a_replicas_table_look_ups_are_remembered_by_count_and_stay_the_python_m
     )
     for decodes, ctx, chunks in steps:
         spec = np.array([v for c in chunks for v in c], np.int64)
-        assert step_time.step_s(packed, decodes, ctx, spec, len(chunks)) == model.python_step_s(decodes, ctx, chunks)
+        assert step_time.step_s(packed, step_pack.EMPTY, decodes, ctx, spec, len(chunks)) == model.python_step_s(
+            decodes, ctx, chunks
+        )
     logits_at, chunks_at = step_pack.MEMO_AT_LOGITS, step_pack.MEMO_AT_CHUNKS
     kept = set(np.flatnonzero(memo != step_pack.UNSET).tolist())
     # the GEMMs at 2,048 tokens, the LM head at 1 and 1,025 logits, the chunks' attention at 2,048 and 1,024 new

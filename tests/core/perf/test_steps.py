@@ -2,10 +2,12 @@
 counts (every count to 16, then ~10% apart) and mean contexts (1% apart), interpolated between, memoised."""
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from gpuplan_core.hardware.catalog import get_gpu
+from gpuplan_core.model.arch import model_from_param_count
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.replica import Replica, engine_limits
@@ -194,10 +196,16 @@ def test_a_step_is_the_same_whatever_steps_were_timed_before():
 )
 def test_a_decode_steps_time_alone_is_its_reports_float_for_float(preset, gpu, wl, engine):
     """``StepModel.decode_s`` (the static views' sampled steps) is ``decode(...).time_s`` exactly, at batches and
-    contexts from a request alone to a full cache, and for a speculative verify step of 5 tokens."""
+    contexts from a request alone to a full cache; speculating with a 1B draft of 4 tokens, the verify step's
+    report (5 tokens a sequence) and 4 of the draft's decode steps."""
     sm = StepModel(get_preset(preset), get_gpu(gpu), wl, PerfAssumptions(), engine)
-    for batch, ctx, tokens in ((1, 1, 1), (1, 4000, 1), (37, 900, 1), (256, 8191, 1), (8, 2048, 5)):
-        assert sm.decode_s(batch, ctx, tokens) == sm.decode(batch, ctx, tokens).time_s
+    for batch, ctx in ((1, 1), (1, 4000), (37, 900), (256, 8191), (8, 2048)):
+        assert sm.decode_s(batch, ctx) == sm.decode(batch, ctx).time_s
+    spec = StepModel(sm.m, sm.gpu, replace(wl, spec_draft=model_from_param_count(10**9)), PerfAssumptions(), engine)
+    assert (spec.width, spec.draft_steps, spec.draft.width) == (5, 4, 1)
+    for batch, ctx in ((1, 4000), (8, 2048)):
+        verify = spec.decode(batch, ctx).time_s
+        assert spec.decode_s(batch, ctx) == pytest.approx(verify + 4 * spec.draft.decode_s(batch, ctx), rel=1e-12)
 
 
 def test_the_step_model_is_shared_by_what_it_reads():
