@@ -36,11 +36,35 @@ from .moe_weights import expected_experts_touched as expected_experts_touched
 
 
 def _attn_flops_per_attended_token(m: ModelArch) -> float:
-    """FLOPs per (query token, attended token) pair over all layers: QK^T and AV, 2 FLOPs per MAC."""
+    """FLOPs per (query token, attended token) pair over all layers: QK^T and AV, 2 FLOPs per MAC. MLA: a prompt's
+    tokens attend as multi-head attention over keys and values up-projected from the latent (qk_nope + qk_rope per
+    head for QK^T, v_head_dim for AV): the compute-friendly form the engines run for prefill."""
     a = m.num_attention_heads
     if m.is_mla:
         return 2 * a * ((m.qk_nope_head_dim + m.qk_rope_head_dim) + m.v_head_dim)
     return 2 * a * (2 * m.d)
+
+
+def _decode_attn_flops_per_attended_token(m: ModelArch) -> float:
+    """FLOPs per (decoding token, attended token) pair: MLA decodes in the absorbed form, every head's query
+    projected into the latent space (W_UK folded into the query, W_UV applied after), so QK^T runs over the latent
+    and its RoPE key (kv_lora_rank + qk_rope_head_dim) and AV over the latent (kv_lora_rank) per head: DeepSeek-V2
+    (arXiv 2405.04434) section 2.1.3; vLLM vllm/attention/backends/mla/common.py ("data-movement friendly" decode
+    path, MQA over the cached latent); FlashMLA. 2 x 128 x (576 + 512) for DeepSeek-V3, 3.4 x its prefill form.
+    Other attention: the prefill form."""
+    if not m.is_mla:
+        return _attn_flops_per_attended_token(m)
+    return 2 * m.num_attention_heads * ((m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank)
+
+
+def replicated_params(m: ModelArch) -> int:
+    """Matmul weights every tensor-parallel GPU holds whole: MLA's down-projections of the query and of the latent
+    with its RoPE key (``q_a_proj``, ``kv_a_proj_with_mqa``: ReplicatedLinear in vLLM's and SGLang's
+    deepseek_v2.py, as their outputs, 1,536 and 576 wide, are not split by heads), every layer. 0 for other
+    models."""
+    if not m.is_mla:
+        return 0
+    return m.hidden_size * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) * m.num_layers
 
 
 def _window_capped(cached: int, new: int, w: int) -> int:
@@ -139,6 +163,10 @@ class StepCost:
         self.lm_head = m.vocab_size * m.hidden_size
         self.dense_params = matmul_params_active(m) - self.lm_head
         self.per_pair = _attn_flops_per_attended_token(m)
+        self.per_pair_decode = _decode_attn_flops_per_attended_token(m)
+        # each GPU of a tensor-parallel replica reads and multiplies the replicated weights whole: beyond its 1 / tp
+        # share of them (counted with the rest), (tp - 1) / (tp x pp) of them per GPU
+        self.repl_share = replicated_params(m) * (wl.tp - 1) / (wl.tp * wl.pp) if wl.ep <= 1 else 0.0
         self.host_s = m.num_layers * pa.eager_overhead_s_per_layer if wl.eager else 0.0
         self.expert_flops_per_token = 2 * m.experts_per_token * _one_expert_params(m) * m.moe_layers if m.is_moe else 0
         self.peak, self.math_used = gpu.dense_peak_flops(self.fmt.math)
@@ -164,7 +192,7 @@ class StepCost:
             acts = 2 * tokens * m.hidden_size * self.act_bytes * m.num_layers / wl.pp
             comm = 2 * m.num_layers * allreduce_time(wl.tp, tokens * m.hidden_size * self.act_bytes, self.gpu, self.pa)
             got = self._per_tokens[tokens] = (
-                weight_bytes_touched(m, self.fmt, tokens) / shard,
+                weight_bytes_touched(m, self.fmt, tokens) / shard + self.repl_share * self.fmt.bytes_per_value,
                 acts,
                 comm,
                 self.expert_flops_per_token * tokens / shard,
@@ -182,7 +210,8 @@ class StepCost:
             terms = per_part.get((seqs, cached, new))
             if terms is None:  # remembered: the step loop's steps share their decodes and prompt chunks
                 kv_part = self.kv_bytes(cached, seqs) + self.kv_bytes(new, seqs)
-                terms = per_part[seqs, cached, new] = (self.per_pair * _attended(self.m, cached, new) * seqs, kv_part)
+                per_pair = self.per_pair_decode if new == 1 else self.per_pair
+                terms = per_part[seqs, cached, new] = (per_pair * _attended(self.m, cached, new) * seqs, kv_part)
             attn, kv = attn + terms[0], kv + terms[1]
         return tokens, lm_tokens, attn, kv
 
@@ -202,7 +231,7 @@ class StepCost:
         mm_flops = 2 * self.dense_params * tokens + 2 * self.lm_head * lm_tokens
         return StepWork(
             name=name,
-            matmul_flops=mm_flops / self.shard,
+            matmul_flops=mm_flops / self.shard + 2 * self.repl_share * tokens,
             attention_flops=attn / self.shard,
             weight_bytes=w_bytes,
             kv_bytes=kv,
@@ -222,6 +251,7 @@ class StepCost:
         tokens, lm_tokens, attn, kv = self._parts_sums(parts)
         w_bytes, acts, comm, ex_flops, ex_bytes, ex_tokens = self._token_terms(tokens)
         mm_flops = (2 * self.dense_params * tokens + 2 * self.lm_head * lm_tokens) / self.shard
+        mm_flops += 2 * self.repl_share * tokens
         ops = self._op_times(tokens, mm_flops, attn / self.shard, w_bytes, kv, acts, ex_flops, ex_bytes, ex_tokens)
         if self.kernels is not None:
             ops, comm, _ = self._measured(ops, comm, parts, tokens, lm_tokens, acts)

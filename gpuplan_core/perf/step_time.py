@@ -190,7 +190,7 @@ def _tp_terms(c, tokens):
         ex_bytes = touched * c[P.ONE_EXPERT] * c[P.MOE_LAYERS] * c[P.BPV] / c[P.SHARD]
         ex_tokens = tokens * c[P.TOPK] / touched if touched else 0.0
     comm = 2 * c[P.NUM_LAYERS] * _allreduce_s(c, tokens * c[P.HIDDEN] * c[P.ACT_BYTES])
-    return w_bytes / c[P.SHARD], ex_bytes, ex_tokens, comm
+    return w_bytes / c[P.SHARD] + c[P.REPL] * c[P.BPV], ex_bytes, ex_tokens, comm
 
 
 @njit
@@ -255,19 +255,20 @@ def step_s(model, decodes, ctx, spec, count):
     if decodes > 0:  # roofline.StepCost._parts_sums: the decodes' part, then each chunk's
         tokens += decodes * 1
         lm_tokens += decodes
-        attn += c[P.PER_PAIR] * _attended(c, ctx, 1) * decodes
+        attn += c[P.PER_PAIR_DECODE] * _attended(c, ctx, 1) * decodes
         kv += _kv_bytes(c, ctx, decodes) + _kv_bytes(c, 1, decodes)
     for j in range(count):
         cached, new = spec[3 * j], spec[3 * j + 1]
         tokens += 1.0 * new
         lm_tokens += spec[3 * j + 2]
-        attn += c[P.PER_PAIR] * _attended(c, cached, new) * 1.0
+        attn += (c[P.PER_PAIR_DECODE] if new == 1 else c[P.PER_PAIR]) * _attended(c, cached, new) * 1.0
         kv += _kv_bytes(c, cached, 1.0) + _kv_bytes(c, new, 1.0)
     # roofline.StepCost._token_terms (an EP rank: expert_parallel.token_terms)
     w_bytes, ex_bytes, ex_tokens, comm = _ep_terms(c, tokens) if c[P.EP] > 1 else _tp_terms(c, tokens)
     acts = 2 * tokens * c[P.HIDDEN] * c[P.ACT_BYTES] * c[P.NUM_LAYERS] / c[P.PP]
     ex_flops = c[P.EX_FLOPS_PER_TOKEN] * tokens / c[P.SHARD]
     mm_flops = (2 * c[P.DENSE] * tokens + 2 * c[P.LM_HEAD] * lm_tokens) / c[P.SHARD]
+    mm_flops += 2 * c[P.REPL] * tokens
     # roofline.StepCost._op_times
     bw, peak = c[P.BW], c[P.PEAK]
     mfu = c[P.MFU_MAX] * tokens / (tokens + c[P.MFU_HALF])
