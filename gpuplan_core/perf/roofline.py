@@ -16,6 +16,18 @@ For one replica (tp x pp GPUs) of a model on a GPU:
   MFU(m)   = MFU_max(format) x m / (m + m_half): m = tokens per matmul (Vidur per-op profiles)
   MBU(x)   = MBU_max(memory type, format) x x / (x + x_half): x = bytes per layer per GPU
            (aiconfigurator and Vidur per-op data: small shards and short KV reads are less efficient)
+  host     without CUDA graphs the pass takes the longer of the GPU's time and the host's launch time, layers x
+           eager_overhead_s_per_layer (``host_s``). Where the engine graphs decode-only steps (vLLM V0, SGLang,
+           TensorRT-LLM's PyTorch backend: hardware/engines.py ``EngineRelease.prefill_graphs``), an MoE model's
+           step that carries prompt tokens pays it too (``prefill_host_s``): each MoE layer's router, top-k,
+           token permutation and grouped-GEMM launches (Triton kernels among them) and MLA's dozen small ops are
+           issued from Python one by one (NVIDIA's DeepSeek-R1 blog: CUDA graphs gain 22% end to end on the PyTorch
+           flow, "because the python host code normally executes slower than C++"). A dense model's prompt step is
+           not given it: the engines' fused dense layers launch about ten kernels each, whose host time a prompt
+           step's GPU time covers (not modelled).
+  MLA      prompt tokens attend in the up-projected (multi-head) form, decoding tokens in the absorbed form over the
+           latent (``_decode_attn_flops_per_attended_token``); MLA's down-projections are replicated on every
+           tensor-parallel GPU (``replicated_params``)
 Dense peaks only; a GPU without the math format falls back to the best one it has, and says so.
 """
 
@@ -103,6 +115,7 @@ class Workload:
     spec_acceptance: float = 0.7
     eager: bool = False  # no CUDA graphs: every forward pass pays host time per layer (PerfAssumptions)
     ep: int = 1  # MoE: routed experts over this many GPUs, attention data-parallel beside them (expert_parallel.py)
+    eager_prefill: bool = False  # steps with prompt tokens launch each layer from Python (no CUDA graph)
 
 
 @dataclass(frozen=True)
@@ -168,6 +181,10 @@ class StepCost:
         # share of them (counted with the rest), (tp - 1) / (tp x pp) of them per GPU
         self.repl_share = replicated_params(m) * (wl.tp - 1) / (wl.tp * wl.pp) if wl.ep <= 1 else 0.0
         self.host_s = m.num_layers * pa.eager_overhead_s_per_layer if wl.eager else 0.0
+        # a step with prompt tokens, where the engine graphs decode-only steps: an MoE model's layers launched from
+        # Python one by one (``prefill_host_s``, the module docstring)
+        eager_prefill = wl.eager_prefill and m.is_moe
+        self.prefill_host_s = m.num_layers * pa.eager_overhead_s_per_layer if eager_prefill else self.host_s
         self.expert_flops_per_token = 2 * m.experts_per_token * _one_expert_params(m) * m.moe_layers if m.is_moe else 0
         self.peak, self.math_used = gpu.dense_peak_flops(self.fmt.math)
         self.attn_peak = gpu.dense_peak_flops("bf16")[0]  # attention math runs in 16-bit
@@ -222,8 +239,9 @@ class StepCost:
             got = self._mfus[tokens] = (mfu_curve(tokens, self.pa, self.math_used), mfu_curve(tokens, self.pa, "bf16"))
         return got
 
-    def work(self, name: str, parts: list[Part], overhead_s: float) -> StepWork:
-        """One forward pass of everything in ``parts`` together (one engine step), each component named."""
+    def work(self, name: str, parts: list[Part], overhead_s: float, prompt: bool = False) -> StepWork:
+        """One forward pass of everything in ``parts`` together (one engine step), each component named; ``prompt``:
+        the step carries prompt tokens (its host time is ``prefill_host_s``)."""
         tokens, lm_tokens, attn, kv = self._parts_sums(
             [(p.sequences, p.cached, p.new, p.lm_head_tokens) for p in parts]
         )
@@ -239,15 +257,15 @@ class StepCost:
             tokens=tokens,
             overhead_s=overhead_s,
             comm_s=comm,
-            host_s=self.host_s,
+            host_s=self.prefill_host_s if prompt else self.host_s,
             expert_flops=ex_flops,
             expert_weight_bytes=ex_bytes,
             expert_tokens=ex_tokens,
         )
 
-    def seconds(self, parts, overhead_s: float) -> float:
+    def seconds(self, parts, overhead_s: float, prompt: bool = False) -> float:
         """The time of one step of ``parts`` (``(sequences, cached, new, logits)`` tuples): ``phase(...).time_s``
-        without building the report."""
+        without building the report (``prompt``: the step carries prompt tokens)."""
         tokens, lm_tokens, attn, kv = self._parts_sums(parts)
         w_bytes, acts, comm, ex_flops, ex_bytes, ex_tokens = self._token_terms(tokens)
         mm_flops = (2 * self.dense_params * tokens + 2 * self.lm_head * lm_tokens) / self.shard
@@ -255,7 +273,7 @@ class StepCost:
         ops = self._op_times(tokens, mm_flops, attn / self.shard, w_bytes, kv, acts, ex_flops, ex_bytes, ex_tokens)
         if self.kernels is not None:
             ops, comm, _ = self._measured(ops, comm, parts, tokens, lm_tokens, acts)
-        return self._total(ops, comm, self.host_s, overhead_s)[0]
+        return self._total(ops, comm, self.prefill_host_s if prompt else self.host_s, overhead_s)[0]
 
     def _measured(self, ops, comm_s, parts, tokens, lm_tokens, acts_bytes):
         """``ops`` and the all-reduce time with each group the kernel tables cover at its measured time."""
@@ -287,9 +305,10 @@ class StepCost:
         waiting = max(0.0, host_s - core - comm_s)  # the GPU idles while the host launches kernels
         return core + comm_s + waiting + overhead_s, core, waiting
 
-    def phase(self, name: str, parts: list[Part], overhead_s: float) -> PhaseReport:
-        """One engine step of ``parts`` (measured kernels where the tables cover them, the roofline elsewhere)."""
-        return self.phase_of(self.work(name, parts, overhead_s), parts)
+    def phase(self, name: str, parts: list[Part], overhead_s: float, prompt: bool = False) -> PhaseReport:
+        """One engine step of ``parts`` (measured kernels where the tables cover them, the roofline elsewhere;
+        ``prompt``: it carries prompt tokens)."""
+        return self.phase_of(self.work(name, parts, overhead_s, prompt), parts)
 
     def phase_of(self, w: StepWork, parts: list[Part] | None = None) -> PhaseReport:
         """The report of one pass's work: its time, the compute / memory / overhead split and what bounds it
@@ -348,12 +367,20 @@ def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumpti
 
 
 def step_phase(
-    name: str, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, parts: list[Part], *, overhead_s: float
+    name: str,
+    m: ModelArch,
+    gpu: GPU,
+    wl: Workload,
+    pa: PerfAssumptions,
+    parts: list[Part],
+    *,
+    overhead_s: float,
+    prompt: bool = False,
 ) -> PhaseReport:
     """One forward pass of everything in ``parts`` together (one engine step): the weight matmuls run once for
     all tokens, attention per part. A static batch is one part; a continuous-batching step mixes decodes
     (new = 1 after the context) and prefill chunks (serving.py)."""
-    return StepCost(m, gpu, wl, pa).phase(name, parts, overhead_s)
+    return StepCost(m, gpu, wl, pa).phase(name, parts, overhead_s, prompt)
 
 
 def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int, pa: PerfAssumptions) -> PhaseReport:
@@ -361,7 +388,8 @@ def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int,
     each prompt's last token only."""
     cached = int(prompt * wl.prefix_cache_fraction)
     new = max(1, prompt - cached)
-    return step_phase("prefill", m, gpu, wl, pa, [Part(batch, cached, new, batch)], overhead_s=pa.prefill_overhead_s)
+    part = Part(batch, cached, new, batch)
+    return step_phase("prefill", m, gpu, wl, pa, [part], overhead_s=pa.prefill_overhead_s, prompt=True)
 
 
 def decode_phase(

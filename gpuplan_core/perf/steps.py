@@ -122,7 +122,7 @@ class StepModel:
         parts = [(decodes, ctx, 1, decodes)] if decodes > 0 else []
         parts += [(1, cached, new, last) for cached, new, last in chunks]
         overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
-        return self.cost.seconds(parts, overhead)
+        return self.cost.seconds(parts, overhead, bool(chunks))
 
     def step(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> PhaseReport:
         """A step of ``decodes`` sequences each adding a token after ``ctx`` and prompt chunks ``(cached, new,
@@ -130,20 +130,20 @@ class StepModel:
         parts = [Part(decodes, ctx, 1, decodes)] if decodes > 0 else []
         parts += [Part(1, cached, new, last) for cached, new, last in chunks]
         overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
-        return self.cost.phase("step", parts, overhead)
+        return self.cost.phase("step", parts, overhead, bool(chunks))
 
     def prefill(self, batch: int, prompt: int) -> PhaseReport:
         """``batch`` whole prompts read in one step (a static batch's prefill; one request alone at batch 1)."""
         cached = int(prompt * self.wl.prefix_cache_fraction)
         new = max(1, prompt - cached)
-        return self.cost.phase("prefill", [Part(batch, cached, new, batch)], self.pa.prefill_overhead_s)
+        return self.cost.phase("prefill", [Part(batch, cached, new, batch)], self.pa.prefill_overhead_s, True)
 
     def prefill_s(self, batch: int, prompt: int) -> float:
         """``prefill(batch, prompt).time_s`` without building the report (roofline.StepCost.seconds: the same
         formula)."""
         cached = int(prompt * self.wl.prefix_cache_fraction)
         new = max(1, prompt - cached)
-        return self.cost.seconds([(batch, cached, new, batch)], self.pa.prefill_overhead_s)
+        return self.cost.seconds([(batch, cached, new, batch)], self.pa.prefill_overhead_s, True)
 
     def decode(self, batch: float, ctx: int, tokens_per_seq: int = 1) -> PhaseReport:
         """A decode step of ``batch`` sequences at context ``ctx`` (a speculative verify step: ``tokens_per_seq``)."""
