@@ -94,12 +94,10 @@ class EngineRelease:
     unchunked_min_tokens)``, or the engine's own where that is None). ``chunk_tokens`` / ``max_num_seqs``: None
     where the release sets them by the GPU (perf/replica.engine_limits). ``cuda_graphs``: False where the line
     runs its decode steps without CUDA graphs unless asked (every pass then pays the host's launch time,
-    perf/roofline.py ``host_s``). ``prefill_graphs``: whether a step that carries prompt tokens runs without the
-    host launching each layer from Python: inside CUDA graphs (vLLM V1's piecewise graphs) or from C++ (TensorRT-LLM's
-    C++ runtime); False where the line graphs decode-only steps and runs prompt steps eagerly (vLLM V0's
-    ``_use_captured_graph`` needs ``decode_only``; SGLang's ``CudaGraphRunner.can_run`` takes decode and idle batches;
-    TensorRT-LLM's PyTorch backend graphs generation-only batches, its piecewise prefill graphs are opt-in), so an MoE
-    model's prompt step pays the host's launch time (perf/roofline.py ``prefill_host_s``)."""
+    perf/roofline.py ``host_s``). ``prefill_graphs``: False where the line graphs decode-only steps and launches a
+    prompt step's layers from Python (vLLM V0 ``_use_captured_graph`` needs ``decode_only``; SGLang
+    ``CudaGraphRunner.can_run`` takes decode and idle batches; TensorRT-LLM's PyTorch backend graphs generation-only
+    batches, piecewise prefill graphs opt-in): an MoE prompt step pays the launches (roofline ``prefill_host_s``)."""
 
     engine: str
     version: str
@@ -302,9 +300,7 @@ def cuda_graphs(engine: str, version: str | None = None) -> bool:
 
 
 def prefill_graphs(engine: str, version: str | None = None) -> bool:
-    """Whether the engine at this release line (its latest where None) runs steps that carry prompt tokens without
-    launching each layer from Python (``EngineRelease.prefill_graphs``); True for an engine without release lines
-    (transformers: its every pass is eager already, ``cuda_graphs``)."""
+    """``EngineRelease.prefill_graphs`` of the line (its latest where None); True without lines (transformers)."""
     line = release(engine, version)
     return line is None or line.prefill_graphs
 

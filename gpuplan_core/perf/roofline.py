@@ -22,9 +22,8 @@ For one replica (tp x pp GPUs) of a model on a GPU:
            step that carries prompt tokens pays it too (``prefill_host_s``): each MoE layer's router, top-k,
            token permutation and grouped-GEMM launches (Triton kernels among them) and MLA's dozen small ops are
            issued from Python one by one (NVIDIA's DeepSeek-R1 blog: CUDA graphs gain 22% end to end on the PyTorch
-           flow, "because the python host code normally executes slower than C++"). A dense model's prompt step is
-           not given it: the engines' fused dense layers launch about ten kernels each, whose host time a prompt
-           step's GPU time covers (not modelled).
+           flow, "because the python host code normally executes slower than C++"). Not for a dense model: its
+           fused layers launch about ten kernels each, whose host time a prompt step's GPU time covers.
   MLA      prompt tokens attend in the up-projected (multi-head) form, decoding tokens in the absorbed form over the
            latent (``_decode_attn_flops_per_attended_token``); MLA's down-projections are replicated on every
            tensor-parallel GPU (``replicated_params``)
@@ -116,6 +115,7 @@ class Workload:
     eager: bool = False  # no CUDA graphs: every forward pass pays host time per layer (PerfAssumptions)
     ep: int = 1  # MoE: routed experts over this many GPUs, attention data-parallel beside them (expert_parallel.py)
     eager_prefill: bool = False  # steps with prompt tokens launch each layer from Python (no CUDA graph)
+    experts_tp: bool = False  # ep > 1 with the experts tensor-parallel over the ep GPUs: each schedules all E
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ class StepCost:
         self.w_mbu_max = weight_mbu_max(gpu, self.fmt, pa)
         self.ex_f = moe_efficiency_factor(gpu, self.fmt)
         self.experts_fixed_s = pa.moe_overhead_s_per_expert_layer * m.num_experts * m.moe_layers / wl.pp
-        if self.ep > 1:  # each GPU routes to and schedules its own E / ep experts
+        if self.ep > 1 and not wl.experts_tp:  # each GPU routes to and schedules its own E / ep experts
             self.experts_fixed_s /= self.ep
         self._per_tokens: dict[float, tuple] = {}
         self._per_part: dict[tuple, tuple[float, float]] = {}  # (sequences, cached, new) -> attention FLOPs, KV bytes
