@@ -206,7 +206,8 @@ would run it at your load; Compare's sides are each the answer to their scenario
 - FLOPs: `2 × active matmul parameters × tokens` + causal attention `2·a·(d_qk + d_v)` per attended pair (the
   S² term halved by the causal mask); MoE counts the routed experts; decode reads the experts the batch touches.
   MLA (DeepSeek) decodes in the absorbed form, `2·a·(2·kv_lora_rank + qk_rope)` per attended pair (QK^T over the
-  latent and its RoPE key, AV over the latent: DeepSeek-V2 §2.1.3, vLLM's MLA backend), and its query and latent
+  latent and its RoPE key, AV over the latent: DeepSeek-V2 §2.1.3, vLLM's MLA backend) at the efficiency of a GEMM
+  with the GPU's heads as rows (every head reads the same latent), and its query and latent
   down-projections are whole on every tensor-parallel GPU (replicated layers in vLLM and SGLang).
 - **Ridge point** = dense peak FLOP/s ÷ bandwidth. Time per op = max(FLOPs ÷ (peak × MFU), bytes ÷ (bandwidth ×
   MBU)), summed over the weight matmuls and attention, plus fixed overheads and tensor-parallel all-reduces

@@ -42,6 +42,7 @@ from ..results.perf import PhaseReport
 from . import expert_parallel, kernel_steps
 from .comm import allreduce_time
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, moe_efficiency_factor, weight_mbu_max
+from .mla import absorbed_attn_flops_per_attended_token, replicated_params
 from .moe_weights import _one_expert_params, expert_weight_bytes, tokens_per_expert, weight_bytes_touched
 from .moe_weights import expected_experts_touched as expected_experts_touched
 
@@ -54,28 +55,6 @@ def _attn_flops_per_attended_token(m: ModelArch) -> float:
     if m.is_mla:
         return 2 * a * ((m.qk_nope_head_dim + m.qk_rope_head_dim) + m.v_head_dim)
     return 2 * a * (2 * m.d)
-
-
-def _decode_attn_flops_per_attended_token(m: ModelArch) -> float:
-    """FLOPs per (decoding token, attended token) pair: MLA decodes in the absorbed form, every head's query
-    projected into the latent space (W_UK folded into the query, W_UV applied after), so QK^T runs over the latent
-    and its RoPE key (kv_lora_rank + qk_rope_head_dim) and AV over the latent (kv_lora_rank) per head: DeepSeek-V2
-    (arXiv 2405.04434) section 2.1.3; vLLM vllm/attention/backends/mla/common.py ("data-movement friendly" decode
-    path, MQA over the cached latent); FlashMLA. 2 x 128 x (576 + 512) for DeepSeek-V3, 3.4 x its prefill form.
-    Other attention: the prefill form."""
-    if not m.is_mla:
-        return _attn_flops_per_attended_token(m)
-    return 2 * m.num_attention_heads * ((m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank)
-
-
-def replicated_params(m: ModelArch) -> int:
-    """Matmul weights every tensor-parallel GPU holds whole: MLA's down-projections of the query and of the latent
-    with its RoPE key (``q_a_proj``, ``kv_a_proj_with_mqa``: ReplicatedLinear in vLLM's and SGLang's
-    deepseek_v2.py, as their outputs, 1,536 and 576 wide, are not split by heads), every layer. 0 for other
-    models."""
-    if not m.is_mla:
-        return 0
-    return m.hidden_size * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) * m.num_layers
 
 
 def _window_capped(cached: int, new: int, w: int) -> int:
@@ -135,6 +114,7 @@ class StepWork:
     expert_flops: float = 0.0  # the routed experts' share of matmul_flops (MoE): grouped GEMMs, their own kernels
     expert_weight_bytes: float = 0.0  # the routed experts' share of weight_bytes
     expert_tokens: float = 0.0  # tokens each routed expert's GEMM sees (sets the experts' matmul efficiency)
+    absorbed_attention_flops: float = 0.0  # MLA's absorbed-form share of attention_flops (its own efficiency)
 
 
 @dataclass(frozen=True)
@@ -176,7 +156,10 @@ class StepCost:
         self.lm_head = m.vocab_size * m.hidden_size
         self.dense_params = matmul_params_active(m) - self.lm_head
         self.per_pair = _attn_flops_per_attended_token(m)
-        self.per_pair_decode = _decode_attn_flops_per_attended_token(m)
+        self.per_pair_decode = absorbed_attn_flops_per_attended_token(m)
+        # MLA's absorbed decode is MQA over the latent: every head on the GPU reads the same latent, so its GEMMs have
+        # heads-per-GPU rows (FlashMLA's tiles), whatever the batch: its efficiency is the 16-bit curve at those rows
+        self.abs_mfu = mfu_curve(m.num_attention_heads / wl.tp, pa, "bf16") if m.is_mla else 1.0
         # each GPU of a tensor-parallel replica reads and multiplies the replicated weights whole: beyond its 1 / tp
         # share of them (counted with the rest), (tp - 1) / (tp x pp) of them per GPU
         self.repl_share = replicated_params(m) * (wl.tp - 1) / (wl.tp * wl.pp) if wl.ep <= 1 else 0.0
@@ -218,19 +201,25 @@ class StepCost:
             )
         return got
 
-    def _parts_sums(self, parts) -> tuple[float, float, float, float]:
-        """tokens, logits, attention FLOPs and KV bytes of ``parts`` (``(sequences, cached, new, logits)`` each)."""
-        per_part, tokens, lm_tokens, attn, kv = self._per_part, 0, 0, 0, 0
+    def _parts_sums(self, parts) -> tuple[float, float, float, float, float]:
+        """tokens, logits, attention FLOPs (the prompt form's; the absorbed form's last) and KV bytes of ``parts``
+        (``(sequences, cached, new, logits)`` each; an MLA part whose every token has logits decodes, absorbed)."""
+        per_part, tokens, lm_tokens, attn, kv, absorbed = self._per_part, 0, 0, 0, 0, 0
         for seqs, cached, new, lm in parts:
             tokens += seqs * new
             lm_tokens += lm
-            terms = per_part.get((seqs, cached, new))
+            decoding = self.m.is_mla and lm == seqs * new
+            terms = per_part.get((seqs, cached, new, decoding))
             if terms is None:  # remembered: the step loop's steps share their decodes and prompt chunks
                 kv_part = self.kv_bytes(cached, seqs) + self.kv_bytes(new, seqs)
-                per_pair = self.per_pair_decode if new == 1 else self.per_pair
-                terms = per_part[seqs, cached, new] = (per_pair * _attended(self.m, cached, new) * seqs, kv_part)
-            attn, kv = attn + terms[0], kv + terms[1]
-        return tokens, lm_tokens, attn, kv
+                per_pair = self.per_pair_decode if decoding else self.per_pair
+                attended = per_pair * _attended(self.m, cached, new) * seqs
+                terms = per_part[seqs, cached, new, decoding] = (attended, kv_part)
+            if decoding:
+                absorbed, kv = absorbed + terms[0], kv + terms[1]
+            else:
+                attn, kv = attn + terms[0], kv + terms[1]
+        return tokens, lm_tokens, attn, kv, absorbed
 
     def _mfu(self, tokens: float) -> tuple[float, float]:
         """The matmul efficiency at ``tokens`` tokens in the weights' math and in 16-bit (attention), remembered."""
@@ -242,7 +231,7 @@ class StepCost:
     def work(self, name: str, parts: list[Part], overhead_s: float, prompt: bool = False) -> StepWork:
         """One forward pass of everything in ``parts`` together (one engine step), each component named; ``prompt``:
         the step carries prompt tokens (its host time is ``prefill_host_s``)."""
-        tokens, lm_tokens, attn, kv = self._parts_sums(
+        tokens, lm_tokens, attn, kv, absorbed = self._parts_sums(
             [(p.sequences, p.cached, p.new, p.lm_head_tokens) for p in parts]
         )
         w_bytes, acts, comm, ex_flops, ex_bytes, ex_tokens = self._token_terms(tokens)
@@ -250,7 +239,7 @@ class StepCost:
         return StepWork(
             name=name,
             matmul_flops=mm_flops / self.shard + 2 * self.repl_share * tokens,
-            attention_flops=attn / self.shard,
+            attention_flops=attn / self.shard + absorbed / self.shard,
             weight_bytes=w_bytes,
             kv_bytes=kv,
             activation_bytes=acts,
@@ -261,16 +250,19 @@ class StepCost:
             expert_flops=ex_flops,
             expert_weight_bytes=ex_bytes,
             expert_tokens=ex_tokens,
+            absorbed_attention_flops=absorbed / self.shard,
         )
 
     def seconds(self, parts, overhead_s: float, prompt: bool = False) -> float:
         """The time of one step of ``parts`` (``(sequences, cached, new, logits)`` tuples): ``phase(...).time_s``
         without building the report (``prompt``: the step carries prompt tokens)."""
-        tokens, lm_tokens, attn, kv = self._parts_sums(parts)
+        tokens, lm_tokens, attn, kv, absorbed = self._parts_sums(parts)
         w_bytes, acts, comm, ex_flops, ex_bytes, ex_tokens = self._token_terms(tokens)
         mm_flops = (2 * self.dense_params * tokens + 2 * self.lm_head * lm_tokens) / self.shard
         mm_flops += 2 * self.repl_share * tokens
-        ops = self._op_times(tokens, mm_flops, attn / self.shard, w_bytes, kv, acts, ex_flops, ex_bytes, ex_tokens)
+        both, absorbed = attn / self.shard + absorbed / self.shard, absorbed / self.shard  # as ``work`` stores them
+        at = (both - absorbed, absorbed)
+        ops = self._op_times(tokens, mm_flops, at, w_bytes, kv, acts, ex_flops, ex_bytes, ex_tokens)
         if self.kernels is not None:
             ops, comm, _ = self._measured(ops, comm, parts, tokens, lm_tokens, acts)
         return self._total(ops, comm, self.prefill_host_s if prompt else self.host_s, overhead_s)[0]
@@ -282,7 +274,8 @@ class StepCost:
         return kernel_steps.measured_ops(ops, comm_s, measured, acts_s, self.wl.pp, self.experts_fixed_s)
 
     def _op_times(self, tokens, mm_flops, attn_flops, weights_bytes, kv_bytes, other_bytes, ex_flops, ex_bytes, ex_tok):
-        """(compute, memory) seconds of the dense matmuls, the routed experts and attention, per GPU."""
+        """(compute, memory) seconds of the dense matmuls, the routed experts and attention, per GPU (``attn_flops``:
+        the prompt form's and the absorbed form's)."""
         pa, bw, peak, math_used = self.pa, self.gpu.bandwidth_bytes_per_s, self.peak, self.math_used
         mfu, mfu_16 = self._mfu(tokens)
         w_mbu = mbu_curve(weights_bytes / self.layers, self.w_mbu_max, pa.mbu_half_bytes_per_layer)
@@ -293,7 +286,7 @@ class StepCost:
         ex_mem = ex_bytes / (bw * w_mbu * ex_f)
         mm_comp = (mm_flops - ex_flops) / (peak * mfu)
         mm_mem = (weights_bytes - ex_bytes + other_bytes) / (bw * w_mbu)
-        at_comp = attn_flops / (self.attn_peak * mfu_16)
+        at_comp = attn_flops[0] / (self.attn_peak * mfu_16) + attn_flops[1] / (self.attn_peak * self.abs_mfu)
         at_mem = kv_bytes / (bw * kv_mbu) if kv_bytes else 0.0
         return (mm_comp, mm_mem), (ex_comp, ex_mem), (at_comp, at_mem)
 
@@ -317,7 +310,7 @@ class StepCost:
         ops = self._op_times(
             w.tokens,
             w.matmul_flops,
-            w.attention_flops,
+            (w.attention_flops - w.absorbed_attention_flops, w.absorbed_attention_flops),
             w.weight_bytes,
             w.kv_bytes,
             w.activation_bytes,

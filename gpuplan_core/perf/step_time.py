@@ -251,17 +251,24 @@ def step_s(model, decodes, ctx, spec, count):
     """StepModel.step_s: a step of ``decodes`` sequences each adding a token after ``ctx`` and the prompt chunks
     ``spec[:3 count]`` ((cached, new, logits) each), in seconds."""
     c = model[0]
-    tokens = lm_tokens = attn = kv = 0.0
+    tokens = lm_tokens = attn = kv = absorbed = 0.0
+    mla = c[P.IS_MLA] != 0.0
     if decodes > 0:  # roofline.StepCost._parts_sums: the decodes' part, then each chunk's
         tokens += decodes * 1
         lm_tokens += decodes
-        attn += c[P.PER_PAIR_DECODE] * _attended(c, ctx, 1) * decodes
+        if mla:  # every token has logits: MLA's absorbed form
+            absorbed += c[P.PER_PAIR_DECODE] * _attended(c, ctx, 1) * decodes
+        else:
+            attn += c[P.PER_PAIR] * _attended(c, ctx, 1) * decodes
         kv += _kv_bytes(c, ctx, decodes) + _kv_bytes(c, 1, decodes)
     for j in range(count):
         cached, new = spec[3 * j], spec[3 * j + 1]
         tokens += 1.0 * new
         lm_tokens += spec[3 * j + 2]
-        attn += (c[P.PER_PAIR_DECODE] if new == 1 else c[P.PER_PAIR]) * _attended(c, cached, new) * 1.0
+        if mla and spec[3 * j + 2] == new:
+            absorbed += c[P.PER_PAIR_DECODE] * _attended(c, cached, new) * 1.0
+        else:
+            attn += c[P.PER_PAIR] * _attended(c, cached, new) * 1.0
         kv += _kv_bytes(c, cached, 1.0) + _kv_bytes(c, new, 1.0)
     # roofline.StepCost._token_terms (an EP rank: expert_parallel.token_terms)
     w_bytes, ex_bytes, ex_tokens, comm = _ep_terms(c, tokens) if c[P.EP] > 1 else _tp_terms(c, tokens)
@@ -282,7 +289,8 @@ def step_s(model, decodes, ctx, spec, count):
     ex_mem = ex_bytes / (bw * w_mbu * ex_f)
     mm_comp = (mm_flops - ex_flops) / (peak * mfu)
     mm_mem = (w_bytes - ex_bytes + acts) / (bw * w_mbu)
-    at_comp = attn / c[P.SHARD] / (c[P.ATTN_PEAK] * mfu_16)
+    both, absorbed = attn / c[P.SHARD] + absorbed / c[P.SHARD], absorbed / c[P.SHARD]
+    at_comp = (both - absorbed) / (c[P.ATTN_PEAK] * mfu_16) + absorbed / (c[P.ATTN_PEAK] * c[P.ABS_MFU])
     at_mem = kv / (bw * kv_mbu) if kv else 0.0
     if c[P.KERNELS] and tokens > 0:  # roofline.StepCost._measured: kernel_steps.MeasuredSteps.groups, measured_ops
         t_all, t_lm = max(1, round(tokens)), round(lm_tokens)

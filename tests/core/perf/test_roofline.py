@@ -241,17 +241,20 @@ def test_a_sliding_window_caps_each_new_tokens_attended_length_in_closed_form():
 def test_mla_decodes_in_the_absorbed_form_and_prefills_in_the_multi_head_form():
     """DeepSeek-V3 (128 heads, latent 512, RoPE key 64, nope 128, v 128): a decoding token costs 2 x 128 x (576 + 512)
     FLOPs per attended token and layer (QK^T over the latent and its RoPE key, AV over the latent), a prompt token
-    2 x 128 x (192 + 128); a dense model's are the same in both."""
+    2 x 128 x (192 + 128), each summed apart; a dense model's are the same in both."""
     from gpuplan_core.perf.roofline import StepCost
 
     m, h200 = get_preset("DeepSeek-V3"), get_gpu("H200")
     cost = StepCost(m, h200, Workload("fp8", tp=8), PA)
     assert cost.per_pair_decode == 2 * 128 * (576 + 512) == 278_528
     assert cost.per_pair == 2 * 128 * (192 + 128) == 81_920
-    _, _, attn, _ = cost._parts_sums([(4, 1000, 1, 4)])
-    assert attn == 278_528 * 61 * (1000 + 1) * 4  # every layer, the cached 1,000 tokens and itself
-    _, _, attn, _ = cost._parts_sums([(1, 0, 100, 1)])
-    assert attn == 81_920 * 61 * 100 * 101 / 2
+    _, _, attn, _, absorbed = cost._parts_sums([(4, 1000, 1, 4)])
+    assert (attn, absorbed) == (0, 278_528 * 61 * (1000 + 1) * 4)  # every layer, the cached 1,000 tokens and itself
+    _, _, attn, _, absorbed = cost._parts_sums([(1, 0, 100, 1)])
+    assert (attn, absorbed) == (81_920 * 61 * 100 * 101 / 2, 0)
+    # the absorbed form is MQA over the latent: its GEMMs have the GPU's 16 heads as rows, whatever the batch
+    assert cost.abs_mfu == pytest.approx(0.75 * 16 / (16 + 64))
+    assert StepCost(m, h200, Workload("fp8", ep=8), PA).abs_mfu == pytest.approx(0.75 * 128 / (128 + 64))
     dense = StepCost(L8, get_gpu("H100"), Workload(), PA)
     assert dense.per_pair_decode == dense.per_pair
 
