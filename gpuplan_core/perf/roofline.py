@@ -25,8 +25,8 @@ For one replica (tp x pp GPUs) of a model on a GPU:
            flow, "because the python host code normally executes slower than C++"). Not for a dense model: its
            fused layers launch about ten kernels each, whose host time a prompt step's GPU time covers.
   MLA      prompt tokens attend in the up-projected (multi-head) form, decoding tokens in the absorbed form over the
-           latent (``_decode_attn_flops_per_attended_token``); MLA's down-projections are replicated on every
-           tensor-parallel GPU (``replicated_params``)
+           latent, at the efficiency of the GPU's heads as GEMM rows (mla.py); its down-projections are replicated
+           on every tensor-parallel GPU (``mla.replicated_params``)
 Dense peaks only; a GPU without the math format falls back to the best one it has, and says so.
 """
 
@@ -178,7 +178,7 @@ class StepCost:
         if self.ep > 1 and not wl.experts_tp:  # each GPU routes to and schedules its own E / ep experts
             self.experts_fixed_s /= self.ep
         self._per_tokens: dict[float, tuple] = {}
-        self._per_part: dict[tuple, tuple[float, float]] = {}  # (sequences, cached, new) -> attention FLOPs, KV bytes
+        self._per_part: dict[tuple, tuple[float, float]] = {}  # (seqs, cached, new, absorbed) -> attention FLOPs, KV
         self._mfus: dict[float, tuple[float, float]] = {}  # tokens -> ``_mfu``
 
     def _token_terms(self, tokens: float) -> tuple:
