@@ -213,6 +213,10 @@ would run it at your load; Compare's sides are each the answer to their scenario
   intensity → bandwidth-bound at small batch (seed 000). Batching shares the weight reads, not the KV reads.
 - FLOPs: `2 × active matmul parameters × tokens` + causal attention `2·a·(d_qk + d_v)` per attended pair (the
   S² term halved by the causal mask); MoE counts the routed experts; decode reads the experts the batch touches.
+  MLA (DeepSeek) decodes in the absorbed form, `2·a·(2·kv_lora_rank + qk_rope)` per attended pair (QK^T over the
+  latent and its RoPE key, AV over the latent: DeepSeek-V2 §2.1.3, vLLM's MLA backend) at the efficiency of a GEMM
+  with the GPU's heads as rows (every head reads the same latent), and its query and latent
+  down-projections are whole on every tensor-parallel GPU (replicated layers in vLLM and SGLang).
 - **Ridge point** = dense peak FLOP/s ÷ bandwidth. Time per op = max(FLOPs ÷ (peak × MFU), bytes ÷ (bandwidth ×
   MBU)), summed over the weight matmuls and attention, plus fixed overheads and tensor-parallel all-reduces
   (2 per layer). MFU and MBU grow with op size (curves from Vidur and NVIDIA aiconfigurator per-op data).
@@ -220,7 +224,10 @@ would run it at your load; Compare's sides are each the answer to their scenario
   token (the inclusive variant is shown beside it).
 - **Engines without CUDA graphs** (plain transformers `generate()`): the host launches every layer's kernels
   while the GPU runs them, so a pass takes the longer of the GPU's time and layers x 0.7 ms (measured: 24.4 ms per
-  token for Llama-3.1-8B on H100, where the host limits; 17.1 ms on an RTX 4090, where the GPU does).
+  token for Llama-3.1-8B on H100, where the host limits; 17.1 ms on an RTX 4090, where the GPU does). Engines that
+  graph decode-only steps (vLLM 0.6-0.7, SGLang, TensorRT-LLM's PyTorch backend) launch a step with prompt tokens
+  the same way: an MoE model's such step takes at least its layers x 0.7 ms (routing, permutation and grouped-GEMM
+  launches issued from Python).
 
 {_serving()}
 - **Capacity** = the largest request rate with p95 TTFT and mean TPOT within the targets; **replicas** =

@@ -94,7 +94,10 @@ class EngineRelease:
     unchunked_min_tokens)``, or the engine's own where that is None). ``chunk_tokens`` / ``max_num_seqs``: None
     where the release sets them by the GPU (perf/replica.engine_limits). ``cuda_graphs``: False where the line
     runs its decode steps without CUDA graphs unless asked (every pass then pays the host's launch time,
-    perf/roofline.py ``host_s``)."""
+    perf/roofline.py ``host_s``). ``prefill_graphs``: False where the line graphs decode-only steps and launches a
+    prompt step's layers from Python (vLLM V0 ``_use_captured_graph`` needs ``decode_only``; SGLang
+    ``CudaGraphRunner.can_run`` takes decode and idle batches; TensorRT-LLM's PyTorch backend graphs generation-only
+    batches, piecewise prefill graphs opt-in): an MoE prompt step pays the launches (roofline ``prefill_host_s``)."""
 
     engine: str
     version: str
@@ -111,6 +114,7 @@ class EngineRelease:
     unchunked_min_tokens: int | None = 2048
     small_gpu_chunk: tuple[float, int] | None = None  # (GPU memory in bytes, budget): below it, this budget
     cuda_graphs: bool = True  # decode steps run as CUDA graphs by default
+    prefill_graphs: bool = False  # steps with prompt tokens run graphed or from C++ (no per-layer Python launches)
     listed: tuple[str, ...] | None = None  # the GPUs or architectures its support page lists (None: not stated)
 
     def chunked(self, max_context_tokens: int) -> bool:
@@ -188,6 +192,7 @@ RELEASES: dict[tuple[str, str], EngineRelease] = {
             "A100s, 2,048 and 256 on others; CUDA graphs up to min(2 x max_num_seqs, 512) "
             "(compilation config cudagraph_capture_sizes). 0.8-0.9 run as V1 too (their API-server budget, 2,048, "
             "is not kept apart)",
+            prefill_graphs=True,  # V1 compiles the model and replays piecewise CUDA graphs for mixed steps
         ),
         EngineRelease(
             "sglang",
@@ -235,6 +240,7 @@ RELEASES: dict[tuple[str, str], EngineRelease] = {
             "prompt over the budget is refused, so the step loop chunks it). The step loop schedules it as 1.x",
             unchunked_min_tokens=None,
             listed=TRTLLM_0X_ARCHITECTURES,
+            prefill_graphs=True,  # the C++ runtime enqueues the built engine: no per-layer Python launches
         ),
         EngineRelease(
             "trtllm",
@@ -291,6 +297,12 @@ def cuda_graphs(engine: str, version: str | None = None) -> bool:
     (perf/workload.py ``eager``) both read."""
     line = release(engine, version)
     return ENGINES[engine].cuda_graphs and (line is None or line.cuda_graphs)
+
+
+def prefill_graphs(engine: str, version: str | None = None) -> bool:
+    """``EngineRelease.prefill_graphs`` of the line (its latest where None); True without lines (transformers)."""
+    line = release(engine, version)
+    return line is None or line.prefill_graphs
 
 
 def engine_gpu_problem(engine: str, gpu: GPU, weights_format: str) -> str | None:

@@ -16,6 +16,17 @@ For one replica (tp x pp GPUs) of a model on a GPU:
   MFU(m)   = MFU_max(format) x m / (m + m_half): m = tokens per matmul (Vidur per-op profiles)
   MBU(x)   = MBU_max(memory type, format) x x / (x + x_half): x = bytes per layer per GPU
            (aiconfigurator and Vidur per-op data: small shards and short KV reads are less efficient)
+  host     without CUDA graphs the pass takes the longer of the GPU's time and the host's launch time, layers x
+           eager_overhead_s_per_layer (``host_s``). Where the engine graphs decode-only steps (vLLM V0, SGLang,
+           TensorRT-LLM's PyTorch backend: hardware/engines.py ``EngineRelease.prefill_graphs``), an MoE model's
+           step that carries prompt tokens pays it too (``prefill_host_s``): each MoE layer's router, top-k,
+           token permutation and grouped-GEMM launches (Triton kernels among them) and MLA's dozen small ops are
+           issued from Python one by one (NVIDIA's DeepSeek-R1 blog: CUDA graphs gain 22% end to end on the PyTorch
+           flow, "because the python host code normally executes slower than C++"). Not for a dense model: its
+           fused layers launch about ten kernels each, whose host time a prompt step's GPU time covers.
+  MLA      prompt tokens attend in the up-projected (multi-head) form, decoding tokens in the absorbed form over the
+           latent, at the efficiency of the GPU's heads as GEMM rows (mla.py); its down-projections are replicated
+           on every tensor-parallel GPU (``mla.replicated_params``)
 Dense peaks only; a GPU without the math format falls back to the best one it has, and says so.
 """
 
@@ -31,12 +42,15 @@ from ..results.perf import PhaseReport
 from . import expert_parallel, kernel_steps
 from .comm import allreduce_time
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, moe_efficiency_factor, weight_mbu_max
+from .mla import absorbed_attn_flops_per_attended_token, replicated_params
 from .moe_weights import _one_expert_params, expert_weight_bytes, tokens_per_expert, weight_bytes_touched
 from .moe_weights import expected_experts_touched as expected_experts_touched
 
 
 def _attn_flops_per_attended_token(m: ModelArch) -> float:
-    """FLOPs per (query token, attended token) pair over all layers: QK^T and AV, 2 FLOPs per MAC."""
+    """FLOPs per (query token, attended token) pair over all layers: QK^T and AV, 2 FLOPs per MAC. MLA: a prompt's
+    tokens attend as multi-head attention over keys and values up-projected from the latent (qk_nope + qk_rope per
+    head for QK^T, v_head_dim for AV): the compute-friendly form the engines run for prefill."""
     a = m.num_attention_heads
     if m.is_mla:
         return 2 * a * ((m.qk_nope_head_dim + m.qk_rope_head_dim) + m.v_head_dim)
@@ -79,6 +93,8 @@ class Workload:
     spec_acceptance: float = 0.7
     eager: bool = False  # no CUDA graphs: every forward pass pays host time per layer (PerfAssumptions)
     ep: int = 1  # MoE: routed experts over this many GPUs, attention data-parallel beside them (expert_parallel.py)
+    eager_prefill: bool = False  # steps with prompt tokens launch each layer from Python (no CUDA graph)
+    experts_tp: bool = False  # ep > 1 with the experts tensor-parallel over the ep GPUs: each schedules all E
 
 
 @dataclass(frozen=True)
@@ -98,6 +114,7 @@ class StepWork:
     expert_flops: float = 0.0  # the routed experts' share of matmul_flops (MoE): grouped GEMMs, their own kernels
     expert_weight_bytes: float = 0.0  # the routed experts' share of weight_bytes
     expert_tokens: float = 0.0  # tokens each routed expert's GEMM sees (sets the experts' matmul efficiency)
+    absorbed_attention_flops: float = 0.0  # MLA's absorbed-form share of attention_flops (its own efficiency)
 
 
 @dataclass(frozen=True)
@@ -139,7 +156,18 @@ class StepCost:
         self.lm_head = m.vocab_size * m.hidden_size
         self.dense_params = matmul_params_active(m) - self.lm_head
         self.per_pair = _attn_flops_per_attended_token(m)
+        self.per_pair_decode = absorbed_attn_flops_per_attended_token(m)
+        # MLA's absorbed decode is MQA over the latent: every head on the GPU reads the same latent, so its GEMMs have
+        # heads-per-GPU rows (FlashMLA's tiles), whatever the batch: its efficiency is the 16-bit curve at those rows
+        self.abs_mfu = mfu_curve(m.num_attention_heads / wl.tp, pa, "bf16") if m.is_mla else 1.0
+        # each GPU of a tensor-parallel replica reads and multiplies the replicated weights whole: beyond its 1 / tp
+        # share of them (counted with the rest), (tp - 1) / (tp x pp) of them per GPU
+        self.repl_share = replicated_params(m) * (wl.tp - 1) / (wl.tp * wl.pp) if wl.ep <= 1 else 0.0
         self.host_s = m.num_layers * pa.eager_overhead_s_per_layer if wl.eager else 0.0
+        # a step with prompt tokens, where the engine graphs decode-only steps: an MoE model's layers launched from
+        # Python one by one (``prefill_host_s``, the module docstring)
+        eager_prefill = wl.eager_prefill and m.is_moe
+        self.prefill_host_s = m.num_layers * pa.eager_overhead_s_per_layer if eager_prefill else self.host_s
         self.expert_flops_per_token = 2 * m.experts_per_token * _one_expert_params(m) * m.moe_layers if m.is_moe else 0
         self.peak, self.math_used = gpu.dense_peak_flops(self.fmt.math)
         self.attn_peak = gpu.dense_peak_flops("bf16")[0]  # attention math runs in 16-bit
@@ -147,10 +175,10 @@ class StepCost:
         self.w_mbu_max = weight_mbu_max(gpu, self.fmt, pa)
         self.ex_f = moe_efficiency_factor(gpu, self.fmt)
         self.experts_fixed_s = pa.moe_overhead_s_per_expert_layer * m.num_experts * m.moe_layers / wl.pp
-        if self.ep > 1:  # each GPU routes to and schedules its own E / ep experts
+        if self.ep > 1 and not wl.experts_tp:  # each GPU routes to and schedules its own E / ep experts
             self.experts_fixed_s /= self.ep
         self._per_tokens: dict[float, tuple] = {}
-        self._per_part: dict[tuple, tuple[float, float]] = {}  # (sequences, cached, new) -> attention FLOPs, KV bytes
+        self._per_part: dict[tuple, tuple[float, float]] = {}  # (seqs, cached, new, absorbed) -> attention FLOPs, KV
         self._mfus: dict[float, tuple[float, float]] = {}  # tokens -> ``_mfu``
 
     def _token_terms(self, tokens: float) -> tuple:
@@ -164,7 +192,7 @@ class StepCost:
             acts = 2 * tokens * m.hidden_size * self.act_bytes * m.num_layers / wl.pp
             comm = 2 * m.num_layers * allreduce_time(wl.tp, tokens * m.hidden_size * self.act_bytes, self.gpu, self.pa)
             got = self._per_tokens[tokens] = (
-                weight_bytes_touched(m, self.fmt, tokens) / shard,
+                weight_bytes_touched(m, self.fmt, tokens) / shard + self.repl_share * self.fmt.bytes_per_value,
                 acts,
                 comm,
                 self.expert_flops_per_token * tokens / shard,
@@ -173,18 +201,25 @@ class StepCost:
             )
         return got
 
-    def _parts_sums(self, parts) -> tuple[float, float, float, float]:
-        """tokens, logits, attention FLOPs and KV bytes of ``parts`` (``(sequences, cached, new, logits)`` each)."""
-        per_part, tokens, lm_tokens, attn, kv = self._per_part, 0, 0, 0, 0
+    def _parts_sums(self, parts) -> tuple[float, float, float, float, float]:
+        """tokens, logits, attention FLOPs (the prompt form's; the absorbed form's last) and KV bytes of ``parts``
+        (``(sequences, cached, new, logits)`` each; an MLA part whose every token has logits decodes, absorbed)."""
+        per_part, tokens, lm_tokens, attn, kv, absorbed = self._per_part, 0, 0, 0, 0, 0
         for seqs, cached, new, lm in parts:
             tokens += seqs * new
             lm_tokens += lm
-            terms = per_part.get((seqs, cached, new))
+            decoding = self.m.is_mla and lm == seqs * new
+            terms = per_part.get((seqs, cached, new, decoding))
             if terms is None:  # remembered: the step loop's steps share their decodes and prompt chunks
                 kv_part = self.kv_bytes(cached, seqs) + self.kv_bytes(new, seqs)
-                terms = per_part[seqs, cached, new] = (self.per_pair * _attended(self.m, cached, new) * seqs, kv_part)
-            attn, kv = attn + terms[0], kv + terms[1]
-        return tokens, lm_tokens, attn, kv
+                per_pair = self.per_pair_decode if decoding else self.per_pair
+                attended = per_pair * _attended(self.m, cached, new) * seqs
+                terms = per_part[seqs, cached, new, decoding] = (attended, kv_part)
+            if decoding:
+                absorbed, kv = absorbed + terms[0], kv + terms[1]
+            else:
+                attn, kv = attn + terms[0], kv + terms[1]
+        return tokens, lm_tokens, attn, kv, absorbed
 
     def _mfu(self, tokens: float) -> tuple[float, float]:
         """The matmul efficiency at ``tokens`` tokens in the weights' math and in 16-bit (attention), remembered."""
@@ -193,39 +228,44 @@ class StepCost:
             got = self._mfus[tokens] = (mfu_curve(tokens, self.pa, self.math_used), mfu_curve(tokens, self.pa, "bf16"))
         return got
 
-    def work(self, name: str, parts: list[Part], overhead_s: float) -> StepWork:
-        """One forward pass of everything in ``parts`` together (one engine step), each component named."""
-        tokens, lm_tokens, attn, kv = self._parts_sums(
+    def work(self, name: str, parts: list[Part], overhead_s: float, prompt: bool = False) -> StepWork:
+        """One forward pass of everything in ``parts`` together (one engine step), each component named; ``prompt``:
+        the step carries prompt tokens (its host time is ``prefill_host_s``)."""
+        tokens, lm_tokens, attn, kv, absorbed = self._parts_sums(
             [(p.sequences, p.cached, p.new, p.lm_head_tokens) for p in parts]
         )
         w_bytes, acts, comm, ex_flops, ex_bytes, ex_tokens = self._token_terms(tokens)
         mm_flops = 2 * self.dense_params * tokens + 2 * self.lm_head * lm_tokens
         return StepWork(
             name=name,
-            matmul_flops=mm_flops / self.shard,
-            attention_flops=attn / self.shard,
+            matmul_flops=mm_flops / self.shard + 2 * self.repl_share * tokens,
+            attention_flops=attn / self.shard + absorbed / self.shard,
             weight_bytes=w_bytes,
             kv_bytes=kv,
             activation_bytes=acts,
             tokens=tokens,
             overhead_s=overhead_s,
             comm_s=comm,
-            host_s=self.host_s,
+            host_s=self.prefill_host_s if prompt else self.host_s,
             expert_flops=ex_flops,
             expert_weight_bytes=ex_bytes,
             expert_tokens=ex_tokens,
+            absorbed_attention_flops=absorbed / self.shard,
         )
 
-    def seconds(self, parts, overhead_s: float) -> float:
+    def seconds(self, parts, overhead_s: float, prompt: bool = False) -> float:
         """The time of one step of ``parts`` (``(sequences, cached, new, logits)`` tuples): ``phase(...).time_s``
-        without building the report."""
-        tokens, lm_tokens, attn, kv = self._parts_sums(parts)
+        without building the report (``prompt``: the step carries prompt tokens)."""
+        tokens, lm_tokens, attn, kv, absorbed = self._parts_sums(parts)
         w_bytes, acts, comm, ex_flops, ex_bytes, ex_tokens = self._token_terms(tokens)
         mm_flops = (2 * self.dense_params * tokens + 2 * self.lm_head * lm_tokens) / self.shard
-        ops = self._op_times(tokens, mm_flops, attn / self.shard, w_bytes, kv, acts, ex_flops, ex_bytes, ex_tokens)
+        mm_flops += 2 * self.repl_share * tokens
+        both, absorbed = attn / self.shard + absorbed / self.shard, absorbed / self.shard  # as ``work`` stores them
+        at = (both - absorbed, absorbed)
+        ops = self._op_times(tokens, mm_flops, at, w_bytes, kv, acts, ex_flops, ex_bytes, ex_tokens)
         if self.kernels is not None:
             ops, comm, _ = self._measured(ops, comm, parts, tokens, lm_tokens, acts)
-        return self._total(ops, comm, self.host_s, overhead_s)[0]
+        return self._total(ops, comm, self.prefill_host_s if prompt else self.host_s, overhead_s)[0]
 
     def _measured(self, ops, comm_s, parts, tokens, lm_tokens, acts_bytes):
         """``ops`` and the all-reduce time with each group the kernel tables cover at its measured time."""
@@ -234,7 +274,8 @@ class StepCost:
         return kernel_steps.measured_ops(ops, comm_s, measured, acts_s, self.wl.pp, self.experts_fixed_s)
 
     def _op_times(self, tokens, mm_flops, attn_flops, weights_bytes, kv_bytes, other_bytes, ex_flops, ex_bytes, ex_tok):
-        """(compute, memory) seconds of the dense matmuls, the routed experts and attention, per GPU."""
+        """(compute, memory) seconds of the dense matmuls, the routed experts and attention, per GPU (``attn_flops``:
+        the prompt form's and the absorbed form's)."""
         pa, bw, peak, math_used = self.pa, self.gpu.bandwidth_bytes_per_s, self.peak, self.math_used
         mfu, mfu_16 = self._mfu(tokens)
         w_mbu = mbu_curve(weights_bytes / self.layers, self.w_mbu_max, pa.mbu_half_bytes_per_layer)
@@ -245,7 +286,7 @@ class StepCost:
         ex_mem = ex_bytes / (bw * w_mbu * ex_f)
         mm_comp = (mm_flops - ex_flops) / (peak * mfu)
         mm_mem = (weights_bytes - ex_bytes + other_bytes) / (bw * w_mbu)
-        at_comp = attn_flops / (self.attn_peak * mfu_16)
+        at_comp = attn_flops[0] / (self.attn_peak * mfu_16) + attn_flops[1] / (self.attn_peak * self.abs_mfu)
         at_mem = kv_bytes / (bw * kv_mbu) if kv_bytes else 0.0
         return (mm_comp, mm_mem), (ex_comp, ex_mem), (at_comp, at_mem)
 
@@ -257,9 +298,10 @@ class StepCost:
         waiting = max(0.0, host_s - core - comm_s)  # the GPU idles while the host launches kernels
         return core + comm_s + waiting + overhead_s, core, waiting
 
-    def phase(self, name: str, parts: list[Part], overhead_s: float) -> PhaseReport:
-        """One engine step of ``parts`` (measured kernels where the tables cover them, the roofline elsewhere)."""
-        return self.phase_of(self.work(name, parts, overhead_s), parts)
+    def phase(self, name: str, parts: list[Part], overhead_s: float, prompt: bool = False) -> PhaseReport:
+        """One engine step of ``parts`` (measured kernels where the tables cover them, the roofline elsewhere;
+        ``prompt``: it carries prompt tokens)."""
+        return self.phase_of(self.work(name, parts, overhead_s, prompt), parts)
 
     def phase_of(self, w: StepWork, parts: list[Part] | None = None) -> PhaseReport:
         """The report of one pass's work: its time, the compute / memory / overhead split and what bounds it
@@ -268,7 +310,7 @@ class StepCost:
         ops = self._op_times(
             w.tokens,
             w.matmul_flops,
-            w.attention_flops,
+            (w.attention_flops - w.absorbed_attention_flops, w.absorbed_attention_flops),
             w.weight_bytes,
             w.kv_bytes,
             w.activation_bytes,
@@ -318,12 +360,20 @@ def phase_of(w: StepWork, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumpti
 
 
 def step_phase(
-    name: str, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, parts: list[Part], *, overhead_s: float
+    name: str,
+    m: ModelArch,
+    gpu: GPU,
+    wl: Workload,
+    pa: PerfAssumptions,
+    parts: list[Part],
+    *,
+    overhead_s: float,
+    prompt: bool = False,
 ) -> PhaseReport:
     """One forward pass of everything in ``parts`` together (one engine step): the weight matmuls run once for
     all tokens, attention per part. A static batch is one part; a continuous-batching step mixes decodes
     (new = 1 after the context) and prefill chunks (serving.py)."""
-    return StepCost(m, gpu, wl, pa).phase(name, parts, overhead_s)
+    return StepCost(m, gpu, wl, pa).phase(name, parts, overhead_s, prompt)
 
 
 def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int, pa: PerfAssumptions) -> PhaseReport:
@@ -331,7 +381,8 @@ def prefill_phase(m: ModelArch, gpu: GPU, wl: Workload, batch: int, prompt: int,
     each prompt's last token only."""
     cached = int(prompt * wl.prefix_cache_fraction)
     new = max(1, prompt - cached)
-    return step_phase("prefill", m, gpu, wl, pa, [Part(batch, cached, new, batch)], overhead_s=pa.prefill_overhead_s)
+    part = Part(batch, cached, new, batch)
+    return step_phase("prefill", m, gpu, wl, pa, [part], overhead_s=pa.prefill_overhead_s, prompt=True)
 
 
 def decode_phase(

@@ -31,6 +31,7 @@ from .serving_rows import (  # noqa: F401  (engine_of, version_of, _format_of: t
     attention_dp_of,
     dp_chunk_share,
     engine_of,
+    experts_tp_of,
     max_model_len_of,
     server_limits_of,
     shape_of,
@@ -121,6 +122,7 @@ def _prediction(
     server: tuple[tuple[str, int], ...] = (),
     ep: int = 1,
     chunk_share: int = 1,
+    experts_tp: bool = False,
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
@@ -131,7 +133,8 @@ def _prediction(
     server was started with (serving_rows.server_limits_of); ``ep``: its MoE model ran expert parallel over that many
     GPUs with attention data-parallel (serving_rows.attention_dp_of): one rank is simulated with its share of the
     clients, rate or requests (``_rank_load``), its throughput x the ranks that ran; ``chunk_share``: what the engine
-    divides each rank's prefill budget by (serving_rows.dp_chunk_share)."""
+    divides each rank's prefill budget by (serving_rows.dp_chunk_share); ``experts_tp``: its experts ran
+    tensor-parallel beside the DP ranks (serving_rows.experts_tp_of)."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for, scenario_limits
     from .schedulers import engine_loop
@@ -161,6 +164,8 @@ def _prediction(
     except ValueError:
         return None
     ep = r.wl.ep
+    if experts_tp and ep > 1:  # the experts tensor-parallel over the DP ranks' GPUs (serving_rows.experts_tp_of)
+        r = dataclasses.replace(r, wl=dataclasses.replace(r.wl, experts_tp=True))
     if chunk_share > 1 and not any(k == "max_num_batched_tokens" for k, _ in server):
         budget = max(16, r.limits.max_num_batched_tokens // chunk_share)
         r = dataclasses.replace(r, limits=r.limits.model_copy(update={"max_num_batched_tokens": budget}))
@@ -276,6 +281,7 @@ def predict_row(
         server=server_limits_of(row),
         ep=attention_dp_of(row) if get_preset(row["model_preset"]).is_moe else 1,
         chunk_share=dp_chunk_share(row) if get_preset(row["model_preset"]).is_moe else 1,
+        experts_tp=experts_tp_of(row) if get_preset(row["model_preset"]).is_moe else False,
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])

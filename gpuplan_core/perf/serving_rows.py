@@ -132,6 +132,19 @@ def attention_dp_of(row: dict) -> int:
     return 1
 
 
+def experts_tp_of(row: dict) -> bool:
+    """Whether a run with attention data-parallel (``attention_dp_of`` over 1) ran its routed experts
+    tensor-parallel over the same GPUs rather than expert-parallel: SGLang's ``--enable-dp-attention`` without
+    ``--ep``/``--ep-size``/``--enable-ep-moe``/``--enable-deepep-moe`` all-gathers every rank's tokens into the fused
+    MoE kernel of every GPU, which holds a 1 / tp slice of each of the E experts (sglang deepseek_v2.py: ``FusedMoE``
+    unless EP is asked), so each GPU routes to and schedules all E experts (``roofline.StepCost.experts_fixed_s``)."""
+    if attention_dp_of(row) <= 1 or not str(row.get("engine") or "").lower().startswith("sglang"):
+        return False
+    text = str(row.get("setup") or "")
+    text = text[text.find("server:") :] if "server:" in text else ""
+    return not re.search(r"--(?:ep|ep-size|expert-parallel-size)[ =]\d+|--enable-(?:ep|deepep)-moe", text)
+
+
 def dp_chunk_share(row: dict) -> int:
     """What SGLang divides its chunked-prefill budget by on each DP attention rank (server_args: ``// 2`` where it set
     dp_size = tp_size itself, before 0.4.4; ``// dp_size`` since): 1 where the run had no DP attention or another

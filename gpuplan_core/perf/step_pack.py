@@ -21,7 +21,8 @@ _NAMES = (  # coef's entries, in order
     "hidden emb_bytes is_moe experts topk one_expert moe_layers bpv shard act_bytes pp tp ar_kind ar_bw ar_lat "
     "ar_lat2 ar_sync ex_flops_per_token mfu_max mfu_max16 mfu_half dense lm_head bw peak attn_peak layers "
     "w_mbu_max mbu_half kv_mbu_max kv_mbu_half ex_f experts_fixed_s host_s decode_overhead prefill_overhead "
-    "decode_factor kernels heads kv_heads lm_n lm_k ep a2a_bw a2a_lat a2a_sync spec_width"
+    "decode_factor kernels heads kv_heads lm_n lm_k ep a2a_bw a2a_lat a2a_sync spec_width per_pair_decode repl "
+    "host_prefill_s abs_mfu is_mla"
 )
 _FIELDS = _NAMES.split()
 (
@@ -84,6 +85,11 @@ _FIELDS = _NAMES.split()
     A2A_LAT,
     A2A_SYNC,
     SPEC_WIDTH,
+    PER_PAIR_DECODE,
+    REPL,
+    HOST_PREFILL_S,
+    ABS_MFU,
+    IS_MLA,
 ) = range(len(_FIELDS))
 AR_NONE, AR_PCIE, AR_NVLINK = 0.0, 1.0, 2.0
 T_GEMM, T_GEMM16, T_DECODE, T_PREFILL, T_ALL_REDUCE = range(5)  # the kernel tables a replica reads, by ``meta`` row
@@ -172,6 +178,10 @@ def pack(cost, decode_time_factor: float = 1.0):
     c = dict.fromkeys(_FIELDS, 0.0)
     c.update(
         per_pair=cost.per_pair,
+        per_pair_decode=cost.per_pair_decode,
+        abs_mfu=cost.abs_mfu,
+        is_mla=m.is_mla,
+        repl=cost.repl_share,
         kv_per_layer=kv.per_layer,
         kv_full=kv.full,
         kv_swa=kv.swa,
@@ -208,6 +218,7 @@ def pack(cost, decode_time_factor: float = 1.0):
         ex_f=cost.ex_f,
         experts_fixed_s=cost.experts_fixed_s,
         host_s=cost.host_s,
+        host_prefill_s=cost.prefill_host_s,
         decode_overhead=pa.decode_step_overhead_s,
         prefill_overhead=pa.prefill_overhead_s,
         decode_factor=decode_time_factor,

@@ -191,7 +191,7 @@ def _tp_terms(c, tokens):
         ex_bytes = touched * c[P.ONE_EXPERT] * c[P.MOE_LAYERS] * c[P.BPV] / c[P.SHARD]
         ex_tokens = tokens * c[P.TOPK] / touched if touched else 0.0
     comm = 2 * c[P.NUM_LAYERS] * _allreduce_s(c, tokens * c[P.HIDDEN] * c[P.ACT_BYTES])
-    return w_bytes / c[P.SHARD], ex_bytes, ex_tokens, comm
+    return w_bytes / c[P.SHARD] + c[P.REPL] * c[P.BPV], ex_bytes, ex_tokens, comm
 
 
 @njit
@@ -254,23 +254,31 @@ def target_s(model, decodes, ctx, spec, count):
     ``spec[:3 count]`` ((cached, new, logits) each), in seconds."""
     c = model[0]
     w = np.int64(c[P.SPEC_WIDTH])  # tokens per decoding sequence: 1, or a speculative verify step's k + 1
-    tokens = lm_tokens = attn = kv = 0.0
+    tokens = lm_tokens = attn = kv = absorbed = 0.0
+    mla = c[P.IS_MLA] != 0.0
     if decodes > 0:  # roofline.StepCost._parts_sums: the decodes' part, then each chunk's
         tokens += decodes * w
         lm_tokens += decodes * w
-        attn += c[P.PER_PAIR] * _attended(c, ctx, w) * decodes
+        if mla:  # every token has logits: MLA's absorbed form
+            absorbed += c[P.PER_PAIR_DECODE] * _attended(c, ctx, w) * decodes
+        else:
+            attn += c[P.PER_PAIR] * _attended(c, ctx, w) * decodes
         kv += _kv_bytes(c, ctx, decodes) + _kv_bytes(c, w, decodes)
     for j in range(count):
         cached, new = spec[3 * j], spec[3 * j + 1]
         tokens += 1.0 * new
         lm_tokens += spec[3 * j + 2]
-        attn += c[P.PER_PAIR] * _attended(c, cached, new) * 1.0
+        if mla and spec[3 * j + 2] == new:
+            absorbed += c[P.PER_PAIR_DECODE] * _attended(c, cached, new) * 1.0
+        else:
+            attn += c[P.PER_PAIR] * _attended(c, cached, new) * 1.0
         kv += _kv_bytes(c, cached, 1.0) + _kv_bytes(c, new, 1.0)
     # roofline.StepCost._token_terms (an EP rank: expert_parallel.token_terms)
     w_bytes, ex_bytes, ex_tokens, comm = _ep_terms(c, tokens) if c[P.EP] > 1 else _tp_terms(c, tokens)
     acts = 2 * tokens * c[P.HIDDEN] * c[P.ACT_BYTES] * c[P.NUM_LAYERS] / c[P.PP]
     ex_flops = c[P.EX_FLOPS_PER_TOKEN] * tokens / c[P.SHARD]
     mm_flops = (2 * c[P.DENSE] * tokens + 2 * c[P.LM_HEAD] * lm_tokens) / c[P.SHARD]
+    mm_flops += 2 * c[P.REPL] * tokens
     # roofline.StepCost._op_times
     bw, peak = c[P.BW], c[P.PEAK]
     mfu = c[P.MFU_MAX] * tokens / (tokens + c[P.MFU_HALF])
@@ -284,7 +292,8 @@ def target_s(model, decodes, ctx, spec, count):
     ex_mem = ex_bytes / (bw * w_mbu * ex_f)
     mm_comp = (mm_flops - ex_flops) / (peak * mfu)
     mm_mem = (w_bytes - ex_bytes + acts) / (bw * w_mbu)
-    at_comp = attn / c[P.SHARD] / (c[P.ATTN_PEAK] * mfu_16)
+    both, absorbed = attn / c[P.SHARD] + absorbed / c[P.SHARD], absorbed / c[P.SHARD]
+    at_comp = (both - absorbed) / (c[P.ATTN_PEAK] * mfu_16) + absorbed / (c[P.ATTN_PEAK] * c[P.ABS_MFU])
     at_mem = kv / (bw * kv_mbu) if kv else 0.0
     if c[P.KERNELS] and tokens > 0:  # roofline.StepCost._measured: kernel_steps.MeasuredSteps.groups, measured_ops
         t_all, t_lm = max(1, round(tokens)), round(lm_tokens)
@@ -304,7 +313,7 @@ def target_s(model, decodes, ctx, spec, count):
     # roofline.StepCost._total
     experts = max(ex_comp, ex_mem) + (c[P.EXPERTS_FIXED_S] if c[P.IS_MOE] else 0.0)
     core = (max(mm_comp, mm_mem) + experts + max(at_comp, at_mem)) * c[P.PP]
-    waiting = max(0.0, c[P.HOST_S] - core - comm)
+    waiting = max(0.0, (c[P.HOST_PREFILL_S] if count else c[P.HOST_S]) - core - comm)
     return core + comm + waiting + (c[P.PREFILL_OVERHEAD] if count else c[P.DECODE_OVERHEAD])
 
 

@@ -141,7 +141,7 @@ class StepModel:
         parts = [(decodes, ctx, w, decodes * w)] if decodes > 0 else []
         parts += [(1, cached, new, last) for cached, new, last in chunks]
         overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
-        t = self.cost.seconds(parts, overhead)
+        t = self.cost.seconds(parts, overhead, bool(chunks))
         if self.draft is not None and decodes > 0:
             t += self.draft_steps * self.draft.python_step_s(decodes, ctx, ())
         return t
@@ -154,20 +154,20 @@ class StepModel:
         parts = [Part(decodes, ctx, w, decodes * w)] if decodes > 0 else []
         parts += [Part(1, cached, new, last) for cached, new, last in chunks]
         overhead = self.pa.prefill_overhead_s if chunks else self.pa.decode_step_overhead_s
-        return self.cost.phase("step", parts, overhead)
+        return self.cost.phase("step", parts, overhead, bool(chunks))
 
     def prefill(self, batch: int, prompt: int) -> PhaseReport:
         """``batch`` whole prompts read in one step (a static batch's prefill; one request alone at batch 1)."""
         cached = int(prompt * self.wl.prefix_cache_fraction)
         new = max(1, prompt - cached)
-        return self.cost.phase("prefill", [Part(batch, cached, new, batch)], self.pa.prefill_overhead_s)
+        return self.cost.phase("prefill", [Part(batch, cached, new, batch)], self.pa.prefill_overhead_s, True)
 
     def prefill_s(self, batch: int, prompt: int) -> float:
         """``prefill(batch, prompt).time_s`` without building the report (roofline.StepCost.seconds: the same
         formula)."""
         cached = int(prompt * self.wl.prefix_cache_fraction)
         new = max(1, prompt - cached)
-        return self.cost.seconds([(batch, cached, new, batch)], self.pa.prefill_overhead_s)
+        return self.cost.seconds([(batch, cached, new, batch)], self.pa.prefill_overhead_s, True)
 
     def decode(self, batch: float, ctx: int) -> PhaseReport:
         """The target's pass of a decode step of ``batch`` sequences at context ``ctx`` (a speculative verify step:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hardware.engines import cuda_graphs
+from ..hardware.engines import cuda_graphs, prefill_graphs
 from ..model.formats import get_format
 from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.parts import Formats
@@ -21,7 +21,8 @@ def workload_for(
     """The formats and serving levers of one replica (roofline.py) at a layout (tp x pp, or an MoE model's experts
     over ``ep`` GPUs with attention data-parallel: perf/expert_parallel.py), in the scenario's
     weights format or another one. Eager (no CUDA graphs) where the engine has none or its release line runs
-    without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``)."""
+    without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``); its prompt steps eager where the line
+    graphs decode-only steps (``EngineRelease.prefill_graphs``)."""
     a = assumptions
     wl = Workload(
         weights_format=get_format(weights_format or formats.weights_format).name,
@@ -33,5 +34,6 @@ def workload_for(
         spec_acceptance=a.spec_acceptance,
         eager=not cuda_graphs(a.engine, a.engine_version),
         ep=ep,
+        eager_prefill=not prefill_graphs(a.engine, a.engine_version),
     )
     return with_draft(wl, user_draft(a))

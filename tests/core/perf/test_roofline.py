@@ -12,7 +12,7 @@ from gpuplan_core.model.arch import model_from_param_count
 from gpuplan_core.model.presets import get_preset
 from gpuplan_core.perf.efficiency import PerfAssumptions
 from gpuplan_core.perf.predict import predict
-from gpuplan_core.perf.roofline import Workload, decode_phase, expected_experts_touched, prefill_phase
+from gpuplan_core.perf.roofline import Part, Workload, decode_phase, expected_experts_touched, prefill_phase
 from gpuplan_core.results.perf import NoFit
 
 PA = PerfAssumptions()
@@ -236,3 +236,66 @@ def test_a_sliding_window_caps_each_new_tokens_attended_length_in_closed_form():
     assert _window_capped(9000, 5, 4096) == 5 * 4096  # all past it: the window each
     for cached, new in [(0, 5000), (3000, 2000), (4096, 1), (100, 8192)]:
         assert _window_capped(cached, new, 4096) == sum(min(cached + i, 4096) for i in range(1, new + 1))
+
+
+def test_mla_decodes_in_the_absorbed_form_and_prefills_in_the_multi_head_form():
+    """DeepSeek-V3 (128 heads, latent 512, RoPE key 64, nope 128, v 128): a decoding token costs 2 x 128 x (576 + 512)
+    FLOPs per attended token and layer (QK^T over the latent and its RoPE key, AV over the latent), a prompt token
+    2 x 128 x (192 + 128), each summed apart; a dense model's are the same in both."""
+    from gpuplan_core.perf.roofline import StepCost
+
+    m, h200 = get_preset("DeepSeek-V3"), get_gpu("H200")
+    cost = StepCost(m, h200, Workload("fp8", tp=8), PA)
+    assert cost.per_pair_decode == 2 * 128 * (576 + 512) == 278_528
+    assert cost.per_pair == 2 * 128 * (192 + 128) == 81_920
+    _, _, attn, _, absorbed = cost._parts_sums([(4, 1000, 1, 4)])
+    assert (attn, absorbed) == (0, 278_528 * 61 * (1000 + 1) * 4)  # every layer, the cached 1,000 tokens and itself
+    _, _, attn, _, absorbed = cost._parts_sums([(1, 0, 100, 1)])
+    assert (attn, absorbed) == (81_920 * 61 * 100 * 101 / 2, 0)
+    # the absorbed form is MQA over the latent: its GEMMs have the GPU's 16 heads as rows, whatever the batch
+    assert cost.abs_mfu == pytest.approx(0.75 * 16 / (16 + 64))
+    assert StepCost(m, h200, Workload("fp8", ep=8), PA).abs_mfu == pytest.approx(0.75 * 128 / (128 + 64))
+    dense = StepCost(L8, get_gpu("H100"), Workload(), PA)
+    assert dense.per_pair_decode == dense.per_pair
+
+
+def test_mla_down_projections_are_read_whole_on_every_tensor_parallel_gpu():
+    """q_a_proj (7,168 x 1,536) and kv_a_proj_with_mqa (7,168 x 576) are replicated: at TP 8 each GPU reads 7/8 of
+    their 61 layers' FP8 bytes beyond its 1/8 share, and multiplies them whole; at TP 1 and for a dense model
+    nothing changes."""
+    from gpuplan_core.perf.roofline import StepCost, replicated_params
+
+    m, h200 = get_preset("DeepSeek-V3"), get_gpu("H200")
+    assert replicated_params(m) == 7168 * (1536 + 512 + 64) * 61
+    tp8, tp1 = StepCost(m, h200, Workload("fp8", tp=8), PA), StepCost(m, h200, Workload("fp8"), PA)
+    assert tp8.repl_share == pytest.approx(replicated_params(m) * 7 / 8)
+    assert tp1.repl_share == 0 and StepCost(L8, h200, Workload(tp=8), PA).repl_share == 0
+    w8, w1 = tp8._token_terms(1)[0], tp1._token_terms(1)[0]
+    assert w8 == pytest.approx(w1 / 8 + replicated_params(m) * 7 / 8)  # FP8: one byte a weight
+    one = tp8.work("d", [Part(1, 100, 1, 1)], 0.0).matmul_flops
+    assert one == pytest.approx(2 * (tp8.dense_params + tp8.lm_head) / 8 + 2 * replicated_params(m) * 7 / 8)
+
+
+def test_an_moe_prompt_step_pays_the_host_launch_time_where_the_engine_graphs_decode_only_steps():
+    """SGLang graphs decode steps only: a DeepSeek-V3 step with a prompt chunk takes at least 61 layers x 0.7 ms of
+    host time (a short prompt's GPU time is below it), a decode step does not; vLLM V1 replays graphs for mixed
+    steps and a dense model's prompt step is not given it."""
+    from gpuplan_core.hardware.engines import prefill_graphs
+    from gpuplan_core.perf.steps import StepModel
+
+    assert [prefill_graphs("sglang", "0.5"), prefill_graphs("vllm", "0.6"), prefill_graphs("trtllm", "1.x")] == [
+        False,
+        False,
+        False,
+    ]
+    assert prefill_graphs("vllm", "0.10+") and prefill_graphs("trtllm", "0.14")
+    m, b200 = get_preset("DeepSeek-V3"), get_gpu("B200")
+    eager = StepModel(m, b200, Workload("fp8", tp=8, eager_prefill=True), PA)
+    graphed = StepModel(m, b200, Workload("fp8", tp=8), PA)
+    host = 61 * PA.eager_overhead_s_per_layer
+    assert graphed.step_s(0, 0, ((0, 200, 1),)) < host
+    assert eager.step_s(0, 0, ((0, 200, 1),)) == pytest.approx(host + PA.prefill_overhead_s)
+    assert eager.python_step_s(0, 0, ((0, 200, 1),)) == eager.step_s(0, 0, ((0, 200, 1),))
+    assert eager.step_s(8, 500, ()) == graphed.step_s(8, 500, ())
+    dense = StepModel(L8, get_gpu("H100"), Workload(eager_prefill=True), PA)
+    assert dense.cost.prefill_host_s == 0.0

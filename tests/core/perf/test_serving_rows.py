@@ -1,5 +1,7 @@
 """perf/serving_rows.py: the limits a published run's server was started with, read from its setup."""
 
+import pytest
+
 from gpuplan_core.perf.replica import replica_for
 from gpuplan_core.perf.serving_rows import server_limits_of, unchunked
 from gpuplan_core.scenario.scenario import Scenario
@@ -53,6 +55,29 @@ def test_dp_attention_is_read_from_the_server_flags_and_the_release_that_ran_the
     assert [dp_chunk_share(r) for r in (early, late, dp4, trt, vllm)] == [2, 1, 4, 1, 1]
     client_only = {**early, "setup": "client: --enable-dp-attention; server: sglang.launch_server --tp 8"}
     assert attention_dp_of(client_only) == 1
+
+
+def test_sglang_dp_attention_without_ep_runs_the_experts_tensor_parallel():
+    """SGLang 0.4.3 --tp 8 --enable-dp-attention: 8 DP ranks whose experts are tensor-parallel (every GPU schedules
+    all 256 experts, so the step's routing floor is not divided by the ranks); with --ep 8 they are expert-parallel;
+    TensorRT-LLM's attention DP with EP and a run without DP attention are neither."""
+    from gpuplan_core.model.presets import get_preset
+    from gpuplan_core.perf.efficiency import PerfAssumptions
+    from gpuplan_core.perf.roofline import StepCost, Workload
+    from gpuplan_core.perf.serving_rows import experts_tp_of
+
+    setup = "client: x; server: sglang.launch_server --tp 8 --enable-dp-attention"
+    early = {"engine": "SGLang", "engine_version": "0.4.3.post2", "tensor_parallel": 8, "setup": setup}
+    ep8 = {**early, "engine_version": "0.5.7", "setup": setup + " --ep 8 --dp 8"}
+    trt = {"engine": "TensorRT-LLM", "tensor_parallel": 8, "setup": "server: x --ep 8; enable_attention_dp: true"}
+    tp8 = {**early, "setup": "server: sglang.launch_server --tp 8"}
+    assert [experts_tp_of(r) for r in (early, ep8, trt, tp8)] == [True, False, False, False]
+    from gpuplan_core.hardware.catalog import get_gpu
+
+    m, pa, gpu = get_preset("DeepSeek-V3"), PerfAssumptions(), get_gpu("H200")
+    floor = pa.moe_overhead_s_per_expert_layer * 256 * 58
+    assert StepCost(m, gpu, Workload("fp8", tp=1, ep=8, experts_tp=True), pa).experts_fixed_s == pytest.approx(floor)
+    assert StepCost(m, gpu, Workload("fp8", tp=1, ep=8), pa).experts_fixed_s == pytest.approx(floor / 8)
 
 
 def test_a_run_s_load_is_spread_over_its_dp_ranks():
