@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hardware.engines import cuda_graphs
+from ..hardware.engines import cuda_graphs, step_time_factor
 from ..model.formats import get_format
 from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.parts import Formats
@@ -21,7 +21,8 @@ def workload_for(
     """The formats and serving levers of one replica (roofline.py) at a layout (tp x pp, or an MoE model's experts
     over ``ep`` GPUs with attention data-parallel: perf/expert_parallel.py), in the scenario's
     weights format or another one. Eager (no CUDA graphs) where the engine has none or its release line runs
-    without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``)."""
+    without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``); its steps at the release line's
+    measured time over the step model's (``EngineRelease.step_time_factor``)."""
     a = assumptions
     wl = Workload(
         weights_format=get_format(weights_format or formats.weights_format).name,
@@ -32,6 +33,7 @@ def workload_for(
         spec_tokens=a.spec_tokens,
         spec_acceptance=a.spec_acceptance,
         eager=not cuda_graphs(a.engine, a.engine_version),
+        step_time_factor=step_time_factor(a.engine, a.engine_version),
         ep=ep,
     )
     return with_draft(wl, user_draft(a))
