@@ -48,7 +48,7 @@ class EngineLoop:
 
 # request_in_s is the ENGINE's own cost before a request is scheduled (API server, tokenizer, the scheduler's
 # interval): no engine publishes it per request or per token, so it is 0.0 here, stated. What the published runs
-# show beyond the GPU's time (bench/fit_serving.py --gaps: 3.6 ms under AIPerf to NIM, 7 ms under Triton's client,
+# show beyond the GPU's time (bench/fit_serving.py --gaps: 3.6 ms under AIPerf to NIM, 2 ms under Triton's client,
 # 27-49 ms under `vllm bench serve` over the chat endpoint, 70-110 ms under SGLang's bench_serving) is the benchmark
 # CLIENT's, named per client in clients.py BENCH_CLIENTS and applied only to that client's runs; the app's own
 # answer adds none. It is not one engine's: TensorRT-LLM's runs show 3.6 ms (NIM, AIPerf), 7 ms (Triton) and 34 ms
