@@ -377,7 +377,9 @@ def serving_trust(cal) -> str:
         f"serving {line('online, dense')}; "
         f"mixture-of-experts {line('MoE')}. First-token time transfers worst: of the sources with light-load "
         "runs only GPUStack's two and the SGLang cookbook's two share a client, so the others, left out, get no "
-        "client cost; a release line's step factor is read on its other sources too. " + KERNELS
+        "client cost; a release line's step factor is read on its other sources too. LMDeploy's runs are scheduled "
+        "as TurboMind v0.1 (its prompts read in passes of their own, each first token from the generation step "
+        "after them). " + KERNELS
     )
 
 

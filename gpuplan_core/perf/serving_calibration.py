@@ -32,6 +32,7 @@ from .serving_rows import (  # noqa: F401  (engine_of, version_of, _format_of: t
     dp_chunk_share,
     engine_of,
     max_model_len_of,
+    policy_of,
     server_limits_of,
     shape_of,
     unchunked,
@@ -122,6 +123,7 @@ def _prediction(
     ep: int = 1,
     chunk_share: int = 1,
     step_factor: float | None = None,
+    policy: str | None = None,
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
@@ -133,7 +135,8 @@ def _prediction(
     GPUs with attention data-parallel (serving_rows.attention_dp_of): one rank is simulated with its share of the
     clients, rate or requests (``_rank_load``), its throughput x the ranks that ran; ``chunk_share``: what the engine
     divides each rank's prefill budget by (serving_rows.dp_chunk_share); ``step_factor``: the release line's step
-    time over the step model's in place of its stored one (hardware/engines.py; a left-out-source fit)."""
+    time over the step model's in place of its stored one (hardware/engines.py; a left-out-source fit); ``policy``:
+    the engine's scheduling policy where the engine profile's is not it (serving_rows.policy_of)."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for, scenario_limits
     from .schedulers import engine_loop
@@ -165,6 +168,8 @@ def _prediction(
     ep = r.wl.ep
     if step_factor is not None:
         r = dataclasses.replace(r, wl=dataclasses.replace(r.wl, step_time_factor=step_factor))
+    if policy is not None:
+        r = dataclasses.replace(r, limits=r.limits.model_copy(update={"policy": policy}))
     if chunk_share > 1 and not any(k == "max_num_batched_tokens" for k, _ in server):
         budget = max(16, r.limits.max_num_batched_tokens // chunk_share)
         r = dataclasses.replace(r, limits=r.limits.model_copy(update={"max_num_batched_tokens": budget}))
@@ -293,6 +298,7 @@ def predict_row(
         ep=attention_dp_of(row) if get_preset(row["model_preset"]).is_moe else 1,
         chunk_share=dp_chunk_share(row) if get_preset(row["model_preset"]).is_moe else 1,
         step_factor=step_factor,
+        policy=policy_of(row),
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])
