@@ -65,11 +65,18 @@ def steps() -> None:
     ones = serving_loso.step_fit_table()
     training = [r for r in ones if r["split"] == "training"]
     for key, (factor, sources, n) in serving_loso.fit_step_factors(training, meta).items():
-        print(f"  {key[0]} {key[1]:<6} fitted {factor:.4f} on {n} training rows ({sources}); stored "
-              f"{RELEASES[key].step_time_factor:.4f}")
+        print(
+            f"  {key[0]} {key[1]:<6} fitted {factor:.4f} on {n} training rows ({sources}); stored "
+            f"{RELEASES[key].step_time_factor:.4f}"
+        )
     lines = {(sc_cal.engine_of(m["engine"]), sc_cal.version_of(m)) for m in (meta.loc[r["id"]] for r in ones)}
-    for source in sorted({sc_cal.source_of(i) for i, m in meta.iterrows() if
-                          (sc_cal.engine_of(m["engine"]), sc_cal.version_of(m)) in lines}):
+    for source in sorted(
+        {
+            sc_cal.source_of(i)
+            for i, m in meta.iterrows()
+            if (sc_cal.engine_of(m["engine"]), sc_cal.version_of(m)) in lines
+        }
+    ):
         got = {k: round(v[0], 4) for k, v in serving_loso.fit_step_factors(ones, meta, source).items()}
         print(f"  {source} left out: {got or 'none (1.0)'}")
 

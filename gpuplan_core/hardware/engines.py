@@ -161,9 +161,10 @@ NVIDIA_ARCHITECTURES = ("Blackwell", "Hopper", "Ada", "Ampere", "Turing", "Volta
 # requests, then forwardAsync's scheduling and buffer set-up) prepares each step on the host only after the last one
 # ended: the overlap scheduler, which launches step n + 1 before the host's work on step n (docs "Overlap
 # Scheduler"), came with the PyTorch backend (0.17 on, opt-in as enable_overlap_scheduler in 0.18, on by default in
-# 1.x). Its steps take longer than the step model's, whose kernel tables are TensorRT-LLM 1.3's. Read on TensorRT-LLM 0.14's own offline throughput table (trtllm-bench, fixed lengths, dense models; the
-# training rows of data/serving_measurements.csv `trt014off`): the median over its runs of the predicted over the
-# measured output tokens/s with every step at the step model's time (bench/fit_serving.py --steps).
+# 1.x). Its steps take longer than the step model's, whose kernel tables are TensorRT-LLM 1.3's. Read on TensorRT-LLM
+# 0.14's own offline throughput table (trtllm-bench, fixed lengths, dense models; the training rows of
+# data/serving_measurements.csv `trt014off`): the median over its runs of the predicted over the measured output
+# tokens/s with every step at the step model's time (bench/fit_serving.py --steps).
 TRTLLM_014_STEP_FACTOR = 1.1752
 TRTLLM_014_STEP_SOURCE = (
     "TensorRT-LLM 0.14's offline throughput table (trt014off: 41 training rows of dense models at fixed lengths on "

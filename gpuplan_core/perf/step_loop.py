@@ -141,7 +141,7 @@ def run_loop(
     ``per_step`` tokens on average, so a sequence of ``rem`` tokens to go decodes for ``decode_steps(rem)`` steps
     and its context grows by ``per_step`` a step; ``width`` 1 and ``per_step`` 1.0: plain decoding."""
     n = len(prompt)
-    prefill_first, no_evict = policy == PREFILL_FIRST, policy == NO_EVICT or policy == TURBOMIND
+    prefill_first, no_evict = policy == PREFILL_FIRST, policy == NO_EVICT or policy == TURBOMIND  # noqa: SIM109 (numba)
     # TurboMind (schedulers.py): whole prompts in passes of their own before the decodes, as SGLang's prefill batches,
     # without eviction, and each prompt's first token from the generation step after them (``pending``)
     turbomind = policy == TURBOMIND
