@@ -5,6 +5,7 @@ published serving measurements, and print the held-out error before and after. P
     python bench/fit_serving.py --write-loso   # every source left out in turn: data/serving_loso.csv
     python bench/fit_serving.py --gaps         # first-token gaps per source, from data/serving_loso.csv
     python bench/fit_serving.py --moe          # MoE runs: left-out predicted vs measured, and their step times
+    python bench/fit_serving.py --steps        # each older release line's step factor (hardware/engines.py)
 
 Each client's ``request_in_s`` (per engine it talked to) is fitted by ``serving_loso.fit_client_costs`` on the
 training rows that ``serving_loso.fit_rows`` keeps: first-token rows of that client's sources at light load (a
@@ -50,6 +51,34 @@ def loso() -> None:
             f"  {s['by']:<12} {s['group']:<24} {s['metric']:<20} n={s['points']:>4} "
             f"median |err| {s['median_abs_error']:6.1%}  bias {s['median_error']:+6.1%}"
         )
+
+
+def steps() -> None:
+    """Each release line's step factor (hardware/engines.py ``EngineRelease.step_time_factor``), read by
+    serving_loso.fit_step_factors on the training rows of its saturated runs (dense bursts at fixed, stated
+    lengths) with every step at the step model's time, beside the one stored; and per source, the factor it is
+    predicted with when left out."""
+    from gpuplan_core.hardware.engines import RELEASES
+    from gpuplan_core.perf import serving_loso
+
+    meta = sc_cal.load_serving_measurements().set_index("id")
+    ones = serving_loso.step_fit_table()
+    training = [r for r in ones if r["split"] == "training"]
+    for key, (factor, sources, n) in serving_loso.fit_step_factors(training, meta).items():
+        print(
+            f"  {key[0]} {key[1]:<6} fitted {factor:.4f} on {n} training rows ({sources}); stored "
+            f"{RELEASES[key].step_time_factor:.4f}"
+        )
+    lines = {(sc_cal.engine_of(m["engine"]), sc_cal.version_of(m)) for m in (meta.loc[r["id"]] for r in ones)}
+    for source in sorted(
+        {
+            sc_cal.source_of(i)
+            for i, m in meta.iterrows()
+            if (sc_cal.engine_of(m["engine"]), sc_cal.version_of(m)) in lines
+        }
+    ):
+        got = {k: round(v[0], 4) for k, v in serving_loso.fit_step_factors(ones, meta, source).items()}
+        print(f"  {source} left out: {got or 'none (1.0)'}")
 
 
 def gaps() -> None:
@@ -151,6 +180,9 @@ def main() -> None:
         return
     if "--gaps" in sys.argv:
         gaps()
+        return
+    if "--steps" in sys.argv:
+        steps()
         return
     from gpuplan_core.perf import serving_loso
 

@@ -97,7 +97,11 @@ class EngineRelease:
     perf/roofline.py ``host_s``). ``prefill_graphs``: False where the line graphs decode-only steps and launches a
     prompt step's layers from Python (vLLM V0 ``_use_captured_graph`` needs ``decode_only``; SGLang
     ``CudaGraphRunner.can_run`` takes decode and idle batches; TensorRT-LLM's PyTorch backend graphs generation-only
-    batches, piecewise prefill graphs opt-in): an MoE prompt step pays the launches (roofline ``prefill_host_s``)."""
+    batches, piecewise prefill graphs opt-in): an MoE prompt step pays the launches (roofline ``prefill_host_s``).
+    ``step_time_factor``: how much longer this line's engine steps take than the step
+    model's (whose measured kernel tables are the latest lines', aiconfigurator-core 0.12: vLLM 0.24, SGLang 0.5.14,
+    TensorRT-LLM 1.3), read on the line's own saturated runs (perf/serving_loso.py ``fit_step_factors``; 1.0 where
+    the line has none), every step (prompt chunks and decodes) alike."""
 
     engine: str
     version: str
@@ -116,6 +120,8 @@ class EngineRelease:
     cuda_graphs: bool = True  # decode steps run as CUDA graphs by default
     prefill_graphs: bool = False  # steps with prompt tokens run graphed or from C++ (no per-layer Python launches)
     listed: tuple[str, ...] | None = None  # the GPUs or architectures its support page lists (None: not stated)
+    step_time_factor: float = 1.0  # its engine steps' time over the step model's (fitted, see step_time_source)
+    step_time_source: str = "the step model's own (no saturated run of this line to read it on)"
 
     def chunked(self, max_context_tokens: int) -> bool:
         """Whether this release chunks prompts for a model of this context length (with its defaults)."""
@@ -155,6 +161,20 @@ TRTLLM_SOURCE = (
     "runs FP32, FP16, BF16, INT8, INT4; FP8 from Ada SM89)"
 )
 NVIDIA_ARCHITECTURES = ("Blackwell", "Hopper", "Ada", "Ampere", "Turing", "Volta")
+# TensorRT-LLM 0.x's C++ runtime runs TensorRT engines built by trtllm-build with that release's kernels, and its
+# executor loop (cpp/tensorrt_llm/executor/executorImpl.cpp executionLoop: forwardSync, the responses, fetching new
+# requests, then forwardAsync's scheduling and buffer set-up) prepares each step on the host only after the last one
+# ended: the overlap scheduler, which launches step n + 1 before the host's work on step n (docs "Overlap
+# Scheduler"), came with the PyTorch backend (0.17 on, opt-in as enable_overlap_scheduler in 0.18, on by default in
+# 1.x). Its steps take longer than the step model's, whose kernel tables are TensorRT-LLM 1.3's. Read on TensorRT-LLM
+# 0.14's own offline throughput table (trtllm-bench, fixed lengths, dense models; the training rows of
+# data/serving_measurements.csv `trt014off`): the median over its runs of the predicted over the measured output
+# tokens/s with every step at the step model's time (bench/fit_serving.py --steps).
+TRTLLM_014_STEP_FACTOR = 1.1752
+TRTLLM_014_STEP_SOURCE = (
+    "TensorRT-LLM 0.14's offline throughput table (trt014off: 41 training rows of dense models at fixed lengths on "
+    "H200, H100, A100 and L40S): predicted / measured output tokens/s 1.175 at the median"
+)
 
 RELEASES: dict[tuple[str, str], EngineRelease] = {
     (r.engine, r.version): r
@@ -241,6 +261,8 @@ RELEASES: dict[tuple[str, str], EngineRelease] = {
             unchunked_min_tokens=None,
             listed=TRTLLM_0X_ARCHITECTURES,
             prefill_graphs=True,  # the C++ runtime enqueues the built engine: no per-layer Python launches
+            step_time_factor=TRTLLM_014_STEP_FACTOR,
+            step_time_source=TRTLLM_014_STEP_SOURCE,
         ),
         EngineRelease(
             "trtllm",
@@ -289,6 +311,13 @@ def release(engine: str, version: str | None = None) -> EngineRelease | None:
     lines (transformers) or a version the engine does not have."""
     key = version or LATEST.get(engine)
     return RELEASES.get((engine, key)) if key else None
+
+
+def step_time_factor(engine: str, version: str | None = None) -> float:
+    """How much longer the engine's steps at this release line (its latest where None) take than the step model's
+    (``EngineRelease.step_time_factor``; 1.0 for an engine with no release lines)."""
+    line = release(engine, version)
+    return 1.0 if line is None else line.step_time_factor
 
 
 def cuda_graphs(engine: str, version: str | None = None) -> bool:

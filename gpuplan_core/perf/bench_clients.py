@@ -38,15 +38,16 @@ BENCH_CLIENTS: dict[str, BenchClient] = {
         BenchClient(
             "triton-perf-overview",
             "TensorRT-LLM v0.14 perf-overview's online client against Triton's tensorrtllm_backend (tool not named)",
-            (("trtllm", 0.0110),),
-            "trt014on: 5 training rows",
+            (("trtllm", 0.0024),),
+            "trt014on: 5 training rows (with TensorRT-LLM 0.14's step factor, hardware/engines.py; 11.0 ms without)",
         ),
         BenchClient("aiperf", "NVIDIA AIPerf / GenAI-Perf, closed-loop concurrency over HTTP (NIM's guide)"),
         BenchClient(
             "lmdeploy-profile-generation",
             "LMDeploy profile_generation.py: threads calling TurboMind in-process (no HTTP)",
-            (("trtllm", 0.0078),),
-            "lmdeploy: 3 training rows",
+            (("trtllm", 0.0),),
+            "lmdeploy: 3 training rows (7.8 ms before TurboMind's first token came from the generation step after its "
+            "prompt, schedulers.py 'turbomind')",
         ),
         BenchClient(
             "vllm-bench-serve-chat",

@@ -95,6 +95,7 @@ class Workload:
     ep: int = 1  # MoE: routed experts over this many GPUs, attention data-parallel beside them (expert_parallel.py)
     eager_prefill: bool = False  # steps with prompt tokens launch each layer from Python (no CUDA graph)
     experts_tp: bool = False  # ep > 1 with the experts tensor-parallel over the ep GPUs: each schedules all E
+    step_time_factor: float = 1.0  # the release line's step time over this model's (engines.EngineRelease)
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,8 @@ class StepCost:
         experts = max(ex_comp, ex_mem) + (self.experts_fixed_s if self.m.is_moe else 0.0)
         core = (max(mm_comp, mm_mem) + experts + max(at_comp, at_mem)) * self.wl.pp  # stages run one after another
         waiting = max(0.0, host_s - core - comm_s)  # the GPU idles while the host launches kernels
-        return core + comm_s + waiting + overhead_s, core, waiting
+        # a release line whose steps run longer than the step model's (hardware/engines.py step_time_factor)
+        return (core + comm_s + waiting + overhead_s) * self.wl.step_time_factor, core, waiting
 
     def phase(self, name: str, parts: list[Part], overhead_s: float, prompt: bool = False) -> PhaseReport:
         """One engine step of ``parts`` (measured kernels where the tables cover them, the roofline elsewhere;
@@ -324,6 +326,7 @@ class StepCost:
             lm_tokens = sum(p.lm_head_tokens for p in parts)
             ops, comm_s, names = self._measured(ops, comm_s, tuples, w.tokens, lm_tokens, w.activation_bytes)
         t, core, waiting = self._total(ops, comm_s, w.host_s, w.overhead_s)
+        longer = 0.0 if self.wl.step_time_factor == 1 else t - (core + comm_s + waiting + w.overhead_s)
         compute_part = sum(c for c, b in ops if c >= b)
         memory_part = sum(b for c, b in ops if b > c)
         if core < w.overhead_s + comm_s + waiting:
@@ -342,7 +345,7 @@ class StepCost:
             time_s=t,
             compute_time_s=sum(c for c, _ in ops) * pp,
             memory_time_s=sum(b for _, b in ops) * pp,
-            overhead_time_s=w.overhead_s + waiting,
+            overhead_time_s=w.overhead_s + waiting + longer,
             comm_time_s=comm_s,
             bound=bound,
             intensity_flops_per_byte=flops / nbytes if nbytes else math.inf,

@@ -14,6 +14,13 @@ per-engine defaults (simulate.py), each with the version and file it comes from.
   a request starts only when the KV cache can hold its whole prompt and every output token, so nothing is
   preempted; generation requests and whole prompts share a step (``enable_chunked_prefill`` is off by default; a
   prompt longer than the budget is chunked, as the engine would refuse it otherwise).
+- ``turbomind``: LMDeploy's TurboMind as of v0.1 (src/turbomind/models/llama/LlamaBatch.cc ``contextDecode``): the
+  newly admitted requests' prompts are read in context passes of their own (sub-batches of at most
+  ``max_context_token_num`` tokens, 4 x session_len by default: LlamaTritonModel multiplies a value at most
+  max_batch_size by session_len) before the next generation step, every prompt but its last token ("subtract
+  input/context len by 1 to skip last input token (will process with decoder later)"), so a prompt's first token
+  comes from the generation step after all of those passes; no eviction (no_evict's admission). LMDeploy's
+  published runs are simulated with it (serving_rows.policy_of); the app offers no LMDeploy engine.
 
 vLLM V1 admits no waiting prompt in a step that preempted a running sequence (scheduler.py ``schedule``: "if not
 preempted_reqs"), so a preempted sequence is not re-read into the cache it was just evicted from.
@@ -27,7 +34,7 @@ from typing import Literal
 from ..common.jit import njit
 from ..hardware.engines import release
 
-Policy = Literal["decode_first", "prefill_first", "no_evict"]
+Policy = Literal["decode_first", "prefill_first", "no_evict", "turbomind"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,7 @@ class EngineLoop:
 
 # request_in_s is the ENGINE's own cost before a request is scheduled (API server, tokenizer, the scheduler's
 # interval): no engine publishes it per request or per token, so it is 0.0 here, stated. What the published runs
-# show beyond the GPU's time (bench/fit_serving.py --gaps: 3.6 ms under AIPerf to NIM, 7 ms under Triton's client,
+# show beyond the GPU's time (bench/fit_serving.py --gaps: 3.6 ms under AIPerf to NIM, 2 ms under Triton's client,
 # 27-49 ms under `vllm bench serve` over the chat endpoint, 70-110 ms under SGLang's bench_serving) is the benchmark
 # CLIENT's, named per client in clients.py BENCH_CLIENTS and applied only to that client's runs; the app's own
 # answer adds none. It is not one engine's: TensorRT-LLM's runs show 3.6 ms (NIM, AIPerf), 7 ms (Triton) and 34 ms

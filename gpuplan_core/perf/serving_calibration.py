@@ -33,6 +33,7 @@ from .serving_rows import (  # noqa: F401  (engine_of, version_of, _format_of: t
     engine_of,
     experts_tp_of,
     max_model_len_of,
+    policy_of,
     server_limits_of,
     shape_of,
     unchunked,
@@ -123,6 +124,8 @@ def _prediction(
     ep: int = 1,
     chunk_share: int = 1,
     experts_tp: bool = False,
+    step_factor: float | None = None,
+    policy: str | None = None,
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
@@ -134,7 +137,9 @@ def _prediction(
     GPUs with attention data-parallel (serving_rows.attention_dp_of): one rank is simulated with its share of the
     clients, rate or requests (``_rank_load``), its throughput x the ranks that ran; ``chunk_share``: what the engine
     divides each rank's prefill budget by (serving_rows.dp_chunk_share); ``experts_tp``: its experts ran
-    tensor-parallel beside the DP ranks (serving_rows.experts_tp_of)."""
+    tensor-parallel beside the DP ranks (serving_rows.experts_tp_of); ``step_factor``: the release line's step
+    time over the step model's in place of its stored one (hardware/engines.py; a left-out-source fit); ``policy``:
+    the engine's scheduling policy where the engine profile's is not it (serving_rows.policy_of)."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for, scenario_limits
     from .schedulers import engine_loop
@@ -166,6 +171,10 @@ def _prediction(
     ep = r.wl.ep
     if experts_tp and ep > 1:  # the experts tensor-parallel over the DP ranks' GPUs (serving_rows.experts_tp_of)
         r = dataclasses.replace(r, wl=dataclasses.replace(r.wl, experts_tp=True))
+    if step_factor is not None:
+        r = dataclasses.replace(r, wl=dataclasses.replace(r.wl, step_time_factor=step_factor))
+    if policy is not None:
+        r = dataclasses.replace(r, limits=r.limits.model_copy(update={"policy": policy}))
     if chunk_share > 1 and not any(k == "max_num_batched_tokens" for k, _ in server):
         budget = max(16, r.limits.max_num_batched_tokens // chunk_share)
         r = dataclasses.replace(r, limits=r.limits.model_copy(update={"max_num_batched_tokens": budget}))
@@ -216,6 +225,13 @@ def _rank_load(conc: int | None, rate: float | None, ep: int) -> tuple[int | Non
     return -(-conc // busy), None, busy
 
 
+def release_line(engine: str, version: str | None) -> str | None:
+    """The release line a run's (engine, version_of) runs as: its own, or the engine's latest where None."""
+    from ..hardware.engines import LATEST
+
+    return version or LATEST.get(engine)
+
+
 def serving_regime(row: dict) -> str:
     """Which regime a published serving point belongs to (errors are reported per regime)."""
     if get_preset(row["model_preset"]).is_moe:
@@ -243,13 +259,16 @@ def predict_row(
     decode_time_factor: float = 1.0,
     client_costs: dict | None = None,
     ingests: dict | None = None,
+    step_factors: dict | None = None,
 ) -> dict | None:
     """One published serving point predicted now, with the engine's request cost and the cost of the benchmark
     client that sent the row's source (clients.py; ``client_costs``: (client, engine) -> seconds in place of the fitted
     ones; ``ingests``: (client, engine) -> its front end's (per request, per token) seconds) as they stand (None for a
     burst's first-token time where the row does not state the burst's size);
     ``request_in_s`` and ``decode_time_factor``: a calibrated deployment's constants in their place, with no
-    client cost on top (perf/deployment_fit.py)."""
+    client cost on top (perf/deployment_fit.py); ``step_factors``: (engine, release line) -> the line's step time
+    over the step model's in place of the stored ones (hardware/engines.py ``step_time_factor``; a line not in it:
+    1.0)."""
     from .clients import client_cost, client_ingest
 
     load = float(row["load"])
@@ -260,6 +279,8 @@ def predict_row(
     ):
         return None  # a burst's first-token time depends on its size, which the row does not state
     engine = engine_of(row["engine"])
+    version = version_of(row)
+    step_factor = None if step_factors is None else step_factors.get((engine, release_line(engine, version)), 1.0)
     pred = _prediction(
         row["model_preset"],
         row["gpu"],
@@ -276,12 +297,14 @@ def predict_row(
         decode_time_factor=decode_time_factor,
         client_in_s=0.0 if request_in_s is not None else client_cost(source_of(row["id"]), engine, client_costs),
         ingest=(0.0, 0.0) if request_in_s is not None else client_ingest(source_of(row["id"]), engine, ingests),
-        version=version_of(row),
+        version=version,
         max_model_len=max_model_len_of(row),
         server=server_limits_of(row),
         ep=attention_dp_of(row) if get_preset(row["model_preset"]).is_moe else 1,
         chunk_share=dp_chunk_share(row) if get_preset(row["model_preset"]).is_moe else 1,
         experts_tp=experts_tp_of(row) if get_preset(row["model_preset"]).is_moe else False,
+        step_factor=step_factor,
+        policy=policy_of(row),
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])
@@ -303,16 +326,19 @@ def compute_serving_table(
     sources: frozenset[str] | None = None,
     client_costs: dict | None = None,
     ingests: dict | None = None,
+    step_factors: dict | None = None,
+    keep=None,
 ) -> list[dict]:
     """Every published serving point predicted now (slow: one simulated run per setup); ``sources``: only the
     rows of those sources (row-id prefixes); ``client_costs``: the benchmark clients' costs in place of the
-    fitted ones, ``ingests`` their front ends (predict_row)."""
+    fitted ones, ``ingests`` their front ends, ``step_factors`` the release lines' step factors (predict_row);
+    ``keep``: only the rows where ``keep(row)``."""
     frame = load_serving_measurements(path)
     rows = []
     for row in frame.to_dict("records"):
-        if sources is not None and source_of(row["id"]) not in sources:
+        if (sources is not None and source_of(row["id"]) not in sources) or (keep is not None and not keep(row)):
             continue
-        out = predict_row(row, client_costs=client_costs, ingests=ingests)
+        out = predict_row(row, client_costs=client_costs, ingests=ingests, step_factors=step_factors)
         if out is not None:
             rows.append(out)
     return rows

@@ -53,6 +53,7 @@ LOSO_COLUMNS = (
     "fit_rows",
     "ingest_s_per_request",
     "ingest_s_per_token",
+    "step_time_factor",
 )
 
 
@@ -218,6 +219,59 @@ def fit_ingest(rows: list[dict], keys) -> dict[tuple[str, str], tuple[float, flo
     return out
 
 
+def step_fit_run(meta_row: dict) -> bool:
+    """A run a release line's step factor is read on (``fit_step_factors``): a burst (every request at once) of a
+    dense model at fixed, stated lengths, on a line older than the kernel tables' (hardware/engines.py ``LATEST``
+    is theirs); its output tokens/s is then the engine's steps alone, and the lengths it ran are the ones simulated.
+    (The MoE step model has an open error of its own, README.)"""
+    from ..hardware.engines import LATEST
+
+    engine = cal.engine_of(meta_row["engine"])
+    version = cal.version_of(meta_row)
+    every = math.isinf(float(meta_row["load"])) or str(meta_row.get("arrival")) == "all_at_once"
+    return (
+        version is not None
+        and version != LATEST.get(engine)
+        and every
+        and meta_row["metric"] == "output_tokens_per_s"
+        and cal._blank(meta_row.get("length_dataset"))  # stated lengths ("not_stated" is not)
+        and not cal._blank(meta_row.get("length_spread"))
+        and float(meta_row["length_spread"]) == 0
+        and not get_preset(meta_row["model_preset"]).is_moe
+    )
+
+
+def fit_step_factors(ones: list[dict], meta: pd.DataFrame, left_out: str | None = None) -> dict[tuple, tuple]:
+    """(engine, release line) -> (its step factor, the sources it was read on, rows): per source outside
+    ``left_out``, the median over its ``step_fit_run`` rows of the predicted over the measured output tokens/s with
+    every step at the step model's time (``ones``: predicted with the factors at 1.0); then the median over the
+    line's sources. A line with no such row is not in the answer (its factor stays 1.0)."""
+    by: dict[tuple, dict[str, list[float]]] = {}
+    for r in ones:
+        source = cal.source_of(r["id"])
+        m = meta.loc[r["id"]].to_dict() | {"id": r["id"]}
+        if source == left_out or r["predicted"] is None or not step_fit_run(m):
+            continue
+        key = (cal.engine_of(m["engine"]), cal.version_of(m))
+        by.setdefault(key, {}).setdefault(source, []).append(r["predicted"] / r["measured"])
+    return {
+        key: (
+            statistics.median(statistics.median(v) for v in per.values()),
+            ", ".join(sorted(per)),
+            sum(len(v) for v in per.values()),
+        )
+        for key, per in by.items()
+    }
+
+
+def step_fit_table() -> list[dict]:
+    """The ``step_fit_run`` rows predicted with every release line's step factor at 1.0 (what the factors are read
+    on)."""
+    meta = cal.load_serving_measurements()
+    keep = {i for i, row in zip(meta["id"], meta.to_dict("records"), strict=True) if step_fit_run(row)}
+    return cal.compute_serving_table(client_costs={}, ingests={}, step_factors={}, keep=lambda row: row["id"] in keep)
+
+
 CLIENT_KEYS = tuple((c, e) for c in BENCH_CLIENTS for e in ("vllm", "sglang", "trtllm"))
 INGEST_KEYS = tuple((c, e) for c, e in CLIENT_KEYS if BENCH_CLIENTS[c].front_end)  # clients.BenchClient.front_end
 
@@ -227,12 +281,16 @@ def compute_loso_table() -> list[dict]:
     meta = cal.load_serving_measurements().set_index("id")
     zero = cal.compute_serving_table(client_costs={}, ingests={})
     zero_by_id = {r["id"]: r["predicted"] for r in zero}
+    ones = step_fit_table()
     out = []
     for source in sorted({cal.source_of(i) for i in meta.index}):
         fitted = fit_client_costs(fit_rows(zero, meta, source), CLIENT_KEYS)
         costs = {c: v[0] for c, v in fitted.items()}
         ingests = {c: v[:2] for c, v in fit_ingest(ingest_rows(zero, meta, source), INGEST_KEYS).items()}
-        table = cal.compute_serving_table(sources=frozenset({source}), client_costs=costs, ingests=ingests)
+        factors = {k: v[0] for k, v in fit_step_factors(ones, meta, source).items()}
+        table = cal.compute_serving_table(
+            sources=frozenset({source}), client_costs=costs, ingests=ingests, step_factors=factors
+        )
         client = client_of(source)
         for r in table:
             m = meta.loc[r["id"]]
@@ -240,6 +298,7 @@ def compute_loso_table() -> list[dict]:
             own = engine_loop(engine).request_in_s
             cost, fit_from, n = fitted.get((client, engine), (0.0, "none", 0))
             per_request, per_token = ingests.get((client, engine), (0.0, 0.0))
+            line = cal.release_line(engine, cal.version_of(m.to_dict()))
             out.append(
                 {
                     **{k: r[k] for k in ("id", "regime", "metric", "statistic", "measured", "predicted", "error")},
@@ -256,6 +315,7 @@ def compute_loso_table() -> list[dict]:
                     "fit_rows": n,
                     "ingest_s_per_request": per_request,
                     "ingest_s_per_token": per_token,
+                    "step_time_factor": factors.get((engine, line), 1.0),
                 }
             )
     return [{k: r[k] for k in LOSO_COLUMNS} for r in out]

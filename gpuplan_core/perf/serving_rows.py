@@ -31,6 +31,12 @@ def version_of(row: dict) -> str | None:
     return release_of(engine_of(published), str(row.get("engine_version") or ""), "pytorch" in published)
 
 
+def policy_of(row: dict) -> str | None:
+    """The scheduling policy a published run's engine ran by where its engine profile's is not it (schedulers.py):
+    LMDeploy's TurboMind ('turbomind'), simulated on TensorRT-LLM's profile otherwise; None: the profile's."""
+    return "turbomind" if str(row["engine"]).lower().startswith("lmdeploy") else None
+
+
 def max_model_len_of(row: dict) -> int | None:
     """The context the run's server was started with (``--max-model-len N`` in its setup; None: not stated, the
     model's own context, as the engine defaults to): a release line's scheduling can depend on it (vLLM 0.6 chunks

@@ -49,6 +49,7 @@ _POLICY = {
     "decode_first": step_loop.DECODE_FIRST,
     "prefill_first": step_loop.PREFILL_FIRST,
     "no_evict": step_loop.NO_EVICT,
+    "turbomind": step_loop.TURBOMIND,
 }
 _HANDLES = itertools.count()  # each running loop's name for its step times (step_loop.ASKING)
 

@@ -27,7 +27,7 @@ from .step_time import draft_s, target_s
 from .steps import cell_of, ctx_cell, interpolate, nearest_ctx
 
 MAX_STEPS = 2_000_000
-DECODE_FIRST, PREFILL_FIRST, NO_EVICT = 0, 1, 2  # schedulers.Policy, as the compiled loop reads it
+DECODE_FIRST, PREFILL_FIRST, NO_EVICT, TURBOMIND = 0, 1, 2, 3  # schedulers.Policy, as the compiled loop reads it
 COMPLETED, STOPPED = 0, 1  # how a run ended: every request done, or its p95 first token certainly late
 
 _HASH_MASK = (1 << 60) - 1
@@ -141,7 +141,12 @@ def run_loop(
     ``per_step`` tokens on average, so a sequence of ``rem`` tokens to go decodes for ``decode_steps(rem)`` steps
     and its context grows by ``per_step`` a step; ``width`` 1 and ``per_step`` 1.0: plain decoding."""
     n = len(prompt)
-    prefill_first, no_evict = policy == PREFILL_FIRST, policy == NO_EVICT
+    prefill_first, no_evict = policy == PREFILL_FIRST, policy == NO_EVICT or policy == TURBOMIND  # noqa: SIM109 (numba)
+    # TurboMind (schedulers.py): whole prompts in passes of their own before the decodes, as SGLang's prefill batches,
+    # without eviction, and each prompt's first token from the generation step after them (``pending``)
+    turbomind = policy == TURBOMIND
+    prompts_apart = prefill_first or turbomind
+    pending, pend_n = np.empty(n, np.int64), 0
     done = np.zeros(n, np.int64)
     rem = out.copy()
     admitted, first, fin = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
@@ -211,8 +216,8 @@ def run_loop(
             if preempted and prefill_first:
                 tr_ratio = ratio_retracted(tr_end, tr_max, tr_run, kv_steps)
         # this step's prompt chunks: ids and tokens, and what the step model reads of each (cached, new, logits)
-        budget = budget_max - (0 if prefill_first else n_dec * width)
-        kv_used = held + (0 if prefill_first else n_dec * width)
+        budget = budget_max - (0 if prompts_apart else n_dec * width)
+        kv_used = held + (0 if prompts_apart else n_dec * width)
         n_ch = 0
         for i in range(p_n):
             k = prefilling[i]
@@ -232,7 +237,7 @@ def run_loop(
             need = new[k] - done[k]
             c = min(need, budget)
             if no_evict:
-                if c < need and (n_ch or need <= budget_max - n_dec):
+                if c < need and (n_ch or need <= budget_max - (0 if prompts_apart else n_dec)):
                     break  # whole prompts only, unless it could never fit a step
                 if kv_reserved + prompt[k] + out[k] > kv_cap:
                     break
@@ -258,7 +263,7 @@ def run_loop(
             spec[3 * n_ch + 2] = 1 if done[k] + c >= new[k] else 0
             n_ch += 1
             budget -= c
-        decoding = 0 if (prefill_first and n_ch) else n_dec
+        decoding = 0 if (prompts_apart and n_ch) else n_dec
         ctx_mean = (kv_offset + n_dec * kv_steps) / n_dec if n_dec else 0.0
         if speculating and n_dec:  # what the decode steps wrote past one token each
             ctx_mean += (per_step - 1.0) * (n_dec * kv_steps - joined_sum) / n_dec
@@ -275,7 +280,7 @@ def run_loop(
             t = _mixed_s(handle, index, keys, times, decoding, ctx_mean, spec, n_ch)
             k_steps = 1
         else:  # decodes alone (nothing was admitted: the cache holds ``held``) until one ends or arrives
-            k_steps = max(1, end_s[0] - kv_steps) if end_n else 1
+            k_steps = max(1, end_s[0] - kv_steps) if end_n and not pend_n else 1
             t0 = _known_decode_s(cells, n_dec, ctx_mean)
             if math.isnan(t0):
                 t0 = _decode_s(handle, model, draft, cells, n_dec, ctx_mean)
@@ -290,6 +295,17 @@ def run_loop(
             t = k_steps * (t0 + t1) / 2
         running_area += running * t
         now += t
+        if decoding and pend_n:  # the generation step after their prompts: their first tokens (TurboMind)
+            t_first = now - t + t / k_steps
+            for i in range(pend_n):
+                k = pending[i]
+                first[k] = t_first
+                if give_up and window_lo <= k < window_hi and t_first - sent[k] > give_up_ttft_s:
+                    late += 1
+            pend_n = 0
+            if give_up and late >= give_up_at:
+                status = STOPPED
+                break
         if decoding:
             if g_n == len(gaps):
                 gaps, weights = grown(gaps), grown(weights)
@@ -310,7 +326,11 @@ def run_loop(
             prefilling[j : p_n - 1] = prefilling[j + 1 : p_n].copy()
             p_n -= 1
             kv_prompts -= cached[k] + new[k]
-            if math.isnan(first[k]):
+            if turbomind and math.isnan(first[k]):
+                pending[pend_n] = k
+                pend_n += 1
+                rem[k] += 1  # its first token is the next decode step's, not this pass's
+            elif math.isnan(first[k]):
                 first[k] = now
                 if give_up and window_lo <= k < window_hi and now - sent[k] > give_up_ttft_s:
                     late += 1

@@ -22,7 +22,7 @@ _NAMES = (  # coef's entries, in order
     "ar_lat2 ar_sync ex_flops_per_token mfu_max mfu_max16 mfu_half dense lm_head bw peak attn_peak layers "
     "w_mbu_max mbu_half kv_mbu_max kv_mbu_half ex_f experts_fixed_s host_s decode_overhead prefill_overhead "
     "decode_factor kernels heads kv_heads lm_n lm_k ep a2a_bw a2a_lat a2a_sync spec_width per_pair_decode repl "
-    "host_prefill_s abs_mfu is_mla"
+    "host_prefill_s abs_mfu is_mla step_factor"
 )
 _FIELDS = _NAMES.split()
 (
@@ -90,6 +90,7 @@ _FIELDS = _NAMES.split()
     HOST_PREFILL_S,
     ABS_MFU,
     IS_MLA,
+    STEP_FACTOR,
 ) = range(len(_FIELDS))
 AR_NONE, AR_PCIE, AR_NVLINK = 0.0, 1.0, 2.0
 T_GEMM, T_GEMM16, T_DECODE, T_PREFILL, T_ALL_REDUCE = range(5)  # the kernel tables a replica reads, by ``meta`` row
@@ -224,6 +225,7 @@ def pack(cost, decode_time_factor: float = 1.0):
         decode_factor=decode_time_factor,
         # tokens a decoding sequence runs through the model per step: 1, or a speculative verify step's k + 1
         spec_width=1 if wl.spec_draft is None else wl.spec_tokens + 1,
+        step_factor=wl.step_time_factor,
     )
     if m.is_moe:
         c.update(experts=m.num_experts, topk=m.experts_per_token, one_expert=_one_expert_params(m))

@@ -314,7 +314,7 @@ def target_s(model, decodes, ctx, spec, count):
     experts = max(ex_comp, ex_mem) + (c[P.EXPERTS_FIXED_S] if c[P.IS_MOE] else 0.0)
     core = (max(mm_comp, mm_mem) + experts + max(at_comp, at_mem)) * c[P.PP]
     waiting = max(0.0, (c[P.HOST_PREFILL_S] if count else c[P.HOST_S]) - core - comm)
-    return core + comm + waiting + (c[P.PREFILL_OVERHEAD] if count else c[P.DECODE_OVERHEAD])
+    return (core + comm + waiting + (c[P.PREFILL_OVERHEAD] if count else c[P.DECODE_OVERHEAD])) * c[P.STEP_FACTOR]
 
 
 _NONE = np.empty(0, np.int64)

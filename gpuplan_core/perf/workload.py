@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..hardware.engines import cuda_graphs, prefill_graphs
+from ..hardware.engines import cuda_graphs, prefill_graphs, step_time_factor
 from ..model.formats import get_format
 from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.parts import Formats
@@ -22,7 +22,8 @@ def workload_for(
     over ``ep`` GPUs with attention data-parallel: perf/expert_parallel.py), in the scenario's
     weights format or another one. Eager (no CUDA graphs) where the engine has none or its release line runs
     without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``); its prompt steps eager where the line
-    graphs decode-only steps (``EngineRelease.prefill_graphs``)."""
+    graphs decode-only steps (``EngineRelease.prefill_graphs``); its steps at
+    the release line's measured time over the step model's (``EngineRelease.step_time_factor``)."""
     a = assumptions
     wl = Workload(
         weights_format=get_format(weights_format or formats.weights_format).name,
@@ -33,6 +34,7 @@ def workload_for(
         spec_tokens=a.spec_tokens,
         spec_acceptance=a.spec_acceptance,
         eager=not cuda_graphs(a.engine, a.engine_version),
+        step_time_factor=step_time_factor(a.engine, a.engine_version),
         ep=ep,
         eager_prefill=not prefill_graphs(a.engine, a.engine_version),
     )

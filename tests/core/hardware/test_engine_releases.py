@@ -143,3 +143,18 @@ def test_a_line_without_cuda_graphs_reserves_no_graph_pool_as_its_steps_pay_the_
     assert "CUDA graphs" not in parts["0.17"]
     assert parts["1.x"]["CUDA graphs"] == Assumptions().cuda_graph_bytes
     assert budgets["0.17"].per_gpu_bytes == pytest.approx(budgets["1.x"].per_gpu_bytes - Assumptions().cuda_graph_bytes)
+
+
+def test_only_tensorrt_llm_0_x_takes_a_step_factor_read_on_its_own_offline_table():
+    """TensorRT-LLM 0.x's C++ runtime steps take 1.1752 x the step model's (trt014off's training rows: the median of
+    predicted / measured output tokens/s); every other line, whose kernels the tables measure or which has no
+    saturated run of its own, 1.0; the replica's workload carries it."""
+    from gpuplan_core.hardware.engines import RELEASES, step_time_factor
+    from gpuplan_core.perf.replica import replica_for
+    from gpuplan_core.scenario.scenario import Scenario
+
+    assert step_time_factor("trtllm", "0.14") == 1.1752
+    assert {k for k, r in RELEASES.items() if r.step_time_factor != 1.0} == {("trtllm", "0.14")}
+    assert step_time_factor("trtllm") == step_time_factor("vllm") == step_time_factor("transformers") == 1.0
+    sc = Scenario(preset="Llama-3.1-8B", engine="trtllm", engine_version="0.14")
+    assert replica_for(sc, "H100-SXM")[0].wl.step_time_factor == 1.1752

@@ -131,7 +131,9 @@ def test_each_published_source_names_its_benchmark_client_and_a_client_cost_is_t
     assert client_cost("gpustack-q3-8b-h100", "vllm") == 0.0401
     assert client_cost("gpustack-q3-14b-a100", "sglang") == 0.0268  # the same client, another GPUStack source
     assert client_cost("dstack-dsr1", "vllm") == client_cost("sglcb-l70b-a100", "sglang") == 0.0843
-    assert client_cost("trt014on", "trtllm") == 0.0110  # Triton's client
+    assert (
+        client_cost("trt014on", "trtllm") == 0.0024
+    )  # Triton's client (11.0 ms before TensorRT-LLM 0.14's step factor)
     assert client_cost("nim", "trtllm") == 0.0 and client_cost("deployment", "vllm") == 0.0
     assert client_cost("gpustack-q3-8b-h100", "vllm", {("vllm-bench-serve-chat", "vllm"): 0.02}) == 0.02
     assert client_cost("gpustack-q3-8b-h100", "vllm", {}) == 0.0

@@ -299,3 +299,26 @@ def test_an_moe_prompt_step_pays_the_host_launch_time_where_the_engine_graphs_de
     assert eager.step_s(8, 500, ()) == graphed.step_s(8, 500, ())
     dense = StepModel(L8, get_gpu("H100"), Workload(eager_prefill=True), PA)
     assert dense.cost.prefill_host_s == 0.0
+
+
+def test_a_release_lines_step_factor_scales_every_step_the_python_and_compiled_models_alike():
+    """A workload's step_time_factor multiplies the whole step (kernels, all-reduces, fixed overhead): a decode step
+    and a prompt chunk at 1.25 are 1.25 x theirs at 1.0, on the Python model and the compiled one, and the step's
+    report puts the extra in its overhead."""
+    import dataclasses
+
+    from gpuplan_core.hardware.catalog import get_gpu
+    from gpuplan_core.model.presets import get_preset
+    from gpuplan_core.perf.efficiency import PerfAssumptions
+    from gpuplan_core.perf.roofline import Workload
+    from gpuplan_core.perf.steps import StepModel
+
+    m, gpu, pa = get_preset("Llama-3.1-8B"), get_gpu("H100-SXM"), PerfAssumptions()
+    one = StepModel(m, gpu, Workload(), pa, "trtllm")
+    more = StepModel(m, gpu, dataclasses.replace(Workload(), step_time_factor=1.25), pa, "trtllm")
+    for decodes, ctx, chunks in ((8, 1000, ()), (0, 0, ((0, 467, 1),)), (4, 500, ((0, 202, 1),))):
+        assert more.step_s(decodes, ctx, chunks) == pytest.approx(1.25 * one.step_s(decodes, ctx, chunks), rel=1e-12)
+        assert more.python_step_s(decodes, ctx, chunks) == pytest.approx(more.step_s(decodes, ctx, chunks), rel=1e-12)
+    a, b = one.step(8, 1000, ()), more.step(8, 1000, ())
+    assert b.time_s == pytest.approx(1.25 * a.time_s)
+    assert b.overhead_time_s == pytest.approx(a.overhead_time_s + 0.25 * a.time_s)

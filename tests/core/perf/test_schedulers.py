@@ -60,3 +60,33 @@ def test_sglang_admits_a_prompt_only_beside_what_the_running_requests_will_still
     tr.join(300, 301)
     assert tr.admits(1_000, 0, 0, 500, 200) and not tr.admits(1_000, 0, 0, 500, 300)
     assert tr.admits(1_000, 0, 0, 500, 10_000) is False  # max_new clipped at 4,096, still over
+
+
+def test_turbomind_reads_a_waves_prompts_in_passes_of_their_own_and_gives_every_first_token_after_them():
+    """LMDeploy TurboMind v0.1 ('turbomind'): 8 clients of 2,048-token prompts on an 8,192-token budget are read in
+    two passes of 4 prompts with no decode between, and every first token comes from the generation step after both
+    (all 8 at pass + pass + one decode step of 8); TensorRT-LLM's in-flight batching ('no_evict') gives the first 4
+    theirs after the first pass. One request alone: its prompt's pass and one decode step."""
+    import dataclasses
+
+    import numpy as np
+
+    from gpuplan_core.perf.clients import Load, Shape
+    from gpuplan_core.perf.replica import replica_for
+    from gpuplan_core.perf.simulate import simulate
+    from gpuplan_core.perf.steps import StepTimes
+    from gpuplan_core.scenario.scenario import Scenario
+
+    sc = Scenario(preset="Llama-2-7B", input_tokens=2048, output_tokens=16, engine="trtllm")
+    r, _ = replica_for(sc, "A100-80GB-SXM")
+    tm = dataclasses.replace(r, limits=r.limits.model_copy(update={"policy": "turbomind"}))
+    times = StepTimes(tm)
+    four = times.mixed(0, 0, ((0, 2048, 1),) * 4)
+    run = simulate(tm, Load(concurrency=8, shape=Shape(requests=8)))
+    assert np.allclose(run.ttft_s, 2 * four + times.decode(8, 2048), rtol=1e-9)
+    trt = simulate(r, Load(concurrency=8, shape=Shape(requests=8)))
+    assert np.allclose(np.sort(trt.ttft_s)[:4], four, rtol=1e-9)
+    alone = simulate(tm, Load(concurrency=1, shape=Shape(requests=1)))
+    one = StepTimes(tm)
+    assert alone.ttft_s[0] == pytest.approx(one.mixed(0, 0, ((0, 2048, 1),)) + one.decode(1, 2048), rel=1e-9)
+    assert alone.tpot_s[0] > 0 and len(alone.ttft_s) == 1

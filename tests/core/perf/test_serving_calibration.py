@@ -48,13 +48,15 @@ def test_the_held_out_error_per_regime_stays_at_or_below_the_readme_figures():
     rows; on the 1,030 runs before them: 25.2%, 13.2%, 4.9%, 15.4%; measured kernel times in the step model where
     covered; each run as its source's engine release line: before that, 27.1%, 21.5% and 6.3%). The benchmark
     clients' costs were fitted on the training runs only (bench/fit_serving.py) and apply to their own clients'
-    runs alone."""
+    runs alone. Since TensorRT-LLM 0.14's steps take its measured step factor (hardware/engines.py) and LMDeploy's
+    runs are scheduled as TurboMind (schedulers.py): TTFT 9.2%, inter-token latency 8.2%, output throughput 3.5%,
+    all three 7.7% (25.2%, 13.5%, 3.7%, 13.8% before)."""
     table = serving_table()
     assert len(table) >= 900
     assert all(r["source"] and r["engine"] for r in table)
     by = {(s["regime"], s["metric"]): s for s in serving_summary(table)}
-    assert by[(HEADLINE_REGIME, "ttft")]["median_abs_error"] <= 0.27  # 26.8%: no client cost for unseen clients
-    assert by[(HEADLINE_REGIME, "itl")]["median_abs_error"] <= 0.14
-    assert by[(HEADLINE_REGIME, "output_tokens_per_s")]["median_abs_error"] <= 0.05
+    assert by[(HEADLINE_REGIME, "ttft")]["median_abs_error"] <= 0.10  # 9.2%: no client cost for unseen clients
+    assert by[(HEADLINE_REGIME, "itl")]["median_abs_error"] <= 0.09
+    assert by[(HEADLINE_REGIME, "output_tokens_per_s")]["median_abs_error"] <= 0.04
     assert by[(HEADLINE_REGIME, "ttft")]["points"] >= 40
-    assert serving_median_abs_error(table, HEADLINE_REGIME) <= 0.19  # all three metrics together: 18.5%
+    assert serving_median_abs_error(table, HEADLINE_REGIME) <= 0.08  # all three metrics together: 7.7%

@@ -179,3 +179,34 @@ def test_a_front_end_is_fitted_by_least_squares_of_relative_errors_and_never_bel
     assert got[("A", "sglang")][2] == "client"
     assert got[("B", "vllm")] == (0.0, 0.0, "none", 0)
     assert got[("C", "vllm")][:2] == (0.0, 0.0)
+
+
+def test_a_release_lines_step_factor_is_read_on_its_other_sources_fixed_length_dense_bursts():
+    """fit_step_factors by hand on TensorRT-LLM 0.14's rows predicted at factor 1: the median per source of
+    predicted / measured output tokens/s over its dense bursts at fixed, stated lengths, then over sources; the
+    Triton online runs (lengths not stated) are never read, so trt014off left out takes none and trt014on left out
+    takes trt014off's; the stored rows carry the factor they were predicted with."""
+    import statistics
+
+    from gpuplan_core.perf.serving_loso import fit_step_factors, step_fit_run
+
+    meta = load_serving_measurements().set_index("id")
+    rows = [
+        {"id": i, "predicted": p, "measured": float(meta.loc[i, "measured"])}
+        for i, p in (
+            ("trt014off-001", 1.2 * 16414.7),
+            ("trt014off-002", 1.1 * 14108.0),
+            ("trt014off-003", 1.3 * 7054.52),
+        )
+    ] + [{"id": "trt014on-018", "predicted": 9000.0, "measured": 4103.0}]
+    assert not step_fit_run(meta.loc["trt014on-018"].to_dict())  # lengths not stated
+    assert not step_fit_run(meta.loc["trt014off-065"].to_dict())  # Mixtral: MoE
+    assert not step_fit_run(meta.loc["gpustack-q3-14b-h100-032"].to_dict())  # a vLLM 0.11 burst: the tables' line
+    got = fit_step_factors(rows, meta)
+    assert got[("trtllm", "0.14")] == (pytest.approx(statistics.median([1.2, 1.1, 1.3])), "trt014off", 3)
+    assert fit_step_factors(rows, meta, "trt014off") == {}
+    frame = stored()
+    assert set(frame.loc[frame["source"] == "trt014off", "step_time_factor"]) == {1.0}
+    on = frame.loc[frame["source"] == "trt014on", "step_time_factor"]
+    assert on.nunique() == 1 and on.iloc[0] == pytest.approx(1.1784, abs=1e-4)
+    assert set(frame.loc[~frame["source"].str.startswith("trt014"), "step_time_factor"]) == {1.0}
