@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ..hardware.engines import cuda_graphs
+from ..model.arch import ModelArch
 from ..model.formats import get_format
 from ..scenario.deployment import RuntimeAssumptions
 from ..scenario.parts import Formats
 from .roofline import Workload
-from .speculative import user_draft, with_draft
+from .speculative import replica_draft, with_draft
 
 
 def workload_for(
@@ -17,11 +18,14 @@ def workload_for(
     pp: int = 1,
     weights_format: str | None = None,
     ep: int = 1,
+    m: ModelArch | None = None,
 ) -> Workload:
     """The formats and serving levers of one replica (roofline.py) at a layout (tp x pp, or an MoE model's experts
     over ``ep`` GPUs with attention data-parallel: perf/expert_parallel.py), in the scenario's
     weights format or another one. Eager (no CUDA graphs) where the engine has none or its release line runs
-    without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``)."""
+    without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``). Speculating with the draft a
+    replica of model ``m`` runs (model/draft.py ``replica_draft``: the user's draft model, or ``m``'s MTP module
+    where ``spec_mtp`` is set; without ``m``, the user's alone)."""
     a = assumptions
     wl = Workload(
         weights_format=get_format(weights_format or formats.weights_format).name,
@@ -34,4 +38,4 @@ def workload_for(
         eager=not cuda_graphs(a.engine, a.engine_version),
         ep=ep,
     )
-    return with_draft(wl, user_draft(a))
+    return with_draft(wl, replica_draft(m, a))
