@@ -96,9 +96,9 @@ def draft_for(m: ModelArch, a) -> Draft | None:
 
 def replica_draft(m: ModelArch | None, a) -> Draft | None:
     """The draft a replica of the scenario runs (its steps, weights and KV cache): the user's draft model where they
-    named one, else the model's MTP module where it ships one and ``a.spec_mtp`` is True (the recommender sets it
+    named one, else the model's MTP module where it ships one and ``a.spec_mtp`` is "on" (the recommender sets it
     where it weighs MTP: plan/speculation.py), else None (plain decoding)."""
     mine = user_draft(a)
-    if mine is not None or m is None or not getattr(a, "spec_mtp", None):
+    if mine is not None or m is None or getattr(a, "spec_mtp", "weigh") != "on":
         return mine
     return mtp_draft(m)

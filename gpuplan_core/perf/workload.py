@@ -25,7 +25,7 @@ def workload_for(
     weights format or another one. Eager (no CUDA graphs) where the engine has none or its release line runs
     without them by default (hardware/engines.py ``EngineRelease.cuda_graphs``). Speculating with the draft a
     replica of model ``m`` runs (model/draft.py ``replica_draft``: the user's draft model, or ``m``'s MTP module
-    where ``spec_mtp`` is set; without ``m``, the user's alone)."""
+    where ``spec_mtp`` is "on"; without ``m``, the user's alone)."""
     a = assumptions
     wl = Workload(
         weights_format=get_format(weights_format or formats.weights_format).name,

@@ -62,16 +62,16 @@ def test_the_draft_lowers_the_kv_pool_and_the_sequences_by_hand():
 
 
 def test_deepseek_v3_s_mtp_module_in_the_budget_where_the_replica_runs_it():
-    """DeepSeek-V3 FP8 on 8 H200 (TP 8) with ``spec_mtp``: the MTP module's one MoE layer without the embedding
+    """DeepSeek-V3 FP8 on 8 H200 (TP 8) with ``spec_mtp`` "on": the MTP module's one MoE layer without the embedding
     and head it shares (13,360,651,520 - 1,853,365,248 = 11,507,286,272 params) x 1 B / 8, and its one MLA layer's
     KV, 1 x (512 + 64) x 1 B (FP8 KV) per token, whole on every rank (MLA is not split by heads), for the
-    scenario's 8 sequences at the context in whole blocks. Unset or False:
+    scenario's 8 sequences at the context in whole blocks. "weigh" or "off":
     no draft in the budget (the recommender weighs it: plan/speculation.py)."""
     sc = Scenario(preset="DeepSeek-V3", weights_format="fp8", kv_format="fp8", tp=8, gpus=8, gpu="H200")
     m = sc.model()
     d = mtp_draft(m)
     assert params_total(d.arch) - embedding_params(d.arch) == d.weight_params == 11_507_286_272
-    on = sc.model_copy(update={"assumptions": sc.assumptions.model_copy(update={"spec_mtp": True})})
+    on = sc.model_copy(update={"assumptions": sc.assumptions.model_copy(update={"spec_mtp": "on"})})
     b = memory_budget(m, memory_request(on))
     ctx = -(-sc.context_tokens // 16) * 16
     assert b.components[DRAFT_WEIGHTS] == 11_507_286_272 * 1 / 8

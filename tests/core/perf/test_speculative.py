@@ -186,3 +186,53 @@ def test_speculation_under_load_runs_in_the_step_loop():
         assert (got.tpot_mean_s * 1e3, base.tpot_mean_s * 1e3) == pytest.approx((spec_ms, plain_ms), abs=0.01)
     assert got.output_tokens_per_s < base.output_tokens_per_s
     assert (got.ttft_mean_s, base.ttft_mean_s) == pytest.approx((2.153, 0.994), abs=1e-3)
+
+
+def _dsv3(mtp: str) -> Scenario:
+    return Scenario(
+        preset="DeepSeek-V3",
+        weights_format="fp8",
+        kv_format="fp8",
+        tp=8,
+        gpus=8,
+        gpu="H200",
+        input_tokens=1000,
+        output_tokens=301,
+        spec_mtp=mtp,
+    )
+
+
+def test_a_replica_runs_the_models_mtp_module_where_spec_mtp_is_set():
+    """``spec_mtp`` "on": the workload speculates with the model's MTP module (k = 1 MTP layer, acceptance 0.85,
+    the DeepSeek-V3 report's low end); "weigh" or "off", or a model without MTP: plain; a named draft model first."""
+    mtp = RuntimeAssumptions(spec_mtp="on")
+    assert workload_for(Formats(), mtp, m=DSV3).spec_draft == mtp_draft(DSV3).arch
+    assert workload_for(Formats(), mtp, m=DSV3).spec_tokens == 1
+    assert workload_for(Formats(), mtp, m=DSV3).spec_acceptance == MTP_ACCEPTANCE
+    assert workload_for(Formats(), RuntimeAssumptions(), m=DSV3).spec_draft is None
+    assert workload_for(Formats(), RuntimeAssumptions(spec_mtp="off"), m=DSV3).spec_draft is None
+    assert workload_for(Formats(), mtp, m=L8).spec_draft is None
+    mine = RuntimeAssumptions(spec_draft_params=2_000_000_000, spec_mtp="on")
+    assert workload_for(Formats(), mine, m=DSV3).spec_draft == user_draft(mine).arch
+
+
+def test_the_step_loop_runs_deepseek_v3_mtp_at_one_user():
+    """DeepSeek-V3 FP8, TP 8 on H200, 1,000 in / 301 out, one user, the MTP module as the draft: each step is one
+    MTP-layer step and a 2-token verify step of the model, writing 1 + 0.85 = 1.85 tokens, so the 300 tokens after
+    the first take ceil(300 / 1.85) = 163 steps and the time per token is the static view's (7.62 ms) x 163 x 1.85
+    / 300 = 7.66 ms (its last step writes what is left) against 10.87 decoding plainly; the first token adds the
+    MTP layer's prefill of the 1,000 tokens (4.42 ms) to the model's. The MTP layer's weights and KV leave 971
+    sequences of 1,301 tokens where plain decoding holds 1,018."""
+    spec, _ = replica_for(_dsv3("on"))
+    plain, _ = replica_for(_dsv3("weigh"))
+    sm = step_model(spec.m, spec.gpu, spec.wl, PA, spec.engine)
+    assert (sm.per_step, sm.width) == (pytest.approx(1.85), 2) and plain.wl.spec_draft is None
+    assert (spec.kv_sequences, plain.kv_sequences) == (971, 1018)
+    got, base = serve(spec, concurrency=1), serve(plain, concurrency=1)
+    static = predict(spec.m, spec.gpu, spec.wl, 1, 1000, 301, pa=PA, engine=spec.engine)
+    assert static.tpot_s * 1e3 == pytest.approx(7.62, abs=0.01)
+    assert got.tpot_mean_s == pytest.approx(static.tpot_s * 163 * 1.85 / 300, rel=2e-3)
+    assert (got.tpot_mean_s * 1e3, base.tpot_mean_s * 1e3) == pytest.approx((7.66, 10.87), abs=0.01)
+    mtp_prefill_s = sm.draft.prefill_s(1, 1000)
+    assert mtp_prefill_s * 1e3 == pytest.approx(4.42, abs=0.01)
+    assert got.ttft_mean_s == pytest.approx(base.ttft_mean_s + mtp_prefill_s, rel=1e-9)
