@@ -48,6 +48,8 @@ COMPONENT_COLORS = {
     "weights kept in 16 bit (embeddings, LM head, norms)": "#60a5fa",
     "frozen base weights": "#2563eb",
     "KV cache": "#f97316",
+    "draft weights": "#818cf8",
+    "draft KV cache": "#fdba74",
     "activation workspace": "#10b981",
     "activations": "#10b981",
     "logits (fp32)": "#14b8a6",

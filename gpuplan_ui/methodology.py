@@ -50,12 +50,17 @@ def _serving() -> str:
   | the rest of a prompt that started last step | 3,000 | matmuls over 3,000 tokens, attention over its prefix |
   | the start of a new prompt | 5,128 | the same; its first token only when its last piece is done |
 
-- **Speculative decoding** (a draft model set under Assumptions): each decode step of a request is k steps of the
-  draft and one verify step of the big model over k + 1 tokens, and writes 1 + a + ... + a^k tokens on average at
-  acceptance a (Leviathan et al. 2023); the step loop runs exactly those steps, so first token, time per token and
-  capacity under load include them. It helps where decode steps are memory-bound (few requests at once) and costs
-  where the big model's matmuls are compute-bound (many); the plan speculates only where that is cheaper at your
-  targets, and its why-chain says what the other way costs.
+- **Speculative decoding** (a draft model set under Assumptions, or the model's own MTP module): each decode
+  step is k draft steps and one verify step of the big model over k + 1 tokens, writing 1 + a + ... + a^k tokens
+  on average at acceptance a (Leviathan et al. 2023); the step loop runs exactly those steps, and a step with
+  prompt pieces adds the draft's pass over them (its prefill: vLLM, SGLang and TensorRT-LLM all run it). The
+  replica holds the draft: "draft weights" (parameters x bytes per weight / GPUs) and "draft KV cache" in the
+  memory budget, the KV pool holding pool / (big model's + draft's bytes per token) tokens. DeepSeek-V3/R1's MTP
+  module is a one-token draft (one layer and the model's head a step) at acceptance 0.85, the low end of the
+  DeepSeek-V3 report's 85-90% (section 5.4.3). It helps where decode steps are memory-bound (few requests at
+  once) and costs where matmuls are compute-bound (many); the plan speculates only where that is cheaper at your
+  targets and its why-chain says what the other way costs; a speculating P/D decode pool is sized from the same
+  steps (time per token = step / E, ceil((output - 1) / E) steps a request).
 - **Engines**: {engines}. Limits: vLLM's defaults for its OpenAI-compatible server (8,192 tokens per step and
   1,024 requests at once on GPUs of at least 70 GiB that are not A100s, 2,048 and 256 on the others), SGLang's
   chunked_prefill_size by GPU memory, TensorRT-LLM's max_num_tokens 8,192; both limits can be set under

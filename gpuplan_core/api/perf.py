@@ -64,7 +64,7 @@ def perf_for_gpu(sc: Scenario, gpu_name: str) -> GpuPerf | NoFit:
     if batch > mb:
         notes.append(f"Batch {batch} needs more memory than {gpu.gpu} x{tp * pp} has at this context (max {mb}).")
     pa = PerfAssumptions()
-    wl = workload_for(sc.formats, sc.assumptions, tp, pp, ep=ep)
+    wl = workload_for(sc.formats, sc.assumptions, tp, pp, ep=ep, m=m)
     if ep > 1:
         notes.append(
             f"Expert parallel {ep} (attention data-parallel): these figures are one of the replica's {ep} ranks, a "

@@ -28,6 +28,12 @@ from .options import (
 )
 from .record import INFERENCE, Input
 
+MTP_CHOICES = {  # scenario.deployment.RuntimeAssumptions.spec_mtp
+    "weigh": "weigh it where the model has one",
+    "on": "on",
+    "off": "off",
+}
+
 SITE_RECORDS: tuple[Input, ...] = (
     # the site and owning
     Input(
@@ -212,6 +218,17 @@ SITE_RECORDS: tuple[Input, ...] = (
         step=0.05,
         jobs=INFERENCE,
         short="acceptance",
+    ),
+    Input(
+        "spec_mtp",
+        "Speculative decoding with the model's MTP module (DeepSeek-V3/R1)",
+        "select",
+        group=ASSUME,
+        field="spec_mtp",
+        options=tuple(MTP_CHOICES),
+        labels=MTP_CHOICES,
+        jobs=INFERENCE,
+        short="MTP",
     ),
     # the pages' own inputs
     Input(

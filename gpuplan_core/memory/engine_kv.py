@@ -24,6 +24,11 @@ reserved 2.8 + TP x PP / 10 GiB below 35 GiB, 9.5 + TP x PP / 2 GiB below 90 GiB
 TensorRT-LLM (KvCacheConfig.free_gpu_memory_fraction, default 0.9; tensorrt_llm/_torch/pyexecutor/_util.py
 ``estimate_max_kv_cache_tokens``): pool = fraction x the memory still free after the weights and the engine's
 activation workspace at ``max_num_tokens`` (8,192) are in place.
+
+Speculative decoding: the draft's weights are loaded with the model's (subtracted like them; inside SGLang's
+fraction), and its KV cache shares the pool: each token takes the model's and the draft's bytes (vLLM sizes one
+pool over both models' layers; SGLang's draft worker takes its own token pool of the same size out of the same
+fraction), so the pool holds pool / (model's + draft's bytes per token) tokens.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from ..hardware.catalog import GPU
 from ..model.arch import ModelArch, check_tp, kv_cache_bytes
 from ..model.formats import get_format
 from .components import KEPT_COMPONENT, MemoryRequest, stage_fraction
-from .inference import inference_budget, parse_version
+from .inference import DRAFT_WEIGHTS, KV_COMPONENTS, draft_components, inference_budget, parse_version
 
 METHODOLOGY_TEXT = (
     "Every serving engine sizes its KV cache once, at start-up, and that pool caps how many requests run at "
@@ -110,11 +115,15 @@ class StartupKV:
 
 
 def _bytes_per_token(m: ModelArch, req: MemoryRequest) -> float:
+    """KV bytes one token of one sequence takes on one GPU: the model's, and a speculating replica's draft's beside
+    it (memory/inference.py ``draft_components``: both caches hold every token)."""
     kvf = get_format(req.formats.kv_format).bytes_per_value
     one = kv_cache_bytes(
         m, kvf, 1, 1, tp=req.parallelism.tp, pp=req.parallelism.pp
     )  # every layer holds the token (windows >= 1)
-    return one if one > 0 else kvf * stage_fraction(m, req.parallelism.pp)
+    one = one if one > 0 else kvf * stage_fraction(m, req.parallelism.pp)
+    draft = draft_components(m, req, 1, 1)
+    return one + draft[KV_COMPONENTS[1]] if draft else one
 
 
 def startup_kv(m: ModelArch, req: MemoryRequest, gpu: GPU) -> StartupKV:
@@ -122,7 +131,7 @@ def startup_kv(m: ModelArch, req: MemoryRequest, gpu: GPU) -> StartupKV:
     check_tp(m, req.parallelism.tp)
     asm = req.assumptions
     b = inference_budget(m, req, 1, req.context_tokens)
-    comps = {k: v for k, v in b.components.items() if k != "KV cache"}
+    comps = {k: v for k, v in b.components.items() if k not in KV_COMPONENTS}
     total = gpu.vram_usable_bytes
     frac = engine_memory_fraction(req, gpu)
     version = parse_version(asm.stated_engine_version)
@@ -134,7 +143,7 @@ def startup_kv(m: ModelArch, req: MemoryRequest, gpu: GPU) -> StartupKV:
     ):
         outside["CUDA graphs"] = comps.pop("CUDA graphs")
     if req.runtime.engine == "sglang":  # only weights (and the context) sit inside mem_fraction_static
-        inside = {k: v for k, v in comps.items() if k in ("weights", KEPT_COMPONENT, "CUDA context")}
+        inside = {k: v for k, v in comps.items() if k in ("weights", KEPT_COMPONENT, DRAFT_WEIGHTS, "CUDA context")}
         outside.update({k: v for k, v in comps.items() if k not in inside})
         comps = inside
         pool = frac * total - sum(comps.values())

@@ -20,6 +20,7 @@ from ..scenario.fields import MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_LAYOUT_GPUS
 from .budget import _budget, memory_budget
 from .components import MemoryBudget, MemoryRequest, stage_fraction
 from .engine_kv import STARTUP_ENGINES, startup_kv
+from .inference import KV_COMPONENTS, draft_components
 
 
 def budget_bytes(gpu: GPU, runtime: RuntimeAssumptions) -> float:
@@ -34,11 +35,13 @@ def kv_capacity_tokens(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
     if req.runtime.engine in STARTUP_ENGINES:
         return startup_kv(m, req, gpu).tokens
     b = _budget(m, req, 1, req.context_tokens)
-    fixed = b.per_gpu_bytes - b.components["KV cache"]
+    fixed = b.per_gpu_bytes - sum(b.components.get(k, 0.0) for k in KV_COMPONENTS)
     pool = budget_bytes(gpu, req.runtime) - fixed
     per_tok = kv_bytes_per_token(
         m, get_format(req.formats.kv_format).bytes_per_value, req.parallelism.tp
     ) * stage_fraction(m, req.parallelism.pp)
+    draft = draft_components(m, req, 1, 1)  # a speculating replica's draft holds every token too
+    per_tok += draft[KV_COMPONENTS[1]] if draft else 0.0
     return max(0, int(pool // per_tok))
 
 
@@ -46,7 +49,8 @@ def max_batch(m: ModelArch, req: MemoryRequest, gpu: GPU) -> int:
     """Largest batch (sequences) at req.context_tokens that fits one GPU of this layout; 0 if none. A serving
     engine: its start-up KV pool / one sequence's KV at the context (same components as the budget)."""
     check_tp(m, req.parallelism.tp)
-    one_seq = _budget(m, req, 1, req.context_tokens).components.get("KV cache", 0.0)
+    comps = _budget(m, req, 1, req.context_tokens).components  # the model's KV and a speculating replica's draft's
+    one_seq = sum(comps.get(k, 0.0) for k in KV_COMPONENTS)
     if req.runtime.engine in STARTUP_ENGINES and one_seq > 0:  # a serving budget (training holds no KV cache)
         return int(min(MAX_BATCH, startup_kv(m, req, gpu).pool_bytes // one_seq))
     one = _budget(m, req, 1, req.context_tokens).per_gpu_bytes

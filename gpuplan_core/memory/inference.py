@@ -1,5 +1,9 @@
 """The inference budget: weights, KV cache at the context, activations of the engine's prefill chunk, logits,
-workspace, CUDA graphs, context and communication buffers (each engine's terms: hardware/engines.py)."""
+workspace, CUDA graphs, context and communication buffers (each engine's terms: hardware/engines.py). A replica
+that speculates (model/draft.py ``replica_draft``) also holds its draft: ``DRAFT_WEIGHTS`` = the draft's parameters
+(model/draft.py ``Draft.weight_params``: an MTP module's without the embedding and head it shares) x bytes per
+weight / (tp x pp), and ``DRAFT_KV`` = the draft's own KV cache at the same context and sequences (its layers, KV
+heads and head size, in the KV format): every running sequence keeps a KV cache in both models."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import re
 
 from ..hardware.engines import ENGINES, EngineProfile, cuda_graphs
 from ..model.arch import ModelArch, _ceil_div, kv_cache_bytes, routed_expert_params
+from ..model.draft import replica_draft
 from ..model.formats import get_format
 from .components import KEPT_COMPONENT, Assumptions, MemoryBudget, MemoryRequest, overheads, weight_split
 
@@ -18,6 +23,9 @@ VLLM_V0_MIN_PROFILE_TOKENS = 2048  # V0 SchedulerConfig: max_num_batched_tokens 
 # tokens and 256 sequences): (1.89 GiB - 8,192 x 59,392 x 2 B) / (256 x 128,256 x 4 B) = 7.95 -> 8. Held-out
 # error of the start-up capacity: memory/engine_kv.py, tests/core/memory/test_engine_kv.py.
 VLLM_V1_SAMPLER_LOGIT_COPIES = 8
+DRAFT_WEIGHTS = "draft weights"  # a speculating replica's draft model or MTP module (module docstring)
+DRAFT_KV = "draft KV cache"
+KV_COMPONENTS = ("KV cache", DRAFT_KV)  # what grows with every running sequence's tokens
 
 
 def parse_version(text: str | None) -> tuple[int, int] | None:
@@ -107,9 +115,8 @@ def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
         logits_sequences=batch,
         context_tokens=context,
     )
-    comps = {
-        **weight_parts,
-        "KV cache": kv,
+    comps = {**weight_parts, "KV cache": kv, **draft_components(m, req, batch, ctx)}
+    comps |= {
         "activation workspace": act,
         **({"CUDA graphs": asm.cuda_graph_bytes} if cuda_graphs(eng.name, req.runtime.engine_version) else {}),
         **overheads(req),
@@ -122,6 +129,12 @@ def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
             f"Expert parallel {ep}: each GPU holds {m.num_experts // ep} of the {m.num_experts} routed experts per "
             "MoE layer and the attention and dense weights whole (attention data-parallel: each GPU's KV cache holds "
             "its own sequences)."
+        )
+    draft = replica_draft(m, req.runtime)
+    if draft is not None:
+        notes.append(
+            f"Speculative decoding: the replica holds its {draft.kind} ({draft.weight_params / 1e9:.2f}B parameters) "
+            "and, for every running sequence, the draft's KV cache beside the model's."
         )
     if wf.lower_bound:
         notes.append("Ideal packed 4-bit is a lower bound: real 4-bit formats store scales on top.")
@@ -137,3 +150,17 @@ def inference_budget(m: ModelArch, req: MemoryRequest, batch: int, context: int)
         )
     budgets = {"weights only": w, "whole runtime": sum(comps.values())}
     return MemoryBudget(components=comps, budgets=budgets, gpus=req.parallelism.gpus, notes=notes)
+
+
+def draft_components(m: ModelArch, req: MemoryRequest, batch: int, context: int) -> dict[str, float]:
+    """A speculating replica's draft on one GPU (module docstring): its weights, params x bytes per weight /
+    (tp x pp), and its KV cache of ``batch`` sequences at ``context`` tokens (already rounded to whole blocks); {}
+    without a draft."""
+    draft = replica_draft(m, req.runtime)
+    if draft is None:
+        return {}
+    par = req.parallelism
+    wf, kvf = get_format(req.formats.weights_format), get_format(req.formats.kv_format)
+    weights = draft.weight_params * wf.bytes_per_value / (par.tp * par.pp)
+    kv = kv_cache_bytes(draft.arch, kvf.bytes_per_value, context, batch, tp=par.tp, pp=par.pp)
+    return {DRAFT_WEIGHTS: weights, DRAFT_KV: kv}

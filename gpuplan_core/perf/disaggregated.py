@@ -25,11 +25,16 @@ The model, one quantity at a time (plan/disaggregated.py sizes and prices it):
                     steps.py's grid assumes) takes the step model's decode step t(b) (steps.StepModel.decode_s,
                     the engine one quantity has), which is its TPOT. b is the most that both fit the KV cache and
                     the engine's sequence cap and meet the TPOT target (``decode_worker``).
-    decode capacity requests per second = b / ((output tokens - 1) x t(b)) (Little's law: each request holds a slot
-                    for its output tokens after the first, which the prefill worker made). At a load below it the
-                    batch is the fixed point b = load x (output - 1) x t(b) (``decode_tpot_at``). A request's wait for
-                    a free decode slot is not counted (the pool is sized so the mean batch fits), as Dynamo's SLA
-                    planner sizes its decode pool from the step time at the batch its profile gives.
+    decode capacity requests per second = b / (n x t(b)) with n = the decode steps a request takes after its first
+                    token, output tokens - 1 (Little's law: each request holds a slot for those steps; the prefill
+                    worker made the first). At a load below it the batch is the fixed point b = load x n x t(b)
+                    (``decode_tpot_at``). A request's wait for a free decode slot is not counted (the pool is sized
+                    so the mean batch fits), as Dynamo's SLA planner sizes its decode pool from the step time at the
+                    batch its profile gives.
+    speculating     a decode worker whose replica speculates (speculative.py) runs the step loop's steps: t(b) is the
+                    verify step with the draft's k steps (StepModel.decode_s), each writing E = 1 + a + ... + a^k
+                    tokens a sequence, so n = ceil((output - 1) / E) (step_queues.decode_steps) and TPOT = t(b) / E
+                    (the static view's, predict.py); the prompt's KV sent over includes the draft's.
 
 One GPU type and one layout per pool (tensor parallel within a machine, no pipeline stages, no expert parallel);
 the pools may differ in tensor parallel.
@@ -37,6 +42,7 @@ the pools may differ in tensor parallel.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..hardware.catalog import GPU
@@ -49,10 +55,13 @@ from .steps import step_model
 FIXED_POINT_STEPS = 30  # iterations of the decode batch's fixed point (converges from above; 1e-6 well within)
 
 
-def kv_transfer_bytes(m: ModelArch, kv_format: str, prompt_tokens: int) -> float:
+def kv_transfer_bytes(m: ModelArch, kv_format: str, prompt_tokens: int, draft: ModelArch | None = None) -> float:
     """The KV cache of one prompt, every rank's share together: prompt tokens x KV bytes per token (2 x layers x KV
-    heads x head dim x bytes per value; MLA: layers x (latent + rope dims) x bytes)."""
-    return prompt_tokens * kv_bytes_per_token(m, get_format(kv_format).bytes_per_value)
+    heads x head dim x bytes per value; MLA: layers x (latent + rope dims) x bytes), and a speculating replica's
+    ``draft``'s beside it."""
+    per_value = get_format(kv_format).bytes_per_value
+    sent = prompt_tokens * kv_bytes_per_token(m, per_value)
+    return sent if draft is None else sent + prompt_tokens * kv_bytes_per_token(draft, per_value)
 
 
 def peer_bytes_per_s(gpu: GPU, ranks: int, pa: PerfAssumptions, scale_up: bool = True) -> float:
@@ -93,6 +102,24 @@ class DecodeWorker:
     step_s: float
     capacity_per_s: float
     context_tokens: int  # the mean decode context the steps are timed at
+    tokens_per_step: float = 1.0  # output tokens a step writes a sequence (speculating: E = 1 + a + ... + a^k)
+
+    @property
+    def tpot_s(self) -> float:
+        """Time per output token at the full batch: the step over the tokens it writes a sequence."""
+        return self.step_s / self.tokens_per_step
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Output tokens a second at the full batch."""
+        return self.batch * self.tokens_per_step / self.step_s
+
+
+def decode_steps_after_first(r: Replica) -> int:
+    """Decode steps a request takes after its first token: output - 1, or ceil((output - 1) / E) speculating
+    (step_queues.decode_steps: the step loop's count)."""
+    tokens, per_step = r.output_tokens - 1, step_model(r.m, r.gpu, r.wl, r.pa, r.engine).per_step
+    return tokens if per_step == 1.0 else math.ceil(tokens / per_step)
 
 
 def decode_step_s(r: Replica, batch: float) -> float:
@@ -104,15 +131,18 @@ def decode_step_s(r: Replica, batch: float) -> float:
 
 def decode_worker(r: Replica, tpot_target_s: float | None) -> DecodeWorker | None:
     """The decode worker of this replica's layout: the largest batch (at most the KV cache's and the engine's
-    ``max_running``) whose step meets the TPOT target, found by bisection (the step grows with the batch); None where
-    one sequence alone misses it, or the request has no token after its first."""
-    most, tokens = r.max_running, r.output_tokens - 1
+    ``max_running``) whose time per token (the step / E: 1 without speculation) meets the TPOT target, found by
+    bisection (the step grows with the batch); None where one sequence alone misses it, or the request has no token
+    after its first."""
+    most, tokens = r.max_running, decode_steps_after_first(r)
     if most < 1 or tokens < 1:
         return None
     ctx = decode_context(r.input_tokens, r.output_tokens)
+    per_step = step_model(r.m, r.gpu, r.wl, r.pa, r.engine).per_step
+    speculating = per_step != 1.0
 
-    def step(b: int) -> float:
-        return decode_step_s(r, b)
+    def step(b: int) -> float:  # compared with the TPOT target: a speculating step over the tokens it writes
+        return decode_step_s(r, b) / per_step if speculating else decode_step_s(r, b)
 
     if tpot_target_s is not None and step(1) > tpot_target_s:
         return None
@@ -122,16 +152,18 @@ def decode_worker(r: Replica, tpot_target_s: float | None) -> DecodeWorker | Non
     while hi > lo:  # the largest b with step(b) <= target
         mid = (lo + hi + 1) // 2
         lo, hi = (mid, hi) if step(mid) <= tpot_target_s else (lo, mid - 1)
-    t = step(lo)
-    return DecodeWorker(lo, t, lo / (tokens * t), ctx)
+    t = decode_step_s(r, lo)
+    return DecodeWorker(lo, t, lo / (tokens * t), ctx, per_step)
 
 
 def decode_tpot_at(r: Replica, w: DecodeWorker, requests_per_s: float) -> float:
     """The TPOT of a decode worker at ``requests_per_s`` (at most its capacity): the step at the batch that load
-    keeps running, the fixed point b = rate x (output - 1) x t(b), iterated from the worker's full batch."""
+    keeps running, the fixed point b = rate x n x t(b) (n: ``decode_steps_after_first``), iterated from the worker's
+    full batch, over the tokens a step writes (1, or E speculating)."""
     if requests_per_s >= w.capacity_per_s:
-        return w.step_s
-    b, tokens = float(w.batch), r.output_tokens - 1
+        return w.tpot_s
+    b, tokens = float(w.batch), decode_steps_after_first(r)
     for _ in range(FIXED_POINT_STEPS):
         b = max(1.0, requests_per_s * tokens * decode_step_s(r, b))
-    return decode_step_s(r, b)
+    t = decode_step_s(r, b)
+    return t if w.tokens_per_step == 1.0 else t / w.tokens_per_step

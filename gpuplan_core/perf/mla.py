@@ -3,7 +3,7 @@ spends attending in the absorbed form, and the weights every tensor-parallel GPU
 
 Engines run MLA two ways (vLLM vllm/attention/backends/mla/common.py, "compute friendly" and "data-movement
 friendly"; SGLang deepseek_v2.py ``forward_normal`` / ``forward_absorb``): a prompt's tokens attend as multi-head
-attention over keys and values up-projected from the cached latent (roofline ``_attn_flops_per_attended_token``),
+attention over keys and values up-projected from the cached latent (``attn_flops_per_attended_token``),
 decoding tokens in the absorbed form, every head's query folded into the latent space, which makes decode
 multi-query attention over the latent: its GEMMs have the GPU's heads as rows whatever the batch (FlashMLA's
 tiles), so their efficiency is the 16-bit curve at heads per GPU (``StepCost.abs_mfu``), not at the step's tokens.
@@ -14,6 +14,16 @@ from __future__ import annotations
 from ..model.arch import ModelArch
 
 
+def attn_flops_per_attended_token(m: ModelArch) -> float:
+    """FLOPs per (query token, attended token) pair over all layers: QK^T and AV, 2 FLOPs per MAC. MLA: a prompt's
+    tokens attend as multi-head attention over keys and values up-projected from the latent (qk_nope + qk_rope per
+    head for QK^T, v_head_dim for AV): the compute-friendly form the engines run for prefill."""
+    a = m.num_attention_heads
+    if m.is_mla:
+        return 2 * a * ((m.qk_nope_head_dim + m.qk_rope_head_dim) + m.v_head_dim)
+    return 2 * a * (2 * m.d)
+
+
 def absorbed_attn_flops_per_attended_token(m: ModelArch) -> float:
     """FLOPs per (decoding token, attended token) pair: MLA decodes in the absorbed form, every head's query
     projected into the latent space (W_UK folded into the query, W_UV applied after), so QK^T runs over the latent
@@ -22,9 +32,7 @@ def absorbed_attn_flops_per_attended_token(m: ModelArch) -> float:
     path, MQA over the cached latent); FlashMLA. 2 x 128 x (576 + 512) for DeepSeek-V3, 3.4 x its prefill form.
     Other attention: the prefill form."""
     if not m.is_mla:
-        from .roofline import _attn_flops_per_attended_token
-
-        return _attn_flops_per_attended_token(m)
+        return attn_flops_per_attended_token(m)
     return 2 * m.num_attention_heads * ((m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank)
 
 

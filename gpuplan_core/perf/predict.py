@@ -73,7 +73,7 @@ def static_times(
     if batch < 1 or prompt < 1 or output < 1:
         raise ValueError("batch, input_tokens and output_tokens must be >= 1")
     sm = step_model(m, gpu, wl, pa, engine)
-    ttft = sm.prefill_s(batch, prompt)
+    ttft = sm.first_token_s(batch, prompt)
     tpot = _tpot_s(sm, batch, prompt, output)
     return StaticTimes(ttft, tpot, ttft + (output - 1) * tpot, batch / tpot, batch * prompt / ttft)
 
@@ -118,7 +118,8 @@ def predict(
     engine: str | None = None,
 ) -> StaticPerf:
     """``batch`` requests of ``prompt`` + ``output`` tokens arriving together on an empty replica: one prefill
-    step of every prompt (TTFT), then decode steps of the whole batch (TPOT: their mean over the contexts).
+    step of every prompt (TTFT; speculating, the draft's prefill of them after it), then decode steps of the whole
+    batch (TPOT: their mean over the contexts).
     ``engine``: time the steps with that engine's measured kernels where its tables cover them (steps.StepModel)."""
     pa = pa or PerfAssumptions()
     sm = step_model(m, gpu, wl, pa, engine)
@@ -132,7 +133,7 @@ def predict(
     elif math_used != {"fp32": "tf32"}.get(fmt.math, fmt.math):
         note = f"{gpu.gpu} has no {fmt.math.upper()} tensor cores: matmuls run in {math_used.upper()} (dense peak)."
     pre = sm.prefill(batch, prompt)
-    ttft = pre.time_s
+    ttft = pre.time_s if sm.draft is None else sm.first_token_s(batch, prompt)  # the draft's prefill after it
     notes = []
     tpot, dec = _mean_decode_time(sm, batch, prompt, output)
     if sm.draft is not None:
@@ -169,7 +170,7 @@ def predict(
         decode_tokens_per_s_per_sequence=1 / tpot,
         decode_tokens_per_s=batch / tpot,
         output_tokens_per_s=batch * output / e2e,
-        prefill_tokens_per_s=batch * prompt / pre.time_s,
+        prefill_tokens_per_s=batch * prompt / ttft,
         compute_bound_batch=compute_bound_batch(m, gpu, wl, pa) if with_compute_bound_batch else None,
         moe_note=moe_note,
         notes=notes,

@@ -166,7 +166,7 @@ def replica_for(
     return Replica(
         m,
         gpu,
-        workload_for(sc.formats, sc.assumptions, tp, pp, fmt, ep),
+        workload_for(sc.formats, sc.assumptions, tp, pp, fmt, ep, m),
         sc.request.input_tokens,
         sc.request.output_tokens,
         kv,

@@ -43,18 +43,9 @@ from . import expert_parallel, kernel_steps
 from .comm import allreduce_time
 from .efficiency import PerfAssumptions, mbu_curve, mfu_curve, moe_efficiency_factor, weight_mbu_max
 from .mla import absorbed_attn_flops_per_attended_token, replicated_params
+from .mla import attn_flops_per_attended_token as _attn_flops_per_attended_token
 from .moe_weights import _one_expert_params, expert_weight_bytes, tokens_per_expert, weight_bytes_touched
 from .moe_weights import expected_experts_touched as expected_experts_touched
-
-
-def _attn_flops_per_attended_token(m: ModelArch) -> float:
-    """FLOPs per (query token, attended token) pair over all layers: QK^T and AV, 2 FLOPs per MAC. MLA: a prompt's
-    tokens attend as multi-head attention over keys and values up-projected from the latent (qk_nope + qk_rope per
-    head for QK^T, v_head_dim for AV): the compute-friendly form the engines run for prefill."""
-    a = m.num_attention_heads
-    if m.is_mla:
-        return 2 * a * ((m.qk_nope_head_dim + m.qk_rope_head_dim) + m.v_head_dim)
-    return 2 * a * (2 * m.d)
 
 
 def _window_capped(cached: int, new: int, w: int) -> int:

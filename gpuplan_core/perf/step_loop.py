@@ -139,7 +139,8 @@ def run_loop(
     closed loop's next sends) are written in place. Speculative decoding (``draft`` not empty, speculative.py): each
     decode step verifies ``width`` = k + 1 tokens per sequence (its KV slots and token budget) and writes
     ``per_step`` tokens on average, so a sequence of ``rem`` tokens to go decodes for ``decode_steps(rem)`` steps
-    and its context grows by ``per_step`` a step; ``width`` 1 and ``per_step`` 1.0: plain decoding."""
+    and its context grows by ``per_step`` a step, and a step with prompt chunks adds the draft's pass over them;
+    ``width`` 1 and ``per_step`` 1.0: plain decoding."""
     n = len(prompt)
     prefill_first, no_evict = policy == PREFILL_FIRST, policy == NO_EVICT or policy == TURBOMIND  # noqa: SIM109 (numba)
     # TurboMind (schedulers.py): whole prompts in passes of their own before the decodes, as SGLang's prefill batches,
@@ -275,6 +276,8 @@ def run_loop(
             t = target_s(model, float(decoding), ctx, spec, n_ch)
             if width > 1 and decoding:
                 t += draft_s(model, draft, float(decoding), ctx)
+            if width > 1:  # the draft's pass over the prompt chunks (step_time.step_s)
+                t += target_s(draft, 0.0, 0, spec, n_ch)
             k_steps = 1
         elif n_ch:
             t = _mixed_s(handle, index, keys, times, decoding, ctx_mean, spec, n_ch)

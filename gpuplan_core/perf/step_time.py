@@ -323,11 +323,13 @@ _NONE = np.empty(0, np.int64)
 @njit
 def step_s(model, draft, decodes, ctx, spec, count):
     """StepModel.step_s: one engine step, in seconds: the target's pass (``target_s``) and, where the replica
-    speculates (``draft`` not empty), the draft's k steps of the decoding sequences at ``ctx`` before it
-    (speculative.py). Without a draft, ``target_s`` itself."""
+    speculates (``draft`` not empty), the draft's k steps of the decoding sequences at ``ctx`` before it and the
+    draft's own pass over the step's prompt chunks (speculative.py). Without a draft, ``target_s`` itself."""
     t = target_s(model, decodes, ctx, spec, count)
     if decodes > 0 and len(draft[0]):
         t += draft_s(model, draft, decodes, ctx)
+    if count and len(draft[0]):
+        t += target_s(draft, 0.0, 0, spec, count)  # the draft reads the prompt chunks too
     return t
 
 

@@ -108,7 +108,8 @@ class StepModel:
     Speculative decoding (the workload has a draft, speculative.py): each decoding sequence's step is a verify step
     of ``width`` = k + 1 tokens through the target, after k steps of the draft model over the decoding sequences
     (``draft``, its own StepModel), and yields ``per_step`` = 1 + a + ... + a^k output tokens on average; a
-    step's time (``step_s``, ``decode_s``) is the two together. Without a draft: width 1, one token a step."""
+    step's time (``step_s``, ``decode_s``) is the two together, and a step with prompt chunks adds the draft's
+    pass over those chunks (the first token: ``first_token_s``). Without a draft: width 1, one token a step."""
 
     def __init__(self, m: ModelArch, gpu: GPU, wl: Workload, pa: PerfAssumptions, engine: str | None = None):
         self.m, self.gpu, self.wl, self.pa = m, gpu, wl, pa
@@ -144,6 +145,8 @@ class StepModel:
         t = self.cost.seconds(parts, overhead, bool(chunks))
         if self.draft is not None and decodes > 0:
             t += self.draft_steps * self.draft.python_step_s(decodes, ctx, ())
+        if self.draft is not None and chunks:  # the draft's pass over the prompt chunks (step_time.step_s)
+            t += self.draft.python_step_s(0, 0, chunks)
         return t
 
     def step(self, decodes: float, ctx: int, chunks: tuple[tuple[int, int, int], ...]) -> PhaseReport:
@@ -168,6 +171,12 @@ class StepModel:
         cached = int(prompt * self.wl.prefix_cache_fraction)
         new = max(1, prompt - cached)
         return self.cost.seconds([(batch, cached, new, batch)], self.pa.prefill_overhead_s, True)
+
+    def first_token_s(self, batch: int, prompt: int) -> float:
+        """A static batch's first token: the target's prefill (``prefill_s``) and, where the replica speculates, the
+        draft's prefill of the same prompts after it (the step loop's rule, step_time.step_s)."""
+        t = self.prefill_s(batch, prompt)
+        return t if self.draft is None else t + self.draft.prefill_s(batch, prompt)
 
     def decode(self, batch: float, ctx: int) -> PhaseReport:
         """The target's pass of a decode step of ``batch`` sequences at context ``ctx`` (a speculative verify step:

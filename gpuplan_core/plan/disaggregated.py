@@ -59,10 +59,11 @@ def prefill_question(q: ReplicaQuestion, ttft_budget_s: float | None) -> Replica
 
 def prefill_rate_bound(r: Replica) -> float:
     """Requests per second no prefill worker of this replica exceeds: the engine's token budget filled with whole
-    prompts (k = budget // new tokens, at least 1) in one step of the step model, k / that step's seconds: the step
+    prompts (k = budget // new tokens, at least 1) in one step of the step model (a speculating replica's draft
+    reading them too), k / that step's seconds: the step
     loop's steps carry at most the budget, in chunks that cost at least as much, so its capacity stays under it."""
     k = max(1, r.limits.max_num_batched_tokens // r.new_tokens)
-    return k / step_model(r.m, r.gpu, r.wl, r.pa, r.engine).prefill_s(k, r.input_tokens)
+    return k / step_model(r.m, r.gpu, r.wl, r.pa, r.engine).first_token_s(k, r.input_tokens)
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ def size_split(
     """The fewest workers of each pool that meet the targets at ``peak`` requests per second on offer ``o`` (the
     module docstring), sharing a machine where they fit one, else across the offer's network; None where neither
     can (no prefill capacity within the first-token target left after the transfer, or no stated network)."""
-    kv_bytes = kv_transfer_bytes(rp.model, rp.wl.kv_format, rp.input_tokens)
+    kv_bytes = kv_transfer_bytes(rp.model, rp.wl.kv_format, rp.input_tokens, rd.wl.spec_draft)
     y = max(1, math.ceil(peak / dw.capacity_per_s - 1e-9))
     tpot = decode_tpot_at(rd, dw, peak / y)
     for shared in (True, False):
@@ -190,6 +191,11 @@ def _figures(q: ReplicaQuestion) -> tuple[Replica, DecodeWorker | None, float]:
     by the question (as capacity.py's judgements: no volume, no prices in it)."""
     r = replica_of(q)
     return r, decode_worker(r, q.targets[1]), prefill_rate_bound(r)
+
+
+def _per_step(dw: DecodeWorker) -> str:
+    """', speculating: 2.77 tokens a step' where the decode worker speculates, else ''."""
+    return "" if dw.tokens_per_step == 1.0 else f", speculating: {dw.tokens_per_step:.2f} tokens a step"
 
 
 def workers(m: ModelArch, ask: ServingAsk, lays: list[Layout]) -> list[Worker]:
@@ -299,7 +305,8 @@ def split_pick(s: Split, best: Pick | None, tr, pricing, prompt: int) -> Pick:
         f"p95 TTFT of the target less the KV transfer (p95 {s.prefill_ttft_s * 1e3:,.0f} ms at the peak)",
         f"KV transfer: {s.kv_bytes / 1e6:,.1f} MB a prompt over the {s.link} in {s.kv_s * 1e3:,.2f} ms",
         f"decode pool: {counted(s.y, 'worker')} of {d.label}, {s.dw.batch:,} sequences at {s.dw.step_s * 1e3:,.1f} "
-        f"ms a step ({s.dw.capacity_per_s:,.2f} req/s each; TPOT {s.tpot_s * 1e3:,.1f} ms at the peak)",
+        f"ms a step{_per_step(s.dw)} ({s.dw.capacity_per_s:,.2f} req/s each; TPOT {s.tpot_s * 1e3:,.1f} ms at the "
+        "peak)",
         f"disaggregated: {verdict(s.monthly_usd, best, tr)}",
     ]
     return Pick.renting(
@@ -316,7 +323,9 @@ def split_pick(s: Split, best: Pick | None, tr, pricing, prompt: int) -> Pick:
         ttft_s=s.ttft_s,
         tpot_s=s.tpot_s,
         requests_per_s_per_replica=s.dw.capacity_per_s,
-        output_cost_per_million_usd=cost_per_million_tokens(hourly, s.y * s.dw.batch / s.dw.step_s, use),
+        output_cost_per_million_usd=cost_per_million_tokens(
+            hourly, s.y * s.dw.batch * s.dw.tokens_per_step / s.dw.step_s, use
+        ),
         input_cost_per_million_usd=cost_per_million_tokens(hourly, s.x * s.prefill_capacity_per_s * prompt, use),
         misses=[],
         why=why,

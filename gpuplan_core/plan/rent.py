@@ -186,10 +186,11 @@ def inference_candidates(
     """Every offer renting every layout of its GPU type it can: the priced picks, what was rejected and why, and
     the layouts judged; unless ``exhaustive`` (the default: prune.PRUNE_LAYOUTS), a layout whose figures nothing
     shown reads is left unjudged (plan/prune.py). The picks come in the exhaustive search's order (GPU type,
-    format, offer, layout). A scenario that names a draft model is searched decoding plainly and speculating, each
-    offer and layout keeping the cheaper at the targets (plan/speculation.py), each search exhaustive (prune.py's
-    bounds hold for one search's shown figures, not for the two merged)."""
-    if weighs_speculation(sc):
+    format, offer, layout). A scenario that names a draft model, or whose model ships an MTP module, is searched
+    decoding plainly and speculating, each offer and layout keeping the cheaper at the targets
+    (plan/speculation.py), each search exhaustive (prune.py's bounds hold for one search's shown figures, not for
+    the two merged)."""
+    if weighs_speculation(sc, m):
         return weigh(lambda s: _candidates(m, s, offers, formats, fixed, True), sc)
     return _candidates(m, sc, offers, formats, fixed, exhaustive)
 

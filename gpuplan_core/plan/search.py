@@ -98,7 +98,7 @@ def replica_question(
     return ReplicaQuestion(
         model=m,
         gpu=gpu,
-        workload=workload_key(workload_for(ask.formats, ask.assumptions, tp, pp, fmt, ep)),
+        workload=workload_key(workload_for(ask.formats, ask.assumptions, tp, pp, fmt, ep, m)),
         kv_sequences=kv,
         batch=kv if req.batch == "max" else min(-(-req.batch // ep), kv),
         input_tokens=req.input_tokens,

@@ -1,8 +1,10 @@
 """Speculative decoding weighed by the serving search. Where the scenario names a draft model
-(``spec_draft_params``), every layout and offer is judged twice: decoding plainly, and speculating with the draft
-(perf/speculative.py; the step loop runs the draft's steps and the verify steps, so the capacity, first-token time
-and time per token under load are the speculating replica's own). Each offer renting each layout keeps speculation
-only where it is cheaper at the targets:
+(``spec_draft_params``), or the model ships a multi-token-prediction module (DeepSeek-V3/R1, model/draft.py
+``mtp_draft``) and ``spec_mtp`` is "weigh" (the default), every layout and offer is judged twice: decoding plainly, and
+speculating with the draft (perf/speculative.py; the step loop runs the draft's steps, its prefill of the prompts
+and the verify steps, and the memory budget holds the draft's weights and KV cache, so the capacity, first-token
+time and time per token under load are the speculating replica's own). Each offer renting each layout keeps
+speculation only where it is cheaper at the targets:
 
     speculate   when it meets every target and plain decoding misses one, or both meet them and it costs less a
                 month (strictly: a tie decodes plainly)
@@ -17,25 +19,44 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..common.text import usd
-from ..perf.speculative import expected_tokens_per_verify
+from ..model.arch import ModelArch
+from ..model.draft import expected_tokens_per_verify, mtp_draft
 from ..results.plan import Pick, Speculation
 from ..scenario.scenario import Scenario
 
 
-def weighs_speculation(sc: Scenario) -> bool:
-    """Whether the serving search weighs speculative decoding: the scenario names a draft model."""
-    return bool(sc.assumptions.spec_draft_params)
+def weighs_speculation(sc: Scenario, m: ModelArch | None = None) -> bool:
+    """Whether the serving search weighs speculative decoding: the scenario names a draft model, or its model
+    (``m``, else the scenario's) ships an MTP module and ``spec_mtp`` is "weigh"."""
+    a = sc.assumptions
+    if a.spec_draft_params:
+        return True
+    return a.spec_mtp == "weigh" and bool((m or sc.model()).mtp_layers)
 
 
 def plain(sc: Scenario) -> Scenario:
-    """The scenario decoding plainly (its draft model left out)."""
-    return sc.model_copy(update={"assumptions": sc.assumptions.model_copy(update={"spec_draft_params": None})})
+    """The scenario decoding plainly (its draft model and the model's MTP module left out)."""
+    off = {"spec_draft_params": None, "spec_mtp": "off"}
+    return sc.model_copy(update={"assumptions": sc.assumptions.model_copy(update=off)})
 
 
-def draft_text(sc: Scenario) -> str:
+def speculating(sc: Scenario) -> Scenario:
+    """The scenario speculating: with its draft model where it names one, else with the model's MTP module."""
+    if sc.assumptions.spec_draft_params:
+        return sc
+    return sc.model_copy(update={"assumptions": sc.assumptions.model_copy(update={"spec_mtp": "on"})})
+
+
+def draft_text(sc: Scenario, m: ModelArch | None = None) -> str:
     """The scenario's draft in words: 'a 1B draft model proposing 4 tokens a step at acceptance 0.70 (2.77 tokens
-    a step)'."""
+    a step)', or the model's MTP module with its acceptance's source."""
     a = sc.assumptions
+    if not a.spec_draft_params:
+        d = mtp_draft(m or sc.model())
+        return (
+            f"the model's MTP module proposing {d.tokens} token{'s' if d.tokens > 1 else ''} a step at acceptance "
+            f"{d.acceptance:.2f} ({d.tokens_per_verify:.2f} tokens a step; {d.source})"
+        )
     tokens = expected_tokens_per_verify(a.spec_tokens, a.spec_acceptance)
     return (
         f"a {a.spec_draft_params / 1e9:g}B draft model proposing {a.spec_tokens} tokens a step at acceptance "
@@ -104,7 +125,7 @@ def weigh(search: Callable[[Scenario], tuple], sc: Scenario):
     """``search`` (the serving search of a scenario, returning rent.Found) run decoding plainly and speculating,
     each offer and layout keeping the cheaper at the targets (the module docstring), in the plain search's order
     (picks the speculating search alone made follow). The layouts judged are both searches'."""
-    base, spec = search(plain(sc)), search(sc)
+    base, spec = search(plain(sc)), search(speculating(sc))
     draft, best = draft_text(sc), {True: _best(spec.picks), False: _best(base.picks)}
     by_key = {_key(p): p for p in spec.picks}
     picks = [_weighed(by_key.pop(_key(p)), p, draft, best) if _key(p) in by_key else p for p in base.picks]

@@ -3,7 +3,7 @@
     serving   requests per day -> peak requests/s = requests / 86,400 s x peak-to-average
               -> replicas = ceil(peak / one replica's capacity) -> GPUs = replicas x GPUs per replica (whole nodes)
               -> monthly cost = nodes (or GPUs) x price per hour x hours a month
-              (-> speculative decoding on or off, and what the other costs, where the scenario names a draft)
+              (-> speculative decoding on or off, and what the other costs, where a draft or MTP module is weighed)
     training  compute = tokens x FLOPs per token -> GPU-hours = FLOPs / peak / MFU / 3,600 s
               -> wall time = GPU-hours / GPUs -> price per hour = nodes (or GPUs) x price
               -> hours billed = wall time x spot restarts, rounded to the billing increment, at least the minimum

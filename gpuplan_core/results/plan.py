@@ -251,7 +251,7 @@ class Pick(BaseModel):
         None,
         exclude_if=lambda v: v is None,
         description="speculative decoding weighed against plain decoding at this layout and offer (where the "
-        "scenario names a draft model); absent otherwise",
+        "scenario names a draft model, or its model ships an MTP module and spec_mtp is 'weigh'); absent otherwise",
     )
 
     @classmethod

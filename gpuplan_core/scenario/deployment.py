@@ -210,6 +210,12 @@ class RuntimeAssumptions(Part):
     )
     spec_tokens: int = Field(4, ge=1, le=16, description="Tokens the draft proposes before each verification.")
     spec_acceptance: float = Field(0.7, ge=0, le=1, description="Share of drafted tokens the big model accepts.")
+    spec_mtp: Literal["weigh", "on", "off"] = Field(
+        "weigh",
+        description="Speculative decoding with the model's own multi-token-prediction module where it ships one "
+        "(DeepSeek-V3/R1: one token a step at acceptance 0.85, the DeepSeek-V3 report's): weigh (the recommender "
+        "weighs it against plain decoding), on, off. A named draft model comes first.",
+    )
     request_in_s: float | None = Field(
         None,
         ge=0,

@@ -9,7 +9,9 @@ from gpuplan_core.interface.records_site import SITE_RECORDS
 from gpuplan_core.scenario.scenario import FIELDS
 
 KEYS = "region pue kwh_usd gco2 server_usd amort_y host_kw own_util util engine max_seqs max_tokens prefix spec_b "
-KEYS += "spec_k spec_accept alt_formats market train_bill b_gpu b_weights b_kv b_gpus b_batch pricefile profile"
+KEYS += (
+    "spec_k spec_accept spec_mtp alt_formats market train_bill b_gpu b_weights b_kv b_gpus b_batch pricefile profile"
+)
 RECORDS = {r.key: r for r in SITE_RECORDS}
 PAGE_OWN = {
     "alt_formats": "",  # the Overview: the app's root path

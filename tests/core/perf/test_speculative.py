@@ -131,22 +131,27 @@ def test_a_speculative_step_is_the_verify_step_and_k_draft_steps_by_hand():
     assert want == pytest.approx(8.00e-3 + 4 * 2.245e-3, rel=1e-3)  # 8 x 5 tokens read the 8B weights once
     chunk = ((0, 512, 1),)
     mixed = StepCost(L8, gpu, Workload(), PA).seconds([(8, 2048, 5, 40), (1, 0, 512, 1)], PA.prefill_overhead_s)
-    assert sm.step_s(8, 2048, chunk) == pytest.approx(mixed + 4 * draft_step, rel=1e-12)
+    draft_prefill = StepCost(draft.arch, gpu, Workload(), PA).seconds([(1, 0, 512, 1)], PA.prefill_overhead_s)
+    assert sm.step_s(8, 2048, chunk) == pytest.approx(mixed + 4 * draft_step + draft_prefill, rel=1e-12)
     assert sm.step_s(8, 2048, chunk) == sm.python_step_s(8, 2048, chunk)
 
 
 def test_the_step_loop_at_one_user_gives_the_static_time_per_token():
     """One request alone (1,000 in, 301 out) through the step loop: 300 tokens after the first at 1 + a tokens a
     step (k = 1, a = 0.5: 1.5, so 200 steps). Its time per token is the static view's, (draft + verify step) / 1.5,
-    within the loop's step-time grid (0.1%); its first token is the plain replica's (the target's prefill)."""
+    within the loop's step-time grid (0.1%); its first token is the plain replica's (the target's prefill) and the
+    draft's prefill of the same 1,000 tokens after it (the draft's StepModel.prefill_s), the static view's too."""
     spec, _ = replica_for(_spec_scenario(spec_draft_params=10**9, spec_tokens=1, spec_acceptance=0.5), "H100-SXM")
     plain, _ = replica_for(_spec_scenario(), "H100-SXM")
     got, base = serve(spec, concurrency=1), serve(plain, concurrency=1)
     static = predict(spec.m, spec.gpu, spec.wl, 1, 1000, 301, pa=PA, engine=spec.engine)
     assert got.tpot_mean_s == pytest.approx(static.tpot_s, rel=1e-3)
     assert 1 / got.tpot_mean_s == pytest.approx(static.decode_tokens_per_s_per_sequence, rel=1e-3)
-    assert got.ttft_mean_s == pytest.approx(base.ttft_mean_s, rel=1e-12)
     sm = step_model(spec.m, spec.gpu, spec.wl, PA, spec.engine)
+    draft_prefill_s = sm.draft.prefill_s(1, 1000)
+    assert got.ttft_mean_s == pytest.approx(base.ttft_mean_s + draft_prefill_s, rel=1e-12)
+    assert static.ttft_s == sm.prefill_s(1, 1000) + draft_prefill_s
+    assert draft_prefill_s * 1e3 == pytest.approx(5.11, abs=0.01)  # a 1B draft's 1,000 tokens and its step overhead
     assert sm.per_step == 1.5 and sm.width == 2
     assert got.tpot_mean_s == pytest.approx(sm.decode_s(1, 1150) / 1.5, rel=2e-3)  # the mean step, mid-context
     assert got.tpot_mean_s < base.tpot_mean_s  # at one user a verify step costs about a decode step
@@ -169,12 +174,66 @@ def test_acceptance_zero_is_no_faster_than_plain_decoding_plus_the_draft():
 def test_speculation_under_load_runs_in_the_step_loop():
     """Under load the loop's steps are the speculating replica's: fewer steps than a plain replica's for the same
     requests, each writing 2.77 tokens a sequence (k = 4, a = 0.7). Llama-3.1-8B on an H100, 1,000 in / 301 out:
-    time per token 5.5 ms against 6.9 at one user, 12.8 against 14.3 at 64; at 256 users the verify steps' 5
-    tokens a sequence and the draft's steps cost more than the tokens they save (38.8 against 34.5 ms, and less
-    throughput)."""
+    time per token 5.5 ms against 6.9 at one user, 13.2 against 14.3 at 64 (steps with prompt chunks carry the
+    draft's pass over them); at 256 users the verify steps' 5 tokens a sequence and the draft's steps cost more than
+    the tokens they save (39.8 against 34.5 ms, and less throughput). The draft's weights and KV cache leave room
+    for 213 sequences of 1,301 tokens where plain decoding has 332 (memory/inference.py), so at 256 users requests
+    queue for a slot: first token 2.15 s against 0.99."""
     spec, _ = replica_for(_spec_scenario(spec_draft_params=10**9), "H100-SXM")
     plain, _ = replica_for(_spec_scenario(), "H100-SXM")
-    for users, spec_ms, plain_ms in ((1, 5.49, 6.88), (64, 12.84, 14.26), (256, 38.77, 34.53)):
+    assert (spec.kv_sequences, plain.kv_sequences) == (213, 332)
+    for users, spec_ms, plain_ms in ((1, 5.49, 6.88), (64, 13.22, 14.26), (256, 39.79, 34.53)):
         got, base = serve(spec, concurrency=users), serve(plain, concurrency=users)
         assert (got.tpot_mean_s * 1e3, base.tpot_mean_s * 1e3) == pytest.approx((spec_ms, plain_ms), abs=0.01)
     assert got.output_tokens_per_s < base.output_tokens_per_s
+    assert (got.ttft_mean_s, base.ttft_mean_s) == pytest.approx((2.153, 0.994), abs=1e-3)
+
+
+def _dsv3(mtp: str) -> Scenario:
+    return Scenario(
+        preset="DeepSeek-V3",
+        weights_format="fp8",
+        kv_format="fp8",
+        tp=8,
+        gpus=8,
+        gpu="H200",
+        input_tokens=1000,
+        output_tokens=301,
+        spec_mtp=mtp,
+    )
+
+
+def test_a_replica_runs_the_models_mtp_module_where_spec_mtp_is_set():
+    """``spec_mtp`` "on": the workload speculates with the model's MTP module (k = 1 MTP layer, acceptance 0.85,
+    the DeepSeek-V3 report's low end); "weigh" or "off", or a model without MTP: plain; a named draft model first."""
+    mtp = RuntimeAssumptions(spec_mtp="on")
+    assert workload_for(Formats(), mtp, m=DSV3).spec_draft == mtp_draft(DSV3).arch
+    assert workload_for(Formats(), mtp, m=DSV3).spec_tokens == 1
+    assert workload_for(Formats(), mtp, m=DSV3).spec_acceptance == MTP_ACCEPTANCE
+    assert workload_for(Formats(), RuntimeAssumptions(), m=DSV3).spec_draft is None
+    assert workload_for(Formats(), RuntimeAssumptions(spec_mtp="off"), m=DSV3).spec_draft is None
+    assert workload_for(Formats(), mtp, m=L8).spec_draft is None
+    mine = RuntimeAssumptions(spec_draft_params=2_000_000_000, spec_mtp="on")
+    assert workload_for(Formats(), mine, m=DSV3).spec_draft == user_draft(mine).arch
+
+
+def test_the_step_loop_runs_deepseek_v3_mtp_at_one_user():
+    """DeepSeek-V3 FP8, TP 8 on H200, 1,000 in / 301 out, one user, the MTP module as the draft: each step is one
+    MTP-layer step and a 2-token verify step of the model, writing 1 + 0.85 = 1.85 tokens, so the 300 tokens after
+    the first take ceil(300 / 1.85) = 163 steps and the time per token is the static view's (7.76 ms) x 163 x 1.85
+    / 300 = 7.80 ms (its last step writes what is left) against 11.11 decoding plainly; the first token adds the
+    MTP layer's prefill of the 1,000 tokens (4.42 ms) to the model's. The MTP layer's weights and KV leave 971
+    sequences of 1,301 tokens where plain decoding holds 1,018."""
+    spec, _ = replica_for(_dsv3("on"))
+    plain, _ = replica_for(_dsv3("weigh"))
+    sm = step_model(spec.m, spec.gpu, spec.wl, PA, spec.engine)
+    assert (sm.per_step, sm.width) == (pytest.approx(1.85), 2) and plain.wl.spec_draft is None
+    assert (spec.kv_sequences, plain.kv_sequences) == (971, 1018)
+    got, base = serve(spec, concurrency=1), serve(plain, concurrency=1)
+    static = predict(spec.m, spec.gpu, spec.wl, 1, 1000, 301, pa=PA, engine=spec.engine)
+    assert static.tpot_s * 1e3 == pytest.approx(7.76, abs=0.01)
+    assert got.tpot_mean_s == pytest.approx(static.tpot_s * 163 * 1.85 / 300, rel=2e-3)
+    assert (got.tpot_mean_s * 1e3, base.tpot_mean_s * 1e3) == pytest.approx((7.80, 11.11), abs=0.01)
+    mtp_prefill_s = sm.draft.prefill_s(1, 1000)
+    assert mtp_prefill_s * 1e3 == pytest.approx(4.42, abs=0.01)
+    assert got.ttft_mean_s == pytest.approx(base.ttft_mean_s + mtp_prefill_s, rel=1e-9)

@@ -24,8 +24,10 @@ from gpuplan_core.scenario.scenario import Scenario
 
 OFFERS = load_pricing().offers
 # DeepSeek-V3 (MLA: its latent KV cache is not split by heads, so TP 8 holds every sequence's cache on every GPU)
-# in FP8 on H200 at 500,000 requests a day of 2,000 in / 500 out, first token within 5 s, 100 ms a token.
+# in FP8 on H200 at 500,000 requests a day of 2,000 in / 500 out, first token within 5 s, 100 ms a token; decoding
+# plainly (its MTP module, which the search otherwise weighs, is plan/test_speculation.py's).
 DEEPSEEK = dict(
+    spec_mtp="off",
     preset="DeepSeek-V3",
     gpu="H200",
     weights_format="fp8",

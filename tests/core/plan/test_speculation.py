@@ -96,3 +96,36 @@ def test_the_pick_is_the_cheapest_of_both_searches():
 def test_without_a_draft_a_pick_has_no_speculation_and_its_json_no_key():
     pick = recommend(_sc(0.05), OFFERS).picks[0]
     assert pick.speculation is None and "speculation" not in pick.model_dump()
+
+
+def _dsv3(**kw) -> Scenario:
+    return Scenario(
+        preset="DeepSeek-V3",
+        weights_format="fp8",
+        kv_format="fp8",
+        input_tokens=1000,
+        output_tokens=300,
+        requests_per_day=200_000,
+        tpot_target_s=0.05,
+        **kw,
+    )
+
+
+def test_deepseek_v3_s_mtp_module_is_weighed_without_a_draft_model():
+    """DeepSeek-V3 ships an MTP module (model/draft.py): with no draft model named and ``spec_mtp`` "weigh" the
+    search runs each H200 offer and layout decoding plainly and with the MTP module (1 token a step at the DeepSeek-V3
+    report's 0.85: 1.85 tokens a step, its weights and KV in the budget, its prefill in the first token). At 50 ms a
+    token and 200,000 requests a day one 8 x H200 machine speculating ($15,476 a month) does what plain decoding
+    needs four of there ($61,904); the cheapest plain pick is serverless at $53,023. "off": plain decoding alone."""
+    h200 = [o for o in load_pricing().offers if o.gpu == "H200"]
+    plan = recommend(_dsv3(), h200)
+    pick = plan.picks[0]
+    assert pick.speculation is not None and pick.speculation.runs
+    assert (pick.offer_id, pick.layout, round(pick.monthly_usd)) == ("vast-h200-1-od", "8 x H200, TP 8", 15_476)
+    assert round(pick.speculation.monthly_usd_without) == 61_904
+    assert pick.speculation.draft.startswith("the model's MTP module proposing 1 token a step at acceptance 0.85")
+    assert "arXiv:2412.19437" in pick.speculation.draft
+    assert pick.speculation.other_best.startswith("$53,023 a month on 8 x H200, TP 8 (modal-h200-serverless)")
+    assert (plan.why[-1].label, plan.why[-1].value) == ("Speculative decoding", "on")
+    off = recommend(_dsv3(spec_mtp="off"), h200).picks[0]
+    assert off.speculation is None and (off.offer_id, round(off.monthly_usd)) == ("modal-h200-serverless", 53_023)
