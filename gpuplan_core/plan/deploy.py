@@ -210,7 +210,7 @@ def speculation(scenario: Scenario | DeployAsk, pick: Pick) -> SpecFlags:
         return sglang_spec(ask.spec, version, dp_attention=bool(_expert_parallel(pick)))
     if engine == "trtllm":
         return trtllm_spec(ask.spec, version)
-    return vllm_spec(ask.spec, version)
+    return vllm_spec(ask.spec, version, pick.pp)
 
 
 def _with_speculation(ask: DeployAsk, pick: Pick, line: str) -> str:

@@ -7,7 +7,7 @@ Per engine and release line, a draft model (``spec_draft_params``, k = ``spec_to
 - vLLM 0.10+ (V1; 0.8-0.9 run as it): ``--speculative-config`` '{"method": "draft_model", "model": DRAFT,
   "num_speculative_tokens": k}' | '{"method": "deepseek_mtp", "num_speculative_tokens": n}'
 - vLLM 0.6-0.7 (V0): ``--speculative-model DRAFT --num-speculative-tokens k`` | not generated (these flags take a
-  separate draft checkpoint)
+  separate draft checkpoint); vLLM at PP > 1: not generated (it does not speculate with pipeline parallelism)
 - SGLang 0.5: ``--speculative-algorithm STANDALONE --speculative-draft-model-path DRAFT`` (not with attention
   data-parallel) | ``--speculative-algorithm EAGLE``; both a chain of ``--speculative-num-steps`` k (n),
   ``--speculative-eagle-topk 1``, ``--speculative-num-draft-tokens`` k + 1 (n + 1)
@@ -18,7 +18,8 @@ Per engine and release line, a draft model (``spec_draft_params``, k = ``spec_to
 - TensorRT-LLM 0.14 (C++ runtime): not generated (speculation is built into the engines by trtllm-build)
 
 Sources: vLLM docs "Speculative Decoding" (0.6.4: --speculative_model, --num_speculative_tokens; 0.8.2 on:
---speculative_config JSON) and "Draft Models" (method draft_model); vLLM 0.11-0.13 had no draft model on V1
+--speculative_config JSON; 0.7-0.10: "not compatible with pipeline parallelism", still failing in issues #49355 and
+#57755) and "Draft Models" (method draft_model); vLLM 0.11-0.13 had no draft model on V1
 (discuss.vllm.ai "Standalone draft model spec decode support in v0.x and v1"; issue #31883 on 0.13.0) until PR
 #24322; vLLM's speculative.py accepts deepseek_mtp and, in later releases, warns that it is replaced by mtp. SGLang
 docs "Speculative Decoding" (EAGLE/NEXTN for MTP, --speculative-eagle-topk 1 a chain, the MTP draft path filled from
@@ -110,8 +111,15 @@ def _not_generated(spec: SpecAsk, why: str) -> SpecFlags:
     return SpecFlags(notes=(f"# not generated: {_what(spec)}, as the plan assumes: {why}",))
 
 
-def vllm_spec(spec: SpecAsk, version: str | None) -> SpecFlags:
-    """vLLM's flags: the 0.6-0.7 line's draft flags, or the V1 line's ``--speculative-config`` JSON."""
+def vllm_spec(spec: SpecAsk, version: str | None, pp: int = 1) -> SpecFlags:
+    """vLLM's flags: the 0.6-0.7 line's draft flags, or the V1 line's ``--speculative-config`` JSON; none with
+    pipeline parallelism, which vLLM does not speculate under."""
+    if pp > 1:
+        return _not_generated(
+            spec,
+            "vLLM does not speculate with pipeline parallelism (its docs 0.7-0.10: 'not compatible with pipeline "
+            "parallelism'; issues #14117, #49355, #57755 on later releases)",
+        )
     if version == "0.6":
         if spec.mtp:
             return _not_generated(

@@ -219,3 +219,14 @@ def test_the_recommenders_own_picks_launch_as_they_were_planned():
     )
     off = Scenario(**ds, spec_mtp="off")
     assert "--speculative" not in serve_command(off, recommend(off, h200).picks[0])
+
+
+def test_vllm_does_not_speculate_with_pipeline_parallelism_and_says_so():
+    pp2 = pick("H100-SXM", 8, 4, 2, speculation=_pick(4, True).speculation)
+    cmd = serve_command(DRAFT, pp2).splitlines()
+    assert cmd[0] == (
+        "# not generated: speculative decoding with a 1B draft model, as the plan assumes: vLLM does not speculate "
+        "with pipeline parallelism (its docs 0.7-0.10: 'not compatible with pipeline parallelism'; issues #14117, "
+        "#49355, #57755 on later releases)"
+    )
+    assert cmd[1].startswith("vllm serve ") and "--speculative" not in cmd[1] and len(cmd) == 2
