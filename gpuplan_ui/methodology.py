@@ -322,7 +322,7 @@ would run it at your load; Compare's sides are each the answer to their scenario
   (`--tp-size`, `--pp-size`, `--context-length`, `--mem-fraction-static`) or TensorRT-LLM's `trtllm-serve`
   (`--backend pytorch`, `--tp_size`, `--pp_size`, `--max_seq_len`; FP8 from a quantised checkpoint) where the
   scenario's engine is one of them; a SkyPilot task with `accelerators: GPU:count`, `num_nodes`, the engine's
-  install and that command.
+  install and that command, speculating where the pick does (its engine's flags: `plan/deploy_spec.py`).
 """ + _energy_text()
 
 

@@ -6,7 +6,9 @@ SGLang's server arguments (``python -m sglang.launch_server --help``, docs "Serv
 options (TensorRT-LLM docs, "trtllm-serve"); the SkyPilot task follows its YAML spec (resources.accelerators
 "GPU:count", num_nodes, setup, run). vLLM and SGLang quantise FP8 weights on the fly from a 16-bit checkpoint
 (``--quantization fp8``); TensorRT-LLM, INT4 GPTQ/AWQ and NVFP4 need a checkpoint already in that format, which the
-command says in a comment. transformers' ``generate()`` is no server: its export is vLLM's, said so.
+command says in a comment. transformers' ``generate()`` is no server: its export is vLLM's, said so. A pick that
+speculates starts the engine speculating with the plan's draft, in the flags of the scenario's release line
+(plan/deploy_spec.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..common.text import counted
 from ..model.formats import get_format
 from ..results.plan import Pick
 from ..scenario.scenario import Scenario
+from .deploy_spec import NONE, SpecAsk, SpecFlags, sglang_spec, speculates, trtllm_spec, vllm_spec
 
 # Hugging Face repositories of the bundled presets (their instruct or base checkpoints as published).
 HF_IDS = {
@@ -66,13 +69,16 @@ SKYPILOT_CLOUDS = {"aws", "gcp", "azure", "lambda", "runpod", "nebius", "vast", 
 @dataclass(frozen=True)
 class DeployAsk:
     """What the export reads of the question: the preset (its Hugging Face id), the longest sequence (input +
-    output tokens), the engine's memory utilization and the KV cache's format."""
+    output tokens), the engine's memory utilization, the KV cache's format, the engine and its release line (None:
+    its latest) and the draft a replica speculates with (``SpecAsk``; None: none)."""
 
     preset: str | None
     max_model_len: int
     memory_utilization: float
     kv_format: str
     engine: str = "vllm"
+    version: str | None = None
+    spec: SpecAsk | None = None
 
     @classmethod
     def of(cls, sc: Scenario | DeployAsk) -> DeployAsk:
@@ -85,6 +91,8 @@ class DeployAsk:
             sc.assumptions.memory_utilization,
             sc.formats.kv_format,
             sc.assumptions.engine,
+            sc.assumptions.engine_version,
+            SpecAsk.of(sc),
         )
 
 
@@ -124,13 +132,14 @@ def vllm_args(
         args += ["--data-parallel-size", str(ep), "--enable-expert-parallel"]
     if max_num_seqs:
         args += ["--max-num-seqs", str(max_num_seqs)]
-    return args
+    return args + list(speculation(ask, pick).args)
 
 
 def vllm_command(
     scenario: Scenario | DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None
 ) -> str:
-    cmd = shlex.join(vllm_args(scenario, pick, hf_id, max_num_seqs))
+    ask = DeployAsk.of(scenario)
+    cmd = _with_speculation(ask, pick, shlex.join(vllm_args(ask, pick, hf_id, max_num_seqs)))
     w = get_format(pick.weights_format).name
     if w in ("int4-g128", "nvfp4", "mxfp4", "nf4", "nf4-dq"):
         cmd = f"# needs a checkpoint already quantised to {get_format(w).label}\n{cmd}"
@@ -161,7 +170,7 @@ def skypilot_yaml(
         f"num_nodes: {nodes}",
         f"setup: {SETUP[_served_by(ask)]}",
         "run: |",
-        f"  {run}",
+        *(f"  {line}" for line in (*speculation(ask, pick).setup, run)),
     ]
     return "\n".join(lines) + "\n"
 
@@ -189,6 +198,27 @@ def _expert_parallel(pick: Pick) -> int:
     return pick.replica_gpus if pick.replica_gpus > pick.tp * pick.pp else 0
 
 
+def speculation(scenario: Scenario | DeployAsk, pick: Pick) -> SpecFlags:
+    """What the launch command adds so that the pick speculates as the plan assumed, in the flags of the
+    scenario's release line of the engine serving it (plan/deploy_spec.py); nothing where it decodes plainly."""
+    ask = DeployAsk.of(scenario)
+    if ask.spec is None or not speculates(ask.spec, pick):
+        return NONE
+    engine = _served_by(ask)
+    version = ask.version if engine == ask.engine else None  # transformers' export is the latest vLLM's
+    if engine == "sglang":
+        return sglang_spec(ask.spec, version, dp_attention=bool(_expert_parallel(pick)))
+    if engine == "trtllm":
+        return trtllm_spec(ask.spec, version)
+    return vllm_spec(ask.spec, version, pick.pp)
+
+
+def _with_speculation(ask: DeployAsk, pick: Pick, line: str) -> str:
+    """The command ``line`` after its speculation's comment lines and the shell lines it runs first."""
+    s = speculation(ask, pick)
+    return "\n".join([*s.notes, *s.setup, line])
+
+
 def sglang_args(ask: DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> list[str]:
     """``python -m sglang.launch_server`` and its flags for this pick (one replica)."""
     args = ["python", "-m", "sglang.launch_server", "--model-path", model_id(ask, hf_id)]
@@ -206,7 +236,7 @@ def sglang_args(ask: DeployAsk, pick: Pick, hf_id: str | None = None, max_num_se
         args += ["--quantization", "awq"]
     if max_num_seqs:
         args += ["--max-running-requests", str(max_num_seqs)]
-    return args
+    return args + list(speculation(ask, pick).args)
 
 
 def trtllm_args(ask: DeployAsk, pick: Pick, hf_id: str | None = None, max_num_seqs: int | None = None) -> list[str]:
@@ -221,7 +251,7 @@ def trtllm_args(ask: DeployAsk, pick: Pick, hf_id: str | None = None, max_num_se
     args += ["--port", "8000"]
     if max_num_seqs:
         args += ["--max_batch_size", str(max_num_seqs)]
-    return args
+    return args + list(speculation(ask, pick).args)
 
 
 def serve_args(
@@ -238,13 +268,14 @@ def serve_command(
 ) -> str:
     """``serve_args`` as one shell line, after a comment where the pick needs more than the command: a checkpoint
     already quantised (TensorRT-LLM's FP8 and KV FP8 included), the engine named was transformers, or the pick is
-    disaggregated (the command is one decode worker's)."""
+    disaggregated (the command is one decode worker's); a pick that speculates adds its notes (the draft's
+    placeholder, what the release line cannot run) and TensorRT-LLM's options file written before the command."""
     ask = DeployAsk.of(scenario)
     engine, w = _served_by(ask), get_format(pick.weights_format).name
     if engine == "vllm":
         cmd = vllm_command(ask, pick, hf_id, max_num_seqs)
     else:
-        cmd = shlex.join(serve_args(ask, pick, hf_id, max_num_seqs))
+        cmd = _with_speculation(ask, pick, shlex.join(serve_args(ask, pick, hf_id, max_num_seqs)))
         if w in ("int4-g128", "nvfp4", "mxfp4", "nf4", "nf4-dq") or (engine == "trtllm" and w == "fp8"):
             cmd = f"# needs a checkpoint already quantised to {get_format(w).label}\n{cmd}"
         if engine == "trtllm" and _expert_parallel(pick):
