@@ -29,10 +29,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpuplan_core.perf import serving_calibration as sc_cal  # noqa: E402
+from gpuplan_core.perf.serving_errors import serving_summary  # noqa: E402
 
 
 def summary(table, label):
-    for s in sc_cal.serving_summary(table):
+    for s in serving_summary(table):
         print(
             f"  {label:<7} {s['regime']:<14} {s['metric']:<20} n={s['points']:>4} "
             f"median |err| {s['median_abs_error']:6.1%}  bias {s['median_error']:+6.1%}  "

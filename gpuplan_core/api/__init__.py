@@ -29,13 +29,8 @@ def write_serving_calibration() -> int:
 
 def calibration_report() -> CalibrationReport:
     from ..perf.calibration import calibration_table, median_abs_error, regime_summary
-    from ..perf.serving_calibration import (
-        HEADLINE_REGIME,
-        SERVING_REGIMES,
-        serving_median_abs_error,
-        serving_summary,
-        serving_table,
-    )
+    from ..perf.serving_calibration import HEADLINE_REGIME, SERVING_REGIMES, serving_table
+    from ..perf.serving_errors import serving_median_abs_error, serving_summary
     from ..perf.serving_loso import left_out_summary, loso_table
 
     table = calibration_table()

@@ -1,5 +1,5 @@
-"""Serving engines: the runtime terms of the memory budget, from each engine's documented defaults; and the
-software that serves on the accelerators that are not GPUs.
+"""Serving engines: the runtime terms of the memory budget, from each engine's documented defaults; the software
+that serves on the accelerators that are not GPUs is in accelerators.py (re-exported here).
 
 On a TPU, Trainium, Inferentia or Gaudi the memory budget keeps the profile the scenario names (vLLM by default):
 vLLM's hardware plugins (vllm-project/tpu-inference, vllm-project/vllm-neuron, vllm-project/vllm-gaudi) take
@@ -374,56 +374,3 @@ def release_of(engine: str, published: str, pytorch_backend: bool = False) -> st
         if r.engine == engine and any(text.startswith(p) for p in r.covers):
             return r.version
     return None
-
-
-@dataclass(frozen=True)
-class AcceleratorSoftware:
-    """What serves and trains on an accelerator kind, by its public repositories."""
-
-    kind: str
-    serving: str
-    training: str
-    source: str
-
-
-ACCELERATOR_SOFTWARE: dict[str, AcceleratorSoftware] = {
-    a.kind: a
-    for a in (
-        AcceleratorSoftware(
-            "tpu",
-            "vLLM TPU (tpu-inference) or JetStream",
-            "JAX (MaxText) or PyTorch/XLA",
-            "vllm-project/tpu-inference; AI-Hypercomputer/JetStream; AI-Hypercomputer/maxtext",
-        ),
-        AcceleratorSoftware(
-            "trainium",
-            "vLLM Neuron (NxD Inference)",
-            "NeuronX Distributed Training",
-            "vllm-project/vllm-neuron; aws-neuron/aws-neuron-sdk",
-        ),
-        AcceleratorSoftware(
-            "inferentia",
-            "vLLM Neuron (NxD Inference)",
-            "none (an inference chip)",
-            "vllm-project/vllm-neuron; aws-neuron/aws-neuron-sdk",
-        ),
-        AcceleratorSoftware(
-            "gaudi",
-            "vLLM Gaudi plugin",
-            "Optimum Habana / PyTorch on Gaudi",
-            "vllm-project/vllm-gaudi; huggingface/optimum-habana",
-        ),
-    )
-}
-
-
-def accelerator_note(kind: str, training: bool = False) -> str | None:
-    """The why-chain's line for a pick that is not a GPU: the software it needs and how far to trust its speed."""
-    sw = ACCELERATOR_SOFTWARE.get(kind)
-    if sw is None:
-        return None
-    stack = sw.training if training else sw.serving
-    return (
-        f"not a GPU: runs on {stack} rather than CUDA; its speed is a roofline estimate with no comparable "
-        "published measurement"
-    )

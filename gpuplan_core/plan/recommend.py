@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 
+from ..hardware.accelerators import accelerator_note
 from ..hardware.catalog import get_gpu
-from ..hardware.engines import accelerator_note, engine_gpu_note
+from ..hardware.engines import engine_gpu_note
 from ..model.formats import get_format
 from ..pricing.offers import Offer
 from ..results.plan import ParetoPoint, Pick, Plan

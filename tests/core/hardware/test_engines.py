@@ -3,7 +3,8 @@ accelerators that are not GPUs."""
 
 import pytest
 
-from gpuplan_core.hardware.engines import ACCELERATOR_SOFTWARE, ENGINES, accelerator_note
+from gpuplan_core.hardware.accelerators import ACCELERATOR_SOFTWARE, accelerator_note
+from gpuplan_core.hardware.engines import ENGINES
 
 
 @pytest.mark.parametrize(

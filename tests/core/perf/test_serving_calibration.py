@@ -9,12 +9,11 @@ from gpuplan_core.perf.serving_calibration import (
     compute_serving_table,
     held_out,
     load_serving_measurements,
-    serving_median_abs_error,
-    serving_summary,
     serving_table,
     setup_key,
     source_of,
 )
+from gpuplan_core.perf.serving_errors import serving_median_abs_error, serving_summary
 
 
 def test_the_stored_predictions_are_what_the_simulation_predicts_now():
