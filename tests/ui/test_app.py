@@ -269,10 +269,12 @@ def test_an_edited_group_stays_built_after_it_is_closed():
 
 
 def test_an_ep_link_fixes_an_moe_models_serving_layout_and_a_dense_model_says_it_is_ignored():
-    """/?model=DeepSeek-V3&weights=fp8&gpu=H200&rpd=500000&in=2000&out=500: the Cost chart's cheapest is 3 EP 8
-    replicas; with ep=1 in the link, tensor parallel alone: 4 TP 8 replicas (the link's ep reaches serving); ep=8 on
-    Llama-3.1-8B (dense) is ignored, and a note says so."""
+    """/?model=DeepSeek-V3&weights=fp8&gpu=H200&rpd=500000&in=2000&out=500&spec_mtp=off (decoding plainly, so the
+    layouts alone differ): the Cost chart's cheapest is 3 EP 8 replicas; with ep=1 in the link, tensor parallel
+    alone: 4 TP 8 replicas (the link's ep reaches serving); ep=8 on Llama-3.1-8B (dense) is ignored, and a note says
+    so."""
     q = {"model": "DeepSeek-V3", "weights": "FP8 (E4M3)", "gpu": "H200", "rpd": "500000", "in": "2000", "out": "500"}
+    q |= {"spec_mtp": "off"}
     for ep, want in ((None, "24 x H200 (EP 8, attention DP)"), ("1", "32 x H200 (TP 8)")):
         at = run_page(COST, q | ({"ep": ep} if ep else {}))
         assert_clean(at)
