@@ -103,7 +103,7 @@ def margins(
     y_title: bool,
     x_title: bool = True,
     x_end_label: str | None = None,
-    legend: Sequence[str] = (),
+    legend: Sequence[str] | None = None,
 ) -> dict[str, int]:
     """The left, right and bottom margins (px) that hold the y tick labels (the widest of ``y_labels``; for a number
     axis, its top value as the axis writes it), the y-axis title, half of a last x tick label at the plot's right end
@@ -113,5 +113,5 @@ def margins(
     if x_end_label is not None:
         out["r"] = max(10, math.ceil(text_px(x_end_label) / 2) + 6)
     if x_title:
-        out["b"] = X_TITLED_PX + LEGEND_ROW_PX * legend_rows(legend)
+        out["b"] = X_TITLED_PX + LEGEND_ROW_PX * legend_rows(legend or [])
     return out
