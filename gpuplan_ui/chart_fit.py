@@ -3,9 +3,9 @@
 Streamlit's chart theme turns automargin on for every axis. Plotly draws the chart, measures its tick labels, axis
 titles and legend, and where they need more room than the layout's margins it draws the whole chart a second time.
 Streamlit 1.67 draws a chart anew on every change (the element's id hashes the figure, so a new figure is a new
-element), so the second draw was paid on every slider step: with Streamlit's Plotly (4.2) in Chromium, 32-52 ms
-for the Memory page's chart against 13-14 ms with margins that already fit, 35-54 against 21-23 ms for the Cost
-page's, 35-48 against 15 ms for Performance's, 18-19 against 8 ms for the Overview's.
+element), so the second draw was paid on every slider step. Plotly.newPlot of each page's headline chart with
+Streamlit's own Plotly (4.2) and theme in Chromium, before -> with these margins (median of 3 x 21 draws, 5 Dec 2026):
+Memory 26.7 -> 11.9 ms, Cost 28.0 -> 18.3 ms, Performance 28.3 -> 12.6 ms, Overview 16.2 -> 7.7 ms.
 
 The margins below are computed from the labels' widths in the theme's font (Source Sans, 12 px ticks, 14 px axis
 titles) and the offsets Plotly adds, both measured in the served app (1600 px window). Automargin stays on: a label
