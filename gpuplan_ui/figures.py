@@ -17,6 +17,8 @@ import plotly.graph_objects as go
 
 from gpuplan_core import GB, MemoryReport, counted
 
+from . import chart_fit
+
 # One colour per GPU, the same on every chart.
 GPU_COLORS = {
     "B200": "#7c3aed",
@@ -335,6 +337,7 @@ def memory_figure(report: MemoryReport) -> go.Figure:
         bargap=0.25,
         barmode="overlay",
     )
+    layout["margin"] |= chart_fit.margins(names, y_title=False)  # drawn once (chart_fit)
     fig = go.Figure(data=data, layout=layout)
     fig.layout.margin.t += 24  # the "needs" label above the plot: a row of its own under the title, never on it
     fig.layout.height += 24

@@ -20,6 +20,7 @@ from gpuplan_core import (
     replica_split,
 )
 
+from . import chart_fit
 from .figures import BLUE, GPU_COLORS, NEUTRAL, chart_layout, log_ticks, x_marker
 
 
@@ -81,24 +82,21 @@ def cheapest_figure(rows: list[InferenceCostRow] | list[TrainingCostRow], infere
             title += "; grey bars miss a target"
     else:
         title = f"None of these meets your targets; the cheapest is {usd_text(usd(top[-1]))} {what}"
-    return go.Figure(
-        data=data,
-        layout=chart_layout(
-            title,
-            max(300, 30 * len(top) + 110),
-            xaxis={
-                "title": {"text": "USD " + ("per month" if inference else "per run")},
-                "range": [0, usd(top[0]) * 1.25],
-                "tickformat": "$,.0f",
-            },
-            # the category labels as given (the highlighted one bold), in the bars' order
-            yaxis={
-                "automargin": True,
-                "tickvals": names,
-                "ticktext": [f"<b>{n}</b>" if b else n for n, b in zip(names, bold, strict=True)],
-            },
-        ),
+    ticks = [f"<b>{n}</b>" if b else n for n, b in zip(names, bold, strict=True)]
+    layout = chart_layout(
+        title,
+        max(300, 30 * len(top) + 110),
+        xaxis={
+            "title": {"text": "USD " + ("per month" if inference else "per run")},
+            "range": [0, usd(top[0]) * 1.25],
+            "tickformat": "$,.0f",
+        },
+        # the category labels as given (the highlighted one bold), in the bars' order
+        yaxis={"automargin": True, "tickvals": names, "ticktext": ticks},
     )
+    end = chart_fit.number_text(usd(top[0]) * 1.25, "$,.0f")  # the widest x tick, at most the range's end
+    layout["margin"] |= chart_fit.margins(ticks, y_title=False, x_end_label=end)  # drawn once (chart_fit)
+    return go.Figure(data=data, layout=layout)
 
 
 def lifetime_figure(life: Lifetime, title: str) -> go.Figure:
@@ -299,6 +297,8 @@ def pareto_figure(plan) -> go.Figure:
         yaxis={"title": {"text": "USD per month"}, "rangemode": "tozero", "tickformat": "$,.0f"},
         showlegend=False,
     )
+    widest = chart_fit.number_text(max(p.monthly_usd for p in pts) * 1.1, "$,.0f")  # above the top tick
+    layout["margin"] |= chart_fit.margins([widest], y_title=True)  # drawn once (chart_fit)
     return go.Figure(data=data, layout=layout)
 
 

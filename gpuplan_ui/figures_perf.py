@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from gpuplan_core import GpuAtLoad, GpuPerf, ServingCurve
 
+from . import chart_fit
 from .figures import BLUE, GPU_COLORS, GREEN, NEUTRAL, RED, chart_layout, hline, log_ticks, vline
 
 
@@ -279,4 +280,7 @@ def load_figure(curve: ServingCurve, which: str) -> go.Figure:
         xaxis={**log_ticks(min(x or [0.01]), max(x or [1])), "title": {"text": "requests per second (one replica)"}},
         yaxis={"title": {"text": ytitle}, "range": [0, max(ys) * 1.15], "tickformat": ",.0f"},
     )
+    legend = [t["name"] for t in data if t.get("showlegend", True)]
+    top = chart_fit.number_text(max(ys) * 1.15, ",.0f")  # the range's end: at least as wide as its top tick
+    layout["margin"] |= chart_fit.margins([top], y_title=True, legend=legend)  # drawn once (chart_fit)
     return go.Figure(data=data, layout=layout)
