@@ -24,6 +24,9 @@ cost table weighs the split the answer weighs, so its offer's row is the split w
 the Overview and the Cost page):
   plan/disaggregated.py   disaggregated_pick(): the pools the peak needs, priced per pool
   model/arch.py           kv_bytes_per_token(): the KV transfer between the pools, read with the carried question
+Since speculative decoding is weighed (a draft model, or the model's own MTP module), one more: the resolved model
+handed on the route reaches the replica's workload, which reads its MTP module as the draft:
+  perf/workload.py        workload_for(): the draft a replica of that model speculates with (model/draft.py)
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = tuple(str(ROOT / p) + "/" for p in ("gpuplan_core", "gpuplan_ui", "app_pages"))
 FIELD_FILE = "gpuplan_core/scenario/deployment.py"
 RPD = 50017  # each trace its own volume: the cached views of one already seen are not rebuilt
-MOST_FILES = 10  # the route measured today (the module docstring): the issue's 8, and P/D's two
+MOST_FILES = 11  # the route measured today (the module docstring): the issue's 8, P/D's two, speculation's one
 
 
 def _file(code) -> str | None:

@@ -178,12 +178,12 @@ def test_the_price_tiers_fit_a_section_at_1280_px_and_the_csv_keeps_the_commitme
 
 def test_an_expert_parallel_pick_reads_ep_in_the_cost_chart_and_tables():
     """DeepSeek-V3 FP8 on H200 at 500,000 requests a day (the EP 8 pick of tests/core/plan/test_search_ep.py): vast's
-    row is 3 replicas of 8 GPUs at EP 8; the Cost chart's bar says so (not 'TP 1') and the tables' layout column
-    is the core's label."""
+    row is 3 replicas of 8 GPUs at EP 8, decoding plainly (spec_mtp off: MTP would need 2); the Cost chart's bar
+    says so (not 'TP 1') and the tables' layout column is the core's label."""
     from gpuplan_ui.figures_cost import offer_label
 
     q = dict(preset="DeepSeek-V3", gpu="H200", weights_format="fp8", requests_per_day=500_000, input_tokens=2000)
-    rows = api.cost_report(q | {"output_tokens": 500, "ttft_target_s": 5.0, "tpot_target_s": 0.1}).offers
+    rows = api.cost_report(q | {"output_tokens": 500, "spec_mtp": "off", "ttft_target_s": 5.0, "tpot_target_s": 0.1}).offers
     vast = next(r for r in rows if r.offer_id == "vast-h200-1-od")
     assert (vast.ep, vast.tp, vast.gpus, vast.replicas) == (8, 1, 24, 3)
     assert offer_label(vast) == "vast · 24 x H200 (EP 8, attention DP)"
