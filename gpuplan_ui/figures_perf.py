@@ -240,9 +240,10 @@ def load_figure(curve: ServingCurve, which: str) -> go.Figure:
     fill = "rgba(100, 116, 139, 0.18)"
     data = [_line(x, lo, width=0, showlegend=False, hoverinfo="skip")]
     data.append(_line(x, hi, width=0, fill="tonexty", fillcolor=fill, name=names[1]))
+    band_name = [f"model error band (±{band:.0%})"] if band else []
     if band:
         dotted = {"color": color, "width": 1, "dash": "dot"}
-        data.append(_line(x, [v * (1 + band) for v in main], line=dotted, name=f"model error band (±{band:.0%})"))
+        data.append(_line(x, [v * (1 + band) for v in main], line=dotted, name=band_name[0]))
         data.append(_line(x, [v * (1 - band) for v in main], line=dotted, showlegend=False, hoverinfo="skip"))
     data.append(
         {"type": "scatter", "x": x, "y": main, "mode": "lines", "name": names[0], "line": {"color": color, "width": 3}}
@@ -280,7 +281,7 @@ def load_figure(curve: ServingCurve, which: str) -> go.Figure:
         xaxis={**log_ticks(min(x or [0.01]), max(x or [1])), "title": {"text": "requests per second (one replica)"}},
         yaxis={"title": {"text": ytitle}, "range": [0, max(ys) * 1.15], "tickformat": ",.0f"},
     )
-    legend = [t["name"] for t in data if t.get("showlegend", True)]
+    legend = [names[1], *band_name, names[0]]  # the traces the legend shows, in order
     top = chart_fit.number_text(max(ys) * 1.15, ",.0f")  # the range's end: at least as wide as its top tick
     layout["margin"] |= chart_fit.margins([top], y_title=True, legend=legend)  # drawn once (chart_fit)
     return go.Figure(data=data, layout=layout)
