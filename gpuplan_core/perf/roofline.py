@@ -88,6 +88,7 @@ class Workload:
     experts_tp: bool = False  # ep > 1 with the experts tensor-parallel over the ep GPUs: each schedules all E
     step_time_factor: float = 1.0  # the release line's step time over this model's (engines.EngineRelease)
     moe_efficiency: float | None = None  # routed experts' factor in place of data/efficiency.csv's (a left-out fit)
+    dp_ranks: int = 1  # busy attention data-parallel ranks that run each step together (step_queues.rank_wait)
 
 
 @dataclass(frozen=True)

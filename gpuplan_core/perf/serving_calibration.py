@@ -199,6 +199,8 @@ def _prediction(
     else:
         conc, rate = None, load
     conc, rate, ranks = _rank_load(conc, rate, ep) if not burst else (conc, rate, ep)
+    if ranks > 1 and (lengths != "fixed" or not (burst or kind == "concurrency")):  # step_queues.rank_wait
+        r = dataclasses.replace(r, wl=dataclasses.replace(r.wl, dp_ranks=ranks))
     if requests and not burst and ranks > 1:  # the run's requests, spread as its load is
         requests = -(-requests // ranks)
     sim = Sim(
