@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.aic_estimator import Aic
 from gpuplan_core.perf import serving_calibration as cal
-from gpuplan_core.perf import serving_loso
+from gpuplan_core.perf import serving_errors, serving_loso
 
 STORED = Path(__file__).resolve().parents[1] / "data" / "aiconfigurator_predictions.csv"
 STORED_COLUMNS = ("id", "predicted", "batch", "load", "database", "kv_full", "why")
@@ -93,7 +93,7 @@ def compare(measurements: list[dict], gpuplan: dict, loso: dict, answers: dict[s
 def median_error(rows: list[dict], tool: str, metric: str, group: str | None = None, by: str = "class"):
     """The median absolute error of ``tool`` on these rows (the core's arithmetic: serving_median_abs_error)."""
     view = [{"error": r[f"{tool}_error"], "metric": r["metric"], "regime": r[by], "split": None} for r in rows]
-    return cal.serving_median_abs_error(view, regime=group, metric=metric, split=None)
+    return serving_errors.serving_median_abs_error(view, regime=group, metric=metric, split=None)
 
 
 def summary(rows: list[dict], by: str = "class") -> list[dict]:

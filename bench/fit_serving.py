@@ -16,8 +16,9 @@ client's serving front end (``BenchClient.ingest``: seconds per request and per 
 the engine) is fitted by
 ``serving_loso.fit_ingest`` on the first-token rows of its training bursts with that engine: the non-negative least
 squares of (measured - predicted) / measured on (requests, prompt tokens) / measured. ``--write-loso``
-refits both once per source on every OTHER source of the same client and stores that source's predictions
-(gpuplan_core/perf/serving_loso.py), then prints the errors.
+refits both once per source on every OTHER source of the same client (and, for the three sources the stored MoE
+constants were read on, those constants on every other source: gpuplan_core/perf/moe_loso.py) and stores that
+source's predictions (gpuplan_core/perf/serving_loso.py), then prints the errors.
 """
 
 from __future__ import annotations

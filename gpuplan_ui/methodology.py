@@ -336,9 +336,12 @@ def serving_trust(cal) -> str:
         f"serving {line('online, dense')}; "
         f"mixture-of-experts {line('MoE')}. First-token time transfers worst: of the sources with light-load "
         "runs only GPUStack's two and the SGLang cookbook's two share a client, so the others, left out, get no "
-        "client cost; a release line's step factor is read on its other sources too. LMDeploy's runs are scheduled "
+        "client cost; a release line's step factor is read on its other sources too, and so are the MoE experts' "
+        "efficiency factors and routing floor for the three sources their stored fit read. LMDeploy's runs are "
+        "scheduled "
         "as TurboMind v0.1 (its prompts read in passes of their own, each first token from the generation step "
-        "after them). " + KERNELS
+        "after them). Attention data-parallel ranks run each step together: a rank's decode steps wait for the other "
+        "ranks' prompt steps where their loads differ. " + KERNELS
     )
 
 

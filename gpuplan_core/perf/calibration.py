@@ -59,14 +59,15 @@ def running_batch(row: dict, m, gpu, wf: str, kvf: str, tp: int, *, batch: int, 
     return max(1, min(batch, kv_capacity_tokens(m, req, gpu) // max(1, tokens)))
 
 
-def predict_row(row: dict, pa: PerfAssumptions | None = None) -> float:
-    """The engine's prediction for one measurement row, in the row's unit."""
+def predict_row(row: dict, pa: PerfAssumptions | None = None, moe_factor: float | None = None) -> float:
+    """The engine's prediction for one measurement row, in the row's unit (``moe_factor``: the routed experts'
+    efficiency factor in place of data/efficiency.csv's, a left-out-source fit: perf/moe_loso.py)."""
     m = get_preset(row["model_preset"])
     gpu = get_gpu(row["gpu"])
     tp = int(row["tensor_parallel"] or 1)
     wf, kvf = _fmt(row["weights_format"]), _fmt(row["kv_format"])
     eager = _is_eager(row)
-    wl = Workload(weights_format=wf, kv_format=kvf, tp=tp, eager=eager)
+    wl = Workload(weights_format=wf, kv_format=kvf, tp=tp, eager=eager, moe_efficiency=moe_factor)
     # timed as a page times it: the step model with the measured engine's kernels where its tables cover the run
     engine = None if eager else engine_of(row["framework"])
     batch = int(row["batch"] or 1)

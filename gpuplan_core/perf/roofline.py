@@ -87,6 +87,8 @@ class Workload:
     eager_prefill: bool = False  # steps with prompt tokens launch each layer from Python (no CUDA graph)
     experts_tp: bool = False  # ep > 1 with the experts tensor-parallel over the ep GPUs: each schedules all E
     step_time_factor: float = 1.0  # the release line's step time over this model's (engines.EngineRelease)
+    moe_efficiency: float | None = None  # routed experts' factor in place of data/efficiency.csv's (a left-out fit)
+    dp_ranks: int = 1  # busy attention data-parallel ranks that run each step together (step_queues.rank_wait)
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,7 @@ class StepCost:
         self.attn_peak = gpu.dense_peak_flops("bf16")[0]  # attention math runs in 16-bit
         self.layers = m.num_layers / wl.pp
         self.w_mbu_max = weight_mbu_max(gpu, self.fmt, pa)
-        self.ex_f = moe_efficiency_factor(gpu, self.fmt)
+        self.ex_f = moe_efficiency_factor(gpu, self.fmt) if wl.moe_efficiency is None else wl.moe_efficiency
         self.experts_fixed_s = pa.moe_overhead_s_per_expert_layer * m.num_experts * m.moe_layers / wl.pp
         if self.ep > 1 and not wl.experts_tp:  # each GPU routes to and schedules its own E / ep experts
             self.experts_fixed_s /= self.ep

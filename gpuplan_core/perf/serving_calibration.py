@@ -27,11 +27,13 @@ from ..model.presets import get_preset
 from .serving_rows import (  # noqa: F401  (engine_of, version_of, _format_of: this module's names before the split)
     _blank,
     _format_of,
+    _rank_load,
     attention_dp_of,
     dp_chunk_share,
     engine_of,
     experts_tp_of,
     max_model_len_of,
+    moe_key,
     policy_of,
     server_limits_of,
     shape_of,
@@ -125,6 +127,7 @@ def _prediction(
     experts_tp: bool = False,
     step_factor: float | None = None,
     policy: str | None = None,
+    moe: tuple[float, float | None] | None = None,
 ) -> dict | None:
     """The simulated run of one published setup: the ServingResult's fields, and ``throughput`` as the benchmark
     counts it (all output tokens over the run's duration). ``request_in_s`` and ``decode_time_factor``: a
@@ -138,7 +141,8 @@ def _prediction(
     divides each rank's prefill budget by (serving_rows.dp_chunk_share); ``experts_tp``: its experts ran
     tensor-parallel beside the DP ranks (serving_rows.experts_tp_of); ``step_factor``: the release line's step
     time over the step model's in place of its stored one (hardware/engines.py; a left-out-source fit); ``policy``:
-    the engine's scheduling policy where the engine profile's is not it (serving_rows.policy_of)."""
+    the engine's scheduling policy where the engine profile's is not it (serving_rows.policy_of); ``moe``: the routed
+    experts' factor and routing floor in place of the stored ones (a left-out-source fit, perf/moe_loso.py)."""
     from ..scenario.scenario import Scenario
     from .replica import replica_for, scenario_limits
     from .schedulers import engine_loop
@@ -172,6 +176,10 @@ def _prediction(
         r = dataclasses.replace(r, wl=dataclasses.replace(r.wl, experts_tp=True))
     if step_factor is not None:
         r = dataclasses.replace(r, wl=dataclasses.replace(r.wl, step_time_factor=step_factor))
+    if moe is not None:
+        r = dataclasses.replace(r, wl=dataclasses.replace(r.wl, moe_efficiency=moe[0]))
+        if moe[1] is not None:
+            r = dataclasses.replace(r, pa=r.pa.model_copy(update={"moe_overhead_s_per_expert_layer": moe[1]}))
     if policy is not None:
         r = dataclasses.replace(r, limits=r.limits.model_copy(update={"policy": policy}))
     if chunk_share > 1 and not any(k == "max_num_batched_tokens" for k, _ in server):
@@ -191,6 +199,8 @@ def _prediction(
     else:
         conc, rate = None, load
     conc, rate, ranks = _rank_load(conc, rate, ep) if not burst else (conc, rate, ep)
+    if ranks > 1 and (lengths != "fixed" or not (burst or kind == "concurrency")):  # step_queues.rank_wait
+        r = dataclasses.replace(r, wl=dataclasses.replace(r.wl, dp_ranks=ranks))
     if requests and not burst and ranks > 1:  # the run's requests, spread as its load is
         requests = -(-requests // ranks)
     sim = Sim(
@@ -210,18 +220,6 @@ def _prediction(
     out["throughput"] = ranks * run.output_tokens_total / run.makespan_s if run.makespan_s > 0 else None
     out["burst"] = burst
     return out
-
-
-def _rank_load(conc: int | None, rate: float | None, ep: int) -> tuple[int | None, float | None, int]:
-    """One rank's share of a run's load over ``ep`` attention data-parallel ranks, and the ranks that ran it: a rate
-    split evenly over all; clients over as many ranks as there are clients, at most ``ep``, each at the ceiling of
-    its share (4 clients on 8 ranks: 4 ranks of 1)."""
-    if ep == 1:
-        return conc, rate, 1
-    if rate is not None:
-        return None, rate / ep, ep
-    busy = min(ep, conc)
-    return -(-conc // busy), None, busy
 
 
 def release_line(engine: str, version: str | None) -> str | None:
@@ -259,6 +257,7 @@ def predict_row(
     client_costs: dict | None = None,
     ingests: dict | None = None,
     step_factors: dict | None = None,
+    moe_factors: dict | None = None,
 ) -> dict | None:
     """One published serving point predicted now, with the engine's request cost and the cost of the benchmark
     client that sent the row's source (clients.py; ``client_costs``: (client, engine) -> seconds in place of the fitted
@@ -267,7 +266,8 @@ def predict_row(
     ``request_in_s`` and ``decode_time_factor``: a calibrated deployment's constants in their place, with no
     client cost on top (perf/deployment_fit.py); ``step_factors``: (engine, release line) -> the line's step time
     over the step model's in place of the stored ones (hardware/engines.py ``step_time_factor``; a line not in it:
-    1.0)."""
+    1.0); ``moe_factors``: serving_rows.moe_key -> the routed experts' factor (a key not in it: 1.0), "overhead" -> the
+    routing floor per expert and layer, in place of the stored ones (perf/moe_loso.py)."""
     from .clients import client_cost, client_ingest
 
     load = float(row["load"])
@@ -304,6 +304,7 @@ def predict_row(
         experts_tp=experts_tp_of(row) if get_preset(row["model_preset"]).is_moe else False,
         step_factor=step_factor,
         policy=policy_of(row),
+        moe=None if moe_factors is None else (moe_factors.get(moe_key(row), 1.0), moe_factors.get("overhead")),
     )
     value = _predicted_value(row, pred)
     measured = float(row["measured"])
@@ -327,17 +328,19 @@ def compute_serving_table(
     ingests: dict | None = None,
     step_factors: dict | None = None,
     keep=None,
+    moe_factors: dict | None = None,
 ) -> list[dict]:
     """Every published serving point predicted now (slow: one simulated run per setup); ``sources``: only the
     rows of those sources (row-id prefixes); ``client_costs``: the benchmark clients' costs in place of the
-    fitted ones, ``ingests`` their front ends, ``step_factors`` the release lines' step factors (predict_row);
-    ``keep``: only the rows where ``keep(row)``."""
+    fitted ones, ``ingests`` their front ends, ``step_factors`` the release lines' step factors, ``moe_factors``
+    the MoE constants (predict_row); ``keep``: only the rows where ``keep(row)``."""
     frame = load_serving_measurements(path)
     rows = []
     for row in frame.to_dict("records"):
         if (sources is not None and source_of(row["id"]) not in sources) or (keep is not None and not keep(row)):
             continue
-        out = predict_row(row, client_costs=client_costs, ingests=ingests, step_factors=step_factors)
+        kw = {"step_factors": step_factors, "moe_factors": moe_factors}
+        out = predict_row(row, client_costs=client_costs, ingests=ingests, **kw)
         if out is not None:
             rows.append(out)
     return rows

@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..common.data import DATA_DIR
 from ..model.presets import get_preset
+from . import moe_loso
 from . import serving_calibration as cal
 from .clients import BENCH_CLIENTS, client_of
 from .schedulers import engine_loop
@@ -54,6 +55,8 @@ LOSO_COLUMNS = (
     "ingest_s_per_request",
     "ingest_s_per_token",
     "step_time_factor",
+    "moe_factor",
+    "moe_overhead_s",
 )
 
 
@@ -276,20 +279,32 @@ CLIENT_KEYS = tuple((c, e) for c in BENCH_CLIENTS for e in ("vllm", "sglang", "t
 INGEST_KEYS = tuple((c, e) for c, e in CLIENT_KEYS if BENCH_CLIENTS[c].front_end)  # clients.BenchClient.front_end
 
 
+def _moe(row: dict) -> bool:
+    return get_preset(row["model_preset"]).is_moe
+
+
 def compute_loso_table() -> list[dict]:
-    """Every published serving point predicted with its client's cost fitted without its source (two passes)."""
+    """Every published serving point predicted with its client's cost, its front end, its release line's step factor
+    and the MoE constants (perf/moe_loso.py) fitted without its source; the client costs and front ends are read on
+    runs predicted with no client cost and those MoE constants."""
     meta = cal.load_serving_measurements().set_index("id")
-    zero = cal.compute_serving_table(client_costs={}, ingests={})
-    zero_by_id = {r["id"]: r["predicted"] for r in zero}
+    stored = cal.compute_serving_table(client_costs={}, ingests={})
     ones = step_fit_table()
+    grid = moe_loso.grid_tables()
     out = []
     for source in sorted({cal.source_of(i) for i in meta.index}):
+        moe = moe_loso.constants_without(grid, source)
+        zero = stored
+        if moe is not None:
+            zero = [r for r in stored if not _moe(meta.loc[r["id"]])]
+            zero += cal.compute_serving_table(client_costs={}, ingests={}, keep=_moe, moe_factors=moe)
+        zero_by_id = {r["id"]: r["predicted"] for r in zero}
         fitted = fit_client_costs(fit_rows(zero, meta, source), CLIENT_KEYS)
         costs = {c: v[0] for c, v in fitted.items()}
         ingests = {c: v[:2] for c, v in fit_ingest(ingest_rows(zero, meta, source), INGEST_KEYS).items()}
         factors = {k: v[0] for k, v in fit_step_factors(ones, meta, source).items()}
         table = cal.compute_serving_table(
-            sources=frozenset({source}), client_costs=costs, ingests=ingests, step_factors=factors
+            sources=frozenset({source}), client_costs=costs, ingests=ingests, step_factors=factors, moe_factors=moe
         )
         client = client_of(source)
         for r in table:
@@ -298,6 +313,7 @@ def compute_loso_table() -> list[dict]:
             own = engine_loop(engine).request_in_s
             cost, fit_from, n = fitted.get((client, engine), (0.0, "none", 0))
             per_request, per_token = ingests.get((client, engine), (0.0, 0.0))
+            moe_row = model_class(m["model_preset"]) != "dense"
             line = cal.release_line(engine, cal.version_of(m.to_dict()))
             out.append(
                 {
@@ -316,6 +332,8 @@ def compute_loso_table() -> list[dict]:
                     "ingest_s_per_request": per_request,
                     "ingest_s_per_token": per_token,
                     "step_time_factor": factors.get((engine, line), 1.0),
+                    "moe_factor": moe_loso.factor_of(moe, m.to_dict()) if moe_row else None,
+                    "moe_overhead_s": moe_loso.floor_of(moe) if moe_row else None,
                 }
             )
     return [{k: r[k] for k in LOSO_COLUMNS} for r in out]

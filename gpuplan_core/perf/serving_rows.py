@@ -176,3 +176,24 @@ def unchunked(replica, version: str | None, max_context_tokens: int, server: tup
         budget = max(max_context_tokens, rel.unchunked_min_tokens)
     update = {"policy": rel.unchunked_policy} | ({"max_num_batched_tokens": budget} if budget else {})
     return replica.limits.model_copy(update=update)
+
+
+def _rank_load(conc: int | None, rate: float | None, ep: int) -> tuple[int | None, float | None, int]:
+    """One rank's share of a run's load over ``ep`` attention data-parallel ranks, and the ranks that ran it: a rate
+    split evenly over all; clients over as many ranks as there are clients, at most ``ep``, each at the ceiling of
+    its share (4 clients on 8 ranks: 4 ranks of 1)."""
+    if ep == 1:
+        return conc, rate, 1
+    if rate is not None:
+        return None, rate / ep, ep
+    busy = min(ep, conc)
+    return -(-conc // busy), None, busy
+
+
+def moe_key(row: dict) -> tuple[str, str]:
+    """(GPU architecture, weights format family): what a run's routed experts' efficiency factor is stored by
+    (data/efficiency.csv ``moe_efficiency_factor``)."""
+    from ..hardware.catalog import get_gpu
+    from ..model.formats import get_format
+
+    return get_gpu(row["gpu"]).architecture, get_format(_format_of(row["weights_format"])).family

@@ -140,6 +140,7 @@ def simulate(
                     times.draft,
                     times.model.width,
                     times.model.per_step,
+                    r.wl.dp_ranks,
                 )
             )
         finally:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..common.jit import njit, njit_nogil, objmode
 from .schedulers import CLIP_MAX_NEW_TOKENS, INIT_NEW_TOKEN_RATIO, ratio_admits, ratio_decayed, ratio_retracted
-from .step_queues import decode_steps, grown, kv_held, pop, push, send_next, written
+from .step_queues import decode_steps, first_at, grown, kv_held, pop, push, rank_wait, record_gap, send_next, written
 from .step_time import draft_s, target_s
 from .steps import cell_of, ctx_cell, interpolate, nearest_ctx
 
@@ -131,6 +131,7 @@ def run_loop(
     draft,
     width,
     per_step,
+    ranks,
 ):
     """Run the step loop until every request has finished (simulate.simulate, whose arguments these unpack): the
     status (COMPLETED, or STOPPED once the p95 first-token time is certainly over ``give_up_ttft_s``), each
@@ -140,7 +141,8 @@ def run_loop(
     decode step verifies ``width`` = k + 1 tokens per sequence (its KV slots and token budget) and writes
     ``per_step`` tokens on average, so a sequence of ``rem`` tokens to go decodes for ``decode_steps(rem)`` steps
     and its context grows by ``per_step`` a step, and a step with prompt chunks adds the draft's pass over them;
-    ``width`` 1 and ``per_step`` 1.0: plain decoding."""
+    ``width`` 1 and ``per_step`` 1.0: plain decoding. ``ranks``: the busy attention data-parallel ranks whose steps
+    this one's wait for (step_queues.rank_wait; 1: none)."""
     n = len(prompt)
     prefill_first, no_evict = policy == PREFILL_FIRST, policy == NO_EVICT or policy == TURBOMIND  # noqa: SIM109 (numba)
     # TurboMind (schedulers.py): whole prompts in passes of their own before the decodes, as SGLang's prefill batches,
@@ -167,6 +169,7 @@ def run_loop(
     admission, a_n = np.empty(n, np.int64), 0
     ch_k, ch_c, spec = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(3 * n, np.int64)
     gaps, weights, g_n = np.empty(256), np.empty(256, np.int64), 0
+    sync = np.zeros(3)  # this rank's steps, of them with prompt chunks, their seconds (rank_wait)
     now, finished, steps, preemptions, running_max, running_area, late = 0.0, 0, 0, 0, 0, 0.0, 0
     status = COMPLETED
 
@@ -271,6 +274,7 @@ def run_loop(
         running = n_dec + p_n
         if running > running_max:
             running_max = running
+        q, waited, own = 0.0, 0.0, 0.0  # rank_wait's share and time, this rank's own decode step
         if n_ch and len(model[0]):  # the compiled step model's time (steps.StepModel.step_s)
             ctx = nearest_ctx(ctx_mean) if decoding else 0
             t = target_s(model, float(decoding), ctx, spec, n_ch)
@@ -295,25 +299,20 @@ def run_loop(
             t1 = _known_decode_s(cells, n_dec, last) if k_steps > 1 else t0
             if math.isnan(t1):
                 t1 = _decode_s(handle, model, draft, cells, n_dec, last)
-            t = k_steps * (t0 + t1) / 2
+            t, q, own, waited = rank_wait(sync, ranks, k_steps * (t0 + t1) / 2, k_steps)
+        sync[0], sync[1], sync[2] = sync[0] + k_steps, sync[1] + (1 if n_ch else 0), sync[2] + (t if n_ch else 0.0)
         running_area += running * t
         now += t
         if decoding and pend_n:  # the generation step after their prompts: their first tokens (TurboMind)
             t_first = now - t + t / k_steps
-            for i in range(pend_n):
-                k = pending[i]
-                first[k] = t_first
-                if give_up and window_lo <= k < window_hi and t_first - sent[k] > give_up_ttft_s:
-                    late += 1
+            late += first_at(pending, pend_n, first, t_first, sent, window_lo, window_hi, give_up, give_up_ttft_s)
             pend_n = 0
             if give_up and late >= give_up_at:
                 status = STOPPED
                 break
         if decoding:
-            if g_n == len(gaps):
-                gaps, weights = grown(gaps), grown(weights)
-            gaps[g_n], weights[g_n] = (t / k_steps / per_step if speculating else t / k_steps), decoding * k_steps
-            g_n += 1
+            per = per_step if speculating else 1.0
+            gaps, weights, g_n = record_gap(gaps, weights, g_n, t, k_steps, decoding, per, q, own, waited)
             kv_steps += k_steps
             if prefill_first:
                 tr_ratio = ratio_decayed(tr_ratio, k_steps)

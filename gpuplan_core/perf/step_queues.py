@@ -91,3 +91,53 @@ def kv_held(kv_prompts, kv_offset, kv_dec, kv_steps, joined_sum, per_step):
         steps = kv_dec * kv_steps - joined_sum
         held += written(steps, per_step) - steps
     return held
+
+
+@njit
+def first_at(pending, pend_n, first, t_first, sent, lo, hi, give_up, give_up_ttft_s):
+    """TurboMind (step_loop.py): the pending prompts' first tokens, all at ``t_first``; how many of the measured ones
+    (ids ``lo`` to ``hi``) came more than ``give_up_ttft_s`` after they were sent, where the run gives up."""
+    late = 0
+    for i in range(pend_n):
+        k = pending[i]
+        first[k] = t_first
+        if give_up and lo <= k < hi and t_first - sent[k] > give_up_ttft_s:
+            late += 1
+    return late
+
+
+@njit
+def rank_wait(sync, ranks, t, k_steps):
+    """Attention data-parallel ranks run every step together (each MoE layer's all-to-all or all-gather waits for
+    every rank: SGLang ``--enable-dp-attention`` pads an idle rank with an idle batch, TensorRT-LLM
+    ``enable_attention_dp``), so a step lasts as long as the slowest rank's. ``k_steps`` decode-only steps of this
+    rank taking ``t`` seconds: (their time, the share ``q`` of them in which one of the other ``ranks - 1`` busy
+    ranks runs a prompt step, this rank's own decode step, that prompt step's time). Each other rank is drawn from
+    the same load as this one: it runs a prompt step in the share of steps this rank has so far (``sync``: steps,
+    of them with prompt chunks, their seconds), independently, at this rank's mean prompt step's time. One rank, no
+    prompt step yet or none longer: ``t`` unchanged, q = 0."""
+    own = t / k_steps
+    if ranks <= 1 or sync[1] == 0 or sync[2] / sync[1] <= own:
+        return t, 0.0, own, 0.0
+    alone = 1.0  # none of the others prompts: (1 - share) ^ (ranks - 1), multiplied out (the same bits compiled)
+    for _ in range(ranks - 1):
+        alone *= 1.0 - sync[1] / sync[0]
+    q, waited = 1.0 - alone, sync[2] / sync[1]
+    return k_steps * (own + q * (waited - own)), q, own, waited
+
+
+@njit
+def record_gap(gaps, weights, g_n, t, k_steps, decoding, per, q, own, waited):
+    """Append ``k_steps`` decode steps' inter-token gap (their time ``t`` over the steps and over the tokens ``per``
+    step) and their ``decoding`` x ``k_steps`` tokens; where another rank's prompt step set a share ``q`` of them
+    (``rank_wait``), this rank's ``own`` gap for the rest and that share's tokens ``waited`` apart."""
+    if g_n + 2 > len(gaps):
+        gaps, weights = grown(gaps), grown(weights)
+    tokens = decoding * k_steps
+    late = int(q * tokens + 0.5) if q > 0.0 else 0
+    gaps[g_n], weights[g_n] = (t / k_steps / per if q == 0.0 else own / per), tokens - late
+    g_n += 1
+    if late:
+        gaps[g_n], weights[g_n] = waited / per, late
+        g_n += 1
+    return gaps, weights, g_n

@@ -4,7 +4,7 @@ others, stored in data/serving_loso.csv (bench/fit_serving.py --write-loso)."""
 import pandas as pd
 import pytest
 
-from gpuplan_core.perf.serving_calibration import load_serving_measurements, predict_row
+from gpuplan_core.perf.serving_calibration import load_serving_measurements, moe_key, predict_row
 from gpuplan_core.perf.serving_loso import (
     FIT_MAX_INPUT_TOKENS,
     LOSO_FILE,
@@ -135,17 +135,26 @@ def test_a_left_out_sources_client_cost_comes_only_from_other_sources_of_its_cli
 
 
 @pytest.mark.parametrize(
-    "row_id", ["lmdeploy-002", "lmdeploy-003", "nim-001", "gpustack-q3-8b-h100-001", "gpustack-dsr1-001"]
+    "row_id",
+    ["lmdeploy-002", "lmdeploy-003", "nim-001", "gpustack-q3-8b-h100-001", "gpustack-dsr1-001", "dstack-dsr1-002"],
 )
 def test_a_stored_prediction_is_what_the_engine_predicts_now(row_id):
-    """The file is current: a few rows re-predicted with the client cost and front end stored beside them."""
+    """The file is current: a few rows re-predicted with the client cost, front end and MoE constants stored beside
+    them (dstack's DeepSeek-R1 on MI300X: its MoE constants fitted without it, perf/moe_loso.py)."""
     frame = stored().set_index("id")
     row = load_serving_measurements().set_index("id").loc[row_id].to_dict() | {"id": row_id}
     key = (frame.loc[row_id, "client"], frame.loc[row_id, "engine"])
     ingest = (float(frame.loc[row_id, "ingest_s_per_request"]), float(frame.loc[row_id, "ingest_s_per_token"]))
-    now = predict_row(row, client_costs={key: float(frame.loc[row_id, "client_in_s"])}, ingests={key: ingest})
+    moe = None
+    if not pd.isna(frame.loc[row_id, "moe_factor"]):
+        moe = {
+            moe_key(row): float(frame.loc[row_id, "moe_factor"]),
+            "overhead": float(frame.loc[row_id, "moe_overhead_s"]),
+        }
+    cost = {key: float(frame.loc[row_id, "client_in_s"])}
+    now = predict_row(row, client_costs=cost, ingests={key: ingest}, moe_factors=moe)
     assert now["predicted"] == pytest.approx(frame.loc[row_id, "predicted"], rel=1e-5)
-    assert predict_row(row, client_costs={}, ingests={})["predicted"] == pytest.approx(
+    assert predict_row(row, client_costs={}, ingests={}, moe_factors=moe)["predicted"] == pytest.approx(
         frame.loc[row_id, "predicted_zero_cost"], rel=1e-5
     )
 

@@ -92,3 +92,53 @@ def test_a_step_with_prompt_chunks_is_asked_of_the_step_model_once_and_then_read
         assert asked.asked == 3 and len(times) == 3
     finally:
         del step_loop.ASKING[-1]
+
+
+def test_a_ranks_decode_steps_wait_for_the_other_ranks_prompt_steps_by_hand():
+    """rank_wait: 10 steps so far, 2 with prompt chunks taking 1.0 s together (0.5 s each); 2 decode steps of 0.1 s
+    on one of 4 busy ranks: each other rank prompts in 0.2 of the steps, so one of 3 does in 1 - 0.8^3 = 0.488 of
+    them, which take 0.5 s: 2 x (0.05 + 0.488 x 0.45). One rank, no prompt step yet, or prompt steps no longer than
+    the decode step: unchanged. record_gap splits the steps' tokens so: 20 tokens, 10 at 0.05 s and 10 at 0.5 s."""
+    sync = np.array([10.0, 2.0, 1.0])
+    t, q, own, waited = step_queues.rank_wait(sync, 4, 0.1, 2)
+    assert (q, own, waited) == pytest.approx((1 - 0.8**3, 0.05, 0.5))
+    assert t == pytest.approx(2 * (0.05 + 0.488 * 0.45))
+    assert step_queues.rank_wait(sync, 1, 0.1, 2)[:2] == (0.1, 0.0)
+    assert step_queues.rank_wait(np.array([10.0, 0.0, 0.0]), 4, 0.1, 2)[:2] == (0.1, 0.0)
+    assert step_queues.rank_wait(np.array([10.0, 2.0, 0.08]), 4, 0.1, 2)[:2] == (0.1, 0.0)
+    gaps, weights = np.empty(1), np.empty(1, np.int64)
+    gaps, weights, g_n = step_queues.record_gap(gaps, weights, 0, t, 2, 10, 1.0, q, own, waited)
+    assert g_n == 2 and list(gaps[:2]) == pytest.approx([0.05, 0.5]) and list(weights[:2]) == [10, 10]
+
+
+def _dp_runs() -> dict:
+    import dataclasses
+
+    from gpuplan_core.perf.replica import replica_for
+    from gpuplan_core.perf.simulate import Load, Shape
+    from gpuplan_core.scenario.scenario import Scenario
+
+    sc = Scenario(preset="DeepSeek-V3", gpu="H200", gpus=8, weights_format="fp8", input_tokens=800, output_tokens=64)
+    r, _ = replica_for(sc, ep=8)
+    load = Load(concurrency=4, shape=Shape(lengths="chat", requests=24))
+    out = {}
+    for ranks in (1, 8):
+        run = simulate(dataclasses.replace(r, wl=dataclasses.replace(r.wl, dp_ranks=ranks)), load)
+        out[ranks] = {"tpot": float(np.mean(run.tpot_s)), "print": recorded_runs.fingerprint(run)}
+    return out
+
+
+def test_attention_data_parallel_ranks_stretch_decode_steps_the_compiled_and_python_loops_alike():
+    """An MoE replica at expert parallel 8 with attention data-parallel, 4 clients of long-tailed lengths: with the
+    other 7 ranks' prompt steps (dp_ranks 8) the mean time per token is longer than alone; the plain Python loop
+    (no numba) gives the same runs bit for bit."""
+    got = _dp_runs()
+    assert got[8]["tpot"] > got[1]["tpot"]
+    if not NUMBA:
+        return
+    code = "from tests.core.perf.test_step_loop import _dp_runs; import json; print(json.dumps(_dp_runs()))"
+    env = {**os.environ, "GPUPLAN_NO_NUMBA": "1"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    python = json.loads(out.stdout.strip().splitlines()[-1])
+    assert python["8"]["print"] == got[8]["print"] and python["1"]["print"] == got[1]["print"]
