@@ -183,7 +183,9 @@ def test_an_expert_parallel_pick_reads_ep_in_the_cost_chart_and_tables():
     from gpuplan_ui.figures_cost import offer_label
 
     q = dict(preset="DeepSeek-V3", gpu="H200", weights_format="fp8", requests_per_day=500_000, input_tokens=2000)
-    rows = api.cost_report(q | {"output_tokens": 500, "spec_mtp": "off", "ttft_target_s": 5.0, "tpot_target_s": 0.1}).offers
+    rows = api.cost_report(
+        q | {"output_tokens": 500, "spec_mtp": "off", "ttft_target_s": 5.0, "tpot_target_s": 0.1}
+    ).offers
     vast = next(r for r in rows if r.offer_id == "vast-h200-1-od")
     assert (vast.ep, vast.tp, vast.gpus, vast.replicas) == (8, 1, 24, 3)
     assert offer_label(vast) == "vast · 24 x H200 (EP 8, attention DP)"
