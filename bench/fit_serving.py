@@ -90,7 +90,7 @@ def gaps() -> None:
     error with the left-out fitted client costs against the same runs with none."""
     import statistics
 
-    from gpuplan_core.perf import serving_loso
+    from gpuplan_core.perf import serving_loso, serving_rows
 
     meta = sc_cal.load_serving_measurements().set_index("id")
     table = serving_loso.loso_table()
@@ -105,7 +105,7 @@ def gaps() -> None:
     steps: dict[tuple[str, str], list[float]] = {}
     for r in rows:
         m = meta.loc[r["id"]]
-        if r["regime"] in serving_loso.FIT_REGIMES and serving_loso.light_load(m) and int(m["input_tokens"]) <= 1024:
+        if r["regime"] in serving_loso.FIT_REGIMES and serving_rows.light_load(m) and int(m["input_tokens"]) <= 1024:
             scale = 1e3 if m["unit"] == "ms" else 1.0
             gap = (r["measured"] - r["predicted_zero_cost"]) / scale
             by.setdefault((r["source"], r["engine"]), []).append(gap)

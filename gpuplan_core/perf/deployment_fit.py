@@ -10,7 +10,7 @@ Fit (the rule of ``serving_loso.fit_client_costs``, on this deployment's runs al
 1. ``decode_time_factor``: the median over runs of measured / predicted mean time per output token, with the
    engine's defaults. Identified only when at least ``MIN_FACTOR_RUNS`` runs state a time per token (else 1).
 2. ``request_in_s``: the median over runs of measured - predicted mean time to first token, predicted with that
-   factor and no request cost, on the light-load runs (``serving_loso.light_load``: at most 4 clients or 2
+   factor and no request cost, on the light-load runs (``serving_rows.light_load``: at most 4 clients or 2
    requests/s) with prompts of at most ``serving_loso.FIT_MAX_INPUT_TOKENS``; where the file has none of those,
    every run with a first-token time that is not a burst (``cost_fit_from`` says which). At least 0.
 
@@ -30,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..scenario.profile import DeploymentProfile
 from . import serving_calibration as cal
 from .bench_files import BenchRun
-from .serving_loso import FIT_MAX_INPUT_TOKENS, light_load
+from .serving_loso import FIT_MAX_INPUT_TOKENS
+from .serving_rows import light_load
 
 MIN_FACTOR_RUNS = 2  # runs with a time per token before the decode factor is fitted
 METRICS = {  # metric -> (BenchRun field, unit)

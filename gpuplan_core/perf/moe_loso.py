@@ -16,7 +16,7 @@ app answers with is what is validated.
 Rules (bench/fit_tp_moe.py's, every other source in place of every source's training rows): at each routing floor
 of ``OVERHEAD_GRID``, each family that data/efficiency.csv gives a factor takes the ``FACTOR_GRID`` value with the
 lowest median |error| over its rows (1.0 first on a tie); the floor is the one with the lowest median |error| over
-the time-per-token rows at light load (at most 4 sequences: serving_loso.light_load; a single-request row's batch),
+the time-per-token rows at light load (at most 4 sequences: serving_rows.light_load; a single-request row's batch),
 every family at its factor there (the smallest first on a tie; with no such row, no floor). A family with no row
 outside the left-out source takes 1.0, what a family the file does not list takes.
 """
@@ -29,6 +29,7 @@ import statistics
 
 from ..model.presets import get_preset
 from . import serving_calibration as cal
+from .serving_rows import light_load
 
 # The serving sources among the rows the stored constants were fitted on: data/efficiency.csv's ``basis``
 # (dstack-dsr1-*; trt-h200-fp8-dsr1 and trt-b200-nvfp4-dsr1, the TensorRT-LLM DeepSeek-R1 blog that trtblog-dsr1
@@ -59,8 +60,6 @@ def _serving_rows(meta, families, o: float, v: float) -> list[dict]:
 
     moe = dict.fromkeys(families, v) | {"overhead": o}
     table = cal.compute_serving_table(client_costs={}, ingests={}, keep=keep, moe_factors=moe)
-    from .serving_loso import light_load
-
     out = []
     for r in table:
         m = meta[r["id"]]

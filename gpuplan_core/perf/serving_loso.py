@@ -30,6 +30,7 @@ from . import moe_loso
 from . import serving_calibration as cal
 from .clients import BENCH_CLIENTS, client_of
 from .schedulers import engine_loop
+from .serving_rows import light_load
 
 LOSO_FILE = DATA_DIR / "serving_loso.csv"
 GROUPINGS = ("all", "regime", "source", "engine", "gpu", "model_class")
@@ -75,14 +76,6 @@ FIT_MAX_ITL_ERROR = 0.25
 # The regimes a client's cost is read in: online serving (closed loops and request rates) of dense and of
 # mixture-of-experts models alike; not dense bursts, whose first tokens are the queue's (no MoE burst is light load).
 FIT_REGIMES = (cal.HEADLINE_REGIME, "MoE")
-
-
-def light_load(meta_row: dict) -> bool:
-    """The light-load runs the request cost is fitted on: a closed loop of at most 4 clients, or at most 2
-    requests/s (bench/fit_serving.py)."""
-    if meta_row["load_kind"] == "concurrency":
-        return float(meta_row["load"]) <= 4
-    return float(meta_row["load"]) <= 2.0
 
 
 def _run_key(meta: pd.DataFrame, row_id: str) -> str:

@@ -197,3 +197,11 @@ def moe_key(row: dict) -> tuple[str, str]:
     from ..model.formats import get_format
 
     return get_gpu(row["gpu"]).architecture, get_format(_format_of(row["weights_format"])).family
+
+
+def light_load(meta_row: dict) -> bool:
+    """The light-load runs the request cost is fitted on: a closed loop of at most 4 clients, or at most 2
+    requests/s (bench/fit_serving.py)."""
+    if meta_row["load_kind"] == "concurrency":
+        return float(meta_row["load"]) <= 4
+    return float(meta_row["load"]) <= 2.0
