@@ -55,14 +55,19 @@ st.plotly_chart(figures.memory_figure(report), key="c")
 """
 
 
+def launch(p):
+    """Debian's headless chromium, as every browser bench here drives it."""
+    return p.chromium.launch(
+        executable_path="/usr/bin/chromium",
+        headless=True,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    )
+
+
 def measure(url: str, n: int, slider: str | None = None) -> list[float]:
     """``slider``: the sidebar slider's name to drive (the first one where None)."""
     with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        b = launch(p)
         pg = b.new_page(viewport={"width": 1600, "height": 1000})
         pg.goto(url)
         pg.wait_for_selector(IDLE, state="attached", timeout=180_000)
@@ -96,11 +101,7 @@ def cold_open(url: str, n: int = 5) -> list[float]:
     (stSkeleton) left and the script idle; the first open (the server's caches) is left out."""
     times = []
     with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        b = launch(p)
         for _ in range(n + 1):
             ctx = b.new_context(viewport={"width": 1600, "height": 1000})
             pg = ctx.new_page()

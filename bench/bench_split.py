@@ -19,10 +19,9 @@ sys.path.insert(0, str(root))
 from playwright.sync_api import sync_playwright  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
+from bench.bench_browser import CHART, IDLE, launch  # noqa: E402
 from bench.bench_load import start  # noqa: E402
 
-CHART = "[data-testid='stPlotlyChart'] .main-svg"
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 INIT = r"""
 (() => {
  const O = window.WebSocket; window.__ws = []; window.__lt = [];
@@ -67,11 +66,7 @@ def describe(b):
 def run(url, n, slider):
     res = []
     with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
+        b = launch(p)
         pg = b.new_page(viewport={"width": 1600, "height": 1000})
         pg.add_init_script(INIT)
         pg.goto(url)
