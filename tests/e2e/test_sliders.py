@@ -9,6 +9,7 @@ import time
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 from gpuplan_core import INPUTS
 from tests.e2e.conftest import open_app, wait_for_app
@@ -76,6 +77,7 @@ def test_arrow_keys_on_a_stepped_slider_send_each_stop_and_the_box_and_the_link_
         pg.keyboard.press("ArrowRight")
         wait_for_app(pg, 180_000)
         assert _until(pg, want, 60) == want
+        expect(box).to_have_value(want, timeout=60_000)  # the box is redrawn by the rerun after the link moves
         assert box.input_value() == want and thumb.get_attribute("aria-valuetext") == f"{int(want) // 1000}k"
         assert pg.evaluate("document.activeElement.getAttribute('aria-label')") == THUMB  # still on the slider
     ctx.close()
